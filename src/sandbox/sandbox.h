@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef AIRLOCK_SANDBOX_SANDBOX_H
+#define AIRLOCK_SANDBOX_SANDBOX_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "policy/policy.h"
+#include "util/error.h"
+
+/* Exit codes of `airlock run` besides the command's own. */
+#define SANDBOX_EXIT_USAGE 2    /* bad command line or bad policy: nothing ran */
+#define SANDBOX_EXIT_SETUP 125  /* the sandbox could not be built: nothing ran */
+
+struct sandbox_opts {
+	const struct policy *policy; /* borrowed */
+	char *const *argv;           /* borrowed, NULL-terminated command */
+	bool trace_denials;          /* report blocked operations at exit */
+};
+
+/* Run argv inside the process boundary described by opts->policy.
+ * Returns 0 and sets *exit_code to the command's exit status (128+N for a
+ * signal) when the command ran; a negative value with err filled when the
+ * sandbox could not be built (nothing of the command ran). */
+int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *err) WUR;
+
+#endif
