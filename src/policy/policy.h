@@ -96,7 +96,15 @@ struct policy {
 		size_t n_env_pass;
 		struct policy_env_var *env_set;
 		size_t n_env_set;
+		struct policy_loc *env_pass_loc; /* n_env_pass entries, parallel to env_pass */
 	} process;
+
+	/* Where each single-valued setting came from (line 0: built-in default). */
+	struct {
+		struct policy_loc version, name, boundary, mode, host_uid, host_gid;
+		struct policy_loc memory, pids, open_files, cpu, wall;
+		struct policy_loc baseline, exec, env_pass, env_set;
+	} origin;
 };
 
 /* Context for resolving "~" and relative paths. Borrowed strings. */

@@ -3,6 +3,7 @@
 #define AIRLOCK_SANDBOX_SANDBOX_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "policy/policy.h"
@@ -23,5 +24,9 @@ struct sandbox_opts {
  * signal) when the command ran; a negative value with err filled when the
  * sandbox could not be built (nothing of the command ran). */
 int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *err) WUR;
+
+/* Print what the kernel supports and what airlock will refuse or degrade.
+ * Returns true when `airlock run` can work here. */
+bool sandbox_doctor(FILE *f);
 
 #endif

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef AIRLOCK_CLI_CLI_H
+#define AIRLOCK_CLI_CLI_H
+
+#include "policy/policy.h"
+#include "util/error.h"
+
+/* One entry point per verb; each returns the process exit code. */
+int cli_run(int argc, char **argv);
+int cli_policy(int argc, char **argv);
+int cli_doctor(int argc, char **argv);
+int cli_version(int argc, char **argv);
+
+/* Load FILE, or the built-in default when file is NULL. */
+int cli_load_policy(const char *file, struct policy **out, struct error *err);
+
+#endif

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const char usage[] =
+	"usage: airlock COMMAND [ARGS]\n"
+	"\n"
+	"A containment runtime for AI agents.\n"
+	"\n"
+	"commands:\n"
+	"  run [--policy FILE] [--trace-denials] -- CMD [ARGS...]\n"
+	"                      run CMD in the sandbox the policy describes\n"
+	"                      (without --policy: the built-in default policy)\n"
+	"  policy check FILE   validate a policy and print the effective policy\n"
+	"  policy default      print the built-in default policy\n"
+	"  doctor              what this kernel supports, and what airlock refuses\n"
+	"  version             print the version\n"
+	"\n"
+	"exit status of run: the command's own status (128+N if killed by signal N);\n"
+	"2 for a bad command line or policy; 125 if the sandbox could not be built.\n"
+	"Run 'airlock COMMAND --help' for more.\n";
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	const char *verb = argv[1];
+	if (!strcmp(verb, "--help") || !strcmp(verb, "-h") || !strcmp(verb, "help")) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (!strcmp(verb, "run"))
+		return cli_run(argc - 1, argv + 1);
+	if (!strcmp(verb, "policy"))
+		return cli_policy(argc - 1, argv + 1);
+	if (!strcmp(verb, "doctor"))
+		return cli_doctor(argc - 1, argv + 1);
+	if (!strcmp(verb, "version") || !strcmp(verb, "--version"))
+		return cli_version(argc - 1, argv + 1);
+	fprintf(stderr, "airlock: unknown command '%s'\n\n%s", verb, usage);
+	return 2;
+}

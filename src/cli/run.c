@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "sandbox/sandbox.h"
+
+static const char run_usage[] =
+	"usage: airlock run [--policy FILE] [--trace-denials] [--] CMD [ARGS...]\n"
+	"\n"
+	"Run CMD in airlock's process boundary: new user, mount, pid, net, ipc, uts\n"
+	"and cgroup namespaces; a fresh root of read-only system directories, the\n"
+	"workspace read-write, private /tmp and home; no capabilities; Landlock;\n"
+	"seccomp. Without --policy the built-in default policy applies (see\n"
+	"'airlock policy default').\n"
+	"\n"
+	"  -p, --policy FILE    the policy file (YAML, version 1)\n"
+	"  -t, --trace-denials  report, at exit, the operations the sandbox blocked\n"
+	"  -h, --help           this text\n"
+	"\n"
+	"Exit status: CMD's own (128+N if killed by signal N); 2 for a bad command\n"
+	"line or policy (CMD did not run); 125 if the sandbox could not be built.\n";
+
+int cli_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "policy", required_argument, NULL, 'p' },
+		{ "trace-denials", no_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *policy_file = NULL;
+	bool trace = false;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+p:th", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			policy_file = optarg;
+			break;
+		case 't':
+			trace = true;
+			break;
+		case 'h':
+			fputs(run_usage, stdout);
+			return 0;
+		default:
+			fputs(run_usage, stderr);
+			return SANDBOX_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "airlock run: no command given\n\n%s", run_usage);
+		return SANDBOX_EXIT_USAGE;
+	}
+
+	struct error err = { 0 };
+	_cleanup_policy_ struct policy *pol = NULL;
+	if (cli_load_policy(policy_file, &pol, &err) < 0) {
+		fprintf(stderr, "airlock: %s\n", err.msg);
+		return SANDBOX_EXIT_USAGE;
+	}
+	struct sandbox_opts so = { .policy = pol, .argv = argv + optind, .trace_denials = trace };
+	int code = 0;
+	if (sandbox_run(&so, &code, &err) < 0) {
+		fprintf(stderr, "airlock: %s\n", err.msg);
+		return SANDBOX_EXIT_SETUP;
+	}
+	return code;
+}

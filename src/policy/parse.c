@@ -1,0 +1,1200 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Policy YAML (schema version 1) -> struct policy.
+ *
+ * The file is untrusted input: it may come from a repository the agent
+ * works on. Every key must be known, every value must have the expected
+ * type, and contradictions are refused rather than resolved by a rule the
+ * author may not expect. The first problem found is reported as
+ * "FILE:LINE:COL: FIELD: what is wrong; what would be valid".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "policy/internal.h"
+#include "util/cleanup.h"
+
+#define UID_MAX_VALID UINT64_C(4294967294) /* (uid_t)-1 means "no change" to the kernel */
+#define COUNT_MAX UINT64_C(2147483647)
+
+struct loader {
+	struct policy *p;
+	const struct policy_ctx *ctx;
+	struct error *err;
+};
+
+#define FAIL(l, n, field, ...) \
+	policy_fail((l)->err, (l)->p->file, (n)->line, (n)->col, (field), __VA_ARGS__)
+
+static int oom(struct loader *l)
+{
+	return error_set(l->err, ENOMEM, "%s: out of memory", l->p->file);
+}
+
+static struct policy_loc loc_of(const struct loader *l, const struct policy_ynode *n)
+{
+	return (struct policy_loc){ l->p->file, n->line, n->col };
+}
+
+/* YAML's spellings of null, for a plain scalar. "~" is not among them for
+ * paths, where it names the home directory. */
+static bool is_null(const struct policy_ynode *n)
+{
+	if (n->type != POLICY_YNODE_SCALAR || n->quoted)
+		return false;
+	return n->len == 0 || strcmp(n->str, "~") == 0 || strcmp(n->str, "null") == 0 ||
+	       strcmp(n->str, "Null") == 0 || strcmp(n->str, "NULL") == 0;
+}
+
+static const char *describe(const struct policy_ynode *n)
+{
+	switch (n->type) {
+	case POLICY_YNODE_SEQ:
+		return "a list";
+	case POLICY_YNODE_MAP:
+		return "a map";
+	case POLICY_YNODE_SCALAR:
+		break;
+	}
+	return n->len == 0 && !n->quoted ? "empty" : "a single value";
+}
+
+static void quote(const struct policy_ynode *n, char *buf, size_t size)
+{
+	policy_quote(n->str, n->len, buf, size);
+}
+
+static void field_index(char *buf, size_t size, const char *list, size_t i)
+{
+	snprintf(buf, size, "%s[%zu]", list, i);
+}
+
+/* ---- shapes ---- */
+
+static int want_map(struct loader *l, const struct policy_ynode *n, const char *field)
+{
+	if (n->type == POLICY_YNODE_MAP)
+		return 0;
+	if (n->type == POLICY_YNODE_SCALAR && n->len == 0 && !n->quoted)
+		return FAIL(l, n, field, "is empty; give its settings or write {} for none");
+	return FAIL(l, n, field, "is %s; expected a map of settings (key: value lines)",
+		    describe(n));
+}
+
+static int want_list(struct loader *l, const struct policy_ynode *n, const char *field)
+{
+	if (n->type == POLICY_YNODE_SEQ)
+		return 0;
+	if (n->type == POLICY_YNODE_SCALAR && n->len == 0 && !n->quoted)
+		return FAIL(l, n, field, "is empty; give a list or write [] for none");
+	return FAIL(l, n, field, "is %s; expected a list (e.g. [a, b] or \"- a\" lines)",
+		    describe(n));
+}
+
+static int want_scalar(struct loader *l, const struct policy_ynode *n, const char *field,
+		       const char *valid)
+{
+	if (n->type != POLICY_YNODE_SCALAR)
+		return FAIL(l, n, field, "is %s; expected %s", describe(n), valid);
+	if (is_null(n))
+		return FAIL(l, n, field, "has no value; expected %s", valid);
+	return 0;
+}
+
+/* Refuse keys not in `keys` (NULL-terminated), naming the valid ones. */
+static int check_keys(struct loader *l, const struct policy_ynode *map, const char *prefix,
+		      const char *const *keys)
+{
+	for (size_t i = 0; i < map->n; i += 2) {
+		const struct policy_ynode *k = map->items[i];
+		char field[POLICY_FIELD_MAX];
+		char valid[256];
+		size_t j;
+		bool known = false;
+
+		for (j = 0; keys[j]; j++)
+			if (strcmp(k->str, keys[j]) == 0)
+				known = true;
+		if (known)
+			continue;
+
+		snprintf(field, sizeof(field), "%s", prefix);
+		policy_field_append_key(field, sizeof(field), k->str, k->len);
+		valid[0] = '\0';
+		for (j = 0; keys[j]; j++) {
+			size_t pos = strlen(valid);
+			snprintf(valid + pos, sizeof(valid) - pos, "%s%s", j ? ", " : "", keys[j]);
+		}
+		return FAIL(l, k, field, "unknown key; valid keys here are %s", valid);
+	}
+	return 0;
+}
+
+static const struct policy_ynode *map_get(const struct policy_ynode *map, const char *key)
+{
+	for (size_t i = 0; i < map->n; i += 2)
+		if (strcmp(map->items[i]->str, key) == 0)
+			return map->items[i + 1];
+	return NULL;
+}
+
+/* prefix + "." + key, for fields of a known section. */
+static void field_of(char *buf, size_t size, const char *prefix, const char *key)
+{
+	if (prefix[0])
+		snprintf(buf, size, "%s.%s", prefix, key);
+	else
+		snprintf(buf, size, "%s", key);
+}
+
+/* ---- scalar values ---- */
+
+static int load_enum(struct loader *l, const struct policy_ynode *n, const char *field,
+		     const char *const *names, size_t count, int *out)
+{
+	char valid[128] = "";
+	char q[96];
+	int r;
+
+	for (size_t i = 0; i < count; i++) {
+		size_t pos = strlen(valid);
+		snprintf(valid + pos, sizeof(valid) - pos, "%s%s", i ? ", " : "", names[i]);
+	}
+	if (n->type != POLICY_YNODE_SCALAR || is_null(n)) {
+		char what[160];
+		snprintf(what, sizeof(what), "one of %s", valid);
+		r = want_scalar(l, n, field, what);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < count; i++) {
+		if (strcmp(n->str, names[i]) == 0) {
+			*out = (int)i;
+			return 0;
+		}
+	}
+	quote(n, q, sizeof(q));
+	return FAIL(l, n, field, "%s is not one of %s", q, valid);
+}
+
+static int load_bool(struct loader *l, const struct policy_ynode *n, const char *field, bool *out)
+{
+	static const char *const yes[] = { "true", "True", "TRUE" };
+	static const char *const no[] = { "false", "False", "FALSE" };
+	char q[96];
+	int r;
+
+	r = want_scalar(l, n, field, "true or false");
+	if (r < 0)
+		return r;
+	if (!n->quoted) {
+		for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+			if (strcmp(n->str, yes[i]) == 0) {
+				*out = true;
+				return 0;
+			}
+			if (strcmp(n->str, no[i]) == 0) {
+				*out = false;
+				return 0;
+			}
+		}
+	}
+	quote(n, q, sizeof(q));
+	if (n->quoted)
+		return FAIL(l, n, field, "%s is a quoted string; write true or false without quotes",
+			    q);
+	return FAIL(l, n, field, "%s is not a boolean; write true or false", q);
+}
+
+static int load_string(struct loader *l, const struct policy_ynode *n, const char *field,
+		       const char *valid, bool allow_empty, char **out)
+{
+	int r;
+
+	if (!(allow_empty && n->type == POLICY_YNODE_SCALAR && n->quoted && n->len == 0)) {
+		r = want_scalar(l, n, field, valid);
+		if (r < 0)
+			return r;
+	}
+	if (n->len == 0 && !allow_empty)
+		return FAIL(l, n, field, "is empty; expected %s", valid);
+	free(*out);
+	*out = strdup(n->str);
+	if (!*out)
+		return oom(l);
+	return 0;
+}
+
+static int load_version(struct loader *l, const struct policy_ynode *top)
+{
+	const struct policy_ynode *n = map_get(top, "version");
+	uint64_t v = 0;
+	char q[96];
+	int r;
+
+	if (!n)
+		return FAIL(l, top, "version",
+			    "required key is missing; start the policy with \"version: 1\"");
+	r = want_scalar(l, n, "version", "the integer 1");
+	if (r < 0)
+		return r;
+	quote(n, q, sizeof(q));
+	if (n->quoted)
+		return FAIL(l, n, "version", "%s is a quoted string; write version: 1 without quotes",
+			    q);
+	switch (policy_parse_uint(n->str, UINT64_MAX, &v)) {
+	case POLICY_NUM_OK:
+		break;
+	case POLICY_NUM_RANGE:
+	case POLICY_NUM_SYNTAX:
+		return FAIL(l, n, "version", "%s is not an integer; this build reads version: 1", q);
+	}
+	if (v != POLICY_VERSION)
+		return FAIL(l, n, "version", "%s is not a supported version; this build reads version: 1",
+			    q);
+	l->p->version = POLICY_VERSION;
+	l->p->origin.version = loc_of(l, n);
+	return 0;
+}
+
+static int load_name(struct loader *l, const struct policy_ynode *n)
+{
+	char q[96];
+	int r;
+
+	r = load_string(l, n, "name", "a name for the policy", false, &l->p->name);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n->len; i++) {
+		unsigned char c = (unsigned char)n->str[i];
+		if (c < 0x20 || c == 0x7f) {
+			quote(n, q, sizeof(q));
+			return FAIL(l, n, "name",
+				    "%s contains a control character; use printable text", q);
+		}
+	}
+	l->p->origin.name = loc_of(l, n);
+	return 0;
+}
+
+/* host_uid / host_gid: "auto" or 1..4294967294. */
+static int load_id(struct loader *l, const struct policy_ynode *n, const char *field,
+		   int64_t *out)
+{
+	uint64_t v = 0;
+	char q[96];
+	int r;
+
+	r = want_scalar(l, n, field, "auto or an integer from 1 to 4294967294");
+	if (r < 0)
+		return r;
+	if (strcmp(n->str, "auto") == 0) {
+		*out = -1;
+		return 0;
+	}
+	quote(n, q, sizeof(q));
+	if (n->quoted)
+		return FAIL(l, n, field,
+			    "%s is a quoted string; write auto or an integer from 1 to 4294967294 "
+			    "without quotes",
+			    q);
+	switch (policy_parse_uint(n->str, UID_MAX_VALID, &v)) {
+	case POLICY_NUM_OK:
+		break;
+	case POLICY_NUM_RANGE:
+	case POLICY_NUM_SYNTAX:
+		return FAIL(l, n, field, "%s is not valid; use auto or an integer from 1 to 4294967294",
+			    q);
+	}
+	if (v == 0)
+		return FAIL(l, n, field,
+			    "0 is root on the host, and the agent never runs as host root; use auto or "
+			    "an integer from 1 to 4294967294");
+	*out = (int64_t)v;
+	return 0;
+}
+
+/* A positive count or "unlimited" (stored as 0). */
+static int load_count(struct loader *l, const struct policy_ynode *n, const char *field,
+		      uint64_t *out)
+{
+	uint64_t v = 0;
+	char q[96];
+	int r;
+
+	r = want_scalar(l, n, field, "a positive integer or unlimited");
+	if (r < 0)
+		return r;
+	if (strcmp(n->str, "unlimited") == 0) {
+		*out = 0;
+		return 0;
+	}
+	quote(n, q, sizeof(q));
+	if (n->quoted)
+		return FAIL(l, n, field,
+			    "%s is a quoted string; write a positive integer without quotes, or "
+			    "unlimited",
+			    q);
+	switch (policy_parse_uint(n->str, COUNT_MAX, &v)) {
+	case POLICY_NUM_OK:
+		break;
+	case POLICY_NUM_SYNTAX:
+		return FAIL(l, n, field, "%s is not a positive integer (e.g. 512, unlimited)", q);
+	case POLICY_NUM_RANGE:
+		return FAIL(l, n, field, "%s is too large; the largest count is 2147483647", q);
+	}
+	if (v == 0)
+		return FAIL(l, n, field, "0 is not a limit; use a positive integer or unlimited");
+	*out = v;
+	return 0;
+}
+
+static int load_size(struct loader *l, const struct policy_ynode *n, const char *field,
+		     uint64_t *out)
+{
+	uint64_t v = 0;
+	char q[96];
+	int r;
+
+	r = want_scalar(l, n, field, "a size (e.g. 512MiB, 2GiB, unlimited)");
+	if (r < 0)
+		return r;
+	if (strcmp(n->str, "unlimited") == 0) {
+		*out = 0;
+		return 0;
+	}
+	quote(n, q, sizeof(q));
+	switch (policy_parse_size(n->str, &v)) {
+	case POLICY_NUM_OK:
+		break;
+	case POLICY_NUM_SYNTAX:
+		return FAIL(l, n, field, "%s is not a size (e.g. 512MiB, 2GiB, unlimited)", q);
+	case POLICY_NUM_RANGE:
+		return FAIL(l, n, field, "%s is too large; use unlimited for no limit", q);
+	}
+	if (v == 0)
+		return FAIL(l, n, field, "%s is not a limit; use a positive size or unlimited", q);
+	*out = v;
+	return 0;
+}
+
+static int load_duration(struct loader *l, const struct policy_ynode *n, const char *field,
+			 uint64_t *out)
+{
+	uint64_t v = 0;
+	char q[96];
+	int r;
+
+	r = want_scalar(l, n, field, "a duration (e.g. 90s, 10m, 2h, unlimited)");
+	if (r < 0)
+		return r;
+	if (strcmp(n->str, "unlimited") == 0) {
+		*out = 0;
+		return 0;
+	}
+	quote(n, q, sizeof(q));
+	switch (policy_parse_duration(n->str, &v)) {
+	case POLICY_NUM_OK:
+		break;
+	case POLICY_NUM_SYNTAX:
+		return FAIL(l, n, field, "%s is not a duration (e.g. 90s, 10m, 2h, unlimited)", q);
+	case POLICY_NUM_RANGE:
+		return FAIL(l, n, field, "%s is too large; use unlimited for no limit", q);
+	}
+	if (v == 0)
+		return FAIL(l, n, field, "%s is not a limit; use a positive duration or unlimited",
+			    q);
+	*out = v;
+	return 0;
+}
+
+/* ---- paths ---- */
+
+static int load_path(struct loader *l, const struct policy_ynode *n, const char *field,
+		     bool workspace_var, char **out)
+{
+	const struct policy_path_base base = {
+		.home = l->ctx->home,
+		.workspace = workspace_var ? l->p->sandbox.workspace : NULL,
+		.dir = l->p->dir,
+	};
+	char q[96];
+
+	if (n->type != POLICY_YNODE_SCALAR)
+		return FAIL(l, n, field, "is %s; expected a path", describe(n));
+	/* "~" alone is the home directory here, not YAML's null. */
+	if (!n->quoted && n->len > 0 && is_null(n) && strcmp(n->str, "~") != 0)
+		return FAIL(l, n, field, "has no value; expected a path");
+
+	quote(n, q, sizeof(q));
+	switch (policy_path_resolve(n->str, &base, out)) {
+	case POLICY_PATH_OK:
+		return 0;
+	case POLICY_PATH_EMPTY:
+		return FAIL(l, n, field, "is empty; expected a path");
+	case POLICY_PATH_TOO_LONG:
+		return FAIL(l, n, field, "%s is longer than %d bytes once expanded; use a shorter path",
+			    q, PATH_MAX - 1);
+	case POLICY_PATH_NO_HOME:
+		return FAIL(l, n, field,
+			    "%s uses ~ but the home directory is not known; use an absolute path",
+			    q);
+	case POLICY_PATH_TILDE_USER:
+		return FAIL(l, n, field,
+			    "%s names another user's home; only ~ and ~/... are expanded", q);
+	case POLICY_PATH_UNKNOWN_VAR:
+		return FAIL(l, n, field,
+			    "%s starts with an unknown variable; only $WORKSPACE is expanded (use ~ "
+			    "for the home directory)",
+			    q);
+	case POLICY_PATH_NO_WORKSPACE:
+		return FAIL(l, n, field,
+			    "%s refers to the workspace itself; give a path (absolute, ~/..., or "
+			    "relative to the policy file)",
+			    q);
+	case POLICY_PATH_NOMEM:
+		break;
+	}
+	return oom(l);
+}
+
+static void paths_clear(struct policy_paths *ps)
+{
+	for (size_t i = 0; i < ps->n; i++)
+		free(ps->v[i].path);
+	free(ps->v);
+	ps->v = NULL;
+	ps->n = 0;
+}
+
+static int load_path_list(struct loader *l, const struct policy_ynode *n, const char *list,
+			  struct policy_paths *out)
+{
+	int r = want_list(l, n, list);
+
+	if (r < 0)
+		return r;
+	paths_clear(out);
+	if (n->n == 0)
+		return 0;
+	out->v = calloc(n->n, sizeof(*out->v));
+	if (!out->v)
+		return oom(l);
+	for (size_t i = 0; i < n->n; i++) {
+		char field[POLICY_FIELD_MAX];
+
+		field_index(field, sizeof(field), list, i);
+		r = load_path(l, n->items[i], field, true, &out->v[i].path);
+		if (r < 0)
+			return r;
+		out->v[i].loc = loc_of(l, n->items[i]);
+		out->n = i + 1;
+	}
+	return 0;
+}
+
+/* ---- sections ---- */
+
+static int load_limits(struct loader *l, const struct policy_ynode *n)
+{
+	static const char *const keys[] = { "memory", "pids", "open_files", "cpu", "wall", NULL };
+	struct policy *p = l->p;
+	const struct policy_ynode *v;
+	int r;
+
+	r = want_map(l, n, "sandbox.limits");
+	if (r < 0)
+		return r;
+	r = check_keys(l, n, "sandbox.limits", keys);
+	if (r < 0)
+		return r;
+	if ((v = map_get(n, "memory"))) {
+		r = load_size(l, v, "sandbox.limits.memory", &p->sandbox.limits.memory_bytes);
+		if (r < 0)
+			return r;
+		p->origin.memory = loc_of(l, v);
+	}
+	if ((v = map_get(n, "pids"))) {
+		r = load_count(l, v, "sandbox.limits.pids", &p->sandbox.limits.pids);
+		if (r < 0)
+			return r;
+		p->origin.pids = loc_of(l, v);
+	}
+	if ((v = map_get(n, "open_files"))) {
+		r = load_count(l, v, "sandbox.limits.open_files", &p->sandbox.limits.open_files);
+		if (r < 0)
+			return r;
+		p->origin.open_files = loc_of(l, v);
+	}
+	if ((v = map_get(n, "cpu"))) {
+		r = load_duration(l, v, "sandbox.limits.cpu", &p->sandbox.limits.cpu_seconds);
+		if (r < 0)
+			return r;
+		p->origin.cpu = loc_of(l, v);
+	}
+	if ((v = map_get(n, "wall"))) {
+		r = load_duration(l, v, "sandbox.limits.wall", &p->sandbox.limits.wall_seconds);
+		if (r < 0)
+			return r;
+		p->origin.wall = loc_of(l, v);
+	}
+	return 0;
+}
+
+static int load_sandbox(struct loader *l, const struct policy_ynode *n)
+{
+	static const char *const keys[] = { "boundary", "workspace", "mode", "host_uid",
+					    "host_gid", "limits",    NULL };
+	static const char *const boundaries[] = { "process", "gvisor", "microvm" };
+	static const char *const modes[] = { "enforce", "learn", "observe" };
+	struct policy *p = l->p;
+	const struct policy_ynode *v;
+	int r, e;
+
+	r = want_map(l, n, "sandbox");
+	if (r < 0)
+		return r;
+	r = check_keys(l, n, "sandbox", keys);
+	if (r < 0)
+		return r;
+	if ((v = map_get(n, "boundary"))) {
+		r = load_enum(l, v, "sandbox.boundary", boundaries, ARRAY_SIZE(boundaries), &e);
+		if (r < 0)
+			return r;
+		p->sandbox.boundary = (enum policy_boundary)e;
+		p->origin.boundary = loc_of(l, v);
+	}
+	if ((v = map_get(n, "workspace"))) {
+		_cleanup_free_ char *ws = NULL;
+
+		r = load_path(l, v, "sandbox.workspace", false, &ws);
+		if (r < 0)
+			return r;
+		free(p->sandbox.workspace);
+		p->sandbox.workspace = steal_pointer(&ws);
+		p->sandbox.workspace_loc = loc_of(l, v);
+	}
+	if ((v = map_get(n, "mode"))) {
+		r = load_enum(l, v, "sandbox.mode", modes, ARRAY_SIZE(modes), &e);
+		if (r < 0)
+			return r;
+		p->sandbox.mode = (enum policy_mode)e;
+		p->origin.mode = loc_of(l, v);
+	}
+	if ((v = map_get(n, "host_uid"))) {
+		r = load_id(l, v, "sandbox.host_uid", &p->sandbox.host_uid);
+		if (r < 0)
+			return r;
+		p->origin.host_uid = loc_of(l, v);
+	}
+	if ((v = map_get(n, "host_gid"))) {
+		r = load_id(l, v, "sandbox.host_gid", &p->sandbox.host_gid);
+		if (r < 0)
+			return r;
+		p->origin.host_gid = loc_of(l, v);
+	}
+	if ((v = map_get(n, "limits"))) {
+		r = load_limits(l, v);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int load_filesystem(struct loader *l, const struct policy_ynode *n)
+{
+	static const char *const keys[] = { "baseline", "read", "write", "deny", NULL };
+	struct policy *p = l->p;
+	const struct policy_ynode *v;
+	int r;
+
+	r = want_map(l, n, "filesystem");
+	if (r < 0)
+		return r;
+	r = check_keys(l, n, "filesystem", keys);
+	if (r < 0)
+		return r;
+	if ((v = map_get(n, "baseline"))) {
+		r = load_bool(l, v, "filesystem.baseline", &p->filesystem.baseline);
+		if (r < 0)
+			return r;
+		p->origin.baseline = loc_of(l, v);
+	}
+	if ((v = map_get(n, "read"))) {
+		r = load_path_list(l, v, "filesystem.read", &p->filesystem.read);
+		if (r < 0)
+			return r;
+	}
+	if ((v = map_get(n, "write"))) {
+		r = load_path_list(l, v, "filesystem.write", &p->filesystem.write);
+		if (r < 0)
+			return r;
+	}
+	if ((v = map_get(n, "deny"))) {
+		r = load_path_list(l, v, "filesystem.deny", &p->filesystem.deny);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static bool valid_env_name(const char *s, size_t len)
+{
+	if (len == 0)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+		if (!alpha && !(i > 0 && c >= '0' && c <= '9'))
+			return false;
+	}
+	return true;
+}
+
+static int bad_env_name(struct loader *l, const struct policy_ynode *n, const char *field)
+{
+	char q[96];
+
+	quote(n, q, sizeof(q));
+	return FAIL(l, n, field,
+		    "%s is not a variable name; use letters, digits and _, not starting with a digit",
+		    q);
+}
+
+static void env_pass_clear(struct policy *p)
+{
+	for (size_t i = 0; i < p->process.n_env_pass; i++)
+		free(p->process.env_pass[i]);
+	free(p->process.env_pass);
+	free(p->process.env_pass_loc);
+	p->process.env_pass = NULL;
+	p->process.env_pass_loc = NULL;
+	p->process.n_env_pass = 0;
+}
+
+static int load_env_pass(struct loader *l, const struct policy_ynode *n)
+{
+	struct policy *p = l->p;
+	int r;
+
+	r = want_list(l, n, "process.env.pass");
+	if (r < 0)
+		return r;
+	env_pass_clear(p);
+	p->process.env_pass = calloc(n->n + 1, sizeof(char *));
+	p->process.env_pass_loc = calloc(n->n ? n->n : 1, sizeof(struct policy_loc));
+	if (!p->process.env_pass || !p->process.env_pass_loc)
+		return oom(l);
+	for (size_t i = 0; i < n->n; i++) {
+		const struct policy_ynode *e = n->items[i];
+		char field[POLICY_FIELD_MAX];
+
+		field_index(field, sizeof(field), "process.env.pass", i);
+		r = want_scalar(l, e, field, "an environment variable name");
+		if (r < 0)
+			return r;
+		if (!valid_env_name(e->str, e->len))
+			return bad_env_name(l, e, field);
+		p->process.env_pass[i] = strdup(e->str);
+		if (!p->process.env_pass[i])
+			return oom(l);
+		p->process.env_pass_loc[i] = loc_of(l, e);
+		p->process.n_env_pass = i + 1;
+	}
+	p->origin.env_pass = loc_of(l, n);
+	return 0;
+}
+
+static int load_env_set(struct loader *l, const struct policy_ynode *n)
+{
+	struct policy *p = l->p;
+	size_t count = n->n / 2;
+	int r;
+
+	r = want_map(l, n, "process.env.set");
+	if (r < 0)
+		return r;
+	if (count == 0) {
+		p->origin.env_set = loc_of(l, n);
+		return 0;
+	}
+	p->process.env_set = calloc(count, sizeof(*p->process.env_set));
+	if (!p->process.env_set)
+		return oom(l);
+	for (size_t i = 0; i < count; i++) {
+		const struct policy_ynode *k = n->items[2 * i], *v = n->items[2 * i + 1];
+		struct policy_env_var *e = &p->process.env_set[i];
+		char field[POLICY_FIELD_MAX] = "process.env.set";
+
+		policy_field_append_key(field, sizeof(field), k->str, k->len);
+		if (!valid_env_name(k->str, k->len))
+			return bad_env_name(l, k, field);
+		r = load_string(l, v, field, "a string (use \"\" for an empty value)", true, &e->value);
+		if (r < 0)
+			return r;
+		e->name = strdup(k->str);
+		if (!e->name) {
+			free(e->value);
+			e->value = NULL;
+			return oom(l);
+		}
+		e->loc = loc_of(l, k);
+		p->process.n_env_set = i + 1;
+	}
+	p->origin.env_set = loc_of(l, n);
+	return 0;
+}
+
+static int load_process(struct loader *l, const struct policy_ynode *n, bool *pass_given)
+{
+	static const char *const keys[] = { "exec", "env", NULL };
+	static const char *const env_keys[] = { "pass", "set", NULL };
+	struct policy *p = l->p;
+	const struct policy_ynode *v, *env;
+	int r;
+
+	r = want_map(l, n, "process");
+	if (r < 0)
+		return r;
+	r = check_keys(l, n, "process", keys);
+	if (r < 0)
+		return r;
+	if ((v = map_get(n, "exec"))) {
+		r = load_path_list(l, v, "process.exec", &p->process.exec);
+		if (r < 0)
+			return r;
+		if (p->process.exec.n == 0)
+			return FAIL(l, v, "process.exec",
+				    "is an empty list, which would forbid running the command itself; "
+				    "list directories or omit exec for the baseline and workspace");
+		p->process.exec_set = true;
+		p->origin.exec = loc_of(l, v);
+	}
+	if ((env = map_get(n, "env"))) {
+		r = want_map(l, env, "process.env");
+		if (r < 0)
+			return r;
+		r = check_keys(l, env, "process.env", env_keys);
+		if (r < 0)
+			return r;
+		if ((v = map_get(env, "pass"))) {
+			r = load_env_pass(l, v);
+			if (r < 0)
+				return r;
+			*pass_given = true;
+		}
+		if ((v = map_get(env, "set"))) {
+			r = load_env_set(l, v);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* ---- contradictions ---- */
+
+struct entry {
+	const char *s;
+	const char *list;
+	size_t idx;
+	struct policy_loc loc;
+};
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	int c = strcmp(x->s, y->s);
+
+	if (c)
+		return c;
+	if (x->loc.line != y->loc.line)
+		return x->loc.line < y->loc.line ? -1 : 1;
+	return (x->loc.col > y->loc.col) - (x->loc.col < y->loc.col);
+}
+
+static bool loc_before(const struct policy_loc *a, const struct policy_loc *b)
+{
+	return a->line < b->line || (a->line == b->line && a->col < b->col);
+}
+
+/* Sort e[0..n) and find the repeated string whose second occurrence comes
+ * first in the file. Returns false when every string is distinct. */
+static bool find_repeat(struct entry *e, size_t n, const struct entry **first,
+			const struct entry **again)
+{
+	*first = *again = NULL;
+	if (n < 2)
+		return false;
+	qsort(e, n, sizeof(*e), entry_cmp);
+	for (size_t i = 0; i + 1 < n;) {
+		size_t j = i + 1;
+		for (; j < n && strcmp(e[j].s, e[i].s) == 0; j++) {
+			if (!*again || loc_before(&e[j].loc, &(*again)->loc)) {
+				*again = &e[j];
+				*first = &e[i];
+			}
+		}
+		i = j;
+	}
+	return *again != NULL;
+}
+
+static void add_paths(struct entry *e, size_t *n, const struct policy_paths *ps, const char *list)
+{
+	for (size_t i = 0; i < ps->n; i++)
+		e[(*n)++] = (struct entry){ ps->v[i].path, list, i, ps->v[i].loc };
+}
+
+static int repeat_error(struct loader *l, const struct entry *first, const struct entry *again,
+			const char *rule)
+{
+	char field[POLICY_FIELD_MAX], other[POLICY_FIELD_MAX];
+	char q[96];
+
+	field_index(field, sizeof(field), again->list, again->idx);
+	field_index(other, sizeof(other), first->list, first->idx);
+	policy_quote(again->s, strlen(again->s), q, sizeof(q));
+	if (strcmp(first->list, again->list) == 0)
+		return policy_fail(l->err, l->p->file, again->loc.line, again->loc.col, field,
+				   "%s is listed twice (first at %s, line %u); remove one", q, other,
+				   first->loc.line);
+	return policy_fail(l->err, l->p->file, again->loc.line, again->loc.col, field,
+			   "%s is also in %s (line %u); %s", q, other, first->loc.line, rule);
+}
+
+/* The entry of sorted[0..n) equal to path or to one of its ancestors,
+ * nearest first; NULL if none. */
+static const struct entry *find_ancestor(const struct entry *sorted, size_t n, const char *path)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (n == 0 || len >= sizeof(buf))
+		return NULL;
+	memcpy(buf, path, len + 1);
+	for (;;) {
+		size_t lo = 0, hi = n;
+
+		/* Lower bound, so that the first (earliest) of equal paths wins. */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (strcmp(sorted[mid].s, buf) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < n && strcmp(sorted[lo].s, buf) == 0)
+			return &sorted[lo];
+		if (len == 1)
+			return NULL;
+		while (len > 1 && buf[len - 1] != '/')
+			len--;
+		if (len > 1)
+			len--;
+		buf[len] = '\0';
+	}
+}
+
+static int check_filesystem(struct loader *l)
+{
+	const struct policy *p = l->p;
+	const struct policy_paths *deny = &p->filesystem.deny;
+	size_t total = p->filesystem.read.n + p->filesystem.write.n + deny->n;
+	_cleanup_free_ struct entry *all = NULL;
+	_cleanup_free_ struct entry *denied = NULL;
+	const struct entry *first, *again, *hit;
+	size_t n = 0, nd = 0;
+
+	if (total > 0) {
+		all = calloc(total, sizeof(*all));
+		if (!all)
+			return oom(l);
+		add_paths(all, &n, &p->filesystem.read, "filesystem.read");
+		add_paths(all, &n, &p->filesystem.write, "filesystem.write");
+		add_paths(all, &n, deny, "filesystem.deny");
+		if (find_repeat(all, n, &first, &again))
+			return repeat_error(l, first, again,
+					    "a path may be in only one of read, write and deny");
+	}
+
+	if (deny->n) {
+		denied = calloc(deny->n, sizeof(*denied));
+		if (!denied)
+			return oom(l);
+		add_paths(denied, &nd, deny, "filesystem.deny");
+		qsort(denied, nd, sizeof(*denied), entry_cmp);
+	}
+
+	/* The agent must be able to reach its workspace. */
+	hit = find_ancestor(denied, nd, p->sandbox.workspace);
+	if (hit) {
+		char field[POLICY_FIELD_MAX], q[96], w[96];
+
+		field_index(field, sizeof(field), hit->list, hit->idx);
+		policy_quote(hit->s, strlen(hit->s), q, sizeof(q));
+		policy_quote(p->sandbox.workspace, strlen(p->sandbox.workspace), w, sizeof(w));
+		return policy_fail(l->err, p->file, hit->loc.line, hit->loc.col, field,
+				   "%s hides the workspace %s; deny paths inside the workspace, or "
+				   "choose another workspace",
+				   q, w);
+	}
+
+	if (p->process.exec_set) {
+		const struct policy_paths *ex = &p->process.exec;
+		_cleanup_free_ struct entry *execs = calloc(ex->n, sizeof(*execs));
+		size_t ne = 0;
+
+		if (!execs)
+			return oom(l);
+		add_paths(execs, &ne, ex, "process.exec");
+		if (find_repeat(execs, ne, &first, &again))
+			return repeat_error(l, first, again, "");
+
+		/* execs is sorted now; report in list order. */
+		for (size_t i = 0; i < ex->n; i++) {
+			char field[POLICY_FIELD_MAX], other[POLICY_FIELD_MAX], q[96];
+
+			hit = find_ancestor(denied, nd, ex->v[i].path);
+			if (!hit)
+				continue;
+			field_index(field, sizeof(field), "process.exec", i);
+			field_index(other, sizeof(other), hit->list, hit->idx);
+			policy_quote(ex->v[i].path, strlen(ex->v[i].path), q, sizeof(q));
+			return policy_fail(l->err, p->file, ex->v[i].loc.line, ex->v[i].loc.col,
+					   field,
+					   "%s is inside %s (line %u), which is denied; remove it from "
+					   "exec or from deny",
+					   q, other, hit->loc.line);
+		}
+	}
+	return 0;
+}
+
+static int check_env(struct loader *l, bool pass_given)
+{
+	struct policy *p = l->p;
+	size_t np = p->process.n_env_pass;
+	_cleanup_free_ struct entry *pass = NULL;
+	const struct entry *first, *again;
+	size_t n = 0;
+
+	if (np == 0)
+		return 0;
+	pass = calloc(np, sizeof(*pass));
+	if (!pass)
+		return oom(l);
+	for (size_t i = 0; i < np; i++)
+		pass[n++] = (struct entry){ p->process.env_pass[i], "process.env.pass", i,
+					    p->process.env_pass_loc[i] };
+
+	if (!pass_given) {
+		/* The default pass list yields to an explicit value: "set:
+		 * {LANG: C}" alone means what it says. */
+		size_t keep = 0;
+		for (size_t i = 0; i < np; i++) {
+			bool drop = false;
+			for (size_t j = 0; j < p->process.n_env_set; j++)
+				if (strcmp(p->process.env_pass[i], p->process.env_set[j].name) == 0)
+					drop = true;
+			if (drop) {
+				free(p->process.env_pass[i]);
+				continue;
+			}
+			p->process.env_pass[keep] = p->process.env_pass[i];
+			p->process.env_pass_loc[keep] = p->process.env_pass_loc[i];
+			keep++;
+		}
+		p->process.env_pass[keep] = NULL;
+		p->process.n_env_pass = keep;
+		return 0;
+	}
+
+	if (find_repeat(pass, n, &first, &again))
+		return repeat_error(l, first, again, "");
+
+	for (size_t j = 0; j < p->process.n_env_set; j++) {
+		const struct policy_env_var *e = &p->process.env_set[j];
+		const struct entry *hit = NULL;
+		size_t lo = 0, hi = n;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (strcmp(pass[mid].s, e->name) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < n && strcmp(pass[lo].s, e->name) == 0)
+			hit = &pass[lo];
+		if (hit) {
+			char field[POLICY_FIELD_MAX] = "process.env.set", other[POLICY_FIELD_MAX];
+
+			policy_field_append_key(field, sizeof(field), e->name, strlen(e->name));
+			field_index(other, sizeof(other), hit->list, hit->idx);
+			return policy_fail(l->err, p->file, e->loc.line, e->loc.col, field,
+					   "%s is also in %s (line %u); pass copies the caller's value "
+					   "and set gives a fixed one: keep one",
+					   e->name, other, hit->loc.line);
+		}
+	}
+	return 0;
+}
+
+/* ---- entry points ---- */
+
+static int load_tree(struct loader *l, const struct policy_ynode *top)
+{
+	static const char *const keys[] = { "version", "name", "sandbox", "filesystem", "process",
+					    NULL };
+	const struct policy_ynode *v;
+	bool pass_given = false;
+	int r;
+
+	if (top->type != POLICY_YNODE_MAP)
+		return FAIL(l, top, "(document)",
+			    "the top level is %s; a policy is a map that starts with \"version: 1\"",
+			    describe(top));
+	r = check_keys(l, top, "", keys);
+	if (r < 0)
+		return r;
+	r = load_version(l, top);
+	if (r < 0)
+		return r;
+	if ((v = map_get(top, "name"))) {
+		r = load_name(l, v);
+		if (r < 0)
+			return r;
+	}
+	/* Before the other sections: they may use $WORKSPACE. */
+	if ((v = map_get(top, "sandbox"))) {
+		r = load_sandbox(l, v);
+		if (r < 0)
+			return r;
+	}
+	if ((v = map_get(top, "filesystem"))) {
+		r = load_filesystem(l, v);
+		if (r < 0)
+			return r;
+	}
+	if ((v = map_get(top, "process"))) {
+		r = load_process(l, v, &pass_given);
+		if (r < 0)
+			return r;
+	}
+	r = check_filesystem(l);
+	if (r < 0)
+		return r;
+	return check_env(l, pass_given);
+}
+
+/* An absolute, normalised form of dir (relative to ctx->cwd); NULL dir
+ * means ctx->cwd. */
+static char *absolute_dir(const char *dir, const struct policy_ctx *ctx)
+{
+	_cleanup_free_ char *joined = NULL;
+
+	if (!dir || !dir[0])
+		return policy_path_normalize(ctx->cwd);
+	if (dir[0] == '/')
+		return policy_path_normalize(dir);
+	if (asprintf(&joined, "%s/%s", ctx->cwd, dir) < 0)
+		return NULL;
+	return policy_path_normalize(joined);
+}
+
+int policy_load_buffer(const char *name, const char *dir, const char *buf, size_t len,
+		       const struct policy_ctx *ctx, struct policy **out, struct error *err)
+{
+	_cleanup_policy_ struct policy *p = NULL;
+	_cleanup_(policy_ynode_freep) struct policy_ynode *root = NULL;
+	struct loader l;
+	int r;
+
+	*out = NULL;
+	if (!name)
+		name = "<policy>";
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return error_set(err, ENOMEM, "%s: out of memory", name);
+	r = policy_init_defaults(p, ctx, err);
+	if (r < 0)
+		return r;
+	p->file = strdup(name);
+	p->dir = absolute_dir(dir, ctx);
+	if (!p->file || !p->dir)
+		return error_set(err, ENOMEM, "%s: out of memory", name);
+	if (strlen(p->dir) >= PATH_MAX)
+		return error_set(err, ENAMETOOLONG, "%s: the policy's directory is too long", name);
+
+	r = policy_ytree_parse(p->file, buf, len, &root, err);
+	if (r < 0)
+		return r;
+
+	l = (struct loader){ .p = p, .ctx = ctx, .err = err };
+	r = load_tree(&l, root);
+	if (r < 0)
+		return r;
+	*out = steal_pointer(&p);
+	return 0;
+}
+
+/* The directory part of path ("." when it has none). */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	return strndup(path, (size_t)(slash - path));
+}
+
+int policy_load_file(const char *path, const struct policy_ctx *ctx, struct policy **out,
+		     struct error *err)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_free_ char *dir = NULL;
+	size_t len = 0;
+
+	*out = NULL;
+	if (!ctx || !ctx->cwd || ctx->cwd[0] != '/')
+		return error_set(err, EINVAL, "policy: the current directory must be an absolute path");
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return error_sys(err, errno, "%s: cannot open the policy", path);
+
+	/* Read one byte past the limit to tell "exactly 1 MiB" from "more";
+	 * reading to the limit rather than trusting st_size also bounds
+	 * pipes and character devices. */
+	buf = malloc(POLICY_MAX_FILE + 1);
+	if (!buf)
+		return error_set(err, ENOMEM, "%s: out of memory", path);
+	while (len < POLICY_MAX_FILE + 1) {
+		ssize_t n = read(fd, buf + len, POLICY_MAX_FILE + 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return error_sys(err, errno, "%s: cannot read the policy", path);
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > POLICY_MAX_FILE)
+		return policy_fail(err, path, 1, 1, "(document)",
+				   "the file is larger than %d bytes (1 MiB); a policy must be smaller",
+				   POLICY_MAX_FILE);
+
+	dir = dir_of(path);
+	if (!dir)
+		return error_set(err, ENOMEM, "%s: out of memory", path);
+	return policy_load_buffer(path, dir, buf, len, ctx, out, err);
+}

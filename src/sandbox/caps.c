@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Dropping every capability. Runs in the child after the mounts are built
+ * and before the uid change: clearing the bounding set needs CAP_SETPCAP.
+ */
+#include <errno.h>
+#include <linux/capability.h>
+#include <linux/securebits.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sandbox/internal.h"
+
+static int last_cap(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
+	int v = -1;
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v > 0 ? v : 40; /* CAP_CHECKPOINT_RESTORE as of 5.9 */
+}
+
+int caps_drop_all(struct error *err)
+{
+	int last = last_cap();
+	for (int c = 0; c <= last; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+			return error_sys(err, errno, "cannot drop capability %d from the bounding set", c);
+
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return error_sys(err, errno, "cannot clear ambient capabilities");
+
+	/* Lock the securebits so no later uid change can regain anything. */
+	unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+			     SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+			     SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+	if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0)
+		return error_sys(err, errno, "cannot lock securebits");
+	return 0;
+}
+
+int caps_become(uid_t uid, gid_t gid, struct error *err)
+{
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+		return error_sys(err, errno, "PR_SET_KEEPCAPS");
+	if (setresgid(gid, gid, gid) < 0)
+		return error_sys(err, errno, "setresgid %u", gid);
+	if (setresuid(uid, uid, uid) < 0)
+		return error_sys(err, errno, "setresuid %u", uid);
+	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
+		return error_sys(err, errno, "PR_SET_KEEPCAPS");
+	/* The uid change cleared the effective set; restore it from the
+	 * permitted set for the rest of the setup. */
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct data[2];
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return error_sys(err, errno, "capget");
+	for (int i = 0; i < 2; i++)
+		data[i].effective = data[i].permitted;
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return error_sys(err, errno, "capset");
+	return 0;
+}
+
+int caps_clear_sets(struct error *err)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct data[2] = { 0 };
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return error_sys(err, errno, "cannot clear capabilities");
+	return 0;
+}

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The child, from clone() to becoming the sandbox's init. Runs as pid 1 of
+ * a new pid namespace, inside new user, mount, net, ipc and uts
+ * namespaces. Order follows the design: namespaces -> mounts ->
+ * pivot_root -> capability bounding set -> uid/gid -> no_new_privs ->
+ * Landlock -> seccomp.
+ *
+ * WARNING: any failure here must end the child. A half-built sandbox never
+ * runs the command: fail() reports to the supervisor and _exit()s.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "sandbox/internal.h"
+#include "sandbox/proto.h"
+#include "util/cleanup.h"
+
+__attribute__((noreturn)) static void fail(int sync_fd, const struct error *err)
+{
+	char msg[ERROR_MSG_MAX + 1];
+	int n = snprintf(msg, sizeof(msg), "%c%s", PROTO_ERROR, err->msg);
+	if (n > 0)
+		(void)!send(sync_fd, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1, MSG_NOSIGNAL);
+	_exit(SANDBOX_EXIT_SETUP_CHILD);
+}
+
+static int loopback_up(struct error *err)
+{
+	_cleanup_close_ int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return error_sys(err, errno, "socket");
+	struct ifreq ifr = { 0 };
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+		return error_sys(err, errno, "cannot read loopback flags");
+	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+		return error_sys(err, errno, "cannot bring up loopback");
+	return 0;
+}
+
+static bool supervisor_gone(int sync_fd)
+{
+	struct pollfd p = { .fd = sync_fd, .events = POLLIN };
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR));
+}
+
+__attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int sync_fd)
+{
+	struct error err = { 0 };
+
+	for (size_t i = 0; i < ARRAY_SIZE(plan->child_close); i++)
+		if (plan->child_close[i] >= 0)
+			close(plan->child_close[i]);
+
+	/* If the supervisor dies, so do we (and with pid 1, the namespace). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		_exit(SANDBOX_EXIT_SETUP_CHILD);
+	char go;
+	if (recv(sync_fd, &go, 1, 0) != 1 || go != PROTO_GO)
+		_exit(SANDBOX_EXIT_SETUP_CHILD); /* supervisor gone or failed */
+
+	if (plan->privileged && setgroups(0, NULL) < 0)
+		(error_sys(&err, errno, "setgroups"), fail(sync_fd, &err));
+	/* Become the sandbox's ids now, keeping our namespace capabilities for
+	 * the mounts: started as root our host uid 0 is unmapped here, and
+	 * files we create for mount points must have a mapped owner. */
+	if (caps_become(plan->inner_uid, plan->inner_gid, &err) < 0)
+		fail(sync_fd, &err);
+	/* After the supervisor moved us into our cgroup: that cgroup becomes
+	 * our root, and the host's hierarchy is not visible. */
+	if (unshare(CLONE_NEWCGROUP) < 0)
+		(error_sys(&err, errno, "unshare(CLONE_NEWCGROUP)"), fail(sync_fd, &err));
+	if (sethostname(plan->hostname, strlen(plan->hostname)) < 0)
+		(error_sys(&err, errno, "sethostname"), fail(sync_fd, &err));
+	if (mount_build_root(plan, &err) < 0)
+		fail(sync_fd, &err);
+	if (loopback_up(&err) < 0)
+		fail(sync_fd, &err);
+
+	if (caps_drop_all(&err) < 0)
+		fail(sync_fd, &err);
+	if (caps_clear_sets(&err) < 0)
+		fail(sync_fd, &err);
+	/* A credential change clears the parent-death signal: set it again,
+	 * then make sure the supervisor did not die in between. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || supervisor_gone(sync_fd))
+		_exit(SANDBOX_EXIT_SETUP_CHILD);
+
+	if (limits_apply_rlimits(plan, &err) < 0)
+		fail(sync_fd, &err);
+	if (prctl(PR_SET_DUMPABLE, 0) < 0)
+		(error_sys(&err, errno, "PR_SET_DUMPABLE"), fail(sync_fd, &err));
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		(error_sys(&err, errno, "PR_SET_NO_NEW_PRIVS"), fail(sync_fd, &err));
+	if (landlock_apply(plan, &err) < 0)
+		fail(sync_fd, &err);
+	int notify_fd = -1;
+	if (seccomp_apply(plan, &notify_fd, &err) < 0)
+		fail(sync_fd, &err);
+
+	if (proto_send_ready(sync_fd, notify_fd) < 0)
+		_exit(SANDBOX_EXIT_SETUP_CHILD);
+	if (notify_fd >= 0)
+		close(notify_fd);
+	init_main(plan, sync_fd);
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef AIRLOCK_SANDBOX_INTERNAL_H
+#define AIRLOCK_SANDBOX_INTERNAL_H
+
+/*
+ * The plan: everything the child needs, computed by the supervisor before
+ * clone() so the child does as little as possible between clone and
+ * execve. The child only reads it.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "policy/policy.h"
+#include "util/error.h"
+
+enum mount_kind {
+	MOUNT_BIND,       /* bind src (a host path) at dst */
+	MOUNT_TMPFS,      /* empty private tmpfs at dst */
+	MOUNT_HIDE_DIR,   /* empty read-only tmpfs over a directory */
+	MOUNT_HIDE_FILE,  /* an empty read-only file over a file */
+	MOUNT_SYMLINK,    /* a symlink dst -> src in the new root */
+};
+
+struct mount_entry {
+	enum mount_kind kind;
+	char *src;       /* host path (BIND), link target (SYMLINK), NULL otherwise */
+	char *dst;       /* absolute path inside the sandbox */
+	bool readonly;
+	bool is_dir;     /* BIND: mount point is a directory (else a file) */
+	unsigned mode;   /* TMPFS: permission bits of its root */
+	bool user_path;  /* named by the policy (workspace, read, write): idmapped when needed */
+	int tree_fd;     /* prepared detached tree (idmapped), or -1 */
+};
+
+/* Landlock rule: grant `access` beneath path (a path inside the sandbox). */
+struct ll_rule {
+	char *path;
+	uint64_t access;
+};
+
+struct sandbox_plan {
+	struct mount_entry *mounts;
+	size_t n_mounts;
+	struct ll_rule *rules;
+	size_t n_rules;
+
+	uid_t inner_uid, host_uid;
+	gid_t inner_gid, host_gid;
+	bool privileged;   /* started as root: supervisor writes full maps */
+
+	char **argv;       /* borrowed */
+	char **envp;       /* owned */
+	char *cwd;         /* inside path to chdir into */
+	char *hostname;
+
+	struct {
+		int resource;
+		rlim_t value;
+	} rlimits[8];
+	size_t n_rlimits;
+
+	bool trace;        /* seccomp denials are sent to the supervisor */
+	int pty_slave;     /* -1 unless a pty was allocated */
+	int child_close[2]; /* supervisor-only fds the child closes first (-1 = none) */
+	char *home;        /* inside path of the private home, or NULL */
+};
+
+void plan_free(struct sandbox_plan *p);
+
+/* plan.c */
+int plan_build(const struct policy *pol, char *const *argv, bool trace, struct sandbox_plan *out,
+	       struct error *err) WUR;
+
+/* mount.c: runs in the child, in its new user+mount namespace. */
+int mount_build_root(const struct sandbox_plan *plan, struct error *err) WUR;
+
+/* idmap.c: runs in the supervisor when privileged. Prepares detached
+ * idmapped trees so files owned by `owner` appear owned by the sandbox's
+ * host uid. */
+int idmap_prepare(struct sandbox_plan *plan, struct error *err) WUR;
+
+/* landlock.c */
+int landlock_abi(void);
+int landlock_apply(const struct sandbox_plan *plan, struct error *err) WUR;
+
+/* seccomp.c: installs the filter; when plan->trace, *notify_fd receives
+ * the user-notification listener. */
+int seccomp_apply(const struct sandbox_plan *plan, int *notify_fd, struct error *err) WUR;
+const char *seccomp_syscall_name(int nr, char *buf, size_t len);
+
+/* caps.c */
+int caps_drop_all(struct error *err) WUR;   /* bounding, ambient, securebits */
+int caps_clear_sets(struct error *err) WUR;
+/* Switch to uid/gid keeping the capabilities held in our namespace. */
+int caps_become(uid_t uid, gid_t gid, struct error *err) WUR;  /* permitted, effective, inheritable */
+
+/* ids.c: supervisor side */
+int ids_write_maps(pid_t child, const struct sandbox_plan *plan, struct error *err) WUR;
+
+/* limits.c */
+struct cgroup_handle {
+	char *paths[4]; /* cgroup directories we created (v2: one; v1: per controller) */
+	size_t n;
+	bool v2;
+	char *memory_dir; /* the directory holding memory.* files, or NULL */
+};
+int limits_cgroup_create(const struct policy_limits *l, struct cgroup_handle *cg, struct error *err) WUR;
+int limits_cgroup_attach(const struct cgroup_handle *cg, pid_t pid, struct error *err) WUR;
+bool limits_cgroup_oom(const struct cgroup_handle *cg);
+void limits_cgroup_destroy(struct cgroup_handle *cg);
+int limits_apply_rlimits(const struct sandbox_plan *plan, struct error *err) WUR;
+
+/* init.c: pid 1 of the sandbox; never returns. */
+__attribute__((noreturn)) void init_main(const struct sandbox_plan *plan, int sync_fd);
+
+/* child.c: the path from clone to execve. Never returns. */
+__attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int sync_fd);
+
+#endif

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Landlock: the filesystem, TCP and IPC-scope layer. Applied after
+ * pivot_root, so every rule names a path in the sandbox's own root.
+ *
+ * We define the ABI ourselves rather than rely on <linux/landlock.h>: the
+ * build host's headers may predate the kernel we run on, and the ABI is
+ * stable and versioned.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sandbox/internal.h"
+#include "sandbox/landlock_abi.h"
+#include "util/cleanup.h"
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+
+struct ll_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
+struct ll_path_beneath_attr {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+#define LL_RULE_PATH_BENEATH 1
+#define LL_CREATE_RULESET_VERSION (1U << 0)
+
+int landlock_abi(void)
+{
+	long v = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+	return v < 0 ? 0 : (int)v;
+}
+
+uint64_t landlock_fs_mask(int abi)
+{
+	uint64_t m = 0;
+	if (abi >= 1)
+		m |= LL_FS_V1;
+	if (abi >= 2)
+		m |= LL_FS_REFER;
+	if (abi >= 3)
+		m |= LL_FS_TRUNCATE;
+	if (abi >= 5)
+		m |= LL_FS_IOCTL_DEV;
+	return m;
+}
+
+int landlock_apply(const struct sandbox_plan *plan, struct error *err)
+{
+	int abi = landlock_abi();
+	if (abi < 1)
+		return error_set(err, ENOSYS,
+				 "Landlock is not available (kernel 5.13+ with landlock in the lsm= list is required); "
+				 "airlock refuses to run without it");
+
+	struct ll_ruleset_attr attr = { .handled_access_fs = landlock_fs_mask(abi) };
+	size_t attr_size = sizeof(uint64_t); /* ABI 1-3 know only the fs field */
+	if (abi >= 4) {
+		/* No TCP rules: every bind and connect is denied. The sandbox's
+		 * network namespace holds only loopback anyway; this also closes
+		 * loopback listeners inside it to a compromised agent. */
+		attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+		attr_size = 2 * sizeof(uint64_t);
+	}
+	if (abi >= 6) {
+		/* Abstract unix sockets and signals cannot cross the domain. */
+		attr.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
+		attr_size = sizeof(attr);
+	}
+
+	_cleanup_close_ int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0);
+	if (ruleset < 0)
+		return error_sys(err, errno, "landlock_create_ruleset (ABI %d)", abi);
+
+	for (size_t i = 0; i < plan->n_rules; i++) {
+		const struct ll_rule *rule = &plan->rules[i];
+		_cleanup_close_ int fd = open(rule->path, O_PATH | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENOENT)
+				continue; /* nothing there to grant */
+			return error_sys(err, errno, "landlock: cannot open %s", rule->path);
+		}
+		struct stat st;
+		if (fstat(fd, &st) < 0)
+			return error_sys(err, errno, "landlock: fstat %s", rule->path);
+		uint64_t access = rule->access & attr.handled_access_fs;
+		/* Directory-only rights are invalid on a file rule. */
+		if (!S_ISDIR(st.st_mode))
+			access &= LL_FS_FILE_RIGHTS;
+		if (!access)
+			continue;
+		struct ll_path_beneath_attr pb = { .allowed_access = access, .parent_fd = fd };
+		if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0) < 0)
+			return error_sys(err, errno, "landlock_add_rule %s", rule->path);
+	}
+
+	if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
+		return error_sys(err, errno, "landlock_restrict_self");
+	return abi;
+}

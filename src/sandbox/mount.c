@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Building the sandbox's root. Runs in the child, which owns a new user and
+ * mount namespace and holds every capability *in that namespace only*.
+ *
+ * Shape: every host tree the sandbox may see is first cloned as a detached
+ * mount (open_tree), then made read-only/nosuid/nodev while still detached
+ * (mount_setattr), then attached beneath a fresh tmpfs that becomes "/" via
+ * pivot_root. Cloning before anything is mounted means a workspace under
+ * /tmp cannot be shadowed by the staging tmpfs, and setting attributes on
+ * the detached tree means the tree is never visible writable.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/mount.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sandbox/internal.h"
+#include "util/cleanup.h"
+
+/* The staging point. It is only ever mounted over inside our private mount
+ * namespace; the host's /tmp is untouched. */
+#define STAGE "/tmp"
+
+static int sys_open_tree(int dfd, const char *path, unsigned flags)
+{
+	return (int)syscall(SYS_open_tree, dfd, path, flags);
+}
+
+static int sys_move_mount(int from_dfd, const char *from, int to_dfd, const char *to, unsigned flags)
+{
+	return (int)syscall(SYS_move_mount, from_dfd, from, to_dfd, to, flags);
+}
+
+static int sys_mount_setattr(int dfd, const char *path, unsigned flags, struct mount_attr *attr)
+{
+	return (int)syscall(SYS_mount_setattr, dfd, path, flags, attr, sizeof(*attr));
+}
+
+/* mkdir -p of an absolute sandbox path beneath rootfd. The leaf is a
+ * directory or, when !leaf_dir, an empty file. */
+static int make_mount_point(int rootfd, const char *path, bool leaf_dir, struct error *err)
+{
+	_cleanup_free_ char *copy = strdup(path + 1);
+	if (!copy)
+		return error_set(err, ENOMEM, "out of memory");
+	_cleanup_close_ int dir = dup(rootfd);
+	if (dir < 0)
+		return error_sys(err, errno, "dup");
+	char *save = NULL;
+	char *comp = strtok_r(copy, "/", &save);
+	while (comp) {
+		char *next = strtok_r(NULL, "/", &save);
+		bool last = next == NULL;
+		if (last && !leaf_dir) {
+			int fd = openat(dir, comp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+			if (fd < 0 && errno != EEXIST && errno != EISDIR)
+				return error_sys(err, errno, "cannot create mount point %s", path);
+			if (fd >= 0)
+				close(fd);
+			return 0;
+		}
+		if (mkdirat(dir, comp, 0755) < 0 && errno != EEXIST)
+			return error_sys(err, errno, "cannot create mount point %s", path);
+		int nd = openat(dir, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nd < 0)
+			return error_sys(err, errno, "cannot open mount point %s", path);
+		close(dir);
+		dir = nd;
+		comp = next;
+	}
+	return 0;
+}
+
+/* STAGE + dst, refusing (never truncating) an over-long path. */
+static int staged(char *buf, size_t len, const char *dst, struct error *err)
+{
+	int n = snprintf(buf, len, STAGE "%s", dst);
+	if (n < 0 || (size_t)n >= len)
+		return error_set(err, ENAMETOOLONG, "path too long: %s", dst);
+	return 0;
+}
+
+static int attach(int tree, const char *dst, struct error *err)
+{
+	char target[PATH_MAX];
+	if (staged(target, sizeof(target), dst, err) < 0)
+		return -ENAMETOOLONG;
+	if (sys_move_mount(tree, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return error_sys(err, errno, "cannot attach %s", dst);
+	return 0;
+}
+
+static int set_attrs(int tree, uint64_t set, struct error *err, const char *what)
+{
+	struct mount_attr attr = { .attr_set = set };
+	if (sys_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr) < 0)
+		return error_sys(err, errno, "cannot restrict mount of %s", what);
+	return 0;
+}
+
+static int mount_tmpfs_at(const char *dst, const char *opts, unsigned long flags, struct error *err)
+{
+	char target[PATH_MAX];
+	if (staged(target, sizeof(target), dst, err) < 0)
+		return -ENAMETOOLONG;
+	if (mount("tmpfs", target, "tmpfs", flags, opts) < 0)
+		return error_sys(err, errno, "cannot mount tmpfs on %s", dst);
+	return 0;
+}
+
+static int build_dev(int rootfd, int *devtrees, struct error *err)
+{
+	static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
+	int r = make_mount_point(rootfd, "/dev", true, err);
+	if (r < 0)
+		return r;
+	r = mount_tmpfs_at("/dev", "mode=0755,size=64k", MS_NOSUID | MS_NOEXEC, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < ARRAY_SIZE(nodes); i++) {
+		char p[64];
+		snprintf(p, sizeof(p), "/dev/%s", nodes[i]);
+		r = make_mount_point(rootfd, p, false, err);
+		if (r < 0)
+			return r;
+		r = attach(devtrees[i], p, err);
+		if (r < 0)
+			return r;
+	}
+	r = make_mount_point(rootfd, "/dev/pts", true, err);
+	if (r >= 0)
+		r = make_mount_point(rootfd, "/dev/shm", true, err);
+	if (r < 0)
+		return r;
+	if (mount("devpts", STAGE "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+		  "newinstance,ptmxmode=0666,mode=0620") < 0)
+		return error_sys(err, errno, "cannot mount devpts");
+	r = mount_tmpfs_at("/dev/shm", "mode=1777", MS_NOSUID | MS_NODEV | MS_NOEXEC, err);
+	if (r < 0)
+		return r;
+	static const char *const links[][2] = {
+		{ "pts/ptmx", "ptmx" },
+		{ "/proc/self/fd", "fd" },
+		{ "/proc/self/fd/0", "stdin" },
+		{ "/proc/self/fd/1", "stdout" },
+		{ "/proc/self/fd/2", "stderr" },
+	};
+	_cleanup_close_ int dev = openat(rootfd, "dev", O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dev < 0)
+		return error_sys(err, errno, "cannot open /dev");
+	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
+		if (symlinkat(links[i][0], dev, links[i][1]) < 0)
+			return error_sys(err, errno, "cannot create /dev/%s", links[i][1]);
+	return 0;
+}
+
+static int hide_file_tree(struct error *err)
+{
+	/* An empty, read-only file to mount over denied files: a detached
+	 * tmpfs holding one empty file, cloned at that file. */
+	int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return error_sys(err, errno, "fsopen tmpfs");
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", "4k", 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		close(fs);
+		return error_sys(err, errno, "fsconfig tmpfs");
+	}
+	int mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, 0);
+	close(fs);
+	if (mnt < 0)
+		return error_sys(err, errno, "fsmount tmpfs");
+	int f = openat(mnt, "empty", O_CREAT | O_WRONLY | O_CLOEXEC, 0444);
+	if (f < 0) {
+		close(mnt);
+		return error_sys(err, errno, "create empty file");
+	}
+	close(f);
+	int tree = sys_open_tree(mnt, "empty", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	close(mnt);
+	if (tree < 0)
+		return error_sys(err, errno, "clone empty file");
+	int r = set_attrs(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, err,
+			  "empty file");
+	if (r < 0) {
+		close(tree);
+		return r;
+	}
+	return tree;
+}
+
+int mount_build_root(const struct sandbox_plan *plan, struct error *err)
+{
+	static const char *const devnodes[] = { "/dev/null", "/dev/zero", "/dev/full",
+						"/dev/random", "/dev/urandom", "/dev/tty" };
+	int r;
+	int hide_tree = -1;
+	_cleanup_close_ int rootfd = -1;
+
+	/* Nothing we do may propagate back to the host's namespace. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return error_sys(err, errno, "cannot make mounts private");
+
+	/* 1. Clone every host tree while the host's view is still intact. */
+	int *trees = calloc(plan->n_mounts ? plan->n_mounts : 1, sizeof(int));
+	if (!trees)
+		return error_set(err, ENOMEM, "out of memory");
+	int devtrees[ARRAY_SIZE(devnodes)];
+	for (size_t i = 0; i < ARRAY_SIZE(devtrees); i++)
+		devtrees[i] = -1;
+	for (size_t i = 0; i < plan->n_mounts; i++)
+		trees[i] = -1;
+
+	for (size_t i = 0; i < ARRAY_SIZE(devnodes); i++) {
+		devtrees[i] = sys_open_tree(AT_FDCWD, devnodes[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (devtrees[i] < 0) {
+			r = error_sys(err, errno, "cannot clone %s", devnodes[i]);
+			goto out;
+		}
+		r = set_attrs(devtrees[i], MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err, devnodes[i]);
+		if (r < 0)
+			goto out;
+	}
+
+	for (size_t i = 0; i < plan->n_mounts; i++) {
+		const struct mount_entry *m = &plan->mounts[i];
+		if (m->kind == MOUNT_HIDE_FILE && hide_tree < 0) {
+			hide_tree = hide_file_tree(err);
+			if (hide_tree < 0) {
+				r = hide_tree;
+				goto out;
+			}
+		}
+		if (m->kind != MOUNT_BIND)
+			continue;
+		if (m->tree_fd >= 0) {
+			trees[i] = m->tree_fd; /* prepared (idmapped) by the supervisor */
+		} else {
+			trees[i] = sys_open_tree(AT_FDCWD, m->src,
+						 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+			if (trees[i] < 0) {
+				r = error_sys(err, errno, "cannot bind %s", m->src);
+				goto out;
+			}
+		}
+		uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+		if (m->readonly)
+			attrs |= MOUNT_ATTR_RDONLY;
+		r = set_attrs(trees[i], attrs, err, m->src);
+		if (r < 0)
+			goto out;
+	}
+
+	/* 2. A fresh tmpfs as the new root. */
+	if (mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0) {
+		r = error_sys(err, errno, "cannot mount the new root");
+		goto out;
+	}
+	rootfd = open(STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0) {
+		r = error_sys(err, errno, "cannot open the new root");
+		goto out;
+	}
+
+	/* 3. Attach in plan order (parents before children). */
+	for (size_t i = 0; i < plan->n_mounts; i++) {
+		const struct mount_entry *m = &plan->mounts[i];
+		switch (m->kind) {
+		case MOUNT_SYMLINK: {
+			_cleanup_free_ char *parent = strdup(m->dst);
+			if (!parent) {
+				r = error_set(err, ENOMEM, "out of memory");
+				goto out;
+			}
+			char *slash = strrchr(parent, '/');
+			*slash = '\0';
+			if (*parent) {
+				r = make_mount_point(rootfd, parent, true, err);
+				if (r < 0)
+					goto out;
+			}
+			if (symlinkat(m->src, rootfd, m->dst + 1) < 0 && errno != EEXIST) {
+				r = error_sys(err, errno, "cannot create symlink %s", m->dst);
+				goto out;
+			}
+			break;
+		}
+		case MOUNT_BIND:
+			r = make_mount_point(rootfd, m->dst, m->is_dir, err);
+			if (r >= 0)
+				r = attach(trees[i], m->dst, err);
+			if (r < 0)
+				goto out;
+			break;
+		case MOUNT_TMPFS:
+			r = make_mount_point(rootfd, m->dst, true, err);
+			if (r >= 0) {
+				char opts[32];
+				snprintf(opts, sizeof(opts), "mode=%04o", m->mode);
+				r = mount_tmpfs_at(m->dst, opts, MS_NOSUID | MS_NODEV, err);
+			}
+			if (r < 0)
+				goto out;
+			if (!(m->mode & S_ISVTX)) {
+				char target[PATH_MAX];
+				if ((r = staged(target, sizeof(target), m->dst, err)) < 0)
+					goto out;
+				if (chown(target, plan->inner_uid, plan->inner_gid) < 0) {
+					r = error_sys(err, errno, "cannot chown %s", m->dst);
+					goto out;
+				}
+			}
+			break;
+		case MOUNT_HIDE_DIR:
+			r = mount_tmpfs_at(m->dst, "mode=0555,size=4k", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+					   err);
+			if (r < 0)
+				goto out;
+			break;
+		case MOUNT_HIDE_FILE: {
+			int t = sys_open_tree(hide_tree, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+			if (t < 0) {
+				r = error_sys(err, errno, "cannot clone the empty file");
+				goto out;
+			}
+			r = attach(t, m->dst, err);
+			close(t);
+			if (r < 0)
+				goto out;
+			break;
+		}
+		}
+	}
+
+	r = build_dev(rootfd, devtrees, err);
+	if (r < 0)
+		goto out;
+	r = make_mount_point(rootfd, "/proc", true, err);
+	if (r < 0)
+		goto out;
+	/* Must precede the umount of the old root: the kernel only lets a
+	 * user namespace mount procfs while a full procfs is visible. */
+	if (mount("proc", STAGE "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+		r = error_sys(err, errno, "cannot mount /proc");
+		goto out;
+	}
+
+	/* 4. The root itself becomes read-only; /tmp, /dev, home stay writable
+	 * as their own mounts. */
+	{
+		struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
+		if (sys_mount_setattr(rootfd, "", AT_EMPTY_PATH, &ro) < 0) {
+			r = error_sys(err, errno, "cannot make the new root read-only");
+			goto out;
+		}
+	}
+
+	/* 5. pivot_root(".", ".") stacks the old root under the new one; the
+	 * lazy unmount then drops the host's tree from our view entirely. */
+	if (fchdir(rootfd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0) {
+		r = error_sys(err, errno, "pivot_root");
+		goto out;
+	}
+	if (umount2(".", MNT_DETACH) < 0) {
+		r = error_sys(err, errno, "cannot detach the old root");
+		goto out;
+	}
+	if (chdir("/") < 0) {
+		r = error_sys(err, errno, "chdir /");
+		goto out;
+	}
+	r = 0;
+out:
+	for (size_t i = 0; i < ARRAY_SIZE(devtrees); i++)
+		if (devtrees[i] >= 0)
+			close(devtrees[i]);
+	for (size_t i = 0; i < plan->n_mounts; i++)
+		if (trees[i] >= 0)
+			close(trees[i]);
+	if (hide_tree >= 0)
+		close(hide_tree);
+	free(trees);
+	return r;
+}

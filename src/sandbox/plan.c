@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * From policy to plan: which host paths appear where, with which Landlock
+ * rights, as which ids, with which environment. Runs in the supervisor,
+ * where symlinks are resolved against the host's view once, before any
+ * sandboxed code exists.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox/internal.h"
+#include "sandbox/landlock_abi.h"
+#include "util/cleanup.h"
+
+#define NOBODY 65534
+
+static const char *const baseline_dirs[] = { "/usr", "/etc", "/opt" };
+static const char *const baseline_maybe_links[] = { "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32" };
+static const char *const default_exec_dirs[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+						 "/opt" };
+static const char *const dynamic_loaders[] = { "/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1",
+					       "/lib/ld-linux.so.2", "/lib/ld-linux-armhf.so.3" };
+
+void plan_free(struct sandbox_plan *p)
+{
+	for (size_t i = 0; i < p->n_mounts; i++) {
+		free(p->mounts[i].src);
+		free(p->mounts[i].dst);
+		if (p->mounts[i].tree_fd >= 0)
+			close(p->mounts[i].tree_fd);
+	}
+	free(p->mounts);
+	for (size_t i = 0; i < p->n_rules; i++)
+		free(p->rules[i].path);
+	free(p->rules);
+	if (p->envp) {
+		for (char **e = p->envp; *e; e++)
+			free(*e);
+		free(p->envp);
+	}
+	free(p->cwd);
+	free(p->hostname);
+	free(p->home);
+	memset(p, 0, sizeof(*p));
+	p->pty_slave = -1;
+}
+
+static bool path_under(const char *path, const char *dir)
+{
+	if (strcmp(dir, "/") == 0)
+		return true;
+	size_t n = strlen(dir);
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static int add_mount(struct sandbox_plan *p, enum mount_kind kind, const char *src, const char *dst, bool ro,
+		     bool is_dir, unsigned mode)
+{
+	struct mount_entry *v = realloc(p->mounts, (p->n_mounts + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	p->mounts = v;
+	struct mount_entry *m = &v[p->n_mounts];
+	*m = (struct mount_entry){ .kind = kind, .readonly = ro, .is_dir = is_dir, .mode = mode, .tree_fd = -1 };
+	m->src = src ? strdup(src) : NULL;
+	m->dst = strdup(dst);
+	if ((src && !m->src) || !m->dst) {
+		free(m->src);
+		free(m->dst);
+		return -ENOMEM;
+	}
+	p->n_mounts++;
+	return 0;
+}
+
+static int add_rule(struct sandbox_plan *p, const char *path, uint64_t access)
+{
+	struct ll_rule *v = realloc(p->rules, (p->n_rules + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	p->rules = v;
+	v[p->n_rules].path = strdup(path);
+	if (!v[p->n_rules].path)
+		return -ENOMEM;
+	v[p->n_rules].access = access;
+	p->n_rules++;
+	return 0;
+}
+
+/* Is `path` visible through some bind or tmpfs already planned? */
+static bool covered(const struct sandbox_plan *p, const char *path)
+{
+	for (size_t i = 0; i < p->n_mounts; i++)
+		if ((p->mounts[i].kind == MOUNT_BIND || p->mounts[i].kind == MOUNT_TMPFS) &&
+		    path_under(path, p->mounts[i].dst))
+			return true;
+	return false;
+}
+
+static size_t depth(const char *path)
+{
+	size_t d = 0;
+	for (; *path; path++)
+		d += *path == '/';
+	return d;
+}
+
+static int cmp_depth(const void *a, const void *b)
+{
+	const struct mount_entry *x = a, *y = b;
+	size_t dx = depth(x->dst), dy = depth(y->dst);
+	return dx < dy ? -1 : dx > dy;
+}
+
+/* Resolve a host path; *exists=false when it is missing (not an error:
+ * policy may name optional files such as ~/.gitconfig). */
+static int resolve(const char *path, char *out, bool *exists, struct stat *st, struct error *err)
+{
+	if (!realpath(path, out)) {
+		if (errno == ENOENT || errno == ENOTDIR) {
+			*exists = false;
+			return 0;
+		}
+		return error_sys(err, errno, "cannot resolve %s", path);
+	}
+	if (stat(out, st) < 0)
+		return error_sys(err, errno, "cannot stat %s", out);
+	*exists = true;
+	return 0;
+}
+
+static char *home_dir(void)
+{
+	const char *h = getenv("HOME");
+	if (h && h[0] == '/')
+		return strdup(h);
+	struct passwd *pw = getpwuid(getuid());
+	return pw && pw->pw_dir ? strdup(pw->pw_dir) : NULL;
+}
+
+static int build_env(struct sandbox_plan *p, const struct policy *pol)
+{
+	size_t cap = pol->process.n_env_pass + pol->process.n_env_set + 8, n = 0;
+	char **env = calloc(cap, sizeof(char *));
+	if (!env)
+		return -ENOMEM;
+	p->envp = env;
+	bool have_path = false, have_home = false;
+	for (size_t i = 0; i < pol->process.n_env_set; i++) {
+		const struct policy_env_var *v = &pol->process.env_set[i];
+		if (asprintf(&env[n++], "%s=%s", v->name, v->value) < 0)
+			return env[--n] = NULL, -ENOMEM;
+		have_path |= strcmp(v->name, "PATH") == 0;
+		have_home |= strcmp(v->name, "HOME") == 0;
+	}
+	for (size_t i = 0; i < pol->process.n_env_pass; i++) {
+		const char *name = pol->process.env_pass[i];
+		const char *val = getenv(name);
+		if (!val)
+			continue;
+		if (asprintf(&env[n++], "%s=%s", name, val) < 0)
+			return env[--n] = NULL, -ENOMEM;
+		have_path |= strcmp(name, "PATH") == 0;
+		have_home |= strcmp(name, "HOME") == 0;
+	}
+	if (!have_path && !(env[n++] = strdup("PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin")))
+		return -ENOMEM;
+	if (!have_home && p->home && asprintf(&env[n++], "HOME=%s", p->home) < 0)
+		return env[--n] = NULL, -ENOMEM;
+	if (!(env[n++] = strdup("AIRLOCK_SANDBOX=process")))
+		return -ENOMEM;
+	env[n] = NULL;
+	return 0;
+}
+
+static int plan_ids(struct sandbox_plan *p, const struct policy *pol, const struct stat *ws, struct error *err)
+{
+	p->privileged = geteuid() == 0;
+	if (!p->privileged) {
+		if (pol->sandbox.host_uid >= 0 && (uid_t)pol->sandbox.host_uid != getuid())
+			return error_set(err, EPERM,
+					 "%s: sandbox.host_uid: only a sandbox started as root can choose its host uid",
+					 pol->file);
+		p->host_uid = p->inner_uid = geteuid();
+		p->host_gid = p->inner_gid = getegid();
+		return 0;
+	}
+	/* Root: never run the agent as host root. Default to the workspace's
+	 * owner (so `sudo airlock run` in a user's project writes files as
+	 * that user), else nobody. */
+	if (pol->sandbox.host_uid > 0)
+		p->host_uid = (uid_t)pol->sandbox.host_uid;
+	else
+		p->host_uid = ws->st_uid != 0 ? ws->st_uid : NOBODY;
+	if (pol->sandbox.host_gid > 0)
+		p->host_gid = (gid_t)pol->sandbox.host_gid;
+	else
+		p->host_gid = ws->st_uid != 0 && ws->st_gid != 0 ? ws->st_gid : NOBODY;
+	if (p->host_uid == 0 || p->host_gid == 0)
+		return error_set(err, EPERM, "refusing to map the sandbox to host root");
+	p->inner_uid = p->host_uid;
+	p->inner_gid = p->host_gid;
+	return 0;
+}
+
+int plan_build(const struct policy *pol, char *const *argv, bool trace, struct sandbox_plan *p, struct error *err)
+{
+	char real[PATH_MAX];
+	struct stat st, ws_st;
+	bool exists;
+	int r;
+	_cleanup_free_ char *home = NULL;
+
+	memset(p, 0, sizeof(*p));
+	p->pty_slave = -1;
+	p->child_close[0] = p->child_close[1] = -1;
+	p->argv = (char **)argv;
+	p->trace = trace;
+
+	/* The workspace must exist and be a directory. */
+	char ws[PATH_MAX];
+	if ((r = resolve(pol->sandbox.workspace, ws, &exists, &ws_st, err)) < 0)
+		return r;
+	if (!exists || !S_ISDIR(ws_st.st_mode))
+		return error_set(err, ENOENT, "%s:%u:%u: sandbox.workspace: %s is not an existing directory",
+				 pol->sandbox.workspace_loc.file, pol->sandbox.workspace_loc.line,
+				 pol->sandbox.workspace_loc.col, pol->sandbox.workspace);
+	if (strcmp(ws, "/") == 0)
+		return error_set(err, EINVAL, "sandbox.workspace: refusing to use / as the workspace");
+
+	if ((r = plan_ids(p, pol, &ws_st, err)) < 0)
+		return r;
+
+	/* The system baseline, read-only. */
+	if (pol->filesystem.baseline) {
+		for (size_t i = 0; i < ARRAY_SIZE(baseline_dirs); i++) {
+			if (stat(baseline_dirs[i], &st) < 0 || !S_ISDIR(st.st_mode))
+				continue;
+			if (add_mount(p, MOUNT_BIND, baseline_dirs[i], baseline_dirs[i], true, true, 0) < 0)
+				goto oom;
+		}
+		for (size_t i = 0; i < ARRAY_SIZE(baseline_maybe_links); i++) {
+			const char *d = baseline_maybe_links[i];
+			if (lstat(d, &st) < 0)
+				continue;
+			if (S_ISLNK(st.st_mode)) {
+				char target[PATH_MAX];
+				ssize_t n = readlink(d, target, sizeof(target) - 1);
+				if (n < 0)
+					continue;
+				target[n] = '\0';
+				if (add_mount(p, MOUNT_SYMLINK, target, d, true, false, 0) < 0)
+					goto oom;
+			} else if (S_ISDIR(st.st_mode)) {
+				if (add_mount(p, MOUNT_BIND, d, d, true, true, 0) < 0)
+					goto oom;
+			}
+		}
+	}
+
+	/* Private /tmp and a private, empty home. */
+	if (add_mount(p, MOUNT_TMPFS, NULL, "/tmp", false, true, 01777) < 0)
+		goto oom;
+	home = home_dir();
+	if (home && resolve(home, real, &exists, &st, err) == 0 && exists && strcmp(real, "/") != 0 &&
+	    !covered(p, real)) {
+		if (add_mount(p, MOUNT_TMPFS, NULL, real, false, true, 0700) < 0)
+			goto oom;
+		if (!(p->home = strdup(real)))
+			goto oom;
+	}
+
+	/* The workspace and the policy's own paths. */
+	if (add_mount(p, MOUNT_BIND, ws, ws, false, true, 0) < 0)
+		goto oom;
+	p->mounts[p->n_mounts - 1].user_path = true;
+	const struct policy_paths *lists[2] = { &pol->filesystem.read, &pol->filesystem.write };
+	for (int l = 0; l < 2; l++)
+		for (size_t i = 0; i < lists[l]->n; i++) {
+			if ((r = resolve(lists[l]->v[i].path, real, &exists, &st, err)) < 0)
+				return r;
+			if (!exists)
+				continue;
+			if (add_mount(p, MOUNT_BIND, real, real, l == 0, S_ISDIR(st.st_mode), 0) < 0)
+				goto oom;
+			p->mounts[p->n_mounts - 1].user_path = true;
+		}
+	/* Parents before children: a workspace under /tmp or home lands on
+	 * top of the private tmpfs, a read-only path under the workspace on
+	 * top of the workspace. */
+	qsort(p->mounts, p->n_mounts, sizeof(*p->mounts), cmp_depth);
+
+	/* Denied paths that would otherwise be visible are covered last. */
+	for (size_t i = 0; i < pol->filesystem.deny.n; i++) {
+		if ((r = resolve(pol->filesystem.deny.v[i].path, real, &exists, &st, err)) < 0)
+			return r;
+		if (!exists || !covered(p, real))
+			continue;
+		if (add_mount(p, S_ISDIR(st.st_mode) ? MOUNT_HIDE_DIR : MOUNT_HIDE_FILE, NULL, real, true, false,
+			      0) < 0)
+			goto oom;
+	}
+
+	/* Landlock rights, mirroring the mounts. */
+	bool exec_default = !pol->process.exec_set;
+	if (add_rule(p, "/", LL_FS_READ_DIR) < 0)
+		goto oom;
+	for (size_t i = 0; i < p->n_mounts; i++) {
+		const struct mount_entry *m = &p->mounts[i];
+		if (m->kind != MOUNT_BIND && m->kind != MOUNT_TMPFS)
+			continue;
+		uint64_t a = m->readonly ? LL_READ : LL_RW;
+		if (exec_default && m->kind == MOUNT_BIND && path_under(m->dst, ws))
+			a |= LL_FS_EXECUTE;
+		if (add_rule(p, m->dst, a) < 0)
+			goto oom;
+	}
+	if (exec_default) {
+		for (size_t i = 0; i < ARRAY_SIZE(default_exec_dirs); i++)
+			if (pol->filesystem.baseline && add_rule(p, default_exec_dirs[i], LL_READ | LL_FS_EXECUTE) < 0)
+				goto oom;
+	} else {
+		for (size_t i = 0; i < pol->process.exec.n; i++)
+			if (add_rule(p, pol->process.exec.v[i].path, LL_FS_READ_FILE | LL_FS_EXECUTE) < 0)
+				goto oom;
+		/* The kernel opens an ELF interpreter with exec rights. */
+		for (size_t i = 0; i < ARRAY_SIZE(dynamic_loaders); i++)
+			if (realpath(dynamic_loaders[i], real) && add_rule(p, real, LL_FS_READ_FILE | LL_FS_EXECUTE) < 0)
+				goto oom;
+	}
+	static const char *const dev_rw[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom" };
+	for (size_t i = 0; i < ARRAY_SIZE(dev_rw); i++)
+		if (add_rule(p, dev_rw[i], LL_FS_READ_FILE | LL_FS_WRITE_FILE) < 0)
+			goto oom;
+	if (add_rule(p, "/dev/tty", LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_IOCTL_DEV) < 0 ||
+	    add_rule(p, "/dev/pts", LL_READ | LL_FS_WRITE_FILE | LL_FS_IOCTL_DEV) < 0 ||
+	    add_rule(p, "/dev/shm", LL_RW) < 0 || add_rule(p, "/proc", LL_READ) < 0)
+		goto oom;
+
+	/* Where the command starts: the caller's directory if the sandbox
+	 * shows it, else the workspace. */
+	char cwd[PATH_MAX];
+	bool visible = false;
+	if (getcwd(cwd, sizeof(cwd)) && realpath(cwd, real))
+		for (size_t i = 0; i < p->n_mounts; i++)
+			visible |= p->mounts[i].kind == MOUNT_BIND && path_under(real, p->mounts[i].dst);
+	p->cwd = strdup(visible ? real : ws);
+	p->hostname = strdup("airlock");
+	if (!p->cwd || !p->hostname)
+		goto oom;
+
+	/* Limits. Core dumps are always off: a dump could carry a secret
+	 * out of a process's memory into the workspace. */
+	const struct policy_limits *lim = &pol->sandbox.limits;
+	p->rlimits[p->n_rlimits++] = (typeof(p->rlimits[0])){ RLIMIT_CORE, 0 };
+	if (lim->open_files)
+		p->rlimits[p->n_rlimits++] = (typeof(p->rlimits[0])){ RLIMIT_NOFILE, lim->open_files };
+	if (lim->cpu_seconds)
+		p->rlimits[p->n_rlimits++] = (typeof(p->rlimits[0])){ RLIMIT_CPU, lim->cpu_seconds };
+	if (lim->pids)
+		p->rlimits[p->n_rlimits++] = (typeof(p->rlimits[0])){ RLIMIT_NPROC, lim->pids };
+
+	if (build_env(p, pol) < 0)
+		goto oom;
+	return 0;
+oom:
+	return error_set(err, ENOMEM, "out of memory");
+}

@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The supervisor: builds the plan, starts the child in its namespaces,
+ * writes its id maps, joins it to its cgroup, then relays the terminal,
+ * forwards signals, enforces the wall-clock limit, answers seccomp
+ * notifications when tracing, and turns the end of the run into an exit
+ * code. It stays outside every namespace the sandbox has.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "sandbox/internal.h"
+#include "sandbox/proto.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/trace.h"
+#include "util/cleanup.h"
+
+#define CLONE_FLAGS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+
+struct term {
+	int master;
+	bool raw;
+	struct termios saved;
+};
+
+static void term_restore(struct term *t)
+{
+	if (t->raw)
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &t->saved);
+	t->raw = false;
+}
+
+/* A pty of our own when stdin is a terminal: the command gets job control
+ * and a real terminal without ever holding the host's one (TIOCSTI on it
+ * could type commands into the user's shell after we exit). */
+static int term_open(struct term *t, int *slave, struct error *err)
+{
+	t->master = -1;
+	*slave = -1;
+	if (!isatty(STDIN_FILENO))
+		return 0;
+	t->master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (t->master < 0)
+		return error_sys(err, errno, "posix_openpt");
+	if (grantpt(t->master) < 0 || unlockpt(t->master) < 0)
+		return error_sys(err, errno, "unlockpt");
+	char name[64];
+	if (ptsname_r(t->master, name, sizeof(name)) != 0)
+		return error_sys(err, errno, "ptsname");
+	*slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (*slave < 0)
+		return error_sys(err, errno, "cannot open %s", name);
+	struct winsize ws;
+	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+		ioctl(t->master, TIOCSWINSZ, &ws);
+	if (tcgetattr(STDIN_FILENO, &t->saved) == 0) {
+		tcsetattr(*slave, TCSANOW, &t->saved);
+		struct termios raw = t->saved;
+		cfmakeraw(&raw);
+		if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw) == 0)
+			t->raw = true;
+	}
+	return 0;
+}
+
+static bool copy_fd(int from, int to)
+{
+	char buf[16384];
+	ssize_t n = read(from, buf, sizeof(buf));
+	if (n <= 0)
+		return n < 0 && (errno == EINTR || errno == EAGAIN);
+	for (ssize_t off = 0; off < n;) {
+		ssize_t w = write(to, buf + off, (size_t)(n - off));
+		if (w < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return false;
+		}
+		off += w;
+	}
+	return true;
+}
+
+static const int relayed[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+
+struct run_state {
+	pid_t child;
+	int sync;
+	int notify;
+	int status; /* init's raw wait status */
+	int cmd_status; /* the command's raw status as reported by init, or -1 */
+	bool wall_hit;
+	struct trace_log *trace;
+};
+
+static void handle_notify(struct run_state *s)
+{
+	struct seccomp_notif req;
+	struct seccomp_notif_resp resp;
+	memset(&req, 0, sizeof(req));
+	if (ioctl(s->notify, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+		return;
+	trace_record_syscall(s->trace, &req);
+	memset(&resp, 0, sizeof(resp));
+	resp.id = req.id;
+	resp.error = -EPERM;
+	(void)ioctl(s->notify, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+}
+
+static int event_loop(struct run_state *s, struct term *t, const struct policy *pol, int sfd)
+{
+	_cleanup_close_ int tfd = -1;
+	if (pol->sandbox.limits.wall_seconds) {
+		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		struct itimerspec its = { .it_value = { .tv_sec = (time_t)pol->sandbox.limits.wall_seconds } };
+		if (tfd >= 0)
+			timerfd_settime(tfd, 0, &its, NULL);
+	}
+	bool stdin_open = t->master >= 0;
+	for (;;) {
+		enum { P_SIG, P_SYNC, P_NOTIFY, P_TIMER, P_STDIN, P_MASTER, P_N };
+		struct pollfd p[P_N] = {
+			[P_SIG] = { .fd = sfd, .events = POLLIN },
+			[P_SYNC] = { .fd = s->sync, .events = POLLIN },
+			[P_NOTIFY] = { .fd = s->notify, .events = POLLIN },
+			[P_TIMER] = { .fd = tfd, .events = POLLIN },
+			[P_STDIN] = { .fd = stdin_open ? STDIN_FILENO : -1, .events = POLLIN },
+			[P_MASTER] = { .fd = t->master, .events = POLLIN },
+		};
+		if (poll(p, P_N, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (p[P_MASTER].revents & (POLLIN | POLLHUP | POLLERR)) {
+			if (!copy_fd(t->master, STDOUT_FILENO) && !(p[P_MASTER].revents & POLLIN)) {
+				/* Slave side fully closed: nothing left to relay. */
+				close(t->master);
+				t->master = -1;
+			}
+		}
+		if (p[P_STDIN].revents & (POLLIN | POLLHUP))
+			if (!copy_fd(STDIN_FILENO, t->master))
+				stdin_open = false;
+		if (p[P_NOTIFY].revents & POLLIN)
+			handle_notify(s);
+		if (p[P_NOTIFY].revents & (POLLHUP | POLLERR)) {
+			close(s->notify);
+			s->notify = -1;
+		}
+		if (p[P_SYNC].revents & POLLIN) {
+			char buf[64];
+			int fd;
+			int n = proto_recv(s->sync, buf, sizeof(buf), &fd);
+			if (fd >= 0)
+				close(fd);
+			if (n == 1 + (int)sizeof(int) && buf[0] == PROTO_EXIT)
+				memcpy(&s->cmd_status, buf + 1, sizeof(int));
+			if (n <= 0) {
+				close(s->sync);
+				s->sync = -1;
+			}
+		}
+		if (p[P_TIMER].revents & POLLIN) {
+			s->wall_hit = true;
+			kill(s->child, SIGKILL);
+			close(tfd);
+			tfd = -1;
+		}
+		if (p[P_SIG].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			if (read(sfd, &si, sizeof(si)) != sizeof(si))
+				continue;
+			if (si.ssi_signo == SIGWINCH) {
+				struct winsize ws;
+				if (t->master >= 0 && ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+					ioctl(t->master, TIOCSWINSZ, &ws);
+			} else if (si.ssi_signo != SIGCHLD) {
+				kill(s->child, (int)si.ssi_signo);
+			}
+		}
+		int st;
+		pid_t w = waitpid(s->child, &st, WNOHANG);
+		if (w == s->child) {
+			s->status = st;
+			s->child = 0;
+			/* Drain what the command printed last. */
+			while (t->master >= 0 && copy_fd(t->master, STDOUT_FILENO)) {
+				struct pollfd mp = { .fd = t->master, .events = POLLIN };
+				if (poll(&mp, 1, 0) <= 0 || !(mp.revents & POLLIN))
+					break;
+			}
+			if (s->sync >= 0) {
+				char buf[64];
+				int fd;
+				int n;
+				struct pollfd sp = { .fd = s->sync, .events = POLLIN };
+				while (poll(&sp, 1, 0) > 0 && (n = proto_recv(s->sync, buf, sizeof(buf), &fd)) > 0) {
+					if (fd >= 0)
+						close(fd);
+					if (n == 1 + (int)sizeof(int) && buf[0] == PROTO_EXIT)
+						memcpy(&s->cmd_status, buf + 1, sizeof(int));
+				}
+			}
+			while (s->notify >= 0) {
+				struct pollfd np = { .fd = s->notify, .events = POLLIN };
+				if (poll(&np, 1, 0) <= 0 || !(np.revents & POLLIN))
+					break;
+				handle_notify(s);
+			}
+			return 0;
+		}
+	}
+}
+
+static int exit_code_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return SANDBOX_EXIT_SETUP;
+}
+
+int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *err)
+{
+	const struct policy *pol = opts->policy;
+	struct sandbox_plan plan;
+	struct cgroup_handle cg = { 0 };
+	struct term term = { .master = -1 };
+	int slave = -1, sfd = -1, r;
+	int sv[2] = { -1, -1 };
+	struct run_state s = { .notify = -1, .sync = -1, .cmd_status = -1 };
+	sigset_t mask, oldmask;
+	bool masked = false;
+
+	if (pol->sandbox.boundary != POLICY_BOUNDARY_PROCESS)
+		return error_set(err, ENOTSUP,
+				 "sandbox.boundary: %s is not available in this build; only \"process\" is "
+				 "(airlock refuses to run a weaker boundary than the policy asks for)",
+				 policy_boundary_name(pol->sandbox.boundary));
+	if (pol->sandbox.mode == POLICY_MODE_OBSERVE)
+		return error_set(err, ENOTSUP,
+				 "sandbox.mode: observe (no enforcement) is not available in this build; use "
+				 "enforce, or learn to enforce and report what was denied");
+
+	bool trace = opts->trace_denials || pol->sandbox.mode == POLICY_MODE_LEARN;
+	if ((r = plan_build(pol, opts->argv, trace, &plan, err)) < 0) {
+		plan_free(&plan);
+		return r;
+	}
+	if (plan.privileged && (r = idmap_prepare(&plan, err)) < 0)
+		goto out;
+	if ((r = limits_cgroup_create(&pol->sandbox.limits, &cg, err)) < 0)
+		goto out;
+	if (pol->sandbox.limits.memory_bytes && !cg.memory_dir)
+		/* No cgroup: fall back to capping each process's data segment. */
+		plan.rlimits[plan.n_rlimits++] =
+			(typeof(plan.rlimits[0])){ RLIMIT_DATA, pol->sandbox.limits.memory_bytes };
+	if ((r = term_open(&term, &slave, err)) < 0)
+		goto out;
+	plan.pty_slave = slave;
+	if (trace && !(s.trace = trace_new())) {
+		r = error_set(err, ENOMEM, "out of memory");
+		goto out;
+	}
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		r = error_sys(err, errno, "socketpair");
+		goto out;
+	}
+	plan.child_close[0] = sv[0];
+	plan.child_close[1] = term.master;
+
+	/* Signals are handled through a signalfd from here on; block them
+	 * before clone so none is lost between clone and the loop. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGWINCH);
+	for (size_t i = 0; i < ARRAY_SIZE(relayed); i++)
+		sigaddset(&mask, relayed[i]);
+	sigprocmask(SIG_BLOCK, &mask, &oldmask);
+	masked = true;
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0) {
+		r = error_sys(err, errno, "signalfd");
+		goto out;
+	}
+
+	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_FLAGS | SIGCHLD, NULL, NULL, NULL, NULL);
+	if (pid < 0) {
+		r = error_sys(err, errno, "cannot create the sandbox's namespaces (clone)");
+		goto out;
+	}
+	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+		close(sfd);
+		child_main(&plan, sv[1]);
+	}
+	s.child = pid;
+	close(sv[1]);
+	sv[1] = -1;
+	if (slave >= 0) {
+		close(slave);
+		slave = -1;
+		plan.pty_slave = -1;
+	}
+	s.sync = sv[0];
+	sv[0] = -1;
+
+	if ((r = ids_write_maps(pid, &plan, err)) < 0 || (r = limits_cgroup_attach(&cg, pid, err)) < 0)
+		goto out;
+	char go = PROTO_GO;
+	if (send(s.sync, &go, 1, MSG_NOSIGNAL) != 1) {
+		r = error_sys(err, errno, "the sandbox died during setup");
+		goto out;
+	}
+	char buf[ERROR_MSG_MAX + 2];
+	int fd = -1;
+	int n = proto_recv(s.sync, buf, sizeof(buf), &fd);
+	if (n <= 0 || buf[0] != PROTO_READY) {
+		if (fd >= 0)
+			close(fd);
+		if (n > 0 && buf[0] == PROTO_ERROR)
+			r = error_set(err, EIO, "sandbox setup failed: %s", buf + 1);
+		else
+			r = error_set(err, EIO, "sandbox setup failed: the child exited before reporting");
+		goto out;
+	}
+	s.notify = fd;
+
+	r = event_loop(&s, &term, pol, sfd);
+	term_restore(&term);
+	if (r < 0) {
+		r = error_sys(err, -r, "supervisor loop");
+		goto out;
+	}
+
+	int status = s.cmd_status != -1 ? s.cmd_status : s.status;
+	*exit_code = exit_code_of(status);
+	if (s.wall_hit) {
+		fprintf(stderr, "airlock: wall-clock limit of %llus reached; the run was ended\n",
+			(unsigned long long)pol->sandbox.limits.wall_seconds);
+		*exit_code = 128 + SIGKILL;
+	} else if (limits_cgroup_oom(&cg)) {
+		fprintf(stderr, "airlock: memory limit of %llu bytes reached; the kernel killed a process\n",
+			(unsigned long long)pol->sandbox.limits.memory_bytes);
+	} else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) {
+		fprintf(stderr, "airlock: CPU time limit of %llus reached; the run was ended\n",
+			(unsigned long long)pol->sandbox.limits.cpu_seconds);
+	}
+	if (s.trace)
+		trace_report(s.trace, stderr);
+	r = 0;
+out:
+	term_restore(&term);
+	if (s.child > 0) {
+		kill(s.child, SIGKILL);
+		waitpid(s.child, NULL, 0);
+	}
+	if (masked)
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	for (int i = 0; i < 2; i++)
+		if (sv[i] >= 0)
+			close(sv[i]);
+	if (s.sync >= 0)
+		close(s.sync);
+	if (s.notify >= 0)
+		close(s.notify);
+	if (sfd >= 0)
+		close(sfd);
+	if (slave >= 0)
+		close(slave);
+	if (term.master >= 0)
+		close(term.master);
+	limits_cgroup_destroy(&cg);
+	trace_free(s.trace);
+	plan_free(&plan);
+	return r;
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "sandbox/trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sandbox/internal.h"
+
+/* Bounded: a command that hammers a blocked call cannot grow our memory. */
+#define TRACE_MAX_ENTRIES 256
+
+struct trace_entry {
+	char what[512];
+	unsigned long count;
+};
+
+struct trace_log {
+	struct trace_entry e[TRACE_MAX_ENTRIES];
+	size_t n;
+	unsigned long dropped;
+};
+
+struct trace_log *trace_new(void)
+{
+	return calloc(1, sizeof(struct trace_log));
+}
+
+void trace_free(struct trace_log *t)
+{
+	free(t);
+}
+
+static void comm_of(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+static void add(struct trace_log *t, const char *what)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (strcmp(t->e[i].what, what) == 0) {
+			t->e[i].count++;
+			return;
+		}
+	if (t->n == TRACE_MAX_ENTRIES) {
+		t->dropped++;
+		return;
+	}
+	snprintf(t->e[t->n].what, sizeof(t->e[t->n].what), "%s", what);
+	t->e[t->n++].count = 1;
+}
+
+void trace_record_syscall(struct trace_log *t, const struct seccomp_notif *req)
+{
+	if (!t)
+		return;
+	char name[64], comm[32], what[512];
+	seccomp_syscall_name(req->data.nr, name, sizeof(name));
+	comm_of((pid_t)req->pid, comm, sizeof(comm));
+	snprintf(what, sizeof(what), "%s(0x%llx, 0x%llx, ...) = EPERM [seccomp] by %s", name,
+		 (unsigned long long)req->data.args[0], (unsigned long long)req->data.args[1], comm);
+	add(t, what);
+}
+
+void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, const char *path, int err)
+{
+	if (!t)
+		return;
+	char comm[32], what[512];
+	comm_of(pid, comm, sizeof(comm));
+	snprintf(what, sizeof(what), "%s(\"%s\") = %s [filesystem] by %s", syscall, path,
+		 err == EACCES ? "EACCES" : err == EPERM ? "EPERM" : strerror(err), comm);
+	add(t, what);
+}
+
+void trace_report(const struct trace_log *t, FILE *f)
+{
+	if (!t)
+		return;
+	if (t->n == 0) {
+		fprintf(f, "airlock: no operation was denied\n");
+		return;
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->e[i].count > 1)
+			fprintf(f, "airlock: denied: %s (%lu times)\n", t->e[i].what, t->e[i].count);
+		else
+			fprintf(f, "airlock: denied: %s\n", t->e[i].what);
+	}
+	if (t->dropped)
+		fprintf(f, "airlock: %lu further denials not listed\n", t->dropped);
+}
