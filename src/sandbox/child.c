@@ -17,6 +17,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
@@ -52,6 +53,25 @@ static int loopback_up(struct error *err)
 	return 0;
 }
 
+/* A pty from the sandbox's own devpts instance: the command's terminal
+ * then has a name inside the sandbox (/dev/pts/0) and the host's terminal
+ * is never handed in. The supervisor gets the master and relays. */
+static int open_pty(int *master, int *slave, struct error *err)
+{
+	*master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (*master < 0)
+		return error_sys(err, errno, "cannot open /dev/ptmx");
+	if (unlockpt(*master) < 0)
+		return error_sys(err, errno, "unlockpt");
+	char name[64];
+	if (ptsname_r(*master, name, sizeof(name)) != 0)
+		return error_sys(err, errno, "ptsname");
+	*slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (*slave < 0)
+		return error_sys(err, errno, "cannot open %s", name);
+	return 0;
+}
+
 static bool supervisor_gone(int sync_fd)
 {
 	struct pollfd p = { .fd = sync_fd, .events = POLLIN };
@@ -73,6 +93,10 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 	if (recv(sync_fd, &go, 1, 0) != 1 || go != PROTO_GO)
 		_exit(SANDBOX_EXIT_SETUP_CHILD); /* supervisor gone or failed */
 
+	/* Leave the host terminal's session at once: nothing in the sandbox,
+	 * init included, keeps the host's controlling terminal. */
+	if (setsid() < 0)
+		(error_sys(&err, errno, "setsid"), fail(sync_fd, &err));
 	if (plan->privileged && setgroups(0, NULL) < 0)
 		(error_sys(&err, errno, "setgroups"), fail(sync_fd, &err));
 	/* Become the sandbox's ids now, keeping our namespace capabilities for
@@ -89,6 +113,9 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 	if (mount_build_root(plan, &err) < 0)
 		fail(sync_fd, &err);
 	if (loopback_up(&err) < 0)
+		fail(sync_fd, &err);
+	int pty_master = -1, pty_slave = -1;
+	if (plan->pty && open_pty(&pty_master, &pty_slave, &err) < 0)
 		fail(sync_fd, &err);
 
 	if (caps_drop_all(&err) < 0)
@@ -112,9 +139,11 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 	if (seccomp_apply(plan, &notify_fd, &err) < 0)
 		fail(sync_fd, &err);
 
-	if (proto_send_ready(sync_fd, notify_fd) < 0)
+	if (proto_send_ready(sync_fd, notify_fd, pty_master) < 0)
 		_exit(SANDBOX_EXIT_SETUP_CHILD);
 	if (notify_fd >= 0)
 		close(notify_fd);
-	init_main(plan, sync_fd);
+	if (pty_master >= 0)
+		close(pty_master);
+	init_main(plan, sync_fd, pty_slave);
 }

@@ -65,7 +65,7 @@ static void exec_in_path(char *const argv[], char *const envp[])
 	errno = saved;
 }
 
-__attribute__((noreturn)) static void run_command(const struct sandbox_plan *plan)
+__attribute__((noreturn)) static void run_command(const struct sandbox_plan *plan, int pty_slave)
 {
 	sigset_t none;
 	sigemptyset(&none);
@@ -78,12 +78,12 @@ __attribute__((noreturn)) static void run_command(const struct sandbox_plan *pla
 	 * host's, so it cannot inject input into it. */
 	if (setsid() < 0)
 		_exit(SANDBOX_EXIT_SETUP_CHILD);
-	if (plan->pty_slave >= 0) {
+	if (pty_slave >= 0) {
 		/* airlock's own pty becomes the controlling terminal. */
-		if (ioctl(plan->pty_slave, TIOCSCTTY, 0) < 0)
+		if (ioctl(pty_slave, TIOCSCTTY, 0) < 0)
 			_exit(SANDBOX_EXIT_SETUP_CHILD);
 		for (int fd = 0; fd <= 2; fd++)
-			if (isatty(fd) && dup2(plan->pty_slave, fd) < 0)
+			if (isatty(fd) && dup2(pty_slave, fd) < 0)
 				_exit(SANDBOX_EXIT_SETUP_CHILD);
 	}
 	if (chdir(plan->cwd) < 0 && chdir("/") < 0)
@@ -108,7 +108,7 @@ static int status_code(int status)
 	return 125;
 }
 
-__attribute__((noreturn)) void init_main(const struct sandbox_plan *plan, int sync_fd)
+__attribute__((noreturn)) void init_main(const struct sandbox_plan *plan, int sync_fd, int pty_slave)
 {
 	prctl(PR_SET_NAME, "airlock-init");
 
@@ -131,7 +131,7 @@ __attribute__((noreturn)) void init_main(const struct sandbox_plan *plan, int sy
 	if (cmd < 0)
 		_exit(SANDBOX_EXIT_SETUP_CHILD);
 	if (cmd == 0)
-		run_command(plan);
+		run_command(plan, pty_slave);
 
 	/* Init keeps no handle on the host's terminal or files. */
 	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -140,8 +140,8 @@ __attribute__((noreturn)) void init_main(const struct sandbox_plan *plan, int sy
 			dup2(devnull, fd);
 		close(devnull);
 	}
-	if (plan->pty_slave >= 0)
-		close(plan->pty_slave);
+	if (pty_slave >= 0)
+		close(pty_slave);
 
 	int cmd_status = -1;
 	for (;;) {

@@ -63,7 +63,7 @@ struct sandbox_plan {
 	size_t n_rlimits;
 
 	bool trace;        /* seccomp denials are sent to the supervisor */
-	int pty_slave;     /* -1 unless a pty was allocated */
+	bool pty;          /* give the command a pty from the sandbox's own devpts */
 	int child_close[2]; /* supervisor-only fds the child closes first (-1 = none) */
 	char *home;        /* inside path of the private home, or NULL */
 };
@@ -114,7 +114,7 @@ void limits_cgroup_destroy(struct cgroup_handle *cg);
 int limits_apply_rlimits(const struct sandbox_plan *plan, struct error *err) WUR;
 
 /* init.c: pid 1 of the sandbox; never returns. */
-__attribute__((noreturn)) void init_main(const struct sandbox_plan *plan, int sync_fd);
+__attribute__((noreturn)) void init_main(const struct sandbox_plan *plan, int sync_fd, int pty_slave);
 
 /* child.c: the path from clone to execve. Never returns. */
 __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int sync_fd);

@@ -49,7 +49,6 @@ void plan_free(struct sandbox_plan *p)
 	free(p->hostname);
 	free(p->home);
 	memset(p, 0, sizeof(*p));
-	p->pty_slave = -1;
 }
 
 static bool path_under(const char *path, const char *dir)
@@ -219,7 +218,6 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 	_cleanup_free_ char *home = NULL;
 
 	memset(p, 0, sizeof(*p));
-	p->pty_slave = -1;
 	p->child_close[0] = p->child_close[1] = -1;
 	p->argv = (char **)argv;
 	p->trace = trace;

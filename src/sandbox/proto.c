@@ -2,42 +2,54 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "sandbox/proto.h"
 
-int proto_send_ready(int sock, int fd)
+int proto_send_ready(int sock, int notify_fd, int pty_fd)
 {
-	char byte = PROTO_READY;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	char msg[2] = { PROTO_READY, 0 };
+	int fds[PROTO_MAX_FDS];
+	size_t n = 0;
+	if (notify_fd >= 0) {
+		msg[1] |= PROTO_FD_NOTIFY;
+		fds[n++] = notify_fd;
+	}
+	if (pty_fd >= 0) {
+		msg[1] |= PROTO_FD_PTY;
+		fds[n++] = pty_fd;
+	}
+	struct iovec iov = { .iov_base = msg, .iov_len = sizeof(msg) };
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(int) * PROTO_MAX_FDS)];
 		struct cmsghdr align;
 	} ctl;
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	if (fd >= 0) {
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	if (n) {
 		memset(&ctl, 0, sizeof(ctl));
-		msg.msg_control = ctl.buf;
-		msg.msg_controllen = sizeof(ctl.buf);
-		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
 	}
-	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+	return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(msg) ? 0 : -errno;
 }
 
-int proto_recv(int sock, char *buf, size_t len, int *fd)
+int proto_recv(int sock, char *buf, size_t len, int fds[PROTO_MAX_FDS])
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = len - 1 };
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(int) * PROTO_MAX_FDS)];
 		struct cmsghdr align;
 	} ctl;
 	struct msghdr msg = {
 		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)
 	};
-	*fd = -1;
+	for (int i = 0; i < PROTO_MAX_FDS; i++)
+		fds[i] = -1;
 	ssize_t n;
 	do
 		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
@@ -45,8 +57,21 @@ int proto_recv(int sock, char *buf, size_t len, int *fd)
 	if (n < 0)
 		return -errno;
 	buf[n] = '\0';
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-			memcpy(fd, CMSG_DATA(c), sizeof(int));
+	size_t got = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int tmp[PROTO_MAX_FDS * 2];
+		if (k > PROTO_MAX_FDS * 2)
+			k = PROTO_MAX_FDS * 2;
+		memcpy(tmp, CMSG_DATA(c), k * sizeof(int));
+		for (size_t i = 0; i < k; i++) {
+			if (got < PROTO_MAX_FDS)
+				fds[got++] = tmp[i];
+			else
+				close(tmp[i]); /* more than we asked for: refuse to hold them */
+		}
+	}
 	return (int)n;
 }

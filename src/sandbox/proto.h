@@ -7,17 +7,23 @@
 
 #define PROTO_GO 'G'     /* supervisor -> child: maps written, cgroup joined */
 #define PROTO_ERROR 'E'  /* child -> supervisor: setup failed; text follows */
-#define PROTO_READY 'R'  /* child -> supervisor: sandbox built (+ SCM_RIGHTS notify fd) */
+#define PROTO_READY 'R'  /* child -> supervisor: sandbox built; a flags byte follows
+                          * (PROTO_FD_*) naming the SCM_RIGHTS fds, in that order */
+#define PROTO_FD_NOTIFY 0x1 /* the seccomp user-notification listener */
+#define PROTO_FD_PTY 0x2    /* the master of a pty from the sandbox's own devpts */
 #define PROTO_EXIT 'X'   /* init -> supervisor: the command's raw wait status (int) */
 
 /* Exit status of the child when setup failed before it could report. */
 #define SANDBOX_EXIT_SETUP_CHILD 125
 
-/* Send READY, attaching fd when fd >= 0. */
-int proto_send_ready(int sock, int fd);
+#define PROTO_MAX_FDS 2
 
-/* Receive one message into buf (NUL-terminated); *fd receives an attached
- * fd or -1. Returns the message length, 0 on EOF, negative errno. */
-int proto_recv(int sock, char *buf, size_t len, int *fd);
+/* Send READY with the fds that are >= 0 (notify, pty master). */
+int proto_send_ready(int sock, int notify_fd, int pty_fd);
+
+/* Receive one message into buf (NUL-terminated); fds[] receives attached
+ * fds in order, the rest set to -1. Returns the message length, 0 on EOF,
+ * negative errno. */
+int proto_recv(int sock, char *buf, size_t len, int fds[PROTO_MAX_FDS]);
 
 #endif

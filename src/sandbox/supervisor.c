@@ -45,37 +45,24 @@ static void term_restore(struct term *t)
 	t->raw = false;
 }
 
-/* A pty of our own when stdin is a terminal: the command gets job control
- * and a real terminal without ever holding the host's one (TIOCSTI on it
- * could type commands into the user's shell after we exit). */
-static int term_open(struct term *t, int *slave, struct error *err)
+/* When stdin is a terminal the command gets a pty of the sandbox's own
+ * (see child.c): job control and a real terminal, without ever holding the
+ * host's one (TIOCSTI on it could type into the user's shell after we
+ * exit). Here: copy the host terminal's settings and size onto it and put
+ * the host terminal in raw mode for the relay. */
+static void term_attach(struct term *t, int master)
 {
-	t->master = -1;
-	*slave = -1;
-	if (!isatty(STDIN_FILENO))
-		return 0;
-	t->master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (t->master < 0)
-		return error_sys(err, errno, "posix_openpt");
-	if (grantpt(t->master) < 0 || unlockpt(t->master) < 0)
-		return error_sys(err, errno, "unlockpt");
-	char name[64];
-	if (ptsname_r(t->master, name, sizeof(name)) != 0)
-		return error_sys(err, errno, "ptsname");
-	*slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (*slave < 0)
-		return error_sys(err, errno, "cannot open %s", name);
+	t->master = master;
 	struct winsize ws;
 	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
-		ioctl(t->master, TIOCSWINSZ, &ws);
+		ioctl(master, TIOCSWINSZ, &ws);
 	if (tcgetattr(STDIN_FILENO, &t->saved) == 0) {
-		tcsetattr(*slave, TCSANOW, &t->saved);
+		tcsetattr(master, TCSANOW, &t->saved);
 		struct termios raw = t->saved;
 		cfmakeraw(&raw);
 		if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw) == 0)
 			t->raw = true;
 	}
-	return 0;
 }
 
 static bool copy_fd(int from, int to)
@@ -165,10 +152,11 @@ static int event_loop(struct run_state *s, struct term *t, const struct policy *
 		}
 		if (p[P_SYNC].revents & POLLIN) {
 			char buf[64];
-			int fd;
-			int n = proto_recv(s->sync, buf, sizeof(buf), &fd);
-			if (fd >= 0)
-				close(fd);
+			int fds[PROTO_MAX_FDS];
+			int n = proto_recv(s->sync, buf, sizeof(buf), fds);
+			for (int i = 0; i < PROTO_MAX_FDS; i++)
+				if (fds[i] >= 0)
+					close(fds[i]);
 			if (n == 1 + (int)sizeof(int) && buf[0] == PROTO_EXIT)
 				memcpy(&s->cmd_status, buf + 1, sizeof(int));
 			if (n <= 0) {
@@ -207,12 +195,13 @@ static int event_loop(struct run_state *s, struct term *t, const struct policy *
 			}
 			if (s->sync >= 0) {
 				char buf[64];
-				int fd;
+				int fds[PROTO_MAX_FDS];
 				int n;
 				struct pollfd sp = { .fd = s->sync, .events = POLLIN };
-				while (poll(&sp, 1, 0) > 0 && (n = proto_recv(s->sync, buf, sizeof(buf), &fd)) > 0) {
-					if (fd >= 0)
-						close(fd);
+				while (poll(&sp, 1, 0) > 0 && (n = proto_recv(s->sync, buf, sizeof(buf), fds)) > 0) {
+					for (int i = 0; i < PROTO_MAX_FDS; i++)
+						if (fds[i] >= 0)
+							close(fds[i]);
 					if (n == 1 + (int)sizeof(int) && buf[0] == PROTO_EXIT)
 						memcpy(&s->cmd_status, buf + 1, sizeof(int));
 				}
@@ -243,7 +232,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	struct sandbox_plan plan;
 	struct cgroup_handle cg = { 0 };
 	struct term term = { .master = -1 };
-	int slave = -1, sfd = -1, r;
+	int sfd = -1, r;
 	int sv[2] = { -1, -1 };
 	struct run_state s = { .notify = -1, .sync = -1, .cmd_status = -1 };
 	sigset_t mask, oldmask;
@@ -272,9 +261,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		/* No cgroup: fall back to capping each process's data segment. */
 		plan.rlimits[plan.n_rlimits++] =
 			(typeof(plan.rlimits[0])){ RLIMIT_DATA, pol->sandbox.limits.memory_bytes };
-	if ((r = term_open(&term, &slave, err)) < 0)
-		goto out;
-	plan.pty_slave = slave;
+	plan.pty = isatty(STDIN_FILENO);
 	if (trace && !(s.trace = trace_new())) {
 		r = error_set(err, ENOMEM, "out of memory");
 		goto out;
@@ -285,7 +272,6 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		goto out;
 	}
 	plan.child_close[0] = sv[0];
-	plan.child_close[1] = term.master;
 
 	/* Signals are handled through a signalfd from here on; block them
 	 * before clone so none is lost between clone and the loop. */
@@ -315,11 +301,6 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	s.child = pid;
 	close(sv[1]);
 	sv[1] = -1;
-	if (slave >= 0) {
-		close(slave);
-		slave = -1;
-		plan.pty_slave = -1;
-	}
 	s.sync = sv[0];
 	sv[0] = -1;
 
@@ -331,18 +312,23 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		goto out;
 	}
 	char buf[ERROR_MSG_MAX + 2];
-	int fd = -1;
-	int n = proto_recv(s.sync, buf, sizeof(buf), &fd);
-	if (n <= 0 || buf[0] != PROTO_READY) {
-		if (fd >= 0)
-			close(fd);
+	int fds[PROTO_MAX_FDS];
+	int n = proto_recv(s.sync, buf, sizeof(buf), fds);
+	if (n != 2 || buf[0] != PROTO_READY) {
+		for (int i = 0; i < PROTO_MAX_FDS; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
 		if (n > 0 && buf[0] == PROTO_ERROR)
 			r = error_set(err, EIO, "sandbox setup failed: %s", buf + 1);
 		else
 			r = error_set(err, EIO, "sandbox setup failed: the child exited before reporting");
 		goto out;
 	}
-	s.notify = fd;
+	int k = 0;
+	if (buf[1] & PROTO_FD_NOTIFY)
+		s.notify = fds[k++];
+	if (buf[1] & PROTO_FD_PTY)
+		term_attach(&term, fds[k++]);
 
 	r = event_loop(&s, &term, pol, sfd);
 	term_restore(&term);
@@ -384,8 +370,6 @@ out:
 		close(s.notify);
 	if (sfd >= 0)
 		close(sfd);
-	if (slave >= 0)
-		close(slave);
 	if (term.master >= 0)
 		close(term.master);
 	limits_cgroup_destroy(&cg);
