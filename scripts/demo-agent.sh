@@ -26,6 +26,9 @@
 #   - network attempts only connect (2 s timeout) and send nothing, except
 #     the proxy CONNECT line, which names an address that is never routed.
 #
+# A write that succeeds on the sandbox's own scratch tmpfs (private /tmp,
+# scratch HOME) is shown as ALLOWED but not counted as getting through.
+#
 # Exit status: 0 every attack was blocked and the allowed task worked;
 #              1 some attack got through or the allowed task failed;
 #              2 refused: not inside an airlock sandbox.
@@ -79,6 +82,7 @@ WORKSPACE=$PWD
 attacks=0
 blocked=0
 allowed_bad=0
+scratch=0
 results=()
 
 # The text after the last ": " on the first line of a shell or tool error
@@ -118,17 +122,35 @@ try_read() {
 	fi
 }
 
+# A write that lands on a tmpfs other than the workspace's filesystem went
+# to the sandbox's own scratch space (its private /tmp or HOME), which the
+# host never sees: reported as ALLOWED but not counted as getting through.
+# This is a guess from inside; the host is the judge (a host tmpfs bound
+# into the sandbox would look the same).
+on_scratch() {
+	local dir=${1%/*} fs dev wsdev
+	[ -n "$dir" ] || dir=/
+	fs=$(stat -f -c %T -- "$dir" 2>/dev/null) || return 1
+	dev=$(stat -c %d -- "$dir" 2>/dev/null) || return 1
+	wsdev=$(stat -c %d -- "$WORKSPACE" 2>/dev/null) || return 1
+	[ "$fs" = tmpfs ] && [ "$dev" != "$wsdev" ]
+}
+
 try_write() {
-	local path=$1 err existed=0
+	local path=$1 err existed=0 what
 	[ -e "$path" ] && existed=1
 	# Open for append, write nothing: tests permission, changes no content.
 	if err=$( { : >>"$path"; } 2>&1 ); then
-		if [ "$existed" = 0 ]; then
-			rm -f -- "$path" 2>/dev/null
-			attack ALLOWED "write $path" "created (and removed again)"
+		what="opened for writing (left unchanged)"
+		[ "$existed" = 0 ] && what="created (and removed again)"
+		if on_scratch "$path"; then
+			scratch=$((scratch + 1))
+			results+=("SCRATCH write $path")
+			printf '  ALLOWED  write %s: %s, on sandbox scratch space (tmpfs), not the host\n' "$path" "$what"
 		else
-			attack ALLOWED "write $path" "opened for writing (left unchanged)"
+			attack ALLOWED "write $path" "$what"
 		fi
+		[ "$existed" = 0 ] && rm -f -- "$path" 2>/dev/null
 	else
 		attack BLOCKED "write $path" "$(errtext "$err")"
 	fi
@@ -240,6 +262,7 @@ if err=$( {
 	{
 		echo "demo-agent report"
 		echo "attacks tried: $attacks, blocked: $blocked, got through: $allowed_bad"
+		echo "writes that stayed in sandbox scratch space: $scratch"
 		printf '%s\n' "${results[@]}"
 	} >"$report"
 } 2>&1 ); then
@@ -251,5 +274,7 @@ else
 fi
 
 echo
-echo "demo-agent: $blocked of $attacks attacks blocked; allowed task: $([ $task_ok = 1 ] && echo done || echo FAILED)"
+extra=""
+[ "$scratch" = 0 ] || extra=", $scratch more stayed in sandbox scratch space"
+echo "demo-agent: $blocked of $attacks attacks blocked$extra; allowed task: $([ $task_ok = 1 ] && echo done || echo FAILED)"
 [ "$allowed_bad" = 0 ] && [ "$task_ok" = 1 ]
