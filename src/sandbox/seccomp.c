@@ -1,167 +1,30 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * seccomp: the last layer, installed after Landlock and no_new_privs.
- *
- * A deny-list of the kernel interfaces an agent has no business touching
- * and that have carried most container escapes: ptrace and cross-process
- * memory, bpf, perf, keyrings, userfaultfd, io_uring, the mount API,
- * namespace creation and entry, terminal injection, module and kexec
- * loading. libseccomp emits the architecture check first; a syscall from
- * a foreign ABI (i386 via int 0x80, x32) kills the process, so no table of
- * numbers here can be sidestepped by switching ABI.
+ * Loading the prebuilt seccomp program (see seccomp_rules.c for what it
+ * denies and why). Runs in the child after no_new_privs and Landlock.
  */
 #include <errno.h>
-#include <linux/sched.h>
-#include <sched.h>
-#include <seccomp.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/ioctl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "sandbox/internal.h"
-#include "util/cleanup.h"
-
-#ifndef TIOCLINUX
-#define TIOCLINUX 0x541C
-#endif
-
-#define NS_FLAGS                                                                                \
-	(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | \
-	 CLONE_NEWCGROUP | 0x00000080 /* CLONE_NEWTIME */)
-
-/* Denied outright, with EPERM (or through the supervisor when tracing). */
-static const char *const denied[] = {
-	/* another process's memory and execution */
-	"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
-	/* kernel attack surface with a long CVE history */
-	"bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
-	"io_uring_register", "keyctl", "add_key", "request_key",
-	/* the mount API, old and new */
-	"mount", "umount", "umount2", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount",
-	"fspick", "mount_setattr", "pivot_root", "chroot",
-	/* namespaces */
-	"setns", "unshare",
-	/* the machine itself */
-	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "acct",
-	"swapon", "swapoff", "reboot", "syslog", "iopl", "ioperm", "settimeofday", "clock_settime",
-	"clock_adjtime", "adjtimex", "quotactl", "quotactl_fd", "lookup_dcookie", "vhangup",
-	"nfsservctl", "uselib", "_sysctl", "name_to_handle_at", "open_by_handle_at",
-	"fanotify_init", "move_pages", "migrate_pages", "mbind", "set_mempolicy",
-	"set_mempolicy_home_node",
-};
-
-struct rule_ctx {
-	scmp_filter_ctx ctx;
-	uint32_t deny; /* SCMP_ACT_ERRNO(EPERM) or SCMP_ACT_NOTIFY */
-};
-
-static int add(struct rule_ctx *rc, uint32_t action, const char *name, unsigned n,
-	       const struct scmp_arg_cmp *args, struct error *err)
-{
-	int nr = seccomp_syscall_resolve_name(name);
-	if (nr == __NR_SCMP_ERROR)
-		return 0; /* not a syscall on this architecture */
-	int r = seccomp_rule_add_array(rc->ctx, action, nr, n, args);
-	if (r < 0 && r != -EEXIST)
-		return error_sys(err, -r, "seccomp rule for %s", name);
-	return 0;
-}
+#include "sandbox/seccomp_bpf.h"
 
 int seccomp_apply(const struct sandbox_plan *plan, int *notify_fd, struct error *err)
 {
-	struct rule_ctx rc = {
-		.ctx = seccomp_init(SCMP_ACT_ALLOW),
-		.deny = plan->trace ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM),
+	const unsigned char *prog = plan->trace ? seccomp_bpf_notify : seccomp_bpf_errno;
+	unsigned long len = plan->trace ? seccomp_bpf_notify_len : seccomp_bpf_errno_len;
+	struct sock_fprog fprog = {
+		.len = (unsigned short)(len / sizeof(struct sock_filter)),
+		.filter = (struct sock_filter *)(uintptr_t)prog,
 	};
-	if (!rc.ctx)
-		return error_set(err, ENOMEM, "seccomp_init failed");
-	int r;
-
-	/* A foreign ABI is killed, not merely refused: the process could not
-	 * be expecting it. */
-	if ((r = seccomp_attr_set(rc.ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0 ||
-	    (r = seccomp_attr_set(rc.ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0) {
-		r = error_sys(err, -r, "seccomp attributes");
-		goto out;
-	}
-
-	for (size_t i = 0; i < ARRAY_SIZE(denied); i++)
-		if ((r = add(&rc, rc.deny, denied[i], 0, NULL, err)) < 0)
-			goto out;
-
-	/* clone: creating any namespace is refused; plain fork and threads
-	 * pass. On x86_64 and most ABIs the flags are argument 0. */
-	{
-		for (int bit = 0; bit < 32; bit++) {
-			uint64_t f = 1ULL << bit;
-			if (!(NS_FLAGS & f))
-				continue;
-			struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, f, f);
-			if ((r = add(&rc, rc.deny, "clone", 1, &c, err)) < 0)
-				goto out;
-		}
-	}
-	/* clone3 passes its flags in memory, which seccomp cannot read.
-	 * ENOSYS makes libc fall back to clone, where the check above runs. */
-	if ((r = add(&rc, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL, err)) < 0)
-		goto out;
-
-	/* Terminal injection: TIOCSTI pushes bytes into a terminal's input
-	 * (CVE-2017-5226 in bubblewrap); TIOCLINUX can do the same on a VT.
-	 * The ioctl number is an int: compare the low 32 bits only. */
-	{
-		const unsigned long bad[] = { TIOCSTI, TIOCLINUX };
-		for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-			struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, bad[i]);
-			if ((r = add(&rc, rc.deny, "ioctl", 1, &c, err)) < 0)
-				goto out;
-		}
-	}
-
-	/* personality: only PER_LINUX (0) and the query value 0xffffffff.
-	 * Others disable ASLR (ADDR_NO_RANDOMIZE) or enable
-	 * READ_IMPLIES_EXEC. libseccomp cannot AND two tests of one argument,
-	 * so: any 32-bit value other than all-zeros and all-ones has, read
-	 * cyclically, a set bit followed by a clear one; one rule per bit
-	 * position catches exactly those, and one more catches the high half. */
-	for (int bit = 0; bit < 32; bit++) {
-		uint64_t set = 1ULL << bit, clear = 1ULL << ((bit + 1) % 32);
-		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, set | clear, set);
-		if ((r = add(&rc, rc.deny, "personality", 1, &c, err)) < 0)
-			goto out;
-	}
-	{
-		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_GE, 0x100000000ULL);
-		if ((r = add(&rc, rc.deny, "personality", 1, &c, err)) < 0)
-			goto out;
-	}
-
-	if ((r = seccomp_load(rc.ctx)) < 0) {
-		r = error_sys(err, -r, "seccomp_load");
-		goto out;
-	}
-	if (plan->trace && notify_fd) {
-		*notify_fd = seccomp_notify_fd(rc.ctx);
-		if (*notify_fd < 0) {
-			r = error_set(err, EIO, "seccomp_notify_fd");
-			goto out;
-		}
-	}
-	r = 0;
-out:
-	seccomp_release(rc.ctx);
-	return r;
-}
-
-const char *seccomp_syscall_name(int nr, char *buf, size_t len)
-{
-	char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
-	if (name) {
-		snprintf(buf, len, "%s", name);
-		free(name);
-	} else {
-		snprintf(buf, len, "syscall_%d", nr);
-	}
-	return buf;
+	unsigned flags = plan->trace ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
+	long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fprog);
+	if (r < 0)
+		return error_sys(err, errno, "cannot install the seccomp filter");
+	if (notify_fd)
+		*notify_fd = plan->trace ? (int)r : -1;
+	return 0;
 }

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef AIRLOCK_SANDBOX_SECCOMP_BPF_H
+#define AIRLOCK_SANDBOX_SECCOMP_BPF_H
+
+/* The sandbox's seccomp programs (struct sock_filter arrays), generated at
+ * build time by seccomp-gen from seccomp_rules.c. */
+extern const unsigned char seccomp_bpf_errno[];
+extern const unsigned long seccomp_bpf_errno_len;
+extern const unsigned char seccomp_bpf_notify[];
+extern const unsigned long seccomp_bpf_notify_len;
+
+#endif

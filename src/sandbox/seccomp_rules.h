@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef AIRLOCK_SANDBOX_SECCOMP_RULES_H
+#define AIRLOCK_SANDBOX_SECCOMP_RULES_H
+
+#include <seccomp.h>
+#include <stdbool.h>
+
+#include "util/error.h"
+
+/* Build the sandbox's filter. Denied calls return EPERM, or with notify
+ * go to the supervisor through a user notification (which answers EPERM
+ * and records them). *out is owned by the caller (seccomp_release). */
+int seccomp_rules_build(bool notify, scmp_filter_ctx *out, struct error *err);
+
+#endif
