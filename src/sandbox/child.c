@@ -145,5 +145,10 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 		close(notify_fd);
 	if (pty_master >= 0)
 		close(pty_master);
+	/* Tracing: the supervisor must hold us (ptrace) before the command
+	 * starts, or the filter's trace stops would fail its calls. */
+	char ack;
+	if (plan->trace && (recv(sync_fd, &ack, 1, 0) != 1 || ack != PROTO_TRACED))
+		_exit(SANDBOX_EXIT_SETUP_CHILD);
 	init_main(plan, sync_fd, pty_slave);
 }

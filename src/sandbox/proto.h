@@ -11,6 +11,7 @@
                           * (PROTO_FD_*) naming the SCM_RIGHTS fds, in that order */
 #define PROTO_FD_NOTIFY 0x1 /* the seccomp user-notification listener */
 #define PROTO_FD_PTY 0x2    /* the master of a pty from the sandbox's own devpts */
+#define PROTO_TRACED 'T' /* supervisor -> child: ptrace attached (trace mode) */
 #define PROTO_EXIT 'X'   /* init -> supervisor: the command's raw wait status (int) */
 
 /* Exit status of the child when setup failed before it could report. */

@@ -14,8 +14,8 @@
 
 int seccomp_apply(const struct sandbox_plan *plan, int *notify_fd, struct error *err)
 {
-	const unsigned char *prog = plan->trace ? seccomp_bpf_notify : seccomp_bpf_errno;
-	unsigned long len = plan->trace ? seccomp_bpf_notify_len : seccomp_bpf_errno_len;
+	const unsigned char *prog = plan->trace ? seccomp_bpf_trace : seccomp_bpf_errno;
+	unsigned long len = plan->trace ? seccomp_bpf_trace_len : seccomp_bpf_errno_len;
 	struct sock_fprog fprog = {
 		.len = (unsigned short)(len / sizeof(struct sock_filter)),
 		.filter = (struct sock_filter *)(uintptr_t)prog,

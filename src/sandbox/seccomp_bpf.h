@@ -6,7 +6,7 @@
  * build time by seccomp-gen from seccomp_rules.c. */
 extern const unsigned char seccomp_bpf_errno[];
 extern const unsigned long seccomp_bpf_errno_len;
-extern const unsigned char seccomp_bpf_notify[];
-extern const unsigned long seccomp_bpf_notify_len;
+extern const unsigned char seccomp_bpf_trace[];
+extern const unsigned long seccomp_bpf_trace_len;
 
 #endif

@@ -55,6 +55,13 @@ static const char *const denied[] = {
 	"set_mempolicy_home_node",
 };
 
+/* Syscalls that take a path Landlock judges (traced in trace mode). */
+static const char *const traced[] = {
+	"open", "openat", "openat2", "creat", "execve", "execveat", "mkdir", "mkdirat", "mknod", "mknodat",
+	"unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2", "link", "linkat", "symlink",
+	"symlinkat", "truncate",
+};
+
 struct rule_ctx {
 	scmp_filter_ctx ctx;
 	uint32_t deny; /* SCMP_ACT_ERRNO(EPERM) or SCMP_ACT_NOTIFY */
@@ -72,7 +79,7 @@ static int add(struct rule_ctx *rc, uint32_t action, const char *name, unsigned 
 	return 0;
 }
 
-int seccomp_rules_build(bool notify, scmp_filter_ctx *out, struct error *err)
+int seccomp_rules_build(bool notify, bool trace, scmp_filter_ctx *out, struct error *err)
 {
 	struct rule_ctx rc = {
 		.ctx = seccomp_init(SCMP_ACT_ALLOW),
@@ -136,6 +143,13 @@ int seccomp_rules_build(bool notify, scmp_filter_ctx *out, struct error *err)
 		if ((r = add(&rc, rc.deny, "personality", 1, &c, err)) < 0)
 			goto out;
 	}
+
+	/* Trace mode: the supervisor (ptrace, from outside) sees the path of
+	 * each call Landlock may refuse, and its result; see ftrace.c. */
+	if (trace)
+		for (size_t i = 0; i < ARRAY_SIZE(traced); i++)
+			if ((r = add(&rc, SCMP_ACT_TRACE(0), traced[i], 0, NULL, err)) < 0)
+				goto out;
 
 	*out = rc.ctx;
 	return 0;

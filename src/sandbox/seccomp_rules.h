@@ -9,7 +9,8 @@
 
 /* Build the sandbox's filter. Denied calls return EPERM, or with notify
  * go to the supervisor through a user notification (which answers EPERM
- * and records them). *out is owned by the caller (seccomp_release). */
-int seccomp_rules_build(bool notify, scmp_filter_ctx *out, struct error *err);
+ * and records them). With trace, path-taking calls stop for the
+ * supervisor's ptrace. *out is owned by the caller (seccomp_release). */
+int seccomp_rules_build(bool notify, bool trace, scmp_filter_ctx *out, struct error *err);
 
 #endif

@@ -27,6 +27,7 @@
 #include "sandbox/internal.h"
 #include "sandbox/proto.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/ftrace.h"
 #include "sandbox/trace.h"
 #include "util/cleanup.h"
 
@@ -93,6 +94,7 @@ struct run_state {
 	int cmd_status; /* the command's raw status as reported by init, or -1 */
 	bool wall_hit;
 	struct trace_log *trace;
+	struct ftrace *ftrace;
 };
 
 static void handle_notify(struct run_state *s)
@@ -183,10 +185,18 @@ static int event_loop(struct run_state *s, struct term *t, const struct policy *
 			}
 		}
 		int st;
-		pid_t w = waitpid(s->child, &st, WNOHANG);
-		if (w == s->child) {
-			s->status = st;
-			s->child = 0;
+		pid_t w;
+		bool done = false;
+		while ((w = waitpid(-1, &st, __WALL | WNOHANG)) > 0) {
+			if (s->ftrace && ftrace_handle(s->ftrace, s->trace, w, st))
+				continue;
+			if (w == s->child && (WIFEXITED(st) || WIFSIGNALED(st))) {
+				s->status = st;
+				s->child = 0;
+				done = true;
+			}
+		}
+		if (done) {
 			/* Drain what the command printed last. */
 			while (t->master >= 0 && copy_fd(t->master, STDOUT_FILENO)) {
 				struct pollfd mp = { .fd = t->master, .events = POLLIN };
@@ -329,6 +339,19 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		s.notify = fds[k++];
 	if (buf[1] & PROTO_FD_PTY)
 		term_attach(&term, fds[k++]);
+	if (trace) {
+		char ack = PROTO_TRACED;
+		if (!(s.ftrace = ftrace_new())) {
+			r = error_set(err, ENOMEM, "out of memory");
+			goto out;
+		}
+		if ((r = ftrace_attach(pid, err)) < 0)
+			goto out;
+		if (send(s.sync, &ack, 1, MSG_NOSIGNAL) != 1) {
+			r = error_sys(err, errno, "the sandbox died during setup");
+			goto out;
+		}
+	}
 
 	r = event_loop(&s, &term, pol, sfd);
 	term_restore(&term);
@@ -374,6 +397,7 @@ out:
 		close(term.master);
 	limits_cgroup_destroy(&cg);
 	trace_free(s.trace);
+	ftrace_free(s.ftrace);
 	plan_free(&plan);
 	return r;
 }

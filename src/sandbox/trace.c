@@ -83,8 +83,12 @@ void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, cons
 		return;
 	char comm[32], what[512];
 	comm_of(pid, comm, sizeof(comm));
-	snprintf(what, sizeof(what), "%s(\"%s\") = %s [filesystem] by %s", syscall, path,
-		 err == EACCES ? "EACCES" : err == EPERM ? "EPERM" : strerror(err), comm);
+	const char *why = err == EACCES ? "EACCES [filesystem]"
+			  : err == EPERM  ? "EPERM [filesystem]"
+			  : err == EROFS  ? "EROFS [read-only]"
+			  : err == ENOENT ? "ENOENT [hidden: exists outside the sandbox]"
+					  : strerror(err);
+	snprintf(what, sizeof(what), "%s(\"%s\") = %s by %s", syscall, path, why, comm);
 	add(t, what);
 }
 

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef AIRLOCK_SANDBOX_FTRACE_H
+#define AIRLOCK_SANDBOX_FTRACE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "sandbox/trace.h"
+#include "util/error.h"
+
+struct ftrace;
+
+struct ftrace *ftrace_new(void);
+void ftrace_free(struct ftrace *f);
+
+/* Seize the sandbox's init; its descendants are traced automatically. */
+int ftrace_attach(pid_t init, struct error *err) WUR;
+
+/* Handle one wait status of a tracee. Returns true when the status was a
+ * ptrace stop that has been dealt with (the caller ignores it). */
+bool ftrace_handle(struct ftrace *f, struct trace_log *log, pid_t tid, int status);
+
+#endif
