@@ -106,10 +106,12 @@ struct cgroup_handle {
 	size_t n;
 	bool v2;
 	char *memory_dir; /* the directory holding memory.* files, or NULL */
+	char *pids_dir;   /* the directory holding pids.* files, or NULL */
 };
 int limits_cgroup_create(const struct policy_limits *l, struct cgroup_handle *cg, struct error *err) WUR;
 int limits_cgroup_attach(const struct cgroup_handle *cg, pid_t pid, struct error *err) WUR;
 bool limits_cgroup_oom(const struct cgroup_handle *cg);
+bool limits_cgroup_pids_hit(const struct cgroup_handle *cg);
 void limits_cgroup_destroy(struct cgroup_handle *cg);
 int limits_apply_rlimits(const struct sandbox_plan *plan, struct error *err) WUR;
 

@@ -130,6 +130,7 @@ static int try_v2(const struct policy_limits *l, struct cgroup_handle *cg)
 		snprintf(val, sizeof(val), "%" PRIu64, l->pids);
 		if (write_str(dir, "pids.max", val) < 0)
 			return -EACCES;
+		cg->pids_dir = strdup(dir);
 	}
 	return 0;
 }
@@ -157,6 +158,7 @@ static int try_v1(const struct policy_limits *l, struct cgroup_handle *cg)
 		snprintf(val, sizeof(val), "%" PRIu64, l->pids);
 		if (write_str(dir, "pids.max", val) < 0)
 			return -EACCES;
+		cg->pids_dir = strdup(dir);
 	}
 	return 0;
 }
@@ -211,6 +213,18 @@ bool limits_cgroup_oom(const struct cgroup_handle *cg)
 	return read_str(path, buf, sizeof(buf)) && strtoull(buf, NULL, 10) > 0;
 }
 
+bool limits_cgroup_pids_hit(const struct cgroup_handle *cg)
+{
+	if (!cg->pids_dir)
+		return false;
+	char path[PATH_MAX], buf[256];
+	snprintf(path, sizeof(path), "%s/pids.events", cg->pids_dir);
+	if (!read_str(path, buf, sizeof(buf)))
+		return false;
+	const char *p = strstr(buf, "max ");
+	return p && strtoull(p + 4, NULL, 10) > 0;
+}
+
 void limits_cgroup_destroy(struct cgroup_handle *cg)
 {
 	for (size_t i = 0; i < cg->n; i++) {
@@ -225,6 +239,8 @@ void limits_cgroup_destroy(struct cgroup_handle *cg)
 	cg->n = 0;
 	free(cg->memory_dir);
 	cg->memory_dir = NULL;
+	free(cg->pids_dir);
+	cg->pids_dir = NULL;
 }
 
 int limits_apply_rlimits(const struct sandbox_plan *plan, struct error *err)

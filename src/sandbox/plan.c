@@ -362,8 +362,6 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 		p->rlimits[p->n_rlimits++] = (typeof(p->rlimits[0])){ RLIMIT_NOFILE, lim->open_files };
 	if (lim->cpu_seconds)
 		p->rlimits[p->n_rlimits++] = (typeof(p->rlimits[0])){ RLIMIT_CPU, lim->cpu_seconds };
-	if (lim->pids)
-		p->rlimits[p->n_rlimits++] = (typeof(p->rlimits[0])){ RLIMIT_NPROC, lim->pids };
 
 	if (build_env(p, pol) < 0)
 		goto oom;

@@ -267,10 +267,14 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		goto out;
 	if ((r = limits_cgroup_create(&pol->sandbox.limits, &cg, err)) < 0)
 		goto out;
+	/* Without a cgroup: cap each process's data segment, and count
+	 * processes per uid (RLIMIT_NPROC counts per user namespace since
+	 * Linux 5.14, so only the sandbox's processes count). */
 	if (pol->sandbox.limits.memory_bytes && !cg.memory_dir)
-		/* No cgroup: fall back to capping each process's data segment. */
 		plan.rlimits[plan.n_rlimits++] =
 			(typeof(plan.rlimits[0])){ RLIMIT_DATA, pol->sandbox.limits.memory_bytes };
+	if (pol->sandbox.limits.pids && !cg.pids_dir)
+		plan.rlimits[plan.n_rlimits++] = (typeof(plan.rlimits[0])){ RLIMIT_NPROC, pol->sandbox.limits.pids };
 	plan.pty = isatty(STDIN_FILENO);
 	if (trace && !(s.trace = trace_new())) {
 		r = error_set(err, ENOMEM, "out of memory");
@@ -373,6 +377,9 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		fprintf(stderr, "airlock: CPU time limit of %llus reached; the run was ended\n",
 			(unsigned long long)pol->sandbox.limits.cpu_seconds);
 	}
+	if (limits_cgroup_pids_hit(&cg))
+		fprintf(stderr, "airlock: process limit of %llu reached; process creation failed inside the sandbox\n",
+			(unsigned long long)pol->sandbox.limits.pids);
 	if (s.trace)
 		trace_report(s.trace, stderr);
 	r = 0;
