@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The effective policy as YAML in the version 1 schema: reading the output
+ * back gives the same policy. Strings are always double-quoted with
+ * escapes, so no path or value can be read back as another type or break
+ * out of its line.
+ */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/internal.h"
+#include "util/cleanup.h"
+
+const char *policy_mode_name(enum policy_mode m)
+{
+	switch (m) {
+	case POLICY_MODE_ENFORCE:
+		return "enforce";
+	case POLICY_MODE_LEARN:
+		return "learn";
+	case POLICY_MODE_OBSERVE:
+		return "observe";
+	}
+	return "unknown";
+}
+
+const char *policy_boundary_name(enum policy_boundary b)
+{
+	switch (b) {
+	case POLICY_BOUNDARY_PROCESS:
+		return "process";
+	case POLICY_BOUNDARY_GVISOR:
+		return "gvisor";
+	case POLICY_BOUNDARY_MICROVM:
+		return "microvm";
+	}
+	return "unknown";
+}
+
+static void paths_free(struct policy_paths *ps)
+{
+	for (size_t i = 0; i < ps->n; i++)
+		free(ps->v[i].path);
+	free(ps->v);
+}
+
+void policy_free(struct policy *p)
+{
+	if (!p)
+		return;
+	free(p->file);
+	free(p->dir);
+	free(p->name);
+	free(p->sandbox.workspace);
+	paths_free(&p->filesystem.read);
+	paths_free(&p->filesystem.write);
+	paths_free(&p->filesystem.deny);
+	paths_free(&p->process.exec);
+	if (p->process.env_pass)
+		for (size_t i = 0; i < p->process.n_env_pass; i++)
+			free(p->process.env_pass[i]);
+	free(p->process.env_pass);
+	free(p->process.env_pass_loc);
+	for (size_t i = 0; i < p->process.n_env_set; i++) {
+		free(p->process.env_set[i].name);
+		free(p->process.env_set[i].value);
+	}
+	free(p->process.env_set);
+	free(p);
+}
+
+/* Decode one UTF-8 sequence at s; returns its length, or 0 when s does not
+ * start a valid, shortest-form sequence of a Unicode scalar value. */
+static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
+{
+	uint32_t c;
+	size_t n;
+
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		c = s[0] & 0x1f;
+		n = 2;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		c = s[0] & 0x0f;
+		n = 3;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		c = s[0] & 0x07;
+		n = 4;
+	} else {
+		return 0;
+	}
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	if ((n == 3 && c < 0x800) || (n == 4 && c < 0x10000) || c > 0x10ffff ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return n;
+}
+
+/* Code points that YAML cannot carry raw in a double-quoted scalar: C0
+ * and C1 controls, DEL, the BOM and non-characters, and NEL/LS/PS, which a
+ * reader folds as line breaks. */
+static bool needs_escape(uint32_t c)
+{
+	return c < 0x20 || c == 0x7f || (c >= 0x80 && c <= 0x9f) || c == 0x2028 || c == 0x2029 ||
+	       c == 0xfeff || c == 0xfffe || c == 0xffff;
+}
+
+static void print_str(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	fputc('"', f);
+	while (*s) {
+		uint32_t c = 0;
+		size_t n = utf8_decode(s, &c);
+
+		if (n == 0) {
+			/* Not UTF-8 (only possible in a directory name taken
+			 * from the environment): YAML cannot say this byte, so
+			 * the closest escape is written. */
+			fprintf(f, "\\x%02x", *s);
+			s++;
+			continue;
+		}
+		if (c == '"')
+			fputs("\\\"", f);
+		else if (c == '\\')
+			fputs("\\\\", f);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c == '\t')
+			fputs("\\t", f);
+		else if (c <= 0xff && needs_escape(c))
+			fprintf(f, "\\x%02" PRIx32, c);
+		else if (needs_escape(c))
+			fprintf(f, "\\u%04" PRIx32, c);
+		else
+			fwrite(s, 1, n, f);
+		s += n;
+	}
+	fputc('"', f);
+}
+
+/* A comment must stay on its line: anything a YAML reader could take for
+ * a line break or that a terminal would act on becomes '?'. */
+static void print_comment_text(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	while (*s) {
+		uint32_t c = 0;
+		size_t n = utf8_decode(s, &c);
+
+		if (n == 0 || needs_escape(c)) {
+			fputc('?', f);
+			s += n ? n : 1;
+			continue;
+		}
+		fwrite(s, 1, n, f);
+		s += n;
+	}
+}
+
+/* An environment variable name: plain when it is a valid name that YAML
+ * would not read as null, quoted otherwise. */
+static void print_name(FILE *f, const char *name)
+{
+	bool plain = name[0] != '\0' && !(name[0] >= '0' && name[0] <= '9') &&
+		     strcmp(name, "null") != 0 && strcmp(name, "Null") != 0 &&
+		     strcmp(name, "NULL") != 0;
+
+	for (const char *c = name; *c && plain; c++)
+		plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			(*c >= '0' && *c <= '9') || *c == '_';
+	if (plain)
+		fputs(name, f);
+	else
+		print_str(f, name);
+}
+
+static void end_line(FILE *f, const struct policy_loc *loc)
+{
+	if (loc->line > 0 && loc->file) {
+		fputs("  # ", f);
+		print_comment_text(f, loc->file);
+		fprintf(f, ":%u", loc->line);
+	}
+	fputc('\n', f);
+}
+
+static void print_paths(FILE *f, const char *indent, const char *key, const struct policy_paths *ps)
+{
+	if (ps->n == 0) {
+		fprintf(f, "%s%s: []\n", indent, key);
+		return;
+	}
+	fprintf(f, "%s%s:\n", indent, key);
+	for (size_t i = 0; i < ps->n; i++) {
+		fprintf(f, "%s  - ", indent);
+		print_str(f, ps->v[i].path);
+		end_line(f, &ps->v[i].loc);
+	}
+}
+
+static void print_id(FILE *f, const char *key, int64_t id, const struct policy_loc *loc)
+{
+	if (id < 0)
+		fprintf(f, "  %s: auto", key);
+	else
+		fprintf(f, "  %s: %" PRId64, key, id);
+	end_line(f, loc);
+}
+
+static void print_count(FILE *f, const char *key, uint64_t v, const struct policy_loc *loc)
+{
+	if (v == 0)
+		fprintf(f, "    %s: unlimited", key);
+	else
+		fprintf(f, "    %s: %" PRIu64, key, v);
+	end_line(f, loc);
+}
+
+static void print_size(FILE *f, const char *key, uint64_t v, const struct policy_loc *loc)
+{
+	char buf[32] = "unlimited";
+
+	if (v)
+		policy_format_size(v, buf, sizeof(buf));
+	fprintf(f, "    %s: %s", key, buf);
+	end_line(f, loc);
+}
+
+static void print_duration(FILE *f, const char *key, uint64_t v, const struct policy_loc *loc)
+{
+	char buf[32] = "unlimited";
+
+	if (v)
+		policy_format_duration(v, buf, sizeof(buf));
+	fprintf(f, "    %s: %s", key, buf);
+	end_line(f, loc);
+}
+
+void policy_print(const struct policy *p, FILE *f)
+{
+	const struct policy_limits *lim = &p->sandbox.limits;
+
+	fputs("# Effective policy from ", f);
+	print_comment_text(f, p->file ? p->file : POLICY_DEFAULT_FILE);
+	fputs(".\n# \"# FILE:LINE\" after an entry: where it was set; no comment: built-in default.\n",
+	      f);
+
+	fprintf(f, "version: %d", p->version);
+	end_line(f, &p->origin.version);
+	fputs("name: ", f);
+	print_str(f, p->name ? p->name : "");
+	end_line(f, &p->origin.name);
+
+	fputs("sandbox:\n", f);
+	fprintf(f, "  boundary: %s", policy_boundary_name(p->sandbox.boundary));
+	end_line(f, &p->origin.boundary);
+	fputs("  workspace: ", f);
+	print_str(f, p->sandbox.workspace ? p->sandbox.workspace : "");
+	end_line(f, &p->sandbox.workspace_loc);
+	fprintf(f, "  mode: %s", policy_mode_name(p->sandbox.mode));
+	end_line(f, &p->origin.mode);
+	print_id(f, "host_uid", p->sandbox.host_uid, &p->origin.host_uid);
+	print_id(f, "host_gid", p->sandbox.host_gid, &p->origin.host_gid);
+	fputs("  limits:\n", f);
+	print_size(f, "memory", lim->memory_bytes, &p->origin.memory);
+	print_count(f, "pids", lim->pids, &p->origin.pids);
+	print_count(f, "open_files", lim->open_files, &p->origin.open_files);
+	print_duration(f, "cpu", lim->cpu_seconds, &p->origin.cpu);
+	print_duration(f, "wall", lim->wall_seconds, &p->origin.wall);
+
+	fputs("filesystem:\n", f);
+	fprintf(f, "  baseline: %s", p->filesystem.baseline ? "true" : "false");
+	end_line(f, &p->origin.baseline);
+	print_paths(f, "  ", "read", &p->filesystem.read);
+	print_paths(f, "  ", "write", &p->filesystem.write);
+	print_paths(f, "  ", "deny", &p->filesystem.deny);
+
+	fputs("process:\n", f);
+	if (p->process.exec_set)
+		print_paths(f, "  ", "exec", &p->process.exec);
+	fputs("  env:\n", f);
+	if (p->process.n_env_pass == 0) {
+		fputs("    pass: []\n", f);
+	} else {
+		fputs("    pass:\n", f);
+		for (size_t i = 0; i < p->process.n_env_pass; i++) {
+			fputs("      - ", f);
+			print_name(f, p->process.env_pass[i]);
+			if (p->process.env_pass_loc)
+				end_line(f, &p->process.env_pass_loc[i]);
+			else
+				fputc('\n', f);
+		}
+	}
+	if (p->process.n_env_set == 0) {
+		fputs("    set: {}\n", f);
+	} else {
+		fputs("    set:\n", f);
+		for (size_t i = 0; i < p->process.n_env_set; i++) {
+			const struct policy_env_var *e = &p->process.env_set[i];
+
+			fputs("      ", f);
+			print_name(f, e->name);
+			fputs(": ", f);
+			print_str(f, e->value);
+			end_line(f, &e->loc);
+		}
+	}
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+static bool paths_eq(const struct policy_paths *a, const struct policy_paths *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (!str_eq(a->v[i].path, b->v[i].path))
+			return false;
+	return true;
+}
+
+bool policy_equal(const struct policy *a, const struct policy *b)
+{
+	const struct policy_limits *la = &a->sandbox.limits, *lb = &b->sandbox.limits;
+
+	if (a->version != b->version || !str_eq(a->name, b->name) ||
+	    a->sandbox.boundary != b->sandbox.boundary ||
+	    !str_eq(a->sandbox.workspace, b->sandbox.workspace) ||
+	    a->sandbox.mode != b->sandbox.mode || a->sandbox.host_uid != b->sandbox.host_uid ||
+	    a->sandbox.host_gid != b->sandbox.host_gid)
+		return false;
+	if (la->memory_bytes != lb->memory_bytes || la->pids != lb->pids ||
+	    la->open_files != lb->open_files || la->cpu_seconds != lb->cpu_seconds ||
+	    la->wall_seconds != lb->wall_seconds)
+		return false;
+	if (a->filesystem.baseline != b->filesystem.baseline ||
+	    !paths_eq(&a->filesystem.read, &b->filesystem.read) ||
+	    !paths_eq(&a->filesystem.write, &b->filesystem.write) ||
+	    !paths_eq(&a->filesystem.deny, &b->filesystem.deny))
+		return false;
+	if (a->process.exec_set != b->process.exec_set ||
+	    !paths_eq(&a->process.exec, &b->process.exec))
+		return false;
+	if (a->process.n_env_pass != b->process.n_env_pass ||
+	    a->process.n_env_set != b->process.n_env_set)
+		return false;
+	for (size_t i = 0; i < a->process.n_env_pass; i++)
+		if (!str_eq(a->process.env_pass[i], b->process.env_pass[i]))
+			return false;
+	for (size_t i = 0; i < a->process.n_env_set; i++)
+		if (!str_eq(a->process.env_set[i].name, b->process.env_set[i].name) ||
+		    !str_eq(a->process.env_set[i].value, b->process.env_set[i].value))
+			return false;
+	return true;
+}
