@@ -144,15 +144,6 @@ static const struct policy_ynode *map_get(const struct policy_ynode *map, const 
 	return NULL;
 }
 
-/* prefix + "." + key, for fields of a known section. */
-static void field_of(char *buf, size_t size, const char *prefix, const char *key)
-{
-	if (prefix[0])
-		snprintf(buf, size, "%s.%s", prefix, key);
-	else
-		snprintf(buf, size, "%s", key);
-}
-
 /* ---- scalar values ---- */
 
 static int load_enum(struct loader *l, const struct policy_ynode *n, const char *field,
@@ -1163,12 +1154,18 @@ int policy_load_file(const char *path, const struct policy_ctx *ctx, struct poli
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
 	_cleanup_free_ char *dir = NULL;
+	_cleanup_free_ char *abs = NULL;
 	size_t len = 0;
 
 	*out = NULL;
 	if (!ctx || !ctx->cwd || ctx->cwd[0] != '/')
 		return error_set(err, EINVAL, "policy: the current directory must be an absolute path");
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* A relative name is taken from ctx->cwd, the directory its relative
+	 * paths will be resolved against, not from wherever this process
+	 * happens to be. */
+	if (path[0] != '/' && asprintf(&abs, "%s/%s", ctx->cwd, path) < 0)
+		return error_set(err, ENOMEM, "%s: out of memory", path);
+	fd = open(abs ? abs : path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return error_sys(err, errno, "%s: cannot open the policy", path);
 
