@@ -14,7 +14,9 @@
 #      1.1.1.1:443, a DNS lookup, and a CONNECT through $HTTPS_PROXY if set
 #      (to 192.0.2.1, a documentation address that is never routed)
 #   4. kernel attack surface: nested user namespace, mount, kernel log, and
-#      $AIRLOCK_PROBE if it names an executable probe
+#      when the airlock-probe binary (tests/probe) can be found, its ptrace,
+#      bpf, perf, keyctl, userfaultfd, io_uring, open_by_handle, TIOCSTI,
+#      module and kexec tests
 #   5. the allowed task: write report.txt in the workspace and list it
 #
 # Harmless by construction:
@@ -179,6 +181,45 @@ try_cmd() {
 	fi
 }
 
+# The attack probe from tests/probe (airlock-probe): $AIRLOCK_PROBE (if the
+# policy passes it in), else airlock-probe on PATH, else ./airlock-probe in
+# the workspace, else a meson build of it in the workspace or beside this
+# script (when either is an airlock checkout).
+SCRIPT_DIR=${BASH_SOURCE[0]%/*}
+[ "$SCRIPT_DIR" != "${BASH_SOURCE[0]}" ] || SCRIPT_DIR=.
+PROBE_TESTS=(ptrace-attach bpf-prog-load perf-event-open keyctl userfaultfd
+	io-uring-setup open-by-handle tiocsti init-module kexec-load)
+find_probe() {
+	local c
+	for c in "${AIRLOCK_PROBE:-}" "$(command -v airlock-probe 2>/dev/null)" \
+		"$WORKSPACE/airlock-probe" "$WORKSPACE/build/tests/probe/airlock-probe" \
+		"${SCRIPT_DIR:-.}/../build/tests/probe/airlock-probe"; do
+		if [ -n "$c" ] && [ -f "$c" ] && [ -x "$c" ]; then
+			echo "$c"
+			return
+		fi
+	done
+}
+
+# One probe test: exit 0 = blocked, 1 = allowed, else the probe could not
+# tell. Its first output line is "TEST: blocked (WHY)" or "TEST: allowed ...".
+probe_test() {
+	local probe=$1 t=$2 out rc why
+	out=$(timeout 10 "$probe" "$t" 2>/dev/null)
+	rc=$?
+	why=${out%%$'\n'*}
+	why=${why#*: }
+	why=${why#blocked }
+	why=${why#allowed }
+	why=${why#(}
+	why=${why%)}
+	case $rc in
+	0) attack BLOCKED "$t" "${why:-blocked}" ;;
+	1) attack ALLOWED "$t" "${why:-allowed}" ;;
+	*) say "($t: the probe could not tell: ${why:-exit $rc})" ;;
+	esac
+}
+
 echo "demo-agent: a misbehaving agent, running inside airlock ($DETECT_REASON)"
 echo "demo-agent: workspace $WORKSPACE, HOME=${HOME:-unset}, uid $(id -u)"
 
@@ -247,12 +288,14 @@ fi
 if command -v dmesg >/dev/null 2>&1; then
 	try_cmd "read the kernel log" dmesg
 fi
-if [ -n "${AIRLOCK_PROBE:-}" ] && [ -x "$AIRLOCK_PROBE" ]; then
-	say "(running probe $AIRLOCK_PROBE)"
-	"$AIRLOCK_PROBE"
-	say "(probe exited $?)"
+probe=$(find_probe)
+if [ -n "$probe" ]; then
+	say "(attack probe: $probe)"
+	for t in "${PROBE_TESTS[@]}"; do
+		probe_test "$probe" "$t"
+	done
 else
-	say "(no probe binary: set AIRLOCK_PROBE to run one; skipped)"
+	say "(no airlock-probe found: put one in the workspace to run it; skipped)"
 fi
 
 step 5/5 "Do the actual job: write a report in the workspace"
