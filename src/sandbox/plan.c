@@ -93,11 +93,12 @@ static int add_rule(struct sandbox_plan *p, const char *path, uint64_t access)
 	return 0;
 }
 
-/* Is `path` visible through some bind or tmpfs already planned? */
-static bool covered(const struct sandbox_plan *p, const char *path)
+/* Is `path` visible through some bind (or, with tmpfs, a private tmpfs)
+ * already planned? */
+static bool covered(const struct sandbox_plan *p, const char *path, bool tmpfs)
 {
 	for (size_t i = 0; i < p->n_mounts; i++)
-		if ((p->mounts[i].kind == MOUNT_BIND || p->mounts[i].kind == MOUNT_TMPFS) &&
+		if ((p->mounts[i].kind == MOUNT_BIND || (tmpfs && p->mounts[i].kind == MOUNT_TMPFS)) &&
 		    path_under(path, p->mounts[i].dst))
 			return true;
 	return false;
@@ -111,11 +112,17 @@ static size_t depth(const char *path)
 	return d;
 }
 
-static int cmp_depth(const void *a, const void *b)
+/* Stable sort by depth: parents mount before children, and of two
+ * entries for one path the later (more specific policy) one lands on top. */
+static void sort_by_depth(struct mount_entry *v, size_t n)
 {
-	const struct mount_entry *x = a, *y = b;
-	size_t dx = depth(x->dst), dy = depth(y->dst);
-	return dx < dy ? -1 : dx > dy;
+	for (size_t i = 1; i < n; i++) {
+		struct mount_entry m = v[i];
+		size_t d = depth(m.dst), j = i;
+		for (; j > 0 && depth(v[j - 1].dst) > d; j--)
+			v[j] = v[j - 1];
+		v[j] = m;
+	}
 }
 
 /* Resolve a host path; *exists=false when it is missing (not an error:
@@ -268,7 +275,7 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 		goto oom;
 	home = home_dir();
 	if (home && resolve(home, real, &exists, &st, err) == 0 && exists && strcmp(real, "/") != 0 &&
-	    !covered(p, real)) {
+	    !covered(p, real, false)) {
 		if (add_mount(p, MOUNT_TMPFS, NULL, real, false, true, 0700) < 0)
 			goto oom;
 		if (!(p->home = strdup(real)))
@@ -293,13 +300,13 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 	/* Parents before children: a workspace under /tmp or home lands on
 	 * top of the private tmpfs, a read-only path under the workspace on
 	 * top of the workspace. */
-	qsort(p->mounts, p->n_mounts, sizeof(*p->mounts), cmp_depth);
+	sort_by_depth(p->mounts, p->n_mounts);
 
 	/* Denied paths that would otherwise be visible are covered last. */
 	for (size_t i = 0; i < pol->filesystem.deny.n; i++) {
 		if ((r = resolve(pol->filesystem.deny.v[i].path, real, &exists, &st, err)) < 0)
 			return r;
-		if (!exists || !covered(p, real))
+		if (!exists || !covered(p, real, true))
 			continue;
 		if (add_mount(p, S_ISDIR(st.st_mode) ? MOUNT_HIDE_DIR : MOUNT_HIDE_FILE, NULL, real, true, false,
 			      0) < 0)
