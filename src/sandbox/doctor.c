@@ -66,7 +66,7 @@ bool sandbox_doctor(FILE *f)
 		fprintf(f, "  filesystem:      yes (exec allow-list, read/write rules)\n");
 		fprintf(f, "  refer/rename:    %s\n", yesno(abi >= 2));
 		fprintf(f, "  truncate:        %s\n", yesno(abi >= 3));
-		fprintf(f, "  TCP bind/connect:%s\n", abi >= 4 ? " yes" : " no (DEGRADED: the network namespace alone isolates)");
+		fprintf(f, "  TCP bind/connect: %s\n", abi >= 4 ? "yes" : "no (DEGRADED: the network namespace alone isolates)");
 		fprintf(f, "  device ioctl:    %s\n", yesno(abi >= 5));
 		fprintf(f, "  IPC scoping:     %s\n",
 			abi >= 6 ? "yes (abstract unix sockets, signals)"
@@ -79,8 +79,8 @@ bool sandbox_doctor(FILE *f)
 	unsigned api = seccomp_api_get();
 	fprintf(f, "seccomp:           %s (libseccomp %u.%u.%u, API level %u)\n", yesno(sc), v->major, v->minor,
 		v->micro, api);
-	fprintf(f, "  user notification:%s\n",
-		api >= 6 ? " yes (--trace-denials reports blocked syscalls)" : " no (--trace-denials unavailable)");
+	fprintf(f, "  user notification: %s\n",
+		api >= 6 ? "yes (--trace-denials reports blocked syscalls)" : "no (--trace-denials unavailable)");
 	if (!sc) {
 		fprintf(f, "  REFUSE: seccomp is required\n");
 		ok = false;
