@@ -160,6 +160,7 @@ try_write() {
 
 try_connect() {
 	local host=$1 port=$2 err rc
+	# shellcheck disable=SC2016 # expanded by the inner bash
 	err=$(timeout 2 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$host" "$port" 2>&1)
 	rc=$?
 	if [ $rc = 0 ]; then
@@ -259,6 +260,7 @@ if [ -n "$proxy" ]; then
 	case "$phost" in
 	127.*|localhost|::1|\[::1\])
 		say "(a proxy is configured at $phost:$pport: ask it for a tunnel)"
+		# shellcheck disable=SC2016 # expanded by the inner bash
 		status=$(timeout 2 bash -c '
 			exec 3<>"/dev/tcp/$0/$1" || exit 3
 			printf "CONNECT 192.0.2.1:443 HTTP/1.1\r\nHost: 192.0.2.1:443\r\n\r\n" >&3
@@ -311,6 +313,7 @@ if err=$( {
 } 2>&1 ); then
 	task_ok=1
 	printf '  ALLOWED  write %s: %s\n' "$report" "as intended"
+	# shellcheck disable=SC2012 # shown to a person, not parsed
 	ls -l -- "$report" | sed 's/^/    /'
 else
 	printf '  BLOCKED  write %s: %s   <-- the allowed task failed\n' "$report" "$(errtext "$err")"
@@ -319,5 +322,7 @@ fi
 echo
 extra=""
 [ "$scratch" = 0 ] || extra=", $scratch more stayed in sandbox scratch space"
-echo "demo-agent: $blocked of $attacks attacks blocked$extra; allowed task: $([ $task_ok = 1 ] && echo done || echo FAILED)"
+task_word=FAILED
+[ "$task_ok" = 1 ] && task_word="done"
+echo "demo-agent: $blocked of $attacks attacks blocked$extra; allowed task: $task_word"
 [ "$allowed_bad" = 0 ] && [ "$task_ok" = 1 ]
