@@ -23,6 +23,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sandbox/internal.h"
@@ -78,13 +79,39 @@ static bool supervisor_gone(int sync_fd)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR));
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+static void close_all_except(const struct sandbox_plan *plan, int sync_fd)
+{
+	int keep[64];
+	size_t n = 0;
+	keep[n++] = sync_fd;
+	for (size_t i = 0; i < plan->n_mounts && n < ARRAY_SIZE(keep); i++)
+		if (plan->mounts[i].tree_fd >= 0)
+			keep[n++] = plan->mounts[i].tree_fd;
+	qsort(keep, n, sizeof(int), cmp_int);
+	unsigned from = 3;
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned)keep[i] > from)
+			syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0);
+		if ((unsigned)keep[i] + 1 > from)
+			from = (unsigned)keep[i] + 1;
+	}
+	syscall(SYS_close_range, from, ~0U, 0);
+}
+
 __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int sync_fd)
 {
 	struct error err = { 0 };
 
-	for (size_t i = 0; i < ARRAY_SIZE(plan->child_close); i++)
-		if (plan->child_close[i] >= 0)
-			close(plan->child_close[i]);
+	/* Hold nothing but stdio, our end of the socket and the trees the
+	 * supervisor prepared: not its other fds, and not whatever the caller
+	 * of airlock left open (a directory fd would be a way out). */
+	close_all_except(plan, sync_fd);
 
 	/* If the supervisor dies, so do we (and with pid 1, the namespace). */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)

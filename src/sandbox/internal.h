@@ -64,7 +64,6 @@ struct sandbox_plan {
 
 	bool trace;        /* seccomp denials are sent to the supervisor */
 	bool pty;          /* give the command a pty from the sandbox's own devpts */
-	int child_close[2]; /* supervisor-only fds the child closes first (-1 = none) */
 	char *home;        /* inside path of the private home, or NULL */
 };
 

@@ -225,7 +225,6 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 	_cleanup_free_ char *home = NULL;
 
 	memset(p, 0, sizeof(*p));
-	p->child_close[0] = p->child_close[1] = -1;
 	p->argv = (char **)argv;
 	p->trace = trace;
 
@@ -274,9 +273,10 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 	if (add_mount(p, MOUNT_TMPFS, NULL, "/tmp", false, true, 01777) < 0)
 		goto oom;
 	home = home_dir();
-	if (home && resolve(home, real, &exists, &st, err) == 0 && exists && strcmp(real, "/") != 0 &&
-	    !covered(p, real, false)) {
-		if (add_mount(p, MOUNT_TMPFS, NULL, real, false, true, 0700) < 0)
+	if (home && resolve(home, real, &exists, &st, err) == 0 && exists && strcmp(real, "/") != 0) {
+		/* Hidden behind an empty private tmpfs, unless a bind (the
+		 * workspace, say) shows it already. */
+		if (!covered(p, real, false) && add_mount(p, MOUNT_TMPFS, NULL, real, false, true, 0700) < 0)
 			goto oom;
 		if (!(p->home = strdup(real)))
 			goto oom;

@@ -35,6 +35,7 @@
 
 struct term {
 	int master;
+	int out; /* the host terminal the pty's output goes to */
 	bool raw;
 	struct termios saved;
 };
@@ -54,6 +55,7 @@ static void term_restore(struct term *t)
 static void term_attach(struct term *t, int master)
 {
 	t->master = master;
+	t->out = isatty(STDOUT_FILENO) || !isatty(STDERR_FILENO) ? STDOUT_FILENO : STDERR_FILENO;
 	struct winsize ws;
 	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
 		ioctl(master, TIOCSWINSZ, &ws);
@@ -137,7 +139,7 @@ static int event_loop(struct run_state *s, struct term *t, const struct policy *
 			return -errno;
 		}
 		if (p[P_MASTER].revents & (POLLIN | POLLHUP | POLLERR)) {
-			if (!copy_fd(t->master, STDOUT_FILENO) && !(p[P_MASTER].revents & POLLIN)) {
+			if (!copy_fd(t->master, t->out) && !(p[P_MASTER].revents & POLLIN)) {
 				/* Slave side fully closed: nothing left to relay. */
 				close(t->master);
 				t->master = -1;
@@ -198,7 +200,7 @@ static int event_loop(struct run_state *s, struct term *t, const struct policy *
 		}
 		if (done) {
 			/* Drain what the command printed last. */
-			while (t->master >= 0 && copy_fd(t->master, STDOUT_FILENO)) {
+			while (t->master >= 0 && copy_fd(t->master, t->out)) {
 				struct pollfd mp = { .fd = t->master, .events = POLLIN };
 				if (poll(&mp, 1, 0) <= 0 || !(mp.revents & POLLIN))
 					break;
@@ -285,7 +287,6 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		r = error_sys(err, errno, "socketpair");
 		goto out;
 	}
-	plan.child_close[0] = sv[0];
 
 	/* Signals are handled through a signalfd from here on; block them
 	 * before clone so none is lost between clone and the loop. */
