@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+#
+# The filesystem view: secrets in HOME unreachable, writes only to the
+# workspace, exec only from the baseline and the workspace, private /tmp.
+
+test_ssh_key_unreadable_workspace_readable() {
+	make_fake_secret
+	printf 'notes\n' >"$WS/notes.txt"
+	expect_blocked read "$SECRET"
+	expect_blocked stat "$SECRET"
+	expect_blocked read "$E2E_HOME/.ssh"
+	expect_ok read-ok "$WS/notes.txt"
+	# And through a shell, as an agent would try it.
+	al -- sh -c "cat '$SECRET'; echo rc=\$?"
+	assert_not_contains "$OUT" "$E2E_FAKE_MARK" "the key's content"
+	assert_contains "$OUT" "rc=1" "cat of the key fails"
+	al -- cat "$WS/notes.txt"
+	assert_rc 0 "cat of a workspace file"
+	assert_eq "notes" "$OUT" "workspace file content"
+}
+
+test_home_is_empty_private_scratch() {
+	make_fake_secret
+	printf 'x\n' >"$E2E_HOME/visible-outside"
+	al -- sh -c 'printf "%s\n" "$HOME"; ls -A "$HOME" | wc -l'
+	assert_rc 0 "listing HOME inside"
+	assert_eq "$E2E_HOME" "$(printf '%s\n' "$OUT" | sed -n 1p)" "HOME inside"
+	assert_eq "0" "$(printf '%s\n' "$OUT" | sed -n 2p | tr -d ' ')" "entries in HOME inside"
+	expect_blocked stat "$E2E_HOME/visible-outside"
+	# HOME is writable scratch, and what is written there stays there.
+	expect_ok write-ok "$E2E_HOME/scratch.txt"
+	assert_no_file "$E2E_HOME/scratch.txt" "a file written to HOME inside, seen outside"
+}
+
+test_write_outside_workspace_fails_inside_works() {
+	expect_blocked write /etc/airlock-e2e-probe
+	assert_no_file /etc/airlock-e2e-probe "a file the sandbox tried to create in /etc"
+	expect_blocked write /usr/airlock-e2e-probe
+	assert_no_file /usr/airlock-e2e-probe "a file the sandbox tried to create in /usr"
+	expect_blocked write /etc/passwd
+	expect_blocked write "$E2E_HOME/../airlock-e2e-probe-sibling"
+	expect_ok write-ok "$WS/created-inside.txt"
+	assert_file "$WS/created-inside.txt" "a workspace file written inside"
+	assert_contains "$(cat "$WS/created-inside.txt")" "airlock-probe was here" "its content"
+}
+
+test_baseline_read_only_but_readable() {
+	expect_blocked write /etc/hostname
+	expect_blocked write /usr/bin/airlock-e2e-probe
+	expect_ok read-ok /etc/passwd
+	expect_ok read-ok /usr/bin
+	expect_ok exec-ok /bin/sh -c true
+}
+
+test_exec_from_tmp_fails_from_workspace_works() {
+	al -- sh -c 'cp ./airlock-probe /tmp/copied-probe && chmod 755 /tmp/copied-probe &&
+		exec ./airlock-probe exec /tmp/copied-probe list'
+	check_blocked exec
+	al -- sh -c 'cp ./airlock-probe ./copied-probe && chmod 755 ./copied-probe &&
+		exec ./airlock-probe exec-ok ./copied-probe list'
+	check_allowed exec-ok
+	# A script: the interpreter comes from the baseline, the file from /tmp.
+	al -- sh -c 'printf "#!/bin/sh\necho ran\n" >/tmp/s.sh && chmod 755 /tmp/s.sh &&
+		exec ./airlock-probe exec /tmp/s.sh'
+	check_blocked exec
+	expect_ok exec-ok /usr/bin/env true
+}
+
+test_private_tmp() {
+	local hostfile name
+	hostfile=$(mktemp /tmp/airlock-e2e-hostfile.XXXXXX)
+	name=airlock-e2e-inside.$$.$RANDOM
+	expect_blocked stat "$hostfile"
+	expect_blocked stat "$T"
+	expect_ok write-ok "/tmp/$name"
+	assert_no_file "/tmp/$name" "a file created in the sandbox's /tmp, on the host"
+	rm -f "$hostfile"
+	# The sandbox's /tmp is writable scratch for its own use.
+	al -- sh -c "echo hi >/tmp/$name && cat /tmp/$name"
+	assert_rc 0 "use of /tmp inside"
+	assert_eq "hi" "$OUT" "a /tmp file read back inside"
+}
+
+test_policy_deny_hides_workspace_path() {
+	mkdir -p "$WS/secret-dir"
+	printf 'classified\n' >"$WS/secret-dir/plan.txt"
+	printf 'public\n' >"$WS/public.txt"
+	printf 'version: 1\nfilesystem:\n  deny:\n    - %s/secret-dir\n' "$WS" >"$T/policy.yaml"
+	al --policy "$T/policy.yaml" -- ./airlock-probe read "$WS/secret-dir/plan.txt"
+	check_blocked read
+	al --policy "$T/policy.yaml" -- ./airlock-probe write "$WS/secret-dir/new.txt"
+	check_blocked write
+	assert_no_file "$WS/secret-dir/new.txt" "a file written into a denied directory"
+	al --policy "$T/policy.yaml" -- ./airlock-probe read-ok "$WS/public.txt"
+	check_allowed read-ok
+}
+
+test_policy_extra_read_and_write_paths() {
+	local ro rw
+	ro=$(mktemp -d /var/tmp/airlock-e2e-ro.XXXXXX)
+	rw=$(mktemp -d /var/tmp/airlock-e2e-rw.XXXXXX)
+	printf '%s\n%s\n' "$ro" "$rw" >>"$T/.rm_dirs"
+	chmod 755 "$ro" "$rw"
+	printf 'reference\n' >"$ro/ref.txt"
+	chmod 644 "$ro/ref.txt"
+	# As root the sandbox runs as an unprivileged uid: let it write there.
+	e2e_is_root && chmod 777 "$rw"
+	printf 'version: 1\nfilesystem:\n  read:\n    - %s\n  write:\n    - %s\n' "$ro" "$rw" \
+		>"$T/policy.yaml"
+	al --policy "$T/policy.yaml" -- ./airlock-probe read-ok "$ro/ref.txt"
+	check_allowed read-ok
+	al --policy "$T/policy.yaml" -- ./airlock-probe write "$ro/new.txt"
+	check_blocked write
+	assert_no_file "$ro/new.txt" "a file written into a read-only path"
+	al --policy "$T/policy.yaml" -- ./airlock-probe write-ok "$rw/out.txt"
+	check_allowed write-ok
+	assert_file "$rw/out.txt" "a file written into a write path"
+	# Without the policy, neither is visible.
+	expect_blocked read "$ro/ref.txt"
+}
+
+test_policy_exec_allow_list() {
+	# /usr only: on merged-/usr systems /bin is a symlink into it.
+	printf 'version: 1\nprocess:\n  exec:\n    - /usr\n' >"$T/policy.yaml"
+	al --policy "$T/policy.yaml" -- /usr/bin/sh -c './airlock-probe list >/dev/null; echo rc=$?'
+	assert_contains "$OUT" "rc=126" "exec of a workspace binary outside the exec list"
+	al --policy "$T/policy.yaml" -- /usr/bin/sh -c '/usr/bin/env true; echo rc=$?'
+	assert_contains "$OUT" "rc=0" "exec of a binary under an allowed path"
+}

@@ -1,0 +1,108 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+#
+# Policy files: a bad policy is refused with exit 2 and a FILE:LINE:COL
+# message naming the field, and the command never runs. The neighbour of
+# each bad policy is the same policy fixed, which runs.
+
+# bad_policy TEXT LINE FIELD: TEXT must be refused, pointing at LINE and
+# naming FIELD, and the command (touch MARKER) must not run.
+bad_policy() {
+	local text=$1 line=$2 field=$3 marker="$WS/ran"
+	printf '%s\n' "$text" >"$T/policy.yaml"
+	al --policy "$T/policy.yaml" -- /usr/bin/touch "$marker"
+	assert_rc 2 "exit status for a bad policy"
+	assert_no_file "$marker" "the command ran under a bad policy"
+	assert_match "$ERR" "$T/policy\\.yaml:$line:[0-9]+" "FILE:LINE:COL in the message"
+	assert_contains "$ERR" "$field" "the field named in the message"
+	# `policy check` refuses it the same way.
+	LAST_CMD="airlock policy check $T/policy.yaml"
+	OUT=$("$AIRLOCK" policy check "$T/policy.yaml" 2>&1)
+	RC=$?
+	assert_rc 2 "policy check of a bad policy"
+	assert_match "$OUT" "$T/policy\\.yaml:$line:[0-9]+" "FILE:LINE:COL from policy check"
+}
+
+# good_policy TEXT: TEXT runs the command.
+good_policy() {
+	local marker="$WS/ran-good"
+	printf '%s\n' "$1" >"$T/policy.yaml"
+	al --policy "$T/policy.yaml" -- /usr/bin/touch "$marker"
+	assert_rc 0 "a valid policy runs"
+	assert_file "$marker" "the command's marker under a valid policy"
+	rm -f "$marker"
+}
+
+test_policy_bad_yaml() {
+	bad_policy 'version: 1
+sandbox:
+  limits: [pids: 3' '(3|4)' 'policy.yaml'
+	good_policy 'version: 1
+sandbox:
+  limits: {pids: 300}'
+}
+
+test_policy_unknown_field() {
+	bad_policy 'version: 1
+sandbox:
+  workspce: /tmp' 3 'workspce'
+	bad_policy 'version: 1
+network_policy: {}' 2 'network_policy'
+	good_policy 'version: 1
+sandbox:
+  mode: enforce'
+}
+
+test_policy_wrong_type() {
+	bad_policy 'version: 1
+sandbox:
+  limits:
+    pids: lots' 4 'pids'
+	bad_policy 'version: 1
+filesystem:
+  read: /etc' 3 'read'
+	bad_policy 'version: 1
+filesystem:
+  baseline: maybe' 3 'baseline'
+	good_policy 'version: 1
+sandbox:
+  limits:
+    pids: 300
+filesystem:
+  baseline: true'
+}
+
+test_policy_duplicate_key() {
+	bad_policy 'version: 1
+sandbox:
+  mode: enforce
+  mode: observe' 4 'mode'
+	bad_policy 'version: 1
+version: 1' 2 'version'
+}
+
+test_policy_bad_version_and_values() {
+	bad_policy 'version: 2' 1 'version'
+	bad_policy 'version: 1
+sandbox:
+  boundary: teleport' 3 'boundary'
+	bad_policy 'version: 1
+sandbox:
+  limits:
+    memory: 12 parsecs' 4 'memory'
+}
+
+test_policy_check_prints_effective_policy() {
+	printf 'version: 1\nname: e2e-check\nsandbox:\n  limits:\n    open_files: 64\n    wall: 90s\n' \
+		>"$T/policy.yaml"
+	LAST_CMD="airlock policy check $T/policy.yaml"
+	OUT=$(cd "$WS" && HOME="$E2E_HOME" "$AIRLOCK" policy check "$T/policy.yaml" 2>&1)
+	RC=$?
+	assert_rc 0 "policy check of a valid policy"
+	assert_contains "$OUT" "version: 1" "the version"
+	assert_contains "$OUT" "e2e-check" "the policy's name"
+	assert_contains "$OUT" "open_files: 64" "the limit set in the file"
+	assert_contains "$OUT" "workspace" "the (defaulted) workspace"
+	assert_contains "$OUT" "$WS" "the workspace resolved to the current directory"
+	assert_contains "$OUT" "baseline" "the defaulted filesystem baseline"
+}
