@@ -47,7 +47,8 @@ static void check_bad_len(const char *yaml, size_t len, const struct policy_ctx 
 			  const char *expected)
 {
 	struct error err = { 0 };
-	struct policy *p = (struct policy *)&err; /* must be reset to NULL */
+	static struct policy sentinel;
+	struct policy *p = &sentinel; /* must be reset to NULL */
 	int r = load_ctx(yaml, len, c, &p, &err);
 
 	if (r >= 0) {
@@ -1131,6 +1132,7 @@ static void test_bounds(void **state)
 		_cleanup_free_ char *bigger = repeat("version: 1\n", "#", POLICY_MAX_FILE - 10, "");
 		_cleanup_policy_ struct policy *p = load_ok(big);
 
+		assert_int_equal(p->version, 1);
 		BAD(bigger, "policy.yaml:1:1: (document): the file is 1048577 bytes; a policy may be at "
 			    "most 1048576 bytes (1 MiB)");
 	}
