@@ -64,6 +64,13 @@ test_exec_from_tmp_fails_from_workspace_works() {
 	al -- sh -c 'printf "#!/bin/sh\necho ran\n" >/tmp/s.sh && chmod 755 /tmp/s.sh &&
 		exec ./airlock-probe exec /tmp/s.sh'
 	check_blocked exec
+	# Nor from the private HOME or /dev/shm, the other writable scratch.
+	al -- sh -c 'cp ./airlock-probe "$HOME/p" && chmod 755 "$HOME/p" &&
+		exec ./airlock-probe exec "$HOME/p" list'
+	check_blocked exec
+	al -- sh -c 'cp ./airlock-probe /dev/shm/p && chmod 755 /dev/shm/p &&
+		exec ./airlock-probe exec /dev/shm/p list'
+	check_blocked exec
 	expect_ok exec-ok /usr/bin/env true
 }
 
@@ -80,6 +87,21 @@ test_private_tmp() {
 	al -- sh -c "echo hi >/tmp/$name && cat /tmp/$name"
 	assert_rc 0 "use of /tmp inside"
 	assert_eq "hi" "$OUT" "a /tmp file read back inside"
+}
+
+test_policy_workspace_elsewhere() {
+	local other
+	other=$(mktemp -d /tmp/airlock-e2e-ws2.XXXXXX)
+	cp "$WS/airlock-probe" "$other/airlock-probe"
+	printf 'version: 1\nsandbox:\n  workspace: %s\n' "$other" >"$T/policy.yaml"
+	al --policy "$T/policy.yaml" -- "$other/airlock-probe" write-ok "$other/made.txt"
+	check_allowed write-ok
+	assert_file "$other/made.txt" "a file written to the policy's workspace"
+	# The current directory is not the workspace any more: invisible.
+	al --policy "$T/policy.yaml" -- "$other/airlock-probe" write "$WS/not-here.txt"
+	check_blocked write
+	assert_no_file "$WS/not-here.txt" "a file written to the current directory"
+	rm -rf "$other"
 }
 
 test_policy_deny_hides_workspace_path() {
