@@ -264,7 +264,11 @@ static int load_name(struct loader *l, const struct policy_ynode *n)
 		return r;
 	for (size_t i = 0; i < n->len; i++) {
 		unsigned char c = (unsigned char)n->str[i];
-		if (c < 0x20 || c == 0x7f) {
+		unsigned char next = i + 1 < n->len ? (unsigned char)n->str[i + 1] : 0;
+
+		/* The name ends up in terminals and logs: no C0 or C1 controls
+		 * (U+0080..U+009F, where the 8-bit CSI lives). */
+		if (c < 0x20 || c == 0x7f || (c == 0xc2 && next >= 0x80 && next <= 0x9f)) {
 			quote(n, q, sizeof(q));
 			return FAIL(l, n, "name",
 				    "%s contains a control character; use printable text", q);

@@ -115,12 +115,15 @@ struct policy_ctx {
 
 /* Parse a policy file. On success *out is a new policy owned by the caller.
  * On failure err holds "FILE:LINE:COL: FIELD: what is wrong and what would
- * be valid" and the return value is negative. */
+ * be valid" and the return value is negative. A relative path is opened
+ * from ctx->cwd, and relative paths inside the file resolve against the
+ * file's directory. docs/policy.md describes the schema and every rule. */
 int policy_load_file(const char *path, const struct policy_ctx *ctx, struct policy **out,
 		     struct error *err) WUR;
 
 /* Same as policy_load_file for a buffer; `name` is used in diagnostics and
- * relative paths resolve against `dir`. */
+ * relative paths resolve against `dir` (itself relative to ctx->cwd; NULL
+ * means ctx->cwd). buf and name are borrowed. */
 int policy_load_buffer(const char *name, const char *dir, const char *buf, size_t len,
 		       const struct policy_ctx *ctx, struct policy **out, struct error *err) WUR;
 
@@ -130,7 +133,8 @@ int policy_load_buffer(const char *name, const char *dir, const char *buf, size_
 int policy_default(const struct policy_ctx *ctx, struct policy **out, struct error *err) WUR;
 
 /* Print the effective policy as YAML (with "# file:line" provenance
- * comments) to f. */
+ * comments) to f. The output is a valid policy that parses back to the same
+ * settings. */
 void policy_print(const struct policy *p, FILE *f);
 
 void policy_free(struct policy *p);

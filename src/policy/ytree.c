@@ -403,6 +403,11 @@ int policy_ytree_parse(const char *file, const char *buf, size_t len, struct pol
 	int r = 0;
 
 	*out = NULL;
+	if (!buf) {
+		if (len)
+			return error_set(err, EINVAL, "%s: no buffer", file);
+		buf = "";
+	}
 	if (len > POLICY_MAX_FILE)
 		return policy_fail(err, file, 1, 1, "(document)",
 				   "the file is %zu bytes; a policy may be at most %d bytes (1 MiB)", len,
@@ -413,6 +418,14 @@ int policy_ytree_parse(const char *file, const char *buf, size_t len, struct pol
 		offset_pos(buf, len, (size_t)(nul - buf), &line, &col);
 		return policy_fail(err, file, line, col, "(document)",
 				   "the file contains a NUL byte; a policy must be UTF-8 text");
+	}
+
+	/* A UTF-8 byte order mark, as some editors write: skipped here
+	 * because the reader is told the encoding rather than left to guess
+	 * it (a guess would let UTF-16 in). */
+	if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) {
+		buf += 3;
+		len -= 3;
 	}
 
 	if (!yaml_parser_initialize(&parser))

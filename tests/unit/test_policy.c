@@ -159,6 +159,9 @@ static void test_default_bad_ctx(void **state)
 	assert_int_equal(policy_default(&none, &p, &err), -EINVAL);
 	assert_int_equal(policy_load_buffer("x", "/", "version: 1", 10, &rel, &p, &err), -EINVAL);
 	assert_null(p);
+	assert_int_equal(policy_load_buffer("x", "/", NULL, 0, &ctx, &p, &err), -EINVAL);
+	assert_string_equal(err.msg, "x:1:1: (document): the file is empty; a policy needs at least "
+				     "\"version: 1\"");
 }
 
 static void test_minimal_equals_default(void **state)
@@ -459,6 +462,8 @@ static void test_name(void **state)
 	    "policy.yaml:2:7: name: is a list; expected a name for the policy");
 	BAD("version: 1\nname: \"a\\nb\"\n",
 	    "policy.yaml:2:7: name: \"a\\nb\" contains a control character; use printable text");
+	BAD("version: 1\nname: \"\\u009b31m\"\n",
+	    "policy.yaml:2:7: name: \"\\u009b31m\" contains a control character; use printable text");
 	BAD("version: 1\nname: \"\\e[31m\"\n",
 	    "policy.yaml:2:7: name: \"\\x1b[31m\" contains a control character; use printable text");
 }
@@ -1045,6 +1050,18 @@ static void test_encoding(void **state)
 	(void)state;
 
 	assert_string_equal(p->name, "café ☕");
+	{
+		_cleanup_policy_ struct policy *b = load_ok("\xef\xbb\xbfversion: 1\nname: bom\n");
+		assert_string_equal(b->name, "bom");
+		assert_int_equal(b->origin.name.line, 2);
+		assert_int_equal(b->origin.name.col, 7);
+	}
+	BAD("\xef\xbb\xbfversion: 1\nname: caf\xe9\n",
+	    "policy.yaml:2:10: name: incomplete UTF-8 octet sequence; a policy must be UTF-8 text");
+	/* UTF-16 (here with its byte order mark) is not guessed at. */
+	check_bad_len("\xff\xfev\x00", 4, &ctx,
+		      "policy.yaml:1:4: (document): the file contains a NUL byte; a policy must be "
+		      "UTF-8 text");
 	check_bad_len(nul, sizeof(nul) - 1, &ctx,
 		      "policy.yaml:2:8: (document): the file contains a NUL byte; a policy must be "
 		      "UTF-8 text");
