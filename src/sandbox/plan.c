@@ -302,9 +302,15 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 	 * top of the workspace. */
 	sort_by_depth(p->mounts, p->n_mounts);
 
-	/* Denied paths that would otherwise be visible are covered last. */
-	for (size_t i = 0; i < pol->filesystem.deny.n; i++) {
-		if ((r = resolve(pol->filesystem.deny.v[i].path, real, &exists, &st, err)) < 0)
+	/* Denied paths that would otherwise be visible are covered last, and
+	 * so is the policy file itself: the agent neither reads its rules nor
+	 * edits them for the next run. */
+	for (size_t i = 0; i <= pol->filesystem.deny.n; i++) {
+		const char *path = i < pol->filesystem.deny.n ? pol->filesystem.deny.v[i].path
+			: pol->file && strcmp(pol->file, "<default>") != 0 ? pol->file : NULL;
+		if (!path)
+			continue;
+		if ((r = resolve(path, real, &exists, &st, err)) < 0)
 			return r;
 		if (!exists || !covered(p, real, true))
 			continue;
