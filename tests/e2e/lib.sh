@@ -267,7 +267,7 @@ e2e_cleanup() {
 	fi
 	if [ -f "$T/.rm_dirs" ]; then
 		while read -r d; do
-			case "$d" in /var/tmp/airlock-e2e-*) rm -rf "$d" ;; esac
+			case "$d" in /var/tmp/airlock-e2e-* | /tmp/airlock-e2e-*) rm -rf "$d" ;; esac
 		done <"$T/.rm_dirs"
 	fi
 	[ -n "${WS:-}" ] && rm -rf "$WS"

@@ -92,6 +92,7 @@ test_private_tmp() {
 test_policy_workspace_elsewhere() {
 	local other
 	other=$(mktemp -d /tmp/airlock-e2e-ws2.XXXXXX)
+	printf '%s\n' "$other" >>"$T/.rm_dirs"
 	cp "$WS/airlock-probe" "$other/airlock-probe"
 	printf 'version: 1\nsandbox:\n  workspace: %s\n' "$other" >"$T/policy.yaml"
 	al --policy "$T/policy.yaml" -- "$other/airlock-probe" write-ok "$other/made.txt"
@@ -101,7 +102,6 @@ test_policy_workspace_elsewhere() {
 	al --policy "$T/policy.yaml" -- "$other/airlock-probe" write "$WS/not-here.txt"
 	check_blocked write
 	assert_no_file "$WS/not-here.txt" "a file written to the current directory"
-	rm -rf "$other"
 }
 
 test_policy_deny_hides_workspace_path() {

@@ -1533,16 +1533,40 @@ static void t_fds(struct result *r, int argc, char **argv)
 }
 
 struct proc_entry {
-	pid_t pid, ppid;
+	pid_t pid, ppid, sid;
 	char comm[32];
 };
+
+static pid_t proc_parent(const struct proc_entry *procs, size_t n, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (procs[i].pid == pid)
+			return procs[i].ppid;
+	return 0;
+}
+
+/* Is `a` an ancestor of `b` (bounded walk: ppid data is a snapshot)? */
+static bool proc_is_ancestor(const struct proc_entry *procs, size_t n, pid_t a, pid_t b)
+{
+	pid_t q = proc_parent(procs, n, b);
+	int depth;
+
+	for (depth = 0; q > 0 && depth < 256; depth++) {
+		if (q == a)
+			return true;
+		q = proc_parent(procs, n, q);
+	}
+	return false;
+}
 
 static void t_proc_host(struct result *r, int argc, char **argv)
 {
 	struct proc_entry *procs = NULL;
 	size_t n = 0, cap = 0, i, foreign = 0;
 	char list[400] = "";
-	pid_t self = getpid();
+	pid_t self = getpid(), sid = getsid(0);
 	struct dirent *de;
 	DIR *d;
 
@@ -1575,49 +1599,32 @@ static void t_proc_host(struct result *r, int argc, char **argv)
 		}
 		procs[n].pid = (pid_t)pid;
 		snprintf(procs[n].comm, sizeof(procs[n].comm), "%.*s", (int)(rp - lp - 1), lp + 1);
-		procs[n].ppid = 0;
-		sscanf(rp + 1, " %*c %d", &procs[n].ppid);
+		procs[n].ppid = procs[n].sid = 0;
+		sscanf(rp + 1, " %*c %d %*d %d", &procs[n].ppid, &procs[n].sid);
 		n++;
 	}
 	closedir(d);
-	/* Ours: pid 1, ourselves, our ancestors (the shell that ran us) and our
-	 * descendants. Anything else is somebody else's process. */
+	/* Ours: pid 1, ourselves, our ancestors (the shell that ran us), our
+	 * descendants, and our session (the shell's other jobs). Anything else
+	 * is somebody else's process. */
 	for (i = 0; i < n; i++) {
 		pid_t p = procs[i].pid;
-		bool ours = p == 1 || p == self;
-		size_t hops;
-		/* Ancestor of self? */
-		for (pid_t q = getppid(), guard = 0; !ours && q > 0 && guard < 64; guard++) {
-			size_t k;
-			if (q == p)
-				ours = true;
-			for (k = 0; k < n && procs[k].pid != q; k++)
-				;
-			q = k < n ? procs[k].ppid : 0;
-		}
-		/* Descendant of self? */
-		for (pid_t q = procs[i].ppid, h = 0; !ours && q > 0 && h < 64; h++) {
-			size_t k;
-			if (q == self)
-				ours = true;
-			for (k = 0; k < n && procs[k].pid != q; k++)
-				;
-			q = k < n ? procs[k].ppid : 0;
-		}
-		hops = strlen(list);
-		if (!ours) {
-			foreign++;
-			if (foreign <= 8)
-				snprintf(list + hops, sizeof(list) - hops, "%s%d(%s)",
-					 hops ? " " : "", (int)p, procs[i].comm);
-		}
+		size_t len = strlen(list);
+
+		if (p == 1 || p == self || procs[i].sid == sid ||
+		    proc_is_ancestor(procs, n, p, self) || proc_is_ancestor(procs, n, self, p))
+			continue;
+		foreign++;
+		if (foreign <= 8)
+			snprintf(list + len, sizeof(list) - len, "%s%d(%s)", len ? " " : "", (int)p,
+				 procs[i].comm);
 	}
 	free(procs);
 	if (foreign)
 		ALLOWED(r, "%zu foreign processes visible: %s%s", foreign, list,
 			foreign > 8 ? " ..." : "");
 	else
-		BLOCKED(r, "only pid 1, our ancestors, ourselves and our children");
+		BLOCKED(r, "only pid 1, our ancestors, our session and our children");
 }
 
 static void t_core(struct result *r, int argc, char **argv)
@@ -2351,7 +2358,7 @@ static const struct probe_test tests[] = {
 	ATTACK("caps", t_caps, "any capability, or no_new_privs unset (blocked = none and NoNewPrivs 1)"),
 	ATTACK("uid-map", t_uid_map, "host root (uid 0) mapped into our user namespace"),
 	ATTACK("fds", t_fds, "file descriptors other than 0, 1, 2 inherited from outside"),
-	ATTACK("proc-host", t_proc_host, "processes outside our own tree visible in /proc"),
+	ATTACK("proc-host", t_proc_host, "processes outside our own tree and session visible in /proc"),
 	ATTACK("core", t_core, "core dumps: memory (and secrets) written to disk"),
 	ATTACK("net-ifaces", t_net_ifaces, "network interfaces other than lo"),
 	/* Files. */
