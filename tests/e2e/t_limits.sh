@@ -10,8 +10,9 @@ limits_policy() { # YAML lines under sandbox.limits (indented by 4)
 
 # skip_if_refused WHAT: airlock may refuse (fail closed) a limit it cannot
 # enforce on this machine; that is correct, and the limit cannot be tested.
+# Only a refusal that names the limit counts: any other failure is a failure.
 skip_if_refused() {
-	if [ "$RC" = 125 ] || { [ "$RC" = 2 ] && printf '%s' "$ERR" | grep -qi "$1"; }; then
+	if { [ "$RC" = 125 ] || [ "$RC" = 2 ]; } && printf '%s' "$ERR" | grep -qi "$1"; then
 		skip "airlock refuses the $1 limit here: $(printf '%s' "$ERR" | head -c 300)"
 	fi
 }

@@ -92,6 +92,22 @@ sandbox:
     memory: 12 parsecs' 4 'memory'
 }
 
+# The agent never sees its policy: a policy file inside the workspace shows
+# no content inside and cannot be changed from inside, while the rest of the
+# workspace stays readable.
+test_policy_file_in_workspace_hidden() {
+	printf 'version: 1\nname: inside-%s\n' "$$" >"$WS/airlock.yaml"
+	printf 'notes\n' >"$WS/notes.txt"
+	al --policy "$WS/airlock.yaml" -- cat "$WS/airlock.yaml"
+	assert_not_contains "$OUT" "inside-$$" "the policy's content read inside"
+	al --policy "$WS/airlock.yaml" -- /bin/sh -c 'echo "name: widened" >>"$0"; echo "x: 1" >"$0"' \
+		"$WS/airlock.yaml"
+	assert_eq "version: 1
+name: inside-$$" "$(cat "$WS/airlock.yaml")" "the policy file after the sandbox tried to write it"
+	al --policy "$WS/airlock.yaml" -- ./airlock-probe read-ok "$WS/notes.txt"
+	check_allowed read-ok
+}
+
 test_policy_check_prints_effective_policy() {
 	printf 'version: 1\nname: e2e-check\nsandbox:\n  limits:\n    open_files: 64\n    wall: 90s\n' \
 		>"$T/policy.yaml"
