@@ -67,7 +67,7 @@ if ! "$root/scripts/build.sh" build; then
 fi
 
 if have unit; then
-	run "unit tests" meson test -C build --print-errorlogs
+	run "unit tests" meson test -C build --no-suite e2e --print-errorlogs
 fi
 
 if have e2e; then
@@ -93,7 +93,10 @@ if have fuzz; then
 				work=$(mktemp -d /tmp/airlock-fuzz.XXXXXX)
 				[ -d "$corpus" ] && cp -r "$corpus/." "$work/"
 				stage "fuzz $name for ${fuzz_seconds}s"
-				if "$h" -max_total_time="$fuzz_seconds" -print_final_stats=1 "$work" >"$log" 2>&1; then
+				dict=tests/fuzz/${name#fuzz_}.dict
+				dict_arg=()
+				[ -f "$dict" ] && dict_arg=(-dict="$dict")
+				if "$h" -max_total_time="$fuzz_seconds" -print_final_stats=1 "${dict_arg[@]}" "$work" >"$log" 2>&1; then
 					tail -n 3 "$log"
 					passed=$((passed + 1))
 				else
@@ -120,7 +123,7 @@ if have asan; then
 	fi
 	if ninja -C build-asan >/dev/null; then
 		export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-		run "unit tests under ASan+UBSan" meson test -C build-asan --print-errorlogs
+		run "unit tests under ASan+UBSan" meson test -C build-asan --no-suite e2e --print-errorlogs
 		# The probe is static and cannot be sanitized: use the normal one.
 		run "end-to-end tests under ASan+UBSan as $(id -un)" \
 			env AIRLOCK="$root/build-asan/src/airlock" PROBE="$root/build/tests/probe/airlock-probe" \
