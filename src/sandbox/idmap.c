@@ -46,8 +46,11 @@ static int userns_for(uid_t owner, gid_t gowner, uid_t host, gid_t ghost, struct
 		_exit(0);
 	}
 	close(pipefd[0]);
+	/* Both are released on return: the helper is killed and reaped. */
 	_cleanup_kill_ pid_t child = pid;
 	_cleanup_close_ int wake = pipefd[1];
+	(void)child;
+	(void)wake;
 	char path[64], map[64];
 	const char *files[2] = { "uid_map", "gid_map" };
 	unsigned in[2] = { owner, gowner }, out[2] = { host, ghost };
