@@ -122,3 +122,27 @@ test_policy_check_prints_effective_policy() {
 	assert_contains "$OUT" "$WS" "the workspace resolved to the current directory"
 	assert_contains "$OUT" "baseline" "the defaulted filesystem baseline"
 }
+
+# A policy this build cannot enforce is refused, never run weaker: the
+# command does not run, and the message names the field.
+test_policy_unenforceable_refused() {
+	local text field
+	for text in 'sandbox:
+  mode: observe' 'sandbox:
+  boundary: microvm'; do
+		field=${text##*$'\n'  }
+		field=${field%%:*}
+		printf 'version: 1\n%s\n' "$text" >"$T/policy.yaml"
+		al --policy "$T/policy.yaml" -- /usr/bin/touch "$WS/ran"
+		case "$RC" in
+		2 | 125) ;;
+		*) fail "an unenforceable policy ($field) must be refused with 2 or 125$(e2e_last_run)" ;;
+		esac
+		assert_no_file "$WS/ran" "the command ran under an unenforceable policy ($field)"
+		assert_contains "$ERR" "$field" "the refused field named"
+	done
+	good_policy 'version: 1
+sandbox:
+  mode: enforce
+  boundary: process'
+}
