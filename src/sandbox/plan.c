@@ -93,13 +93,12 @@ static int add_rule(struct sandbox_plan *p, const char *path, uint64_t access)
 	return 0;
 }
 
-/* Is `path` visible through some bind (or, with tmpfs, a private tmpfs)
- * already planned? */
-static bool covered(const struct sandbox_plan *p, const char *path, bool tmpfs)
+/* Is the host's `path` visible through a bind already planned? (Under a
+ * private tmpfs it is not: that shows an empty directory instead.) */
+static bool covered(const struct sandbox_plan *p, const char *path)
 {
 	for (size_t i = 0; i < p->n_mounts; i++)
-		if ((p->mounts[i].kind == MOUNT_BIND || (tmpfs && p->mounts[i].kind == MOUNT_TMPFS)) &&
-		    path_under(path, p->mounts[i].dst))
+		if (p->mounts[i].kind == MOUNT_BIND && path_under(path, p->mounts[i].dst))
 			return true;
 	return false;
 }
@@ -276,7 +275,7 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 	if (home && resolve(home, real, &exists, &st, err) == 0 && exists && strcmp(real, "/") != 0) {
 		/* Hidden behind an empty private tmpfs, unless a bind (the
 		 * workspace, say) shows it already. */
-		if (!covered(p, real, false) && add_mount(p, MOUNT_TMPFS, NULL, real, false, true, 0700) < 0)
+		if (!covered(p, real) && add_mount(p, MOUNT_TMPFS, NULL, real, false, true, 0700) < 0)
 			goto oom;
 		if (!(p->home = strdup(real)))
 			goto oom;
@@ -312,7 +311,7 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 			continue;
 		if ((r = resolve(path, real, &exists, &st, err)) < 0)
 			return r;
-		if (!exists || !covered(p, real, true))
+		if (!exists || !covered(p, real))
 			continue;
 		if (add_mount(p, S_ISDIR(st.st_mode) ? MOUNT_HIDE_DIR : MOUNT_HIDE_FILE, NULL, real, true, false,
 			      0) < 0)
