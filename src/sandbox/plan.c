@@ -357,10 +357,7 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 	/* Where the command starts: the caller's directory if the sandbox
 	 * shows it, else the workspace. */
 	char cwd[PATH_MAX];
-	bool visible = false;
-	if (getcwd(cwd, sizeof(cwd)) && realpath(cwd, real))
-		for (size_t i = 0; i < p->n_mounts; i++)
-			visible |= p->mounts[i].kind == MOUNT_BIND && path_under(real, p->mounts[i].dst);
+	bool visible = getcwd(cwd, sizeof(cwd)) && realpath(cwd, real) && covered(p, real);
 	p->cwd = strdup(visible ? real : ws);
 	p->hostname = strdup("airlock");
 	if (!p->cwd || !p->hostname)
