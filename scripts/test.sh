@@ -87,7 +87,7 @@ if have fuzz; then
 		fi
 		if ninja -C build-fuzz >/dev/null; then
 			for h in build-fuzz/tests/fuzz/fuzz_*; do
-				[ -x "$h" ] || continue
+				[ -f "$h" ] && [ -x "$h" ] || continue
 				name=$(basename "$h")
 				corpus=tests/fuzz/corpus/${name#fuzz_}
 				work=$(mktemp -d /tmp/airlock-fuzz.XXXXXX)
