@@ -156,8 +156,6 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 
 	if (limits_apply_rlimits(plan, &err) < 0)
 		fail(sync_fd, &err);
-	if (prctl(PR_SET_DUMPABLE, 0) < 0)
-		(error_sys(&err, errno, "PR_SET_DUMPABLE"), fail(sync_fd, &err));
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		(error_sys(&err, errno, "PR_SET_NO_NEW_PRIVS"), fail(sync_fd, &err));
 	if (landlock_apply(plan, &err) < 0)
@@ -176,6 +174,11 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 	 * starts, or the filter's trace stops would fail its calls. */
 	char ack;
 	if (plan->trace && (recv(sync_fd, &ack, 1, 0) != 1 || ack != PROTO_TRACED))
+		_exit(SANDBOX_EXIT_SETUP_CHILD);
+	/* Not dumpable from here on: the command, same uid and same Landlock
+	 * domain, must not open /proc/1/mem. (Only now: an unprivileged
+	 * supervisor can seize a dumpable process only.) */
+	if (prctl(PR_SET_DUMPABLE, 0) < 0)
 		_exit(SANDBOX_EXIT_SETUP_CHILD);
 	init_main(plan, sync_fd, pty_slave);
 }

@@ -67,6 +67,9 @@ static void exec_in_path(char *const argv[], char *const envp[])
 
 __attribute__((noreturn)) static void run_command(const struct sandbox_plan *plan, int pty_slave)
 {
+	/* Dumpable again, as execve would make it anyway: so a tracing
+	 * supervisor can read the path of the command's first execve. */
+	prctl(PR_SET_DUMPABLE, 1);
 	sigset_t none;
 	sigemptyset(&none);
 	for (size_t i = 0; i < ARRAY_SIZE(forwarded); i++)
