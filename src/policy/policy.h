@@ -66,6 +66,69 @@ struct policy_limits {
 	uint64_t wall_seconds;
 };
 
+/* ---- network (the egress proxy) ---- */
+
+enum policy_net_mode {
+	POLICY_NET_NONE = 0,     /* no `network` section: no network at all */
+	POLICY_NET_PROXY,        /* the agent reaches the proxy through HTTP(S)_PROXY */
+	POLICY_NET_TRANSPARENT,  /* every TCP connection is redirected to the proxy */
+};
+
+/* A request rule inside an endpoint. Empty methods = any method. */
+struct policy_net_rule {
+	char *id;             /* "network.endpoints[2].rules[0]" unless given */
+	char **methods;       /* upper-case, NULL-terminated; NULL = any */
+	size_t n_methods;
+	char *path;           /* glob: '*' within a segment, '**' across; NULL = any */
+	char *query;          /* glob over the raw query string; NULL = any */
+	bool websocket;       /* Upgrade: websocket allowed on matching requests */
+	struct policy_loc loc;
+};
+
+struct policy_endpoint {
+	char *id;             /* "network.endpoints[2]" unless given */
+	char *host;           /* lower-case, no trailing dot; "*.example.com" or exact
+	                       * (a DNS name, or an IP address in canonical form) */
+	uint16_t *ports;      /* default {80, 443} */
+	size_t n_ports;
+	bool intercept;       /* tls: intercept */
+	struct policy_net_rule *rules; /* empty = every request to host:port */
+	size_t n_rules;
+	struct policy_loc loc;
+};
+
+/* An address range opted in for private/loopback/link-local destinations. */
+struct policy_cidr {
+	int family;           /* AF_INET or AF_INET6 */
+	uint8_t addr[16];     /* network byte order; first 4 bytes for AF_INET */
+	unsigned prefix;      /* 0..32 or 0..128 */
+	uint16_t port;        /* 0 = any port */
+	struct policy_loc loc;
+};
+
+/* A fixed name -> address mapping the proxy uses instead of DNS (like
+ * curl --resolve); used to pin names and by tests. */
+struct policy_resolve {
+	char *host;
+	char *addr;           /* numeric IPv4 or IPv6 */
+	struct policy_loc loc;
+};
+
+struct policy_network {
+	enum policy_net_mode mode;
+	struct policy_endpoint *endpoints;
+	size_t n_endpoints;
+	struct policy_cidr *allow_private;
+	size_t n_allow_private;
+	struct policy_resolve *resolve;
+	size_t n_resolve;
+	char *upstream_ca;    /* extra PEM bundle trusted for upstream TLS, or NULL */
+	uint64_t max_body;    /* bytes of each body scanned for leaks (default 1 MiB) */
+	bool allow_compressed; /* compressed request bodies pass unscanned (default false) */
+	char *log;            /* path of the JSON-lines decision log, or NULL */
+	struct policy_loc loc;
+};
+
 struct policy {
 	char *file;   /* path of the policy file, or "<default>" */
 	char *dir;    /* directory relative paths were resolved against */
@@ -98,6 +161,8 @@ struct policy {
 		size_t n_env_set;
 		struct policy_loc *env_pass_loc; /* n_env_pass entries, parallel to env_pass */
 	} process;
+
+	struct policy_network network;
 
 	/* Where each single-valued setting came from (line 0: built-in default). */
 	struct {
