@@ -5,7 +5,7 @@ set -euo pipefail
 
 pkgs=(
 	gcc clang meson ninja-build pkg-config          # build
-	libssl-dev libevent-dev                         # TLS for the egress proxy
+	libssl-dev                                      # TLS for the egress proxy
 	libseccomp-dev libyaml-dev                      # runtime libraries
 	libcmocka-dev libclang-rt-14-dev                # unit tests, fuzzing runtime
 	bubblewrap uidmap util-linux procps python3     # tests and the startup benchmark
