@@ -222,11 +222,33 @@ start_abstract_listener() {
 		fail "the abstract listener did not start: $(cat "$T/listener-abstract.out")"
 }
 
+# track_probe_write PATH: PATH is a target of the probe's write attack. If
+# the attack succeeds where it must not, the file it leaves outside the test's
+# directories is removed at cleanup (only if it did not exist before and holds
+# nothing but the probe's line).
+track_probe_write() {
+	[ -e "$1" ] || printf '%s\n' "$1" >>"$T/.probe_files"
+}
+
+# make_home_file NAME: a file in $E2E_HOME holding the fake-secret marker,
+# removed at cleanup (never one the suite did not make). Sets HOME_FILE.
+make_home_file() {
+	HOME_FILE="$E2E_HOME/$1"
+	if [ -e "$HOME_FILE" ] && ! grep -q "$E2E_FAKE_MARK" "$HOME_FILE" 2>/dev/null; then
+		skip "$HOME_FILE exists and was not made by this suite"
+	fi
+	printf '%s\n' "$E2E_FAKE_MARK" >"$HOME_FILE" || fail "cannot write $HOME_FILE"
+	printf '%s\n' "$HOME_FILE" >>"$T/.fake_files"
+}
+
 # make_fake_secret: a fake private key at $E2E_HOME/.ssh/id_rsa. Sets SECRET.
 make_fake_secret() {
 	SECRET="$E2E_HOME/.ssh/id_rsa"
-	mkdir -p "$E2E_HOME/.ssh" && chmod 700 "$E2E_HOME/.ssh" ||
-		fail "cannot create $E2E_HOME/.ssh"
+	if [ ! -d "$E2E_HOME/.ssh" ]; then
+		mkdir "$E2E_HOME/.ssh" || fail "cannot create $E2E_HOME/.ssh"
+		printf '%s\n' "$E2E_HOME/.ssh" >>"$T/.fake_dirs"
+	fi
+	chmod 700 "$E2E_HOME/.ssh"
 	if [ -e "$SECRET" ] && ! grep -q "$E2E_FAKE_MARK" "$SECRET" 2>/dev/null; then
 		skip "$SECRET exists and is not a fake made by this suite"
 	fi
@@ -262,8 +284,18 @@ e2e_cleanup() {
 	if [ -f "$T/.fake_files" ]; then
 		while read -r f; do
 			grep -q "$E2E_FAKE_MARK" "$f" 2>/dev/null && rm -f "$f"
-			rmdir "$(dirname "$f")" 2>/dev/null
 		done <"$T/.fake_files"
+	fi
+	if [ -f "$T/.probe_files" ]; then
+		while read -r f; do
+			[ "$(cat "$f" 2>/dev/null)" = "airlock-probe was here" ] && rm -f "$f"
+		done <"$T/.probe_files"
+	fi
+	# Directories the suite created, only if it left them empty.
+	if [ -f "$T/.fake_dirs" ]; then
+		while read -r d; do
+			rmdir "$d" 2>/dev/null
+		done <"$T/.fake_dirs"
 	fi
 	if [ -f "$T/.rm_dirs" ]; then
 		while read -r d; do

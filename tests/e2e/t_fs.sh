@@ -22,18 +22,23 @@ test_ssh_key_unreadable_workspace_readable() {
 
 test_home_is_empty_private_scratch() {
 	make_fake_secret
-	printf 'x\n' >"$E2E_HOME/visible-outside"
+	make_home_file visible-outside
 	al -- sh -c 'printf "%s\n" "$HOME"; ls -A "$HOME" | wc -l'
 	assert_rc 0 "listing HOME inside"
 	assert_eq "$E2E_HOME" "$(printf '%s\n' "$OUT" | sed -n 1p)" "HOME inside"
 	assert_eq "0" "$(printf '%s\n' "$OUT" | sed -n 2p | tr -d ' ')" "entries in HOME inside"
-	expect_blocked stat "$E2E_HOME/visible-outside"
+	expect_blocked stat "$HOME_FILE"
 	# HOME is writable scratch, and what is written there stays there.
-	expect_ok write-ok "$E2E_HOME/scratch.txt"
-	assert_no_file "$E2E_HOME/scratch.txt" "a file written to HOME inside, seen outside"
+	track_probe_write "$E2E_HOME/airlock-e2e-scratch.txt"
+	expect_ok write-ok "$E2E_HOME/airlock-e2e-scratch.txt"
+	assert_no_file "$E2E_HOME/airlock-e2e-scratch.txt" "a file written to HOME inside, seen outside"
 }
 
 test_write_outside_workspace_fails_inside_works() {
+	local f
+	for f in /etc/airlock-e2e-probe /usr/airlock-e2e-probe "$E2E_HOME/../airlock-e2e-probe-sibling"; do
+		track_probe_write "$f"
+	done
 	expect_blocked write /etc/airlock-e2e-probe
 	assert_no_file /etc/airlock-e2e-probe "a file the sandbox tried to create in /etc"
 	expect_blocked write /usr/airlock-e2e-probe
@@ -46,6 +51,7 @@ test_write_outside_workspace_fails_inside_works() {
 }
 
 test_baseline_read_only_but_readable() {
+	track_probe_write /usr/bin/airlock-e2e-probe
 	expect_blocked write /etc/hostname
 	expect_blocked write /usr/bin/airlock-e2e-probe
 	expect_ok read-ok /etc/passwd
