@@ -91,6 +91,10 @@ __attribute__((noreturn)) static void run_command(const struct sandbox_plan *pla
 	}
 	if (chdir(plan->cwd) < 0 && chdir("/") < 0)
 		_exit(SANDBOX_EXIT_SETUP_CHILD);
+	/* One more Landlock layer, for the command alone: its init (in the
+	 * outer layer) is then out of reach of its signals. */
+	if (landlock_scope_self() < 0)
+		_exit(SANDBOX_EXIT_SETUP_CHILD);
 	/* Only 0, 1, 2 cross into the command. */
 	if (syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */) < 0)
 		for (int fd = 3; fd < 65536; fd++)

@@ -84,6 +84,9 @@ int idmap_prepare(struct sandbox_plan *plan, struct error *err) WUR;
 /* landlock.c */
 int landlock_abi(void);
 int landlock_apply(const struct sandbox_plan *plan, struct error *err) WUR;
+/* A nested domain that only scopes signals and abstract sockets: the
+ * command cannot signal its init (ABI 6+; a no-op before). */
+int landlock_scope_self(void) WUR;
 
 /* seccomp.c: installs the filter; when plan->trace, *notify_fd receives
  * the user-notification listener. */

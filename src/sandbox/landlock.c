@@ -112,3 +112,17 @@ int landlock_apply(const struct sandbox_plan *plan, struct error *err)
 		return error_sys(err, errno, "landlock_restrict_self");
 	return abi;
 }
+
+int landlock_scope_self(void)
+{
+	if (landlock_abi() < 6)
+		return 0;
+	struct ll_ruleset_attr attr = { .scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL };
+	int fd = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	if (fd < 0)
+		return -errno;
+	int r = (int)syscall(SYS_landlock_restrict_self, fd, 0);
+	int e = errno;
+	close(fd);
+	return r < 0 ? -e : 0;
+}
