@@ -19,7 +19,9 @@
  * handshake records holding a ClientHello). Returns 1 with sni filled
  * (lower-case, trailing dot removed), 0 when more bytes are needed, -ENOENT
  * when the ClientHello has no SNI, -EINVAL when the bytes are not a
- * well-formed ClientHello. Never reads past len; bounded to 16 KiB. */
+ * well-formed ClientHello, -ENOSPC when the name does not fit in sni_len
+ * (256 always suffices). sni is "" unless 1 is returned. Never reads
+ * past len; bounded to 16 KiB. */
 int tls_parse_sni(const uint8_t *buf, size_t len, char *sni, size_t sni_len);
 
 struct tls_ca;
@@ -37,7 +39,11 @@ const char *tls_ca_cert_pem(const struct tls_ca *ca);
 /* A server SSL_CTX presenting a leaf for host (DNS SAN, or IP SAN for an
  * address), signed by the CA, ALPN http/1.1 only. Cached per host (up to
  * 1024 hosts, least recently used evicted). The returned context is
- * borrowed from the cache: valid until tls_ca_free. */
+ * borrowed from the cache: valid until the next tls_ca_server_ctx call on
+ * ca (which may evict it) or tls_ca_free. Make the SSL from it (SSL_new
+ * and SSL_set_SSL_CTX take their own reference) before calling again.
+ * NULL with err filled on failure (EINVAL: host is neither a DNS name nor
+ * an IP address). Not thread-safe. */
 SSL_CTX *tls_ca_server_ctx(struct tls_ca *ca, const char *host, struct error *err);
 
 /* A client SSL_CTX that verifies peers against the system trust store and,
