@@ -148,9 +148,101 @@ void policy_format_duration(uint64_t seconds, char *buf, size_t size);
  * policy_free. ctx->cwd must be absolute. */
 int policy_init_defaults(struct policy *p, const struct policy_ctx *ctx, struct error *err) WUR;
 
+/* network.leak_scan.max_body when not given. */
+#define POLICY_DEFAULT_MAX_BODY (UINT64_C(1) << 20)
+
 /* The default list for process.env.pass. */
 extern const char *const policy_default_env_pass[];
 extern const size_t policy_default_env_pass_count;
+
+/* ---- netspec.c: host names, addresses, globs and methods of the network
+ * section (lexical only: no DNS, no I/O) ---- */
+
+/* Room for a normalised host: a DNS name of up to 253 bytes, or an
+ * address in text form, with its NUL. */
+#define POLICY_HOST_MAX 256
+
+/* Longest rule or endpoint id, and longest HTTP method, in bytes. */
+#define POLICY_ID_MAX 128
+#define POLICY_METHOD_MAX 32
+
+enum policy_host_status {
+	POLICY_HOST_NAME = 0,   /* a DNS name */
+	POLICY_HOST_WILDCARD,   /* "*." followed by a DNS name of two labels or more */
+	POLICY_HOST_IP,         /* an IPv4 or IPv6 address */
+	POLICY_HOST_EMPTY,
+	POLICY_HOST_URL,        /* has a scheme, a '/' or a '@' */
+	POLICY_HOST_PORT,       /* "name:port" */
+	POLICY_HOST_CHAR,       /* a byte other than letters, digits, '-', '_', '.' */
+	POLICY_HOST_LABEL,      /* an empty label: "a..b", ".a" */
+	POLICY_HOST_LABEL_LONG, /* a label of more than 63 bytes */
+	POLICY_HOST_TOO_LONG,   /* more than 253 bytes */
+	POLICY_HOST_NUMERIC,    /* numeric last label, but not a dotted quad */
+	POLICY_HOST_BAD_IPV6,   /* brackets or ':' but not an IPv6 address */
+	POLICY_HOST_STAR_ALL,   /* "*" alone */
+	POLICY_HOST_STAR_TLD,   /* "*.com": one label after the star */
+	POLICY_HOST_STAR_POS,   /* '*' other than as the whole first label */
+	POLICY_HOST_STAR_IP,    /* "*." followed by something numeric */
+};
+
+/* Normalise a host as written in a policy into out (POLICY_HOST_MAX
+ * bytes): DNS names lower-case without a trailing dot; IPv4 as a dotted
+ * quad; IPv6 without brackets in RFC 5952 form, IPv4-mapped and
+ * IPv4-compatible addresses as IPv4. This is the text
+ * net/addr.c:addr_normalize_host produces for the same host, so the two
+ * compare with strcmp. Shorthand IPv4 forms ("127.1", "0x7f000001") are
+ * refused rather than read: a policy says what it means. out holds the
+ * result only for the first three statuses. */
+enum policy_host_status policy_host_normalize(const char *in, char *out) WUR;
+
+/* True when every host matched by pattern b is matched by pattern a (both
+ * normalised): equal, or a is "*.S" and b is S's subdomain or "*." of one. */
+bool policy_host_covers(const char *a, const char *b);
+
+/* Canonical text of a numeric address ("127.0.0.1", "::1", "[::1]") into
+ * out (POLICY_HOST_MAX bytes), in the form of policy_host_normalize.
+ * Returns false when in is not a dotted quad or an IPv6 address. */
+bool policy_addr_canon(const char *in, char *out) WUR;
+
+enum policy_cidr_status {
+	POLICY_CIDR_OK = 0,
+	POLICY_CIDR_SYNTAX,    /* not ADDR[/PREFIX][:PORT] or [ADDR6][/PREFIX][:PORT] */
+	POLICY_CIDR_PREFIX,    /* prefix not 0..32 / 0..128 */
+	POLICY_CIDR_PORT,      /* port not 1..65535 */
+	POLICY_CIDR_HOST_BITS, /* bits set past the prefix; *out holds the network */
+	POLICY_CIDR_MAPPED,    /* an IPv4-mapped or -compatible IPv6 range */
+};
+
+/* Parse an allow_private entry: "10.0.0.0/8", "127.0.0.1:8080",
+ * "fd00::/8", "[::1]:9000", "[fd00::]/8:443". A missing prefix is the
+ * whole address (/32, /128); a missing port is 0 (any). out->loc is not
+ * touched. */
+enum policy_cidr_status policy_cidr_parse(const char *s, struct policy_cidr *out) WUR;
+
+/* The text policy_cidr_parse reads back to c; at least 64 bytes. */
+void policy_cidr_format(const struct policy_cidr *c, char *buf, size_t size);
+
+enum policy_glob_status {
+	POLICY_GLOB_OK = 0,
+	POLICY_GLOB_SLASH,   /* a path glob that does not start with '/' */
+	POLICY_GLOB_CHAR,    /* a space, control, non-ASCII byte, '#', or '?' in a path */
+	POLICY_GLOB_PERCENT, /* '%' not followed by two hex digits */
+	POLICY_GLOB_NOMEM,
+};
+
+/* Check a path (is_path) or query glob and put it in the form requests are
+ * compared in: %XX of an unreserved character (ALPHA DIGIT - . _ ~)
+ * decoded, other %XX with upper-case hex digits. On POLICY_GLOB_OK *out is
+ * a new string owned by the caller. */
+enum policy_glob_status policy_glob_normalize(const char *in, bool is_path, char **out) WUR;
+
+/* An HTTP method token (RFC 9110 tchar) of at most POLICY_METHOD_MAX
+ * bytes, other than "*". */
+bool policy_method_valid(const char *s);
+
+/* A rule or endpoint id: 1..POLICY_ID_MAX printable ASCII bytes, no
+ * space. */
+bool policy_id_valid(const char *s);
 
 /* ---- print.c ---- */
 

@@ -169,6 +169,7 @@ struct policy {
 		struct policy_loc version, name, boundary, mode, host_uid, host_gid;
 		struct policy_loc memory, pids, open_files, cpu, wall;
 		struct policy_loc baseline, exec, env_pass, env_set;
+		struct policy_loc net_mode, upstream_ca, max_body, allow_compressed, net_log;
 	} origin;
 };
 
