@@ -47,6 +47,12 @@ int policy_init_defaults(struct policy *p, const struct policy_ctx *ctx, struct 
 		.wall_seconds = 0,
 	};
 
+	/* No network section: no network at all. */
+	p->network.mode = POLICY_NET_NONE;
+	p->network.max_body = POLICY_DEFAULT_MAX_BODY;
+	p->network.allow_compressed = false;
+	p->network.loc = default_loc;
+
 	p->filesystem.baseline = true;
 	p->process.exec_set = false;
 
@@ -77,6 +83,11 @@ int policy_init_defaults(struct policy *p, const struct policy_ctx *ctx, struct 
 	p->origin.exec = default_loc;
 	p->origin.env_pass = default_loc;
 	p->origin.env_set = default_loc;
+	p->origin.net_mode = default_loc;
+	p->origin.upstream_ca = default_loc;
+	p->origin.max_body = default_loc;
+	p->origin.allow_compressed = default_loc;
+	p->origin.net_log = default_loc;
 	return 0;
 }
 

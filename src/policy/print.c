@@ -47,6 +47,38 @@ static void paths_free(struct policy_paths *ps)
 	free(ps->v);
 }
 
+static void net_free(struct policy_network *net)
+{
+	for (size_t i = 0; i < net->n_endpoints; i++) {
+		struct policy_endpoint *ep = &net->endpoints[i];
+
+		for (size_t j = 0; j < ep->n_rules; j++) {
+			struct policy_net_rule *r = &ep->rules[j];
+
+			free(r->id);
+			if (r->methods)
+				for (size_t k = 0; k < r->n_methods; k++)
+					free(r->methods[k]);
+			free(r->methods);
+			free(r->path);
+			free(r->query);
+		}
+		free(ep->rules);
+		free(ep->id);
+		free(ep->host);
+		free(ep->ports);
+	}
+	free(net->endpoints);
+	free(net->allow_private);
+	for (size_t i = 0; i < net->n_resolve; i++) {
+		free(net->resolve[i].host);
+		free(net->resolve[i].addr);
+	}
+	free(net->resolve);
+	free(net->upstream_ca);
+	free(net->log);
+}
+
 void policy_free(struct policy *p)
 {
 	if (!p)
@@ -69,6 +101,7 @@ void policy_free(struct policy *p)
 		free(p->process.env_set[i].value);
 	}
 	free(p->process.env_set);
+	net_free(&p->network);
 	free(p);
 }
 
@@ -251,6 +284,174 @@ static void print_duration(FILE *f, const char *key, uint64_t v, const struct po
 	end_line(f, loc);
 }
 
+/* ---- network ---- */
+
+static bool str_eq(const char *a, const char *b);
+
+static const char *const read_only_methods[] = { "GET", "HEAD", "OPTIONS" };
+
+/* The rule `access: read-only` stands for (the parser names it like its
+ * endpoint, which no rule of the file may be). */
+static bool is_read_only(const struct policy_endpoint *ep)
+{
+	const struct policy_net_rule *r = ep->rules;
+
+	if (ep->n_rules != 1 || !str_eq(r->id, ep->id) || r->path || r->query || r->websocket ||
+	    r->n_methods != ARRAY_SIZE(read_only_methods))
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(read_only_methods); i++)
+		if (!str_eq(r->methods[i], read_only_methods[i]))
+			return false;
+	return true;
+}
+
+/* Ids the parser gives when the file gives none are not printed, so the
+ * output reads back to the same ones. */
+static bool is_default_id(const char *id, size_t ep, size_t rule)
+{
+	char buf[POLICY_FIELD_MAX];
+
+	if (rule == SIZE_MAX)
+		snprintf(buf, sizeof(buf), "network.endpoints[%zu]", ep);
+	else
+		snprintf(buf, sizeof(buf), "network.endpoints[%zu].rules[%zu]", ep, rule);
+	return str_eq(id, buf);
+}
+
+static void print_rule(FILE *f, const struct policy_net_rule *r, size_t ep, size_t idx)
+{
+	const char *lead = "        - ";
+	bool first = true;
+
+#define RULE_LINE_END()                          \
+	do {                                     \
+		if (first)                       \
+			end_line(f, &r->loc);    \
+		else                             \
+			fputc('\n', f);          \
+		first = false;                   \
+		lead = "          ";             \
+	} while (0)
+
+	if (!is_default_id(r->id, ep, idx)) {
+		fprintf(f, "%sid: ", lead);
+		print_str(f, r->id ? r->id : "");
+		RULE_LINE_END();
+	}
+	if (r->n_methods > 0) {
+		fprintf(f, "%smethods: [", lead);
+		for (size_t i = 0; i < r->n_methods; i++) {
+			if (i)
+				fputs(", ", f);
+			print_str(f, r->methods[i]);
+		}
+		fputc(']', f);
+		RULE_LINE_END();
+	}
+	if (r->path) {
+		fprintf(f, "%spath: ", lead);
+		print_str(f, r->path);
+		RULE_LINE_END();
+	}
+	if (r->query) {
+		fprintf(f, "%squery: ", lead);
+		print_str(f, r->query);
+		RULE_LINE_END();
+	}
+	fprintf(f, "%swebsocket: %s", lead, r->websocket ? "true" : "false");
+	RULE_LINE_END();
+#undef RULE_LINE_END
+}
+
+static void print_endpoint(FILE *f, const struct policy_endpoint *ep, size_t idx)
+{
+	fputs("    - host: ", f);
+	print_str(f, ep->host ? ep->host : "");
+	end_line(f, &ep->loc);
+	if (!is_default_id(ep->id, idx, SIZE_MAX)) {
+		fputs("      id: ", f);
+		print_str(f, ep->id ? ep->id : "");
+		fputc('\n', f);
+	}
+	fputs("      ports: [", f);
+	for (size_t i = 0; i < ep->n_ports; i++)
+		fprintf(f, "%s%u", i ? ", " : "", ep->ports[i]);
+	fputs("]\n", f);
+	fprintf(f, "      tls: %s\n", ep->intercept ? "intercept" : "passthrough");
+	if (ep->n_rules == 0)
+		return;
+	if (is_read_only(ep)) {
+		fputs("      access: read-only", f);
+		end_line(f, &ep->rules[0].loc);
+		return;
+	}
+	fputs("      rules:\n", f);
+	for (size_t i = 0; i < ep->n_rules; i++)
+		print_rule(f, &ep->rules[i], idx, i);
+}
+
+static void print_network(FILE *f, const struct policy *p)
+{
+	const struct policy_network *net = &p->network;
+	char buf[80];
+
+	if (net->mode == POLICY_NET_NONE) {
+		fputs("# No network section: the agent has no network access.\n", f);
+		return;
+	}
+	fputs("network:", f);
+	end_line(f, &net->loc);
+	fprintf(f, "  mode: %s", net->mode == POLICY_NET_TRANSPARENT ? "transparent" : "proxy");
+	end_line(f, &p->origin.net_mode);
+	fputs("  default: deny\n", f);
+	if (net->n_endpoints == 0) {
+		fputs("  endpoints: []\n", f);
+	} else {
+		fputs("  endpoints:\n", f);
+		for (size_t i = 0; i < net->n_endpoints; i++)
+			print_endpoint(f, &net->endpoints[i], i);
+	}
+	if (net->n_allow_private == 0) {
+		fputs("  allow_private: []\n", f);
+	} else {
+		fputs("  allow_private:\n", f);
+		for (size_t i = 0; i < net->n_allow_private; i++) {
+			policy_cidr_format(&net->allow_private[i], buf, sizeof(buf));
+			fputs("    - ", f);
+			print_str(f, buf);
+			end_line(f, &net->allow_private[i].loc);
+		}
+	}
+	if (net->n_resolve == 0) {
+		fputs("  resolve: {}\n", f);
+	} else {
+		fputs("  resolve:\n", f);
+		for (size_t i = 0; i < net->n_resolve; i++) {
+			fputs("    ", f);
+			print_str(f, net->resolve[i].host);
+			fputs(": ", f);
+			print_str(f, net->resolve[i].addr);
+			end_line(f, &net->resolve[i].loc);
+		}
+	}
+	if (net->upstream_ca) {
+		fputs("  upstream_ca: ", f);
+		print_str(f, net->upstream_ca);
+		end_line(f, &p->origin.upstream_ca);
+	}
+	fputs("  leak_scan:\n", f);
+	policy_format_size(net->max_body ? net->max_body : POLICY_DEFAULT_MAX_BODY, buf, sizeof(buf));
+	fprintf(f, "    max_body: %s", buf);
+	end_line(f, &p->origin.max_body);
+	fprintf(f, "    allow_compressed: %s", net->allow_compressed ? "true" : "false");
+	end_line(f, &p->origin.allow_compressed);
+	if (net->log) {
+		fputs("  log: ", f);
+		print_str(f, net->log);
+		end_line(f, &p->origin.net_log);
+	}
+}
+
 void policy_print(const struct policy *p, FILE *f)
 {
 	const struct policy_limits *lim = &p->sandbox.limits;
@@ -321,6 +522,8 @@ void policy_print(const struct policy *p, FILE *f)
 			end_line(f, &e->loc);
 		}
 	}
+
+	print_network(f, p);
 }
 
 static bool str_eq(const char *a, const char *b)
@@ -336,6 +539,54 @@ static bool paths_eq(const struct policy_paths *a, const struct policy_paths *b)
 		return false;
 	for (size_t i = 0; i < a->n; i++)
 		if (!str_eq(a->v[i].path, b->v[i].path))
+			return false;
+	return true;
+}
+
+static bool rule_eq(const struct policy_net_rule *a, const struct policy_net_rule *b)
+{
+	if (!str_eq(a->id, b->id) || a->n_methods != b->n_methods || !str_eq(a->path, b->path) ||
+	    !str_eq(a->query, b->query) || a->websocket != b->websocket)
+		return false;
+	for (size_t i = 0; i < a->n_methods; i++)
+		if (!str_eq(a->methods[i], b->methods[i]))
+			return false;
+	return true;
+}
+
+static bool endpoint_eq(const struct policy_endpoint *a, const struct policy_endpoint *b)
+{
+	if (!str_eq(a->id, b->id) || !str_eq(a->host, b->host) || a->n_ports != b->n_ports ||
+	    a->intercept != b->intercept || a->n_rules != b->n_rules)
+		return false;
+	for (size_t i = 0; i < a->n_ports; i++)
+		if (a->ports[i] != b->ports[i])
+			return false;
+	for (size_t i = 0; i < a->n_rules; i++)
+		if (!rule_eq(&a->rules[i], &b->rules[i]))
+			return false;
+	return true;
+}
+
+static bool network_eq(const struct policy_network *a, const struct policy_network *b)
+{
+	if (a->mode != b->mode || a->n_endpoints != b->n_endpoints ||
+	    a->n_allow_private != b->n_allow_private || a->n_resolve != b->n_resolve ||
+	    !str_eq(a->upstream_ca, b->upstream_ca) || a->max_body != b->max_body ||
+	    a->allow_compressed != b->allow_compressed || !str_eq(a->log, b->log))
+		return false;
+	for (size_t i = 0; i < a->n_endpoints; i++)
+		if (!endpoint_eq(&a->endpoints[i], &b->endpoints[i]))
+			return false;
+	for (size_t i = 0; i < a->n_allow_private; i++) {
+		const struct policy_cidr *x = &a->allow_private[i], *y = &b->allow_private[i];
+		if (x->family != y->family || x->prefix != y->prefix || x->port != y->port ||
+		    memcmp(x->addr, y->addr, sizeof(x->addr)) != 0)
+			return false;
+	}
+	for (size_t i = 0; i < a->n_resolve; i++)
+		if (!str_eq(a->resolve[i].host, b->resolve[i].host) ||
+		    !str_eq(a->resolve[i].addr, b->resolve[i].addr))
 			return false;
 	return true;
 }
@@ -372,5 +623,5 @@ bool policy_equal(const struct policy *a, const struct policy *b)
 		if (!str_eq(a->process.env_set[i].name, b->process.env_set[i].name) ||
 		    !str_eq(a->process.env_set[i].value, b->process.env_set[i].value))
 			return false;
-	return true;
+	return network_eq(&a->network, &b->network);
 }

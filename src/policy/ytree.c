@@ -220,7 +220,7 @@ static int on_start(struct builder *b, const yaml_event_t *ev, enum policy_ynode
 		return r;
 	if (b->depth >= POLICY_MAX_DEPTH)
 		return fail_at(b, &ev->start_mark, true,
-			       "lists and maps are nested more than %d deep; a policy needs at most 4",
+			       "lists and maps are nested more than %d deep; a policy needs at most 7",
 			       POLICY_MAX_DEPTH);
 
 	n = new_node(type, &ev->start_mark);
@@ -377,6 +377,12 @@ static int syntax_error(struct builder *b, const yaml_parser_t *parser, const ch
 		return policy_fail(b->err, b->file, line, col, field,
 				   "%s; a policy must be UTF-8 text", problem);
 	}
+	/* A wildcard host written plainly, *.example.com, scans as an alias. */
+	if (parser->context && strcmp(parser->context, "while scanning an alias") == 0)
+		return policy_fail(b->err, b->file, (unsigned)parser->context_mark.line + 1,
+				   (unsigned)parser->context_mark.column + 1, field,
+				   "invalid YAML: a plain value cannot start with '*', which YAML "
+				   "reads as an alias; quote it (e.g. \"*.example.com\")");
 	line = (unsigned)parser->problem_mark.line + 1;
 	col = (unsigned)parser->problem_mark.column + 1;
 	if (parser->context)

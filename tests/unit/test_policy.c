@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -406,9 +407,22 @@ static void test_top_level_shape(void **state)
 static void test_unknown_keys(void **state)
 {
 	(void)state;
-	BAD("version: 1\nnetwork: {}\n",
-	    "policy.yaml:2:1: network: unknown key; valid keys here are version, name, sandbox, "
-	    "filesystem, process");
+	BAD("version: 1\nnet: {}\n",
+	    "policy.yaml:2:1: net: unknown key; valid keys here are version, name, sandbox, "
+	    "filesystem, process, network");
+	BAD("version: 1\nnetwork:\n  allow: []\n",
+	    "policy.yaml:3:3: network.allow: unknown key; valid keys here are mode, default, "
+	    "endpoints, allow_private, resolve, upstream_ca, leak_scan, log");
+	BAD("version: 1\nnetwork:\n  endpoints:\n    - {host: a.example, method: GET}\n",
+	    "policy.yaml:4:25: network.endpoints[0].method: unknown key; valid keys here are host, "
+	    "id, ports, tls, access, rules");
+	BAD("version: 1\nnetwork:\n  endpoints:\n    - {host: a.example, tls: intercept, rules: "
+	    "[{method: GET}]}\n",
+	    "policy.yaml:4:50: network.endpoints[0].rules[0].method: unknown key; valid keys here "
+	    "are id, methods, path, query, websocket");
+	BAD("version: 1\nnetwork:\n  leak_scan: {max: 1}\n",
+	    "policy.yaml:3:15: network.leak_scan.max: unknown key; valid keys here are max_body, "
+	    "allow_compressed");
 	BAD("version: 1\nsandbox:\n  modes: enforce\n",
 	    "policy.yaml:3:3: sandbox.modes: unknown key; valid keys here are boundary, workspace, "
 	    "mode, host_uid, host_gid, limits");
@@ -425,11 +439,11 @@ static void test_unknown_keys(void **state)
 	/* Unknown keys are reported with the key quoted when it is unusual. */
 	BAD("version: 1\n\"a b\": 1\n",
 	    "policy.yaml:2:1: \"a b\": unknown key; valid keys here are version, name, sandbox, "
-	    "filesystem, process");
+	    "filesystem, process, network");
 	/* YAML merge keys are not special. */
 	BAD("version: 1\n<<: {name: x}\n",
 	    "policy.yaml:2:1: \"<<\": unknown key; valid keys here are version, name, sandbox, "
-	    "filesystem, process");
+	    "filesystem, process, network");
 }
 
 static void test_duplicate_keys(void **state)
@@ -1100,9 +1114,9 @@ static void test_bounds(void **state)
 		_cleanup_free_ char *bad17b = repeat(bad17, "]", 16, "\n");
 
 		BAD(ok16b, "policy.yaml:2:1: x: unknown key; valid keys here are version, name, "
-			   "sandbox, filesystem, process");
+			   "sandbox, filesystem, process, network");
 		BAD(bad17b, "policy.yaml:2:19: x[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]: lists "
-			    "and maps are nested more than 16 deep; a policy needs at most 4");
+			    "and maps are nested more than 16 deep; a policy needs at most 7");
 	}
 
 	/* Lists: 4096 entries are accepted, 4097 refused. */
@@ -1424,6 +1438,1035 @@ static void test_print_non_utf8_workspace(void **state)
 }
 
 /* ---------------------------------------------------------------- */
+/* Network                                                           */
+
+/* A policy of yaml, wrapped as "version: 1\nnetwork:\n" + yaml. */
+static struct policy *load_net(const char *yaml)
+{
+	char buf[4096];
+
+	snprintf(buf, sizeof(buf), "version: 1\nnetwork:\n%s", yaml);
+	return load_ok(buf);
+}
+
+#define NET_BAD(yaml, expected)                                                  \
+	do {                                                                     \
+		char buf_[4096];                                                 \
+		snprintf(buf_, sizeof(buf_), "version: 1\nnetwork:\n%s", (yaml)); \
+		BAD(buf_, (expected));                                           \
+	} while (0)
+
+static void test_network_absent(void **state)
+{
+	_cleanup_policy_ struct policy *p = load_ok("version: 1\n");
+	_cleanup_policy_ struct policy *d = NULL;
+	_cleanup_free_ char *text = NULL;
+	struct error err = { 0 };
+	(void)state;
+
+	assert_int_equal(p->network.mode, POLICY_NET_NONE);
+	assert_int_equal(p->network.n_endpoints, 0);
+	assert_null(p->network.endpoints);
+	assert_int_equal(p->network.n_allow_private, 0);
+	assert_int_equal(p->network.n_resolve, 0);
+	assert_null(p->network.upstream_ca);
+	assert_null(p->network.log);
+	assert_int_equal(p->network.max_body, 1024 * 1024);
+	assert_false(p->network.allow_compressed);
+	assert_int_equal(p->origin.net_mode.line, 0);
+
+	assert_int_equal(policy_default(&ctx, &d, &err), 0);
+	assert_int_equal(d->network.mode, POLICY_NET_NONE);
+	assert_int_equal(d->network.max_body, 1024 * 1024);
+	text = print_to_string(d);
+	assert_null(strstr(text, "\nnetwork:"));
+	assert_non_null(strstr(text, "\n# No network section: the agent has no network access.\n"));
+	assert_round_trip(d);
+}
+
+static void test_network_empty_section(void **state)
+{
+	_cleanup_policy_ struct policy *p = load_ok("version: 1\nnetwork: {}\n");
+	(void)state;
+
+	/* A section, even empty, turns the proxy on; nothing is allowed yet. */
+	assert_int_equal(p->network.mode, POLICY_NET_PROXY);
+	assert_int_equal(p->network.n_endpoints, 0);
+	assert_int_equal(p->network.max_body, 1024 * 1024);
+	assert_false(p->network.allow_compressed);
+	assert_int_equal(p->network.loc.line, 2);
+	assert_int_equal(p->network.loc.col, 1);
+	assert_round_trip(p);
+
+	BAD("version: 1\nnetwork:\n",
+	    "policy.yaml:2:9: network: is empty; give its settings or write {} for none");
+	BAD("version: 1\nnetwork: [a]\n",
+	    "policy.yaml:2:10: network: is a list; expected a map of settings (key: value lines)");
+	BAD("version: 1\nnetwork: none\n", "policy.yaml:2:10: network: is a single value; expected "
+					   "a map of settings (key: value lines)");
+}
+
+static const char net_policy[] =
+	"version: 1\n"
+	"network:\n"
+	"  mode: transparent\n"
+	"  default: deny\n"
+	"  endpoints:\n"
+	"    - host: Api.GitHub.com.\n"
+	"      id: github\n"
+	"      ports: [443]\n"
+	"      tls: intercept\n"
+	"      access: read-only\n"
+	"    - host: \"*.Example.com\"\n"
+	"      ports: [80, 8080]\n"
+	"      rules:\n"
+	"        - methods: [get, Post]\n"
+	"          path: /repos/%7euser/%2f/**\n"
+	"          query: \"page=*\"\n"
+	"        - id: ws\n"
+	"          path: /ws\n"
+	"          websocket: true\n"
+	"    - host: \"[::FFFF:127.0.0.1]\"\n"
+	"      ports: [8080]\n"
+	"      access: read-write\n"
+	"    - host: 2001:DB8::1\n"
+	"  allow_private: [127.0.0.1:8080, 10.0.0.0/8, \"[::1]:9000\", fd00::/8, \"[fd00::]/8:443\", "
+	"169.254.169.254]\n"
+	"  resolve: {Test.Example.: 127.0.0.1, v6.example: \"[::1]\"}\n"
+	"  upstream_ca: ./ca.pem\n"
+	"  leak_scan: {max_body: 2MiB, allow_compressed: true}\n"
+	"  log: $WORKSPACE/../net.jsonl\n";
+
+static void test_network_full(void **state)
+{
+	_cleanup_policy_ struct policy *p = load_ok(net_policy);
+	const struct policy_network *net = &p->network;
+	const struct policy_endpoint *ep;
+	const struct policy_net_rule *r;
+	static const uint8_t ten[16] = { 10 };
+	static const uint8_t v6_loopback[16] = { [15] = 1 };
+	static const uint8_t fd00[16] = { 0xfd };
+	(void)state;
+
+	assert_int_equal(net->mode, POLICY_NET_TRANSPARENT);
+	assert_int_equal(p->origin.net_mode.line, 3);
+	assert_int_equal(p->origin.net_mode.col, 9);
+	assert_int_equal(net->n_endpoints, 4);
+
+	ep = &net->endpoints[0];
+	assert_string_equal(ep->host, "api.github.com");
+	assert_string_equal(ep->id, "github");
+	assert_int_equal(ep->n_ports, 1);
+	assert_int_equal(ep->ports[0], 443);
+	assert_true(ep->intercept);
+	assert_int_equal(ep->loc.line, 6);
+	assert_int_equal(ep->loc.col, 7);
+	assert_ptr_equal(ep->loc.file, p->file);
+	/* access: read-only is one rule named like the endpoint. */
+	assert_int_equal(ep->n_rules, 1);
+	r = &ep->rules[0];
+	assert_string_equal(r->id, "github");
+	assert_int_equal(r->n_methods, 3);
+	assert_string_equal(r->methods[0], "GET");
+	assert_string_equal(r->methods[1], "HEAD");
+	assert_string_equal(r->methods[2], "OPTIONS");
+	assert_null(r->methods[3]);
+	assert_null(r->path);
+	assert_null(r->query);
+	assert_false(r->websocket);
+	assert_int_equal(r->loc.line, 10);
+
+	ep = &net->endpoints[1];
+	assert_string_equal(ep->host, "*.example.com");
+	assert_string_equal(ep->id, "network.endpoints[1]");
+	assert_int_equal(ep->n_ports, 2);
+	assert_int_equal(ep->ports[0], 80);
+	assert_int_equal(ep->ports[1], 8080);
+	assert_false(ep->intercept);
+	assert_int_equal(ep->n_rules, 2);
+	r = &ep->rules[0];
+	assert_string_equal(r->id, "network.endpoints[1].rules[0]");
+	assert_int_equal(r->n_methods, 2);
+	assert_string_equal(r->methods[0], "GET");
+	assert_string_equal(r->methods[1], "POST");
+	assert_null(r->methods[2]);
+	/* %7e is '~' (unreserved: decoded); %2f stays encoded, in upper case. */
+	assert_string_equal(r->path, "/repos/~user/%2F/**");
+	assert_string_equal(r->query, "page=*");
+	assert_false(r->websocket);
+	assert_int_equal(r->loc.line, 14);
+	assert_int_equal(r->loc.col, 11);
+	r = &ep->rules[1];
+	assert_string_equal(r->id, "ws");
+	assert_null(r->methods);
+	assert_int_equal(r->n_methods, 0);
+	assert_string_equal(r->path, "/ws");
+	assert_null(r->query);
+	assert_true(r->websocket);
+
+	ep = &net->endpoints[2];
+	assert_string_equal(ep->host, "127.0.0.1");
+	assert_int_equal(ep->n_rules, 0); /* read-write: every request */
+	ep = &net->endpoints[3];
+	assert_string_equal(ep->host, "2001:db8::1");
+	assert_int_equal(ep->n_ports, 2);
+	assert_int_equal(ep->ports[0], 80);
+	assert_int_equal(ep->ports[1], 443);
+
+	assert_int_equal(net->n_allow_private, 6);
+	assert_int_equal(net->allow_private[0].family, AF_INET);
+	assert_memory_equal(net->allow_private[0].addr, "\x7f\0\0\x01", 4);
+	assert_int_equal(net->allow_private[0].prefix, 32);
+	assert_int_equal(net->allow_private[0].port, 8080);
+	assert_int_equal(net->allow_private[0].loc.line, 24);
+	assert_int_equal(net->allow_private[0].loc.col, 19);
+	assert_int_equal(net->allow_private[1].family, AF_INET);
+	assert_memory_equal(net->allow_private[1].addr, ten, 16);
+	assert_int_equal(net->allow_private[1].prefix, 8);
+	assert_int_equal(net->allow_private[1].port, 0);
+	assert_int_equal(net->allow_private[2].family, AF_INET6);
+	assert_memory_equal(net->allow_private[2].addr, v6_loopback, 16);
+	assert_int_equal(net->allow_private[2].prefix, 128);
+	assert_int_equal(net->allow_private[2].port, 9000);
+	assert_int_equal(net->allow_private[3].family, AF_INET6);
+	assert_memory_equal(net->allow_private[3].addr, fd00, 16);
+	assert_int_equal(net->allow_private[3].prefix, 8);
+	assert_int_equal(net->allow_private[3].port, 0);
+	assert_int_equal(net->allow_private[4].prefix, 8);
+	assert_int_equal(net->allow_private[4].port, 443);
+	assert_int_equal(net->allow_private[5].prefix, 32);
+
+	assert_int_equal(net->n_resolve, 2);
+	assert_string_equal(net->resolve[0].host, "test.example");
+	assert_string_equal(net->resolve[0].addr, "127.0.0.1");
+	assert_int_equal(net->resolve[0].loc.line, 25);
+	assert_int_equal(net->resolve[0].loc.col, 13);
+	assert_string_equal(net->resolve[1].host, "v6.example");
+	assert_string_equal(net->resolve[1].addr, "::1");
+
+	assert_string_equal(net->upstream_ca, "/etc/airlock/ca.pem");
+	assert_int_equal(p->origin.upstream_ca.line, 26);
+	assert_int_equal(net->max_body, 2 * 1024 * 1024);
+	assert_true(net->allow_compressed);
+	assert_int_equal(p->origin.max_body.line, 27);
+	assert_int_equal(p->origin.allow_compressed.line, 27);
+	assert_string_equal(net->log, "/work/net.jsonl");
+	assert_int_equal(p->origin.net_log.line, 28);
+	assert_round_trip(p);
+}
+
+static void test_network_mode(void **state)
+{
+	(void)state;
+	{
+		_cleanup_policy_ struct policy *p = load_net("  mode: proxy\n  default: deny\n");
+		assert_int_equal(p->network.mode, POLICY_NET_PROXY);
+	}
+	NET_BAD("  mode: direct\n",
+		"policy.yaml:3:9: network.mode: \"direct\" is not one of proxy, transparent");
+	NET_BAD("  mode: none\n",
+		"policy.yaml:3:9: network.mode: \"none\" is not one of proxy, transparent");
+	NET_BAD("  default: allow\n", "policy.yaml:3:12: network.default: \"allow\" is not one of deny");
+	NET_BAD("  default:\n", "policy.yaml:3:11: network.default: has no value; expected one of deny");
+}
+
+static void test_network_hosts(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} good[] = {
+		{ "API.Example.COM.", "api.example.com" },
+		{ "localhost", "localhost" },
+		{ "_dmarc.x-y.example", "_dmarc.x-y.example" },
+		{ "xn--bcher-kva.example", "xn--bcher-kva.example" },
+		{ "'*.Example.com'", "*.example.com" },
+		{ "'*.a.example.com.'", "*.a.example.com" },
+		{ "10.1.2.3", "10.1.2.3" },
+		{ "10.1.2.3.", "10.1.2.3" },
+		{ "0.0.0.0", "0.0.0.0" },
+		{ "'[::1]'", "::1" },
+		{ "'::1'", "::1" },
+		{ "'[2001:DB8:0:0:0:0:0:1]'", "2001:db8::1" },
+		{ "'::ffff:192.0.2.1'", "192.0.2.1" },
+		{ "'[::ffff:c000:201]'", "192.0.2.1" },
+		{ "'::192.0.2.1'", "192.0.2.1" },
+		{ "'64:ff9b::192.0.2.1'", "64:ff9b::c000:201" },
+		{ "1x.example", "1x.example" },
+		{ "0x1g.example", "0x1g.example" },
+		{ "example.0x1g", "example.0x1g" },
+	};
+	(void)state;
+
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		char yaml[256];
+		snprintf(yaml, sizeof(yaml), "  endpoints: [{host: %s}]\n", good[i].in);
+		_cleanup_policy_ struct policy *p = load_net(yaml);
+		assert_string_equal(p->network.endpoints[0].host, good[i].out);
+		assert_round_trip(p);
+	}
+
+	NET_BAD("  endpoints: [{host: \"*\"}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: \"*\" would allow every host; list the "
+		"hosts, or use \"*.example.com\" for the names under one domain");
+	NET_BAD("  endpoints: [{host: \"*.com\"}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: \"*.com\" covers a whole top-level "
+		"domain; give at least two labels after \"*.\" (e.g. \"*.example.com\")");
+	NET_BAD("  endpoints: [{host: \"*.com.\"}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: \"*.com.\" covers a whole top-level "
+		"domain; give at least two labels after \"*.\" (e.g. \"*.example.com\")");
+	NET_BAD("  endpoints: [{host: \"a.*.example.com\"}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: \"a.*.example.com\" has a '*' that is "
+		"not the whole first label; the only wildcard is \"*.\" at the start (e.g. "
+		"\"*.example.com\")");
+	NET_BAD("  endpoints: [{host: \"*example.com\"}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: \"*example.com\" has a '*' that is not "
+		"the whole first label; the only wildcard is \"*.\" at the start (e.g. "
+		"\"*.example.com\")");
+	NET_BAD("  endpoints: [{host: \"**.example.com\"}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: \"**.example.com\" has a '*' that is not "
+		"the whole first label; the only wildcard is \"*.\" at the start (e.g. "
+		"\"*.example.com\")");
+	NET_BAD("  endpoints: [{host: \"*.*.example.com\"}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: \"*.*.example.com\" has a '*' that is "
+		"not the whole first label; the only wildcard is \"*.\" at the start (e.g. "
+		"\"*.example.com\")");
+	NET_BAD("  endpoints: [{host: \"*.0.0.1\"}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: \"*.0.0.1\" puts a wildcard before a "
+		"number; a wildcard covers the subdomains of a DNS name (e.g. \"*.example.com\")");
+	NET_BAD("  endpoints: [{host: exa_mple.com:443}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: \"exa_mple.com:443\" has a port; write "
+		"the host alone and list ports in ports (e.g. ports: [8080])");
+	NET_BAD("  endpoints: [{host: \"[::1]:443\"}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: \"[::1]:443\" has a port; write the host "
+		"alone and list ports in ports (e.g. ports: [8080])");
+	NET_BAD("  endpoints: [{host: \"https://api.example.com\"}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: \"https://api.example.com\" is a URL or "
+		"has a path; write the host name alone (e.g. api.example.com)");
+	NET_BAD("  endpoints: [{host: \"user@example.com\"}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: \"user@example.com\" is a URL or has a "
+		"path; write the host name alone (e.g. api.example.com)");
+	NET_BAD("  endpoints: [{host: \"exa mple.com\"}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: \"exa mple.com\" has a character not "
+		"allowed in a host name; use letters, digits, '-', '_' and dots (internationalised "
+		"names in their xn-- form)");
+	NET_BAD("  endpoints: [{host: \"bücher.example\"}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: \"bücher.example\" has a character not "
+		"allowed in a host name; use letters, digits, '-', '_' and dots (internationalised "
+		"names in their xn-- form)");
+	NET_BAD("  endpoints: [{host: \"a%2eexample\"}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: \"a%2eexample\" has a character not "
+		"allowed in a host name; use letters, digits, '-', '_' and dots (internationalised "
+		"names in their xn-- form)");
+	NET_BAD("  endpoints: [{host: a..example}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: \"a..example\" has an empty label (two "
+		"dots in a row, or a dot at the start); write a host name such as api.example.com");
+	NET_BAD("  endpoints: [{host: .example}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: \".example\" has an empty label (two "
+		"dots in a row, or a dot at the start); write a host name such as api.example.com");
+	NET_BAD("  endpoints: [{host: \".\"}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: \".\" has an empty label (two dots in a "
+		"row, or a dot at the start); write a host name such as api.example.com");
+	NET_BAD("  endpoints: [{host: \"\"}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: is empty; expected a host name (e.g. "
+		"api.example.com)");
+	NET_BAD("  endpoints: [{host: }]\n", "policy.yaml:3:22: network.endpoints[0].host: has no "
+					    "value; expected a host name (e.g. api.example.com)");
+	NET_BAD("  endpoints: [{host: [a]}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: is a list; expected a host name (e.g. "
+		"api.example.com)");
+	/* Shorthand IPv4 is refused in a policy: it says what it means. */
+	static const char *const numeric[] = { "127.1",	    "2130706433", "0x7f.1",	"0177.0.0.1",
+					       "127.0.0.01", "256.1.1.1",  "1.2.3.4.5", "example.123",
+					       "a.0x10",     "1.2.3.",	   "0x" };
+	for (size_t i = 0; i < ARRAY_SIZE(numeric); i++) {
+		char yaml[128], msg[512];
+		snprintf(yaml, sizeof(yaml), "  endpoints: [{host: \"%s\"}]\n", numeric[i]);
+		snprintf(msg, sizeof(msg),
+			 "policy.yaml:3:22: network.endpoints[0].host: \"%s\" ends in a number, so it "
+			 "is not a DNS name, and it is not a dotted quad; write an IPv4 address as four "
+			 "decimal numbers from 0 to 255 without leading zeros (e.g. 127.0.0.1)",
+			 numeric[i]);
+		if (strcmp(numeric[i], "1.2.3.") == 0)
+			continue; /* "1.2.3" after the root dot: numeric as well */
+		NET_BAD(yaml, msg);
+	}
+	NET_BAD("  endpoints: [{host: \"1.2.3.\"}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: \"1.2.3.\" ends in a number, so it is not "
+		"a DNS name, and it is not a dotted quad; write an IPv4 address as four decimal "
+		"numbers from 0 to 255 without leading zeros (e.g. 127.0.0.1)");
+	NET_BAD("  endpoints: [{host: \"fe80::1%eth0\"}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: \"fe80::1%eth0\" is not an IPv6 address; "
+		"write one without a zone (e.g. ::1, 2001:db8::1)");
+	NET_BAD("  endpoints: [{host: \"[::1\"}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: \"[::1\" is not an IPv6 address; write "
+		"one without a zone (e.g. ::1, 2001:db8::1)");
+	NET_BAD("  endpoints: [{host: \"[127.0.0.1]\"}]\n",
+		"policy.yaml:3:22: network.endpoints[0].host: \"[127.0.0.1]\" is not an IPv6 address; "
+		"write one without a zone (e.g. ::1, 2001:db8::1)");
+
+	/* 63-byte labels and 253-byte names are the limits. */
+	{
+		char label[64], name[300], yaml[400], msg[700];
+		memset(label, 'a', 63);
+		label[63] = '\0';
+		snprintf(name, sizeof(name), "%s.%s.%s.%.61s", label, label, label, label);
+		assert_int_equal(strlen(name), 253);
+		snprintf(yaml, sizeof(yaml), "  endpoints: [{host: %s}]\n", name);
+		_cleanup_policy_ struct policy *p = load_net(yaml);
+		assert_string_equal(p->network.endpoints[0].host, name);
+
+		snprintf(yaml, sizeof(yaml), "  endpoints: [{host: %s.}]\n", name);
+		_cleanup_policy_ struct policy *q = load_net(yaml);
+		assert_string_equal(q->network.endpoints[0].host, name);
+
+		snprintf(yaml, sizeof(yaml), "  endpoints: [{host: a%s}]\n", name);
+		snprintf(msg, sizeof(msg),
+			 "policy.yaml:3:22: network.endpoints[0].host: \"a%.63s...\" has a label longer "
+			 "than 63 bytes, which DNS cannot carry",
+			 name);
+		NET_BAD(yaml, msg);
+		snprintf(yaml, sizeof(yaml), "  endpoints: [{host: a.%s}]\n", name);
+		snprintf(msg, sizeof(msg),
+			 "policy.yaml:3:22: network.endpoints[0].host: \"a.%.62s...\" is longer than 253 "
+			 "bytes, which DNS cannot carry",
+			 name);
+		NET_BAD(yaml, msg);
+	}
+
+	/* A plain *.example.com is a YAML alias: the message says to quote it. */
+	NET_BAD("  endpoints:\n    - host: *.example.com\n",
+		"policy.yaml:4:13: network.endpoints[0].host: invalid YAML: a plain value cannot start "
+		"with '*', which YAML reads as an alias; quote it (e.g. \"*.example.com\")");
+}
+
+static void test_network_endpoint_shape(void **state)
+{
+	(void)state;
+	NET_BAD("  endpoints: {host: a.example}\n",
+		"policy.yaml:3:14: network.endpoints: is a map; expected a list (e.g. [a, b] or \"- a\" "
+		"lines)");
+	NET_BAD("  endpoints: [a.example]\n",
+		"policy.yaml:3:15: network.endpoints[0]: is a single value; expected a map of settings "
+		"(key: value lines)");
+	NET_BAD("  endpoints: [{ports: [443]}]\n",
+		"policy.yaml:3:15: network.endpoints[0]: has no host; give the host it allows (e.g. "
+		"{host: api.example.com, ports: [443]})");
+	NET_BAD("  endpoints: [{host: a.example, tls: terminate}]\n",
+		"policy.yaml:3:38: network.endpoints[0].tls: \"terminate\" is not one of passthrough, "
+		"intercept");
+	NET_BAD("  endpoints: [{host: a.example, id: \"my id\"}]\n",
+		"policy.yaml:3:37: network.endpoints[0].id: \"my id\" is not a valid id; use 1 to 128 "
+		"printable ASCII characters without spaces");
+	NET_BAD("  endpoints: [{host: a.example, id: \"\"}]\n",
+		"policy.yaml:3:37: network.endpoints[0].id: \"\" is not a valid id; use 1 to 128 "
+		"printable ASCII characters without spaces");
+	{
+		_cleanup_policy_ struct policy *p = load_net("  endpoints: []\n");
+		assert_int_equal(p->network.n_endpoints, 0);
+		assert_int_equal(p->network.mode, POLICY_NET_PROXY);
+	}
+}
+
+static void test_network_ports(void **state)
+{
+	(void)state;
+	{
+		_cleanup_policy_ struct policy *p =
+			load_net("  endpoints: [{host: a.example, ports: [1, 65535, 8080]}]\n");
+		assert_int_equal(p->network.endpoints[0].n_ports, 3);
+		assert_int_equal(p->network.endpoints[0].ports[0], 1);
+		assert_int_equal(p->network.endpoints[0].ports[1], 65535);
+		assert_int_equal(p->network.endpoints[0].ports[2], 8080);
+	}
+	NET_BAD("  endpoints: [{host: a.example, ports: [0]}]\n",
+		"policy.yaml:3:41: network.endpoints[0].ports[0]: \"0\" is not a port; use an integer "
+		"from 1 to 65535");
+	NET_BAD("  endpoints: [{host: a.example, ports: [65536]}]\n",
+		"policy.yaml:3:41: network.endpoints[0].ports[0]: \"65536\" is not a port; use an "
+		"integer from 1 to 65535");
+	NET_BAD("  endpoints: [{host: a.example, ports: [https]}]\n",
+		"policy.yaml:3:41: network.endpoints[0].ports[0]: \"https\" is not a port; use an "
+		"integer from 1 to 65535");
+	NET_BAD("  endpoints: [{host: a.example, ports: [0443]}]\n",
+		"policy.yaml:3:41: network.endpoints[0].ports[0]: \"0443\" is not a port; use an "
+		"integer from 1 to 65535");
+	NET_BAD("  endpoints: [{host: a.example, ports: [\"443\"]}]\n",
+		"policy.yaml:3:41: network.endpoints[0].ports[0]: \"443\" is a quoted string; write the "
+		"port without quotes");
+	NET_BAD("  endpoints: [{host: a.example, ports: [443, 80, 443]}]\n",
+		"policy.yaml:3:50: network.endpoints[0].ports[2]: \"443\" is listed twice (first at "
+		"network.endpoints[0].ports[0]); remove one");
+	NET_BAD("  endpoints: [{host: a.example, ports: []}]\n",
+		"policy.yaml:3:40: network.endpoints[0].ports: is an empty list, which allows nothing; "
+		"list ports (e.g. [443]), or omit ports for [80, 443]");
+	NET_BAD("  endpoints: [{host: a.example, ports: 443}]\n",
+		"policy.yaml:3:40: network.endpoints[0].ports: is a single value; expected a list (e.g. "
+		"[a, b] or \"- a\" lines)");
+}
+
+static void test_network_rules(void **state)
+{
+	(void)state;
+	{
+		_cleanup_policy_ struct policy *p = load_net(
+			"  endpoints:\n"
+			"    - host: a.example\n"
+			"      tls: intercept\n"
+			"      rules:\n"
+			"        - {}\n"
+			"        - {methods: [PROPFIND, \"M-SEARCH\", get], path: \"/a%41%2fb%2F%7E*\"}\n"
+			"        - {path: /x, query: \"\"}\n"
+			"        - {query: \"a=%3d%7e\", websocket: false}\n");
+		const struct policy_endpoint *ep = &p->network.endpoints[0];
+
+		assert_int_equal(ep->n_rules, 4);
+		assert_null(ep->rules[0].methods);
+		assert_null(ep->rules[0].path);
+		assert_string_equal(ep->rules[1].methods[0], "PROPFIND");
+		assert_string_equal(ep->rules[1].methods[1], "M-SEARCH");
+		assert_string_equal(ep->rules[1].methods[2], "GET");
+		assert_string_equal(ep->rules[1].path, "/aA%2Fb%2F~*");
+		assert_string_equal(ep->rules[2].query, "");
+		assert_string_equal(ep->rules[3].query, "a=%3D~");
+		assert_round_trip(p);
+	}
+#define RULE(x) "  endpoints: [{host: a.example, tls: intercept, rules: [" x "]}]\n"
+	NET_BAD(RULE("{methods: [\"GE T\"]}"),
+		"policy.yaml:3:68: network.endpoints[0].rules[0].methods[0]: \"GE T\" is not an HTTP "
+		"method; use a method name such as GET or POST (omit methods for any method)");
+	NET_BAD(RULE("{methods: [\"*\"]}"),
+		"policy.yaml:3:68: network.endpoints[0].rules[0].methods[0]: \"*\" is not an HTTP "
+		"method; use a method name such as GET or POST (omit methods for any method)");
+	NET_BAD(RULE("{methods: [GET, get]}"),
+		"policy.yaml:3:73: network.endpoints[0].rules[0].methods[1]: \"get\" is listed twice "
+		"(first at network.endpoints[0].rules[0].methods[0]); remove one");
+	NET_BAD(RULE("{methods: []}"),
+		"policy.yaml:3:67: network.endpoints[0].rules[0].methods: is an empty list, which "
+		"matches no request; list methods (e.g. [GET]), or omit methods for any method");
+	NET_BAD(RULE("{path: repos/**}"),
+		"policy.yaml:3:64: network.endpoints[0].rules[0].path: \"repos/**\" does not start with "
+		"/; a path glob is matched against the whole path (e.g. /repos/**)");
+	NET_BAD(RULE("{path: \"\"}"),
+		"policy.yaml:3:64: network.endpoints[0].rules[0].path: is empty; expected a path glob "
+		"starting with / (e.g. /repos/**)");
+	NET_BAD(RULE("{path: \"/a?b=1\"}"),
+		"policy.yaml:3:64: network.endpoints[0].rules[0].path: \"/a?b=1\" has a space, control "
+		"character, non-ASCII byte, '#' or '?'; percent-encode it as it appears in requests "
+		"(e.g. %20), and match the query with query");
+	NET_BAD(RULE("{path: \"/a b\"}"),
+		"policy.yaml:3:64: network.endpoints[0].rules[0].path: \"/a b\" has a space, control "
+		"character, non-ASCII byte, '#' or '?'; percent-encode it as it appears in requests "
+		"(e.g. %20), and match the query with query");
+	NET_BAD(RULE("{path: \"/100%\"}"),
+		"policy.yaml:3:64: network.endpoints[0].rules[0].path: \"/100%\" has a % not followed "
+		"by two hex digits; write %25 for a literal %");
+	NET_BAD(RULE("{query: \"a#b\"}"),
+		"policy.yaml:3:65: network.endpoints[0].rules[0].query: \"a#b\" has a space, control "
+		"character, non-ASCII byte or '#'; percent-encode it as it appears in requests (e.g. "
+		"%20)");
+	NET_BAD(RULE("{query: [a]}"),
+		"policy.yaml:3:65: network.endpoints[0].rules[0].query: is a list; expected a query "
+		"glob (e.g. \"page=*\")");
+	NET_BAD(RULE("{websocket: \"true\"}"),
+		"policy.yaml:3:69: network.endpoints[0].rules[0].websocket: \"true\" is a quoted "
+		"string; write true or false without quotes");
+	NET_BAD(RULE("{id: \"a\\tb\"}"),
+		"policy.yaml:3:62: network.endpoints[0].rules[0].id: \"a\\tb\" is not a valid id; use 1 "
+		"to 128 printable ASCII characters without spaces");
+	NET_BAD(RULE("GET"),
+		"policy.yaml:3:57: network.endpoints[0].rules[0]: is a single value; expected a map of "
+		"settings (key: value lines)");
+	NET_BAD("  endpoints: [{host: a.example, tls: intercept, rules: []}]\n",
+		"policy.yaml:3:56: network.endpoints[0].rules: is an empty list; list the requests "
+		"allowed, or omit rules to allow every request");
+#undef RULE
+}
+
+static void test_network_access_and_tls(void **state)
+{
+	(void)state;
+	{
+		/* Rules on plain-HTTP ports need no interception. */
+		_cleanup_policy_ struct policy *p =
+			load_net("  endpoints:\n"
+				 "    - {host: a.example, ports: [80, 8080], access: read-only}\n"
+				 "    - {host: b.example, ports: [80], rules: [{methods: [GET]}]}\n"
+				 "    - {host: c.example, access: read-write}\n");
+		assert_int_equal(p->network.endpoints[0].n_rules, 1);
+		assert_int_equal(p->network.endpoints[1].n_rules, 1);
+		assert_int_equal(p->network.endpoints[2].n_rules, 0);
+		assert_false(p->network.endpoints[2].intercept);
+		assert_round_trip(p);
+	}
+	NET_BAD("  endpoints:\n    - {host: a.example, ports: [443], access: read-only}\n",
+		"policy.yaml:4:47: network.endpoints[0].access: rules need tls: intercept to see inside "
+		"HTTPS; add tls: intercept, or list only plain-HTTP ports (ports: [80])");
+	/* The default ports include 443. */
+	NET_BAD("  endpoints:\n    - {host: a.example, rules: [{path: /x}]}\n",
+		"policy.yaml:4:32: network.endpoints[0].rules: rules need tls: intercept to see inside "
+		"HTTPS; add tls: intercept, or list only plain-HTTP ports (ports: [80])");
+	NET_BAD("  endpoints:\n    - {host: a.example, tls: passthrough, access: read-only}\n",
+		"policy.yaml:4:51: network.endpoints[0].access: rules need tls: intercept to see inside "
+		"HTTPS; add tls: intercept, or list only plain-HTTP ports (ports: [80])");
+	NET_BAD("  endpoints:\n    - {host: a.example, tls: intercept, access: read-only, rules: "
+		"[{}]}\n",
+		"policy.yaml:4:41: network.endpoints[0].access: cannot be combined with rules; use "
+		"access for a preset, or list the requests in rules");
+	NET_BAD("  endpoints:\n    - {host: a.example, access: write}\n",
+		"policy.yaml:4:33: network.endpoints[0].access: \"write\" is not one of read-only, "
+		"read-write");
+	/* read-write needs no interception: it is every request. */
+	{
+		_cleanup_policy_ struct policy *p =
+			load_net("  endpoints: [{host: a.example, access: read-write}]\n");
+		assert_int_equal(p->network.endpoints[0].n_rules, 0);
+	}
+}
+
+static void test_network_duplicates(void **state)
+{
+	(void)state;
+	{
+		/* Same host on other ports, and a wildcard after the names it
+		 * covers, are fine. */
+		_cleanup_policy_ struct policy *p = load_net("  endpoints:\n"
+							     "    - {host: a.example.com, ports: [443]}\n"
+							     "    - {host: A.example.com., ports: [80]}\n"
+							     "    - {host: \"*.example.com\"}\n"
+							     "    - {host: example.com}\n"
+							     "    - {host: \"*.other.example.org\"}\n"
+							     "    - {host: \"*.example.org\", ports: [8080]}\n");
+		assert_int_equal(p->network.n_endpoints, 6);
+		assert_round_trip(p);
+	}
+	NET_BAD("  endpoints:\n"
+		"    - {host: a.example.com, ports: [80, 443]}\n"
+		"    - {host: A.Example.com., ports: [443, 8443]}\n",
+		"policy.yaml:5:14: network.endpoints[1].host: \"a.example.com\" port 443 is also in "
+		"network.endpoints[0] (line 4); give each host and port once (merge the two entries)");
+	NET_BAD("  endpoints:\n"
+		"    - {host: \"*.example.com\", ports: [443]}\n"
+		"    - {host: api.example.com, tls: intercept, access: read-only}\n",
+		"policy.yaml:5:14: network.endpoints[1].host: \"api.example.com\" port 443 is already "
+		"matched by network.endpoints[0] (\"*.example.com\", line 4), which comes first and "
+		"decides; put the more specific entry first, or drop the port from one");
+	NET_BAD("  endpoints:\n"
+		"    - {host: \"*.example.com\"}\n"
+		"    - {host: \"*.a.example.com\", ports: [80]}\n",
+		"policy.yaml:5:14: network.endpoints[1].host: \"*.a.example.com\" port 80 is already "
+		"matched by network.endpoints[0] (\"*.example.com\", line 4), which comes first and "
+		"decides; put the more specific entry first, or drop the port from one");
+	NET_BAD("  endpoints:\n"
+		"    - {host: \"127.0.0.1\", ports: [8080]}\n"
+		"    - {host: \"::ffff:127.0.0.1\", ports: [8080]}\n",
+		"policy.yaml:5:14: network.endpoints[1].host: \"127.0.0.1\" port 8080 is also in "
+		"network.endpoints[0] (line 4); give each host and port once (merge the two entries)");
+}
+
+static void test_network_ids(void **state)
+{
+	(void)state;
+	NET_BAD("  endpoints:\n"
+		"    - {host: a.example, id: x}\n"
+		"    - {host: b.example, id: x}\n",
+		"policy.yaml:5:29: network.endpoints[1].id: \"x\" is also the id of network.endpoints[0] "
+		"(line 4); give each endpoint and rule its own id");
+	NET_BAD("  endpoints:\n"
+		"    - {host: a.example, id: x}\n"
+		"    - {host: b.example, ports: [80], rules: [{id: x}]}\n",
+		"policy.yaml:5:51: network.endpoints[1].rules[0].id: \"x\" is also the id of "
+		"network.endpoints[0] (line 4); give each endpoint and rule its own id");
+	/* A rule may not take its own endpoint's id either. */
+	NET_BAD("  endpoints:\n"
+		"    - {host: a.example, id: x, ports: [80], rules: [{id: x}]}\n",
+		"policy.yaml:4:58: network.endpoints[0].rules[0].id: \"x\" is also the id of "
+		"network.endpoints[0] (line 4); give each endpoint and rule its own id");
+	/* A given id may not take a default one. */
+	NET_BAD("  endpoints:\n"
+		"    - {host: a.example, id: \"network.endpoints[1]\"}\n"
+		"    - {host: b.example}\n",
+		"policy.yaml:4:29: network.endpoints[0].id: \"network.endpoints[1]\" is also the id of "
+		"network.endpoints[1] (line 5); give each endpoint and rule its own id");
+	NET_BAD("  endpoints:\n"
+		"    - {host: a.example, ports: [80], rules: [{id: r}, {id: r}]}\n",
+		"policy.yaml:4:60: network.endpoints[0].rules[1].id: \"r\" is also the id of "
+		"network.endpoints[0].rules[0] (line 4); give each endpoint and rule its own id");
+}
+
+static void test_network_allow_private(void **state)
+{
+	static const struct {
+		const char *in, *printed;
+	} good[] = {
+		{ "127.0.0.1", "127.0.0.1" },
+		{ "127.0.0.1/32", "127.0.0.1" },
+		{ "127.0.0.1:8080", "127.0.0.1:8080" },
+		{ "10.0.0.0/8:5432", "10.0.0.0/8:5432" },
+		{ "0.0.0.0/0", "0.0.0.0/0" },
+		{ "::1", "::1" },
+		{ "[::1]", "::1" },
+		{ "[::1]:9000", "[::1]:9000" },
+		{ "FD00::/8", "fd00::/8" },
+		{ "[fd00::]/8", "fd00::/8" },
+		{ "[fd00::]/8:443", "[fd00::]/8:443" },
+		/* Without brackets every ':' is the address's. */
+		{ "fd00::1:443", "fd00::1:443" },
+		{ "64:ff9b::/96", "64:ff9b::/96" },
+		{ "::/0", "::/0" },
+		{ "::", "::" },
+	};
+	(void)state;
+
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		char yaml[256], buf[80];
+		struct policy_cidr c;
+
+		snprintf(yaml, sizeof(yaml), "  allow_private: [\"%s\"]\n", good[i].in);
+		_cleanup_policy_ struct policy *p = load_net(yaml);
+		assert_int_equal(p->network.n_allow_private, 1);
+		policy_cidr_format(&p->network.allow_private[0], buf, sizeof(buf));
+		assert_string_equal(buf, good[i].printed);
+		assert_int_equal(policy_cidr_parse(buf, &c), POLICY_CIDR_OK);
+		assert_int_equal(c.family, p->network.allow_private[0].family);
+		assert_int_equal(c.prefix, p->network.allow_private[0].prefix);
+		assert_int_equal(c.port, p->network.allow_private[0].port);
+		assert_memory_equal(c.addr, p->network.allow_private[0].addr, 16);
+		assert_round_trip(p);
+	}
+
+	static const char *const syntax[] = { "localhost",  "10.0.0",      "[10.0.0.1]",
+					      "[::1",	    "::1]:80",	   "10.0.0.1:80:80", "",
+					      "10.0.0.01", "0x7f.1",	   "[::1]x",	   "fe80::1%eth0" };
+	for (size_t i = 0; i < ARRAY_SIZE(syntax); i++) {
+		char yaml[128], msg[512];
+		snprintf(yaml, sizeof(yaml), "  allow_private: [\"%s\"]\n", syntax[i]);
+		snprintf(msg, sizeof(msg),
+			 "policy.yaml:3:19: network.allow_private[0]: \"%s\" is not an address or range; "
+			 "write ADDRESS[/PREFIX][:PORT] (e.g. 10.0.0.0/8, 127.0.0.1:8080, fd00::/8, "
+			 "[::1]:9000: an IPv6 address with a port needs brackets)",
+			 syntax[i]);
+		NET_BAD(yaml, msg);
+	}
+	NET_BAD("  allow_private: [10.0.0.0/8/8]\n",
+		"policy.yaml:3:19: network.allow_private[0]: \"10.0.0.0/8/8\" has an invalid prefix "
+		"length; use /0 to /32 for IPv4, /0 to /128 for IPv6");
+	NET_BAD("  allow_private: [10.0.0.0/33]\n",
+		"policy.yaml:3:19: network.allow_private[0]: \"10.0.0.0/33\" has an invalid prefix "
+		"length; use /0 to /32 for IPv4, /0 to /128 for IPv6");
+	NET_BAD("  allow_private: [\"fd00::/129\"]\n",
+		"policy.yaml:3:19: network.allow_private[0]: \"fd00::/129\" has an invalid prefix "
+		"length; use /0 to /32 for IPv4, /0 to /128 for IPv6");
+	NET_BAD("  allow_private: [\"10.0.0.0/08\"]\n",
+		"policy.yaml:3:19: network.allow_private[0]: \"10.0.0.0/08\" has an invalid prefix "
+		"length; use /0 to /32 for IPv4, /0 to /128 for IPv6");
+	NET_BAD("  allow_private: [\"10.0.0.0/\"]\n",
+		"policy.yaml:3:19: network.allow_private[0]: \"10.0.0.0/\" has an invalid prefix "
+		"length; use /0 to /32 for IPv4, /0 to /128 for IPv6");
+	NET_BAD("  allow_private: [\"127.0.0.1:0\"]\n",
+		"policy.yaml:3:19: network.allow_private[0]: \"127.0.0.1:0\" has an invalid port; use 1 "
+		"to 65535, or no port for every port");
+	NET_BAD("  allow_private: [\"[::1]:65536\"]\n",
+		"policy.yaml:3:19: network.allow_private[0]: \"[::1]:65536\" has an invalid port; use 1 "
+		"to 65535, or no port for every port");
+	NET_BAD("  allow_private: [10.1.2.3/8]\n",
+		"policy.yaml:3:19: network.allow_private[0]: \"10.1.2.3/8\" has bits set past its prefix "
+		"length; write 10.0.0.0/8");
+	NET_BAD("  allow_private: [\"[fd00::1]/8:443\"]\n",
+		"policy.yaml:3:19: network.allow_private[0]: \"[fd00::1]/8:443\" has bits set past its "
+		"prefix length; write [fd00::]/8:443");
+	NET_BAD("  allow_private: [\"::ffff:127.0.0.1\"]\n",
+		"policy.yaml:3:19: network.allow_private[0]: \"::ffff:127.0.0.1\" is an IPv4-mapped or "
+		"IPv4-compatible IPv6 range, which never matches: those addresses are checked as IPv4; "
+		"write the IPv4 address or range (and an IPv6 address with a port in brackets: [::1]:9000)");
+	NET_BAD("  allow_private: [\"::ffff:0:0/96\"]\n",
+		"policy.yaml:3:19: network.allow_private[0]: \"::ffff:0:0/96\" is an IPv4-mapped or "
+		"IPv4-compatible IPv6 range, which never matches: those addresses are checked as IPv4; "
+		"write the IPv4 address or range (and an IPv6 address with a port in brackets: [::1]:9000)");
+	NET_BAD("  allow_private: [\"::10.0.0.1\"]\n",
+		"policy.yaml:3:19: network.allow_private[0]: \"::10.0.0.1\" is an IPv4-mapped or "
+		"IPv4-compatible IPv6 range, which never matches: those addresses are checked as IPv4; "
+		"write the IPv4 address or range (and an IPv6 address with a port in brackets: [::1]:9000)");
+	NET_BAD("  allow_private: [10.0.0.0/8, 127.0.0.1, 10.0.0.0/8]\n",
+		"policy.yaml:3:42: network.allow_private[2]: \"10.0.0.0/8\" is listed twice (first at "
+		"network.allow_private[0], line 3); remove one");
+	NET_BAD("  allow_private: [[10.0.0.0/8]]\n",
+		"policy.yaml:3:19: network.allow_private[0]: is a list; expected an address or range "
+		"(e.g. 10.0.0.0/8, 127.0.0.1:8080)");
+}
+
+static void test_network_resolve(void **state)
+{
+	(void)state;
+	{
+		_cleanup_policy_ struct policy *p =
+			load_net("  resolve:\n"
+				 "    A.Example.: 192.0.2.1\n"
+				 "    b.example: \"2001:DB8::0:1\"\n"
+				 "    c.example: \"::ffff:10.0.0.1\"\n");
+		assert_int_equal(p->network.n_resolve, 3);
+		assert_string_equal(p->network.resolve[0].host, "a.example");
+		assert_string_equal(p->network.resolve[0].addr, "192.0.2.1");
+		assert_string_equal(p->network.resolve[1].addr, "2001:db8::1");
+		assert_string_equal(p->network.resolve[2].addr, "10.0.0.1");
+		assert_round_trip(p);
+	}
+	NET_BAD("  resolve: {a.example: 1.2.3.4, A.EXAMPLE.: 1.2.3.5}\n",
+		"policy.yaml:3:33: network.resolve.\"A.EXAMPLE.\": \"A.EXAMPLE.\" is the same name as "
+		"the entry at line 3; give each name once");
+	NET_BAD("  resolve: {\"*.example.com\": 1.2.3.4}\n",
+		"policy.yaml:3:13: network.resolve.\"*.example.com\": \"*.example.com\" is a wildcard; "
+		"resolve maps one exact name to an address");
+	NET_BAD("  resolve: {1.2.3.4: 1.2.3.5}\n",
+		"policy.yaml:3:13: network.resolve.\"1.2.3.4\": \"1.2.3.4\" is an address; resolve maps a "
+		"DNS name to an address (e.g. test.example: 127.0.0.1)");
+	NET_BAD("  resolve: {\"a.example:80\": 1.2.3.5}\n",
+		"policy.yaml:3:13: network.resolve.\"a.example:80\": \"a.example:80\" has a port; "
+		"resolve maps a name, without a port");
+	NET_BAD("  resolve: {a.example: localhost}\n",
+		"policy.yaml:3:24: network.resolve.\"a.example\": \"localhost\" is not an IP address; "
+		"write an IPv4 dotted quad or an IPv6 address (e.g. 127.0.0.1, ::1)");
+	NET_BAD("  resolve: {a.example: 127.1}\n",
+		"policy.yaml:3:24: network.resolve.\"a.example\": \"127.1\" is not an IP address; write "
+		"an IPv4 dotted quad or an IPv6 address (e.g. 127.0.0.1, ::1)");
+	NET_BAD("  resolve: {a.example: [1.2.3.4]}\n",
+		"policy.yaml:3:24: network.resolve.\"a.example\": is a list; expected an IP address "
+		"(e.g. 127.0.0.1 or ::1)");
+	NET_BAD("  resolve: [a.example]\n",
+		"policy.yaml:3:12: network.resolve: is a list; expected a map of settings (key: value "
+		"lines)");
+}
+
+static void test_network_leak_scan_and_paths(void **state)
+{
+	(void)state;
+	{
+		_cleanup_policy_ struct policy *p =
+			load_ok("version: 1\n"
+				"sandbox: {workspace: /srv/ws}\n"
+				"network:\n"
+				"  upstream_ca: ~/ca/../ca.pem\n"
+				"  log: $WORKSPACE/.airlock/net.jsonl\n"
+				"  leak_scan: {max_body: 1GiB, allow_compressed: false}\n");
+		assert_string_equal(p->network.upstream_ca, "/home/u/ca.pem");
+		assert_string_equal(p->network.log, "/srv/ws/.airlock/net.jsonl");
+		assert_int_equal(p->network.max_body, UINT64_C(1) << 30);
+		assert_false(p->network.allow_compressed);
+		assert_round_trip(p);
+	}
+	NET_BAD("  leak_scan: {max_body: unlimited}\n",
+		"policy.yaml:3:25: network.leak_scan.max_body: cannot be unlimited: a body is held "
+		"while it is scanned; give a size up to 1GiB (e.g. 1MiB)");
+	NET_BAD("  leak_scan: {max_body: 0}\n",
+		"policy.yaml:3:25: network.leak_scan.max_body: \"0\" would scan nothing; give a size "
+		"(e.g. 1MiB)");
+	NET_BAD("  leak_scan: {max_body: 1025MiB}\n",
+		"policy.yaml:3:25: network.leak_scan.max_body: \"1025MiB\" is larger than 1GiB, the "
+		"most that is scanned");
+	NET_BAD("  leak_scan: {max_body: 99999999999999999999}\n",
+		"policy.yaml:3:25: network.leak_scan.max_body: \"99999999999999999999\" is larger than "
+		"1GiB, the most that is scanned");
+	NET_BAD("  leak_scan: {max_body: 1 MiB}\n",
+		"policy.yaml:3:25: network.leak_scan.max_body: \"1 MiB\" is not a size (e.g. 64KiB, "
+		"1MiB)");
+	NET_BAD("  leak_scan: {allow_compressed: yes}\n",
+		"policy.yaml:3:33: network.leak_scan.allow_compressed: \"yes\" is not a boolean; write "
+		"true or false");
+	NET_BAD("  upstream_ca: \"\"\n", "policy.yaml:3:16: network.upstream_ca: is empty; expected "
+					 "a path");
+	NET_BAD("  log: $HOME/x\n",
+		"policy.yaml:3:8: network.log: \"$HOME/x\" starts with an unknown variable; only "
+		"$WORKSPACE is expanded (use ~ for the home directory)");
+}
+
+static void test_network_print(void **state)
+{
+	_cleanup_policy_ struct policy *p = load_ok(net_policy);
+	_cleanup_free_ char *text = print_to_string(p);
+	(void)state;
+
+	assert_non_null(strstr(text, "\nnetwork:  # policy.yaml:2\n"
+				     "  mode: transparent  # policy.yaml:3\n"
+				     "  default: deny\n"
+				     "  endpoints:\n"
+				     "    - host: \"api.github.com\"  # policy.yaml:6\n"
+				     "      id: \"github\"\n"
+				     "      ports: [443]\n"
+				     "      tls: intercept\n"
+				     "      access: read-only  # policy.yaml:10\n"
+				     "    - host: \"*.example.com\"  # policy.yaml:11\n"
+				     "      ports: [80, 8080]\n"
+				     "      tls: passthrough\n"
+				     "      rules:\n"
+				     "        - methods: [\"GET\", \"POST\"]  # policy.yaml:14\n"
+				     "          path: \"/repos/~user/%2F/**\"\n"
+				     "          query: \"page=*\"\n"
+				     "          websocket: false\n"
+				     "        - id: \"ws\"  # policy.yaml:17\n"
+				     "          path: \"/ws\"\n"
+				     "          websocket: true\n"
+				     "    - host: \"127.0.0.1\"  # policy.yaml:20\n"
+				     "      ports: [8080]\n"
+				     "      tls: passthrough\n"
+				     "    - host: \"2001:db8::1\"  # policy.yaml:23\n"
+				     "      ports: [80, 443]\n"
+				     "      tls: passthrough\n"
+				     "  allow_private:\n"
+				     "    - \"127.0.0.1:8080\"  # policy.yaml:24\n"
+				     "    - \"10.0.0.0/8\"  # policy.yaml:24\n"
+				     "    - \"[::1]:9000\"  # policy.yaml:24\n"
+				     "    - \"fd00::/8\"  # policy.yaml:24\n"
+				     "    - \"[fd00::]/8:443\"  # policy.yaml:24\n"
+				     "    - \"169.254.169.254\"  # policy.yaml:24\n"
+				     "  resolve:\n"
+				     "    \"test.example\": \"127.0.0.1\"  # policy.yaml:25\n"
+				     "    \"v6.example\": \"::1\"  # policy.yaml:25\n"
+				     "  upstream_ca: \"/etc/airlock/ca.pem\"  # policy.yaml:26\n"
+				     "  leak_scan:\n"
+				     "    max_body: 2MiB  # policy.yaml:27\n"
+				     "    allow_compressed: true  # policy.yaml:27\n"
+				     "  log: \"/work/net.jsonl\"  # policy.yaml:28\n"));
+	assert_round_trip(p);
+
+	/* An empty section prints its defaults. */
+	{
+		_cleanup_policy_ struct policy *e = load_ok("version: 1\nnetwork: {}\n");
+		_cleanup_free_ char *t = print_to_string(e);
+		assert_non_null(strstr(t, "\nnetwork:  # policy.yaml:2\n"
+					  "  mode: proxy\n"
+					  "  default: deny\n"
+					  "  endpoints: []\n"
+					  "  allow_private: []\n"
+					  "  resolve: {}\n"
+					  "  leak_scan:\n"
+					  "    max_body: 1MiB\n"
+					  "    allow_compressed: false\n"));
+		assert_null(strstr(t, "upstream_ca"));
+		assert_null(strstr(t, "log:"));
+	}
+
+	/* Hostile ids, methods and globs stay inside their quotes. */
+	{
+		_cleanup_policy_ struct policy *h = load_net(
+			"  endpoints:\n"
+			"    - host: a.example\n"
+			"      id: \"x\\\"#y:'z'\"\n"
+			"      tls: intercept\n"
+			"      rules:\n"
+			"        - {id: \"&a\", methods: [\"#\", \"!X\", \"|\", \"'\", \"`\"], path: "
+			"\"/*:'\\\"*&!\", query: \"a=\\\"b\\\\\"}\n");
+		assert_string_equal(h->network.endpoints[0].id, "x\"#y:'z'");
+		assert_round_trip(h);
+	}
+}
+
+static void test_network_equal(void **state)
+{
+	_cleanup_policy_ struct policy *a = load_ok(net_policy);
+	(void)state;
+
+	/* Every field takes part in the comparison. */
+	static const char *const edits[][2] = {
+		{ "mode: transparent", "mode: proxy" },
+		{ "Api.GitHub.com.", "api.github.org" },
+		{ "id: github", "id: gh" },
+		{ "ports: [443]", "ports: [443, 444]" },
+		{ "access: read-only", "access: read-write" },
+		{ "[get, Post]", "[GET]" },
+		{ "%2f/**", "**" },
+		{ "\"page=*\"", "\"page=1\"" },
+		{ "websocket: true", "websocket: false" },
+		{ "10.0.0.0/8", "10.0.0.0/9" },
+		{ "[::1]:9000", "[::1]:9001" },
+		{ "Test.Example.: 127.0.0.1", "Test.Example.: 127.0.0.2" },
+		{ "./ca.pem", "./ca2.pem" },
+		{ "2MiB", "3MiB" },
+		{ "allow_compressed: true", "allow_compressed: false" },
+		{ "net.jsonl", "net2.jsonl" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(edits); i++) {
+		char yaml[sizeof(net_policy) + 64];
+		const char *at = strstr(net_policy, edits[i][0]);
+
+		assert_non_null(at);
+		snprintf(yaml, sizeof(yaml), "%.*s%s%s", (int)(at - net_policy), net_policy,
+			 edits[i][1], at + strlen(edits[i][0]));
+		_cleanup_policy_ struct policy *b = load_ok(yaml);
+		if (policy_equal(a, b))
+			fail_msg("edit %zu (%s) not seen by policy_equal", i, edits[i][1]);
+	}
+}
+
+static void test_netspec_helpers(void **state)
+{
+	char out[POLICY_HOST_MAX];
+	_cleanup_free_ char *g = NULL;
+	(void)state;
+
+	assert_int_equal(policy_host_normalize("Example.COM", out), POLICY_HOST_NAME);
+	assert_string_equal(out, "example.com");
+	assert_int_equal(policy_host_normalize("*.Example.COM.", out), POLICY_HOST_WILDCARD);
+	assert_string_equal(out, "*.example.com");
+	assert_int_equal(policy_host_normalize("[::]", out), POLICY_HOST_IP);
+	assert_string_equal(out, "::");
+	assert_int_equal(policy_host_normalize("::2", out), POLICY_HOST_IP);
+	assert_string_equal(out, "0.0.0.2");
+	assert_int_equal(policy_host_normalize("*", out), POLICY_HOST_STAR_ALL);
+	assert_int_equal(policy_host_normalize("*.", out), POLICY_HOST_STAR_ALL);
+	assert_int_equal(policy_host_normalize("*..com", out), POLICY_HOST_LABEL);
+	assert_int_equal(policy_host_normalize("", out), POLICY_HOST_EMPTY);
+	assert_int_equal(policy_host_normalize("a/b", out), POLICY_HOST_URL);
+	assert_int_equal(policy_host_normalize("a:b", out), POLICY_HOST_BAD_IPV6);
+
+	assert_true(policy_host_covers("a.example", "a.example"));
+	assert_true(policy_host_covers("*.example", "a.example"));
+	assert_true(policy_host_covers("*.example", "*.a.example"));
+	assert_true(policy_host_covers("*.example", "b.a.example"));
+	assert_false(policy_host_covers("*.example", "example"));
+	assert_false(policy_host_covers("*.example", "aexample"));
+	assert_false(policy_host_covers("a.example", "*.example"));
+	assert_false(policy_host_covers("*.a.example", "*.example"));
+
+	assert_true(policy_addr_canon("[::1]", out));
+	assert_string_equal(out, "::1");
+	assert_true(policy_addr_canon("::ffff:1.2.3.4", out));
+	assert_string_equal(out, "1.2.3.4");
+	assert_false(policy_addr_canon("1.2.3", out));
+	assert_false(policy_addr_canon("[1.2.3.4]", out));
+	assert_false(policy_addr_canon("", out));
+
+	assert_int_equal(policy_glob_normalize("/%41%2f%2F%25%7e%5F", true, &g), POLICY_GLOB_OK);
+	assert_string_equal(g, "/A%2F%2F%25~_");
+	free(g);
+	g = NULL;
+	assert_int_equal(policy_glob_normalize("x", false, &g), POLICY_GLOB_OK);
+	assert_string_equal(g, "x");
+	free(g);
+	g = NULL;
+	assert_int_equal(policy_glob_normalize("x", true, &g), POLICY_GLOB_SLASH);
+	assert_null(g);
+	assert_int_equal(policy_glob_normalize("/%4", true, &g), POLICY_GLOB_PERCENT);
+	assert_int_equal(policy_glob_normalize("/%g0", true, &g), POLICY_GLOB_PERCENT);
+	assert_int_equal(policy_glob_normalize("/\x7f", true, &g), POLICY_GLOB_CHAR);
+	assert_int_equal(policy_glob_normalize("a?b", false, &g), POLICY_GLOB_OK);
+	free(g);
+	g = NULL;
+
+	assert_true(policy_method_valid("GET"));
+	assert_true(policy_method_valid("M-SEARCH"));
+	assert_true(policy_method_valid("x!#$%&'*+-.^_`|~9"));
+	assert_false(policy_method_valid(""));
+	assert_false(policy_method_valid("*"));
+	assert_false(policy_method_valid("GET "));
+	assert_false(policy_method_valid("G\"T"));
+	assert_false(policy_method_valid("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")); /* 33 */
+	assert_true(policy_id_valid("a"));
+	assert_true(policy_id_valid("network.endpoints[0]"));
+	assert_false(policy_id_valid(""));
+	assert_false(policy_id_valid("a b"));
+	assert_false(policy_id_valid("\xc3\xa9"));
+}
+
+/* ---------------------------------------------------------------- */
 /* Helpers                                                           */
 
 static void test_normalize(void **state)
@@ -1549,6 +2592,23 @@ int main(void)
 		cmocka_unit_test(test_print_hostile_strings),
 		cmocka_unit_test(test_print_sanitises_comments),
 		cmocka_unit_test(test_print_non_utf8_workspace),
+		cmocka_unit_test(test_network_absent),
+		cmocka_unit_test(test_network_empty_section),
+		cmocka_unit_test(test_network_full),
+		cmocka_unit_test(test_network_mode),
+		cmocka_unit_test(test_network_hosts),
+		cmocka_unit_test(test_network_endpoint_shape),
+		cmocka_unit_test(test_network_ports),
+		cmocka_unit_test(test_network_rules),
+		cmocka_unit_test(test_network_access_and_tls),
+		cmocka_unit_test(test_network_duplicates),
+		cmocka_unit_test(test_network_ids),
+		cmocka_unit_test(test_network_allow_private),
+		cmocka_unit_test(test_network_resolve),
+		cmocka_unit_test(test_network_leak_scan_and_paths),
+		cmocka_unit_test(test_network_print),
+		cmocka_unit_test(test_network_equal),
+		cmocka_unit_test(test_netspec_helpers),
 		cmocka_unit_test(test_normalize),
 		cmocka_unit_test(test_is_under),
 		cmocka_unit_test(test_numbers),
