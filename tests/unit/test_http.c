@@ -748,19 +748,21 @@ static void test_percent_and_dots(void **state)
 /* ---------------------------------------------------------------- */
 /* Limits                                                            */
 
-/* A request line of exactly n bytes (CRLF excluded). */
+static void put_repeat(struct buf *b, char c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(buf_append(b, &c, 1), 0);
+}
+
+/* A request line of exactly n bytes (CRLF excluded); the caller frees. */
 static char *request_line_of(size_t n)
 {
-	static const char pre[] = "GET /", post[] = " HTTP/1.1\r\nHost: h\r\n\r\n";
-	char *s = malloc(n + sizeof(post) + 8);
+	struct buf b = { 0 };
 
-	assert_non_null(s);
-	assert_true(n >= strlen(pre) + strlen(" HTTP/1.1"));
-	size_t fill = n - strlen(pre) - strlen(" HTTP/1.1");
-	memcpy(s, pre, strlen(pre));
-	memset(s + strlen(pre), 'a', fill);
-	strcpy(s + strlen(pre) + fill, post);
-	return s;
+	assert_int_equal(buf_puts(&b, "GET /"), 0);
+	put_repeat(&b, 'a', n - strlen("GET /") - strlen(" HTTP/1.1"));
+	assert_int_equal(buf_puts(&b, " HTTP/1.1\r\nHost: h\r\n\r\n"), 0);
+	return b.data;
 }
 
 static void test_request_line_limit(void **state)
@@ -781,19 +783,18 @@ static void test_request_line_limit(void **state)
 	assert_int_equal(http_parse_request(at, HTTP_MAX_REQUEST_LINE + 1, &req, &status, &err), 0);
 }
 
-/* A head of exactly n bytes: request line, Host, one filler field. */
+/* A head of exactly n bytes: request line, Host, one filler field; the
+ * caller frees. */
 static char *head_of(size_t n)
 {
 	static const char pre[] = "GET / HTTP/1.1\r\nHost: h\r\nX: ";
-	char *s = malloc(n + 1);
+	struct buf b = { 0 };
 
-	assert_non_null(s);
-	size_t fill = n - strlen(pre) - 4;
-	memcpy(s, pre, strlen(pre));
-	memset(s + strlen(pre), 'v', fill);
-	memcpy(s + strlen(pre) + fill, "\r\n\r\n", 5);
-	assert_int_equal(strlen(s), n);
-	return s;
+	assert_int_equal(buf_puts(&b, pre), 0);
+	put_repeat(&b, 'v', n - strlen(pre) - 4);
+	assert_int_equal(buf_puts(&b, "\r\n\r\n"), 0);
+	assert_int_equal(b.len, n);
+	return b.data;
 }
 
 static void test_head_limit(void **state)
