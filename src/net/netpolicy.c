@@ -1,0 +1,510 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Network decisions as pure functions of the policy.
+ *
+ * Everything a request carries (host, path, query) is agent-controlled, so
+ * matching is bounded: host patterns compare strings, and globs run as a
+ * set-of-states automaton in O(glob x path) time and fixed memory, never
+ * by backtracking (a pattern of several "**" segments ending in a literal
+ * that does not match would otherwise take time exponential in their
+ * number).
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include "net/netpolicy.h"
+#include "util/cleanup.h"
+
+#define DEFAULT_RULE "network.default"
+
+/* ---- hosts ---- */
+
+static size_t trimmed_len(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 1 && s[n - 1] == '.' ? n - 1 : n;
+}
+
+bool netpol_host_match(const char *pattern, const char *host)
+{
+	size_t lp, lh;
+
+	if (!pattern || !host)
+		return false;
+	lp = trimmed_len(pattern);
+	lh = trimmed_len(host);
+	if (lp >= 2 && pattern[0] == '*' && pattern[1] == '.') {
+		/* "*.example.com": at least one more non-empty label before
+		 * ".example.com"; never "example.com" itself. */
+		size_t ls = lp - 1; /* ".example.com" */
+		if (lh <= ls || host[lh - ls - 1] == '.')
+			return false;
+		return strncasecmp(host + lh - ls, pattern + 1, ls) == 0;
+	}
+	return lp == lh && strncasecmp(pattern, host, lp) == 0;
+}
+
+/* ---- globs ---- */
+
+/* Units: a byte (0..255), an encoded byte that stays encoded (ENC | byte),
+ * and in globs the wildcards. */
+#define ENC 0x100u
+#define T_STAR 0x200u
+#define T_DSTAR 0x201u
+#define T_DSTAR_SLASH 0x202u /* "**" between two '/', with the second '/' */
+
+/* Longer globs match nothing (a policy scalar is at most 4096 bytes). */
+#define GLOB_MAX 4096
+
+static bool is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+static unsigned hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return (unsigned)(c - '0');
+	if (c >= 'a' && c <= 'f')
+		return (unsigned)(c - 'a' + 10);
+	return (unsigned)(c - 'A' + 10);
+}
+
+static bool unreserved(unsigned c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+	       c == '.' || c == '_' || c == '~';
+}
+
+/*
+ * The unit at s[*i], advancing *i. RFC 3986 makes %XX of an unreserved
+ * character equivalent to the character, so it is decoded; any other %XX
+ * (notably %2F) stays one opaque unit, equal only to the same %XX in any
+ * hex case and never to the character it encodes: "/a%2Fb" is one
+ * segment to us and to most servers. A '%' not followed by two hex digits
+ * is a plain '%'.
+ */
+static unsigned next_unit(const char *s, size_t len, size_t *i)
+{
+	unsigned char c = (unsigned char)s[*i];
+
+	if (c == '%' && *i + 2 < len && is_hex(s[*i + 1]) && is_hex(s[*i + 2])) {
+		unsigned v = hex_value(s[*i + 1]) * 16 + hex_value(s[*i + 2]);
+		*i += 3;
+		return unreserved(v) ? v : (ENC | v);
+	}
+	(*i)++;
+	return c;
+}
+
+/* State flags. A state reached by consuming the unit before its token is
+ * FRESH; one that stays put on a wildcard's own loop is LOOP. */
+#define FRESH 1u
+#define LOOP 2u
+
+/* Follow the edges that consume nothing. They only go forward, so one
+ * pass in order closes the set. */
+static void closure(const uint16_t *tok, size_t nt, uint8_t *set)
+{
+	for (size_t k = 0; k < nt; k++) {
+		if (!set[k])
+			continue;
+		/* '*' and '**' may match nothing, whenever they are left. */
+		if (tok[k] == T_STAR || tok[k] == T_DSTAR)
+			set[k + 1] |= FRESH;
+		/* A '**' between two '/' matches the empty string only as a
+		 * whole: not after it consumed something without a '/'. */
+		if (tok[k] == T_DSTAR_SLASH && (set[k] & FRESH))
+			set[k + 1] |= FRESH;
+	}
+}
+
+bool netpol_glob_match(const char *glob, const char *s, size_t len)
+{
+	uint16_t tok[GLOB_MAX] = { 0 };
+	uint8_t set_a[GLOB_MAX + 1], set_b[GLOB_MAX + 1];
+	uint8_t *cur = set_a, *next = set_b;
+	size_t glen, nt = 0;
+
+	if (!glob || (!s && len > 0))
+		return false;
+	glen = strlen(glob);
+	if (glen > GLOB_MAX)
+		return false;
+	for (size_t i = 0; i < glen;) {
+		if (glob[i] == '*') {
+			size_t run = 0;
+			while (i < glen && glob[i] == '*') {
+				run++;
+				i++;
+			}
+			if (run == 1) {
+				tok[nt++] = T_STAR;
+			} else if (nt > 0 && tok[nt - 1] == '/' && i < glen && glob[i] == '/') {
+				/* '**' between two '/': nothing, or anything
+				 * ending in '/'; the token takes the second '/'. */
+				tok[nt++] = T_DSTAR_SLASH;
+				i++;
+			} else {
+				tok[nt++] = T_DSTAR;
+			}
+			continue;
+		}
+		tok[nt++] = (uint16_t)next_unit(glob, glen, &i);
+	}
+
+	/* cur[k] != 0: the first k tokens can match the units read so far
+	 * (k == nt: the whole glob). */
+	memset(cur, 0, nt + 1);
+	cur[0] = FRESH;
+	closure(tok, nt, cur);
+
+	for (size_t i = 0; i < len;) {
+		unsigned u = next_unit(s, len, &i);
+		bool any = false;
+
+		memset(next, 0, nt + 1);
+		for (size_t k = 0; k < nt; k++) {
+			if (!cur[k])
+				continue;
+			switch (tok[k]) {
+			case T_STAR:
+				if (u != '/') {
+					next[k] |= LOOP;
+					any = true;
+				}
+				break;
+			case T_DSTAR:
+				next[k] |= LOOP;
+				any = true;
+				break;
+			case T_DSTAR_SLASH:
+				next[k] |= LOOP;
+				if (u == '/')
+					next[k + 1] |= FRESH;
+				any = true;
+				break;
+			default:
+				if (tok[k] == u) {
+					next[k + 1] |= FRESH;
+					any = true;
+				}
+				break;
+			}
+		}
+		if (!any)
+			return false;
+		closure(tok, nt, next);
+		uint8_t *t = cur;
+		cur = next;
+		next = t;
+	}
+	return cur[nt] != 0;
+}
+
+/* ---- messages ---- */
+
+/* s[0..len) for a message: printable ASCII, shortened to max bytes. */
+static void shown(const char *s, size_t len, size_t max, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	if (size == 0)
+		return;
+	for (size_t i = 0; s && i < len && n + 4 < size; i++) {
+		if (i == max) {
+			memcpy(buf + n, "...", 3);
+			n += 3;
+			break;
+		}
+		unsigned char c = (unsigned char)s[i];
+		buf[n++] = (c < 0x20 || c >= 0x7f) ? '?' : (char)c;
+	}
+	buf[n] = '\0';
+}
+
+/* host:port, with brackets around an IPv6 address. */
+static void host_port(const char *host, uint16_t port, char *buf, size_t size)
+{
+	char h[128];
+
+	shown(host, strlen(host), 100, h, sizeof(h));
+	if (strchr(h, ':'))
+		snprintf(buf, size, "[%s]:%u", h, port);
+	else
+		snprintf(buf, size, "%s:%u", h, port);
+}
+
+static void decision_init(struct net_decision *d)
+{
+	d->allow = false;
+	d->rule = DEFAULT_RULE;
+	d->ep = NULL;
+	d->reason[0] = '\0';
+}
+
+static bool net_off(const struct policy_network *net, struct net_decision *d)
+{
+	if (net && net->mode != POLICY_NET_NONE)
+		return false;
+	snprintf(d->reason, sizeof(d->reason),
+		 "the policy has no network section, so the agent has no network access");
+	return true;
+}
+
+/* ---- decisions ---- */
+
+static bool ep_has_port(const struct policy_endpoint *ep, uint16_t port)
+{
+	for (size_t i = 0; i < ep->n_ports; i++)
+		if (ep->ports[i] == port)
+			return true;
+	return false;
+}
+
+bool netpol_decide_host(const struct policy_network *net, const char *host, uint16_t port,
+			struct net_decision *d)
+{
+	char name[256], hp[160];
+	const struct policy_endpoint *other = NULL;
+
+	decision_init(d);
+	if (net_off(net, d))
+		return false;
+	/* Decide on the canonical text, which is what the policy holds: the
+	 * host "0x7f.1" is the endpoint "127.0.0.1". */
+	if (!host || addr_normalize_host(host, name, sizeof(name), NULL) < 0) {
+		shown(host, host ? strlen(host) : 0, 100, name, sizeof(name));
+		snprintf(d->reason, sizeof(d->reason), "\"%s\" is not a valid host name or address",
+			 name);
+		return false;
+	}
+	for (size_t i = 0; i < net->n_endpoints; i++) {
+		const struct policy_endpoint *ep = &net->endpoints[i];
+
+		if (!netpol_host_match(ep->host, name))
+			continue;
+		if (!ep_has_port(ep, port)) {
+			if (!other)
+				other = ep;
+			continue;
+		}
+		d->allow = true;
+		d->rule = ep->id;
+		d->ep = ep;
+		return true;
+	}
+	host_port(name, port, hp, sizeof(hp));
+	if (other) {
+		char ports[64] = "";
+		size_t pos = 0;
+
+		for (size_t i = 0; i < other->n_ports && pos + 8 < sizeof(ports); i++)
+			pos += (size_t)snprintf(ports + pos, sizeof(ports) - pos, "%s%u", i ? ", " : "",
+						other->ports[i]);
+		snprintf(d->reason, sizeof(d->reason),
+			 "%s: endpoint %s allows ports [%s], not %u; add %u to its ports", hp, other->id,
+			 ports, port, port);
+	} else {
+		shown(name, strlen(name), 100, name, sizeof(name));
+		snprintf(d->reason, sizeof(d->reason),
+			 "no network.endpoints entry allows %s; add {host: %s, ports: [%u]}", hp, name,
+			 port);
+	}
+	return false;
+}
+
+/*
+ * Does the path hold a "." or ".." segment? Servers and the proxies before
+ * them resolve those differently (some after decoding %2E or %2F, some
+ * treating '\' as '/', Tomcat also dropping ";params"), so "/repos/../admin"
+ * could match the glob "/repos/" followed by "**" here and reach /admin
+ * there. Such a path is never
+ * matched by a rule.
+ */
+static bool has_dot_segment(const char *path, size_t len)
+{
+	size_t i = 0, dots = 0, other = 0;
+	bool in_params = false;
+
+	for (;;) {
+		bool end = i >= len;
+		unsigned u = 0;
+
+		if (!end)
+			u = next_unit(path, len, &i);
+		if (end || u == '/' || u == '\\' || u == (ENC | '/') || u == (ENC | '\\')) {
+			if (other == 0 && (dots == 1 || dots == 2))
+				return true;
+			if (end)
+				return false;
+			dots = other = 0;
+			in_params = false;
+			continue;
+		}
+		if (in_params)
+			continue;
+		if (u == ';' || u == (ENC | ';'))
+			in_params = true;
+		else if (u == '.')
+			dots++;
+		else
+			other++;
+	}
+}
+
+static bool method_in(const struct policy_net_rule *r, const char *method)
+{
+	if (r->n_methods == 0 || !r->methods)
+		return true;
+	for (size_t i = 0; i < r->n_methods; i++)
+		if (r->methods[i] && strcmp(r->methods[i], method) == 0)
+			return true;
+	return false;
+}
+
+bool netpol_decide_request(const struct policy_endpoint *ep, const char *method, const char *path, size_t path_len,
+			   const char *query, size_t query_len, bool websocket, struct net_decision *d)
+{
+	const struct policy_net_rule *no_ws = NULL;
+	char m[40], p[100];
+
+	decision_init(d);
+	d->ep = ep;
+	if (!ep) {
+		snprintf(d->reason, sizeof(d->reason), "no endpoint allows this connection");
+		return false;
+	}
+	if (!method)
+		method = "";
+	if (!path)
+		path_len = 0;
+	if (!query)
+		query_len = 0;
+	shown(method, strlen(method), 32, m, sizeof(m));
+	shown(path, path_len, 80, p, sizeof(p));
+
+	if (ep->n_rules == 0) {
+		d->allow = true;
+		d->rule = ep->id;
+		return true;
+	}
+	if (has_dot_segment(path, path_len)) {
+		snprintf(d->reason, sizeof(d->reason),
+			 "%s %s: a path with a . or .. segment is never matched by a rule (endpoint %s); "
+			 "send the resolved path",
+			 m, p, ep->id);
+		return false;
+	}
+	for (size_t i = 0; i < ep->n_rules; i++) {
+		const struct policy_net_rule *r = &ep->rules[i];
+
+		if (!method_in(r, method))
+			continue;
+		if (r->path && !netpol_glob_match(r->path, path ? path : "", path_len))
+			continue;
+		if (r->query && !netpol_glob_match(r->query, query ? query : "", query_len))
+			continue;
+		if (websocket && !r->websocket) {
+			if (!no_ws)
+				no_ws = r;
+			continue;
+		}
+		d->allow = true;
+		d->rule = r->id;
+		return true;
+	}
+	if (no_ws)
+		snprintf(d->reason, sizeof(d->reason),
+			 "websocket upgrade %s %s: rule %s of endpoint %s matches but does not allow "
+			 "websocket; add websocket: true to it",
+			 m, p, no_ws->id, ep->id);
+	else
+		snprintf(d->reason, sizeof(d->reason),
+			 "%s %s is not allowed by any rule of endpoint %s; add a rule {methods: [%s], "
+			 "path: %s}",
+			 m, p, ep->id, m, p);
+	return false;
+}
+
+static const char *article(const char *word)
+{
+	return strchr("aeiou", word[0]) ? "an" : "a";
+}
+
+bool netpol_decide_address(const struct policy_network *net, const struct net_addr *a, uint16_t port,
+			   struct net_decision *d)
+{
+	const struct policy_cidr *port_only = NULL;
+	struct net_addr conv;
+	enum addr_class cls;
+	const char *name;
+	char text[64], hp[80];
+
+	decision_init(d);
+	if (net_off(net, d))
+		return false;
+	if (!a) {
+		snprintf(d->reason, sizeof(d->reason), "no address");
+		return false;
+	}
+	/* Through the text form, so that an IPv4-mapped address from a
+	 * socket is checked (and matched) as the IPv4 address it is. */
+	addr_format(a, text, sizeof(text));
+	if (addr_normalize_host(text, text, sizeof(text), &conv) != 1) {
+		snprintf(d->reason, sizeof(d->reason), "not an IPv4 or IPv6 address");
+		return false;
+	}
+	a = &conv;
+	cls = addr_classify(a);
+	if (cls == ADDR_PUBLIC) {
+		/* No entry decides: public addresses are what endpoints reach. */
+		d->allow = true;
+		return true;
+	}
+	for (size_t i = 0; i < net->n_allow_private; i++) {
+		const struct policy_cidr *c = &net->allow_private[i];
+		struct policy_cidr range = *c;
+		unsigned full = a->family == AF_INET ? 32 : 128;
+
+		/* A metadata service hands out the host's credentials: only an
+		 * entry naming that very address opens it, not a range that
+		 * happens to contain it (169.254.0.0/16, 0.0.0.0/0). */
+		if (cls == ADDR_METADATA && c->prefix != full)
+			continue;
+		range.port = 0;
+		if (!addr_in_cidr(a, port, &range))
+			continue;
+		if (c->port != 0 && c->port != port) {
+			if (!port_only)
+				port_only = c;
+			continue;
+		}
+		d->allow = true;
+		d->rule = "network.allow_private";
+		snprintf(d->reason, sizeof(d->reason), "%s is allowed by network.allow_private[%zu]", text,
+			 i);
+		return true;
+	}
+	name = addr_class_name(cls);
+	if (port_only)
+		snprintf(d->reason, sizeof(d->reason),
+			 "%s is %s %s address; allow_private names it only for port %u, not %u", text,
+			 article(name), name, port_only->port, port);
+	else if (cls == ADDR_METADATA)
+		snprintf(d->reason, sizeof(d->reason),
+			 "%s is %s %s address; allow_private does not name it", text, article(name),
+			 name);
+	else {
+		host_port(text, port, hp, sizeof(hp));
+		snprintf(d->reason, sizeof(d->reason),
+			 "%s is %s %s address; allow_private does not name it (add \"%s\" to "
+			 "network.allow_private to allow it)",
+			 text, article(name), name, hp);
+	}
+	return false;
+}
