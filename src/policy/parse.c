@@ -1288,11 +1288,14 @@ static int load_glob(struct loader *l, const struct policy_ynode *n, const char 
 	char q[96];
 	int r;
 
-	r = load_string(l, n, field, valid, !is_path, out);
-	if (r < 0)
-		return r;
-	free(*out);
-	*out = NULL;
+	/* A query may be "" (no query); a path never is. */
+	if (is_path || !(n->type == POLICY_YNODE_SCALAR && n->quoted && n->len == 0)) {
+		r = want_scalar(l, n, field, valid);
+		if (r < 0)
+			return r;
+	}
+	if (n->len == 0 && is_path)
+		return FAIL(l, n, field, "is empty; expected %s", valid);
 	quote(n, q, sizeof(q));
 	switch (policy_glob_normalize(n->str, is_path, out)) {
 	case POLICY_GLOB_OK:
