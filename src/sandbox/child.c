@@ -13,6 +13,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -71,6 +73,26 @@ static int open_pty(int *master, int *slave, struct error *err)
 	if (*slave < 0)
 		return error_sys(err, errno, "cannot open %s", name);
 	return 0;
+}
+
+/* The egress proxy's listening socket, created here so that it lives in
+ * the sandbox's network namespace: the agent reaches 127.0.0.1:port and
+ * nothing else, with no forwarder inside. The supervisor serves it. */
+static int proxy_listener(uint16_t port, struct error *err)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return error_sys(err, errno, "socket");
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr = { .s_addr = htonl(INADDR_LOOPBACK) } };
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 512) < 0) {
+		int e = errno;
+		close(fd);
+		return error_sys(err, e, "cannot listen on 127.0.0.1:%u inside the sandbox", port);
+	}
+	return fd;
 }
 
 static bool supervisor_gone(int sync_fd)
@@ -144,6 +166,9 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 	int pty_master = -1, pty_slave = -1;
 	if (plan->pty && open_pty(&pty_master, &pty_slave, &err) < 0)
 		fail(sync_fd, &err);
+	int listen_fd = -1;
+	if (plan->proxy_port && (listen_fd = proxy_listener(plan->proxy_port, &err)) < 0)
+		fail(sync_fd, &err);
 
 	if (caps_drop_all(&err) < 0)
 		fail(sync_fd, &err);
@@ -164,8 +189,10 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 	if (seccomp_apply(plan, &notify_fd, &err) < 0)
 		fail(sync_fd, &err);
 
-	if (proto_send_ready(sync_fd, notify_fd, pty_master) < 0)
+	if (proto_send_ready(sync_fd, notify_fd, pty_master, listen_fd) < 0)
 		_exit(SANDBOX_EXIT_SETUP_CHILD);
+	if (listen_fd >= 0)
+		close(listen_fd);
 	if (notify_fd >= 0)
 		close(notify_fd);
 	if (pty_master >= 0)

@@ -63,11 +63,19 @@ struct sandbox_plan {
 	size_t n_rlimits;
 
 	bool trace;        /* seccomp denials are sent to the supervisor */
+	uint16_t proxy_port; /* the egress proxy's port on the sandbox's loopback; 0 = no network */
+	char *ca_bundle;   /* PEM for /run/airlock/ca.pem (system roots + session CA), or NULL */
 	bool pty;          /* give the command a pty from the sandbox's own devpts */
 	char *home;        /* inside path of the private home, or NULL */
 };
 
 void plan_free(struct sandbox_plan *p);
+
+/* Where the sandbox finds the CA bundle that trusts the session CA. */
+#define PLAN_CA_BUNDLE "/run/airlock/ca.pem"
+
+/* Does some endpoint ask for TLS interception? */
+bool intercepts(const struct policy *pol);
 
 /* plan.c */
 int plan_build(const struct policy *pol, char *const *argv, bool trace, struct sandbox_plan *out,

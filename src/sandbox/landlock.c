@@ -31,6 +31,13 @@ struct ll_ruleset_attr {
 	uint64_t scoped;
 };
 
+struct ll_net_port_attr {
+	uint64_t allowed_access;
+	uint64_t port;
+} __attribute__((packed));
+
+#define LL_RULE_NET_PORT 2
+
 struct ll_path_beneath_attr {
 	uint64_t allowed_access;
 	int32_t parent_fd;
@@ -70,9 +77,10 @@ int landlock_apply(const struct sandbox_plan *plan, struct error *err)
 	struct ll_ruleset_attr attr = { .handled_access_fs = landlock_fs_mask(abi) };
 	size_t attr_size = sizeof(uint64_t); /* ABI 1-3 know only the fs field */
 	if (abi >= 4) {
-		/* No TCP rules: every bind and connect is denied. The sandbox's
-		 * network namespace holds only loopback anyway; this also closes
-		 * loopback listeners inside it to a compromised agent. */
+		/* Every TCP bind and connect is denied, but a connect to the
+		 * egress proxy's port. The sandbox's network namespace holds
+		 * only loopback anyway; this also closes loopback listeners
+		 * inside it to a compromised agent. */
 		attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
 		attr_size = 2 * sizeof(uint64_t);
 	}
@@ -106,6 +114,12 @@ int landlock_apply(const struct sandbox_plan *plan, struct error *err)
 		struct ll_path_beneath_attr pb = { .allowed_access = access, .parent_fd = fd };
 		if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0) < 0)
 			return error_sys(err, errno, "landlock_add_rule %s", rule->path);
+	}
+
+	if (abi >= 4 && plan->proxy_port) {
+		struct ll_net_port_attr np = { .allowed_access = LL_NET_CONNECT_TCP, .port = plan->proxy_port };
+		if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_NET_PORT, &np, 0) < 0)
+			return error_sys(err, errno, "landlock: cannot allow the proxy port %u", plan->proxy_port);
 	}
 
 	if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)

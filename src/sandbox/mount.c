@@ -353,6 +353,23 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 		goto out;
 	}
 
+	/* The CA bundle that trusts the session CA, where the agent can read
+	 * but not replace it. */
+	if (plan->ca_bundle) {
+		r = make_mount_point(rootfd, "/run/airlock/ca.pem", false, err);
+		if (r < 0)
+			goto out;
+		int fd = open(STAGE "/run/airlock/ca.pem", O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+		size_t len = strlen(plan->ca_bundle);
+		if (fd < 0 || write(fd, plan->ca_bundle, len) != (ssize_t)len || fchmod(fd, 0444) < 0) {
+			r = error_sys(err, errno, "cannot write the CA bundle");
+			if (fd >= 0)
+				close(fd);
+			goto out;
+		}
+		close(fd);
+	}
+
 	/* 4. The root itself becomes read-only; /tmp, /dev, home stay writable
 	 * as their own mounts. */
 	{

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "sandbox/internal.h"
+#include "net/proxy.h"
 #include "sandbox/landlock_abi.h"
 #include "util/cleanup.h"
 
@@ -48,6 +49,8 @@ void plan_free(struct sandbox_plan *p)
 	free(p->cwd);
 	free(p->hostname);
 	free(p->home);
+	if (p->ca_bundle)
+		free(p->ca_bundle);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -150,9 +153,17 @@ static char *home_dir(void)
 	return pw && pw->pw_dir ? strdup(pw->pw_dir) : NULL;
 }
 
+bool intercepts(const struct policy *pol)
+{
+	for (size_t i = 0; i < pol->network.n_endpoints; i++)
+		if (pol->network.endpoints[i].intercept)
+			return true;
+	return false;
+}
+
 static int build_env(struct sandbox_plan *p, const struct policy *pol)
 {
-	size_t cap = pol->process.n_env_pass + pol->process.n_env_set + 8, n = 0;
+	size_t cap = pol->process.n_env_pass + pol->process.n_env_set + 24, n = 0;
 	char **env = calloc(cap, sizeof(char *));
 	if (!env)
 		return -ENOMEM;
@@ -181,6 +192,27 @@ static int build_env(struct sandbox_plan *p, const struct policy *pol)
 		return env[--n] = NULL, -ENOMEM;
 	if (!(env[n++] = strdup("AIRLOCK_SANDBOX=process")))
 		return -ENOMEM;
+	if (p->proxy_port) {
+		/* Both spellings: tools disagree on which they read. */
+		static const char *const proxy_vars[] = { "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+							  "http_proxy", "https_proxy", "all_proxy" };
+		for (size_t i = 0; i < ARRAY_SIZE(proxy_vars); i++)
+			if (asprintf(&env[n++], "%s=http://127.0.0.1:%u", proxy_vars[i], p->proxy_port) < 0)
+				return env[--n] = NULL, -ENOMEM;
+		/* Empty on purpose: inside the sandbox only the proxy's port can
+		 * be reached at all, so nothing may bypass it, loopback included
+		 * (the host's loopback is reached through the proxy when
+		 * allow_private names it). */
+		if (!(env[n++] = strdup("NO_PROXY=")) || !(env[n++] = strdup("no_proxy=")))
+			return -ENOMEM;
+	}
+	if (intercepts(pol)) {
+		static const char *const ca_vars[] = { "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+						       "GIT_SSL_CAINFO", "CURL_CA_BUNDLE" };
+		for (size_t i = 0; i < ARRAY_SIZE(ca_vars); i++)
+			if (asprintf(&env[n++], "%s=" PLAN_CA_BUNDLE, ca_vars[i]) < 0)
+				return env[--n] = NULL, -ENOMEM;
+	}
 	env[n] = NULL;
 	return 0;
 }
@@ -372,6 +404,10 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 	if (lim->cpu_seconds)
 		p->rlimits[p->n_rlimits++] = (typeof(p->rlimits[0])){ RLIMIT_CPU, lim->cpu_seconds };
 
+	if (pol->network.mode != POLICY_NET_NONE)
+		p->proxy_port = PROXY_PORT;
+	if (intercepts(pol) && add_rule(p, "/run/airlock", LL_READ) < 0)
+		goto oom;
 	if (build_env(p, pol) < 0)
 		goto oom;
 	return 0;

@@ -6,7 +6,7 @@
 
 #include "sandbox/proto.h"
 
-int proto_send_ready(int sock, int notify_fd, int pty_fd)
+int proto_send_ready(int sock, int notify_fd, int pty_fd, int listen_fd)
 {
 	char msg[2] = { PROTO_READY, 0 };
 	int fds[PROTO_MAX_FDS];
@@ -18,6 +18,10 @@ int proto_send_ready(int sock, int notify_fd, int pty_fd)
 	if (pty_fd >= 0) {
 		msg[1] |= PROTO_FD_PTY;
 		fds[n++] = pty_fd;
+	}
+	if (listen_fd >= 0) {
+		msg[1] |= PROTO_FD_LISTEN;
+		fds[n++] = listen_fd;
 	}
 	struct iovec iov = { .iov_base = msg, .iov_len = sizeof(msg) };
 	union {

@@ -27,6 +27,7 @@
 #include "sandbox/internal.h"
 #include "sandbox/proto.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/egress.h"
 #include "sandbox/ftrace.h"
 #include "sandbox/trace.h"
 #include "util/cleanup.h"
@@ -97,6 +98,7 @@ struct run_state {
 	bool wall_hit;
 	struct trace_log *trace;
 	struct ftrace *ftrace;
+	struct egress egress;
 };
 
 static void handle_notify(struct run_state *s)
@@ -124,7 +126,7 @@ static int event_loop(struct run_state *s, struct term *t, const struct policy *
 	}
 	bool stdin_open = t->master >= 0;
 	for (;;) {
-		enum { P_SIG, P_SYNC, P_NOTIFY, P_TIMER, P_STDIN, P_MASTER, P_N };
+		enum { P_SIG, P_SYNC, P_NOTIFY, P_TIMER, P_STDIN, P_MASTER, P_RECORDS, P_N };
 		struct pollfd p[P_N] = {
 			[P_SIG] = { .fd = sfd, .events = POLLIN },
 			[P_SYNC] = { .fd = s->sync, .events = POLLIN },
@@ -132,6 +134,7 @@ static int event_loop(struct run_state *s, struct term *t, const struct policy *
 			[P_TIMER] = { .fd = tfd, .events = POLLIN },
 			[P_STDIN] = { .fd = stdin_open ? STDIN_FILENO : -1, .events = POLLIN },
 			[P_MASTER] = { .fd = t->master, .events = POLLIN },
+			[P_RECORDS] = { .fd = s->egress.records, .events = POLLIN },
 		};
 		if (poll(p, P_N, -1) < 0) {
 			if (errno == EINTR)
@@ -150,6 +153,8 @@ static int event_loop(struct run_state *s, struct term *t, const struct policy *
 				stdin_open = false;
 		if (p[P_NOTIFY].revents & POLLIN)
 			handle_notify(s);
+		if (p[P_RECORDS].revents & (POLLIN | POLLHUP | POLLERR))
+			egress_read(&s->egress, s->trace);
 		if (p[P_NOTIFY].revents & (POLLHUP | POLLERR)) {
 			close(s->notify);
 			s->notify = -1;
@@ -192,6 +197,11 @@ static int event_loop(struct run_state *s, struct term *t, const struct policy *
 		while ((w = waitpid(-1, &st, __WALL | WNOHANG)) > 0) {
 			if (s->ftrace && ftrace_handle(s->ftrace, s->trace, w, st))
 				continue;
+			if (egress_reaped(&s->egress, w) && s->child > 0) {
+				/* Fail closed: no proxy, no run. */
+				kill(s->child, SIGKILL);
+				continue;
+			}
 			if (w == s->child && (WIFEXITED(st) || WIFSIGNALED(st))) {
 				s->status = st;
 				s->child = 0;
@@ -246,7 +256,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	struct term term = { .master = -1 };
 	int sfd = -1, r;
 	int sv[2] = { -1, -1 };
-	struct run_state s = { .notify = -1, .sync = -1, .cmd_status = -1 };
+	struct run_state s = { .notify = -1, .sync = -1, .cmd_status = -1,
+			       .egress = { .records = -1, .records_w = -1, .log_fd = -1 } };
 	sigset_t mask, oldmask;
 	bool masked = false;
 
@@ -278,6 +289,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	if (pol->sandbox.limits.pids && !cg.pids_dir)
 		plan.rlimits[plan.n_rlimits++] = (typeof(plan.rlimits[0])){ RLIMIT_NPROC, pol->sandbox.limits.pids };
 	plan.pty = isatty(STDIN_FILENO);
+	if ((r = egress_prepare(pol, &plan, &s.egress, err)) < 0)
+		goto out;
 	if (trace && !(s.trace = trace_new())) {
 		r = error_set(err, ENOMEM, "out of memory");
 		goto out;
@@ -344,6 +357,13 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		s.notify = fds[k++];
 	if (buf[1] & PROTO_FD_PTY)
 		term_attach(&term, fds[k++]);
+	if (buf[1] & PROTO_FD_LISTEN) {
+		if ((r = egress_start(&s.egress, pol, &plan, fds[k++], err)) < 0)
+			goto out;
+	} else if (pol->network.mode != POLICY_NET_NONE) {
+		r = error_set(err, EIO, "sandbox setup failed: no proxy socket");
+		goto out;
+	}
 	if (trace) {
 		char ack = PROTO_TRACED;
 		if (!(s.ftrace = ftrace_new())) {
@@ -367,7 +387,10 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 
 	int status = s.cmd_status != -1 ? s.cmd_status : s.status;
 	*exit_code = exit_code_of(status);
-	if (s.wall_hit) {
+	if (s.egress.died) {
+		fprintf(stderr, "airlock: the egress proxy stopped; the run was ended (fail closed)\n");
+		*exit_code = SANDBOX_EXIT_SETUP;
+	} else if (s.wall_hit) {
 		fprintf(stderr, "airlock: wall-clock limit of %llus reached; the run was ended\n",
 			(unsigned long long)pol->sandbox.limits.wall_seconds);
 		*exit_code = 128 + SIGKILL;
@@ -381,6 +404,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	if (limits_cgroup_pids_hit(&cg))
 		fprintf(stderr, "airlock: process limit of %llu reached; process creation failed inside the sandbox\n",
 			(unsigned long long)pol->sandbox.limits.pids);
+	egress_stop(&s.egress, s.trace);
 	if (s.trace)
 		trace_report(s.trace, stderr);
 	r = 0;
@@ -403,6 +427,7 @@ out:
 		close(sfd);
 	if (term.master >= 0)
 		close(term.master);
+	egress_stop(&s.egress, NULL);
 	limits_cgroup_destroy(&cg);
 	trace_free(s.trace);
 	ftrace_free(s.ftrace);

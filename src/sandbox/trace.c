@@ -92,6 +92,12 @@ void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, cons
 	add(t, what);
 }
 
+void trace_record_text(struct trace_log *t, const char *what)
+{
+	if (t)
+		add(t, what);
+}
+
 void trace_report(const struct trace_log *t, FILE *f)
 {
 	if (!t)

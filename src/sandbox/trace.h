@@ -22,6 +22,9 @@ void trace_record_syscall(struct trace_log *t, const struct seccomp_notif *req);
  * path and detail are copied. */
 void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, const char *path, int err);
 
+/* Any other denial, as a line of text (copied). */
+void trace_record_text(struct trace_log *t, const char *what);
+
 /* Print one "airlock: denied: ..." line per distinct denial, with counts. */
 void trace_report(const struct trace_log *t, FILE *f);
 

@@ -65,7 +65,7 @@ else
 	exit 1
 fi
 install -m 644 "$here"/lib.sh "$here"/t_*.sh "$stage/tests/e2e/"
-install -m 755 "$here/run.sh" "$stage/tests/e2e/run.sh"
+install -m 755 "$here/run.sh" "$here/servers.py" "$stage/tests/e2e/"
 chmod 755 "$stage" "$stage/bin" "$stage/tests" "$stage/tests/e2e" "$stage/tests/probe"
 
 cd "$home" || exit 1

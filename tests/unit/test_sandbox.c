@@ -290,7 +290,7 @@ static void test_proto_fds(void **state)
 	int sv[2];
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
 	int a = open("/dev/null", O_RDONLY | O_CLOEXEC), b = open("/dev/zero", O_RDONLY | O_CLOEXEC);
-	assert_int_equal(proto_send_ready(sv[0], a, b), 0);
+	assert_int_equal(proto_send_ready(sv[0], a, b, -1), 0);
 	char buf[16];
 	int fds[PROTO_MAX_FDS];
 	assert_int_equal(proto_recv(sv[1], buf, sizeof(buf), fds), 2);
@@ -302,7 +302,7 @@ static void test_proto_fds(void **state)
 	assert_int_equal(s1.st_rdev, s2.st_rdev);
 	for (int i = 0; i < 2; i++)
 		close(fds[i]);
-	assert_int_equal(proto_send_ready(sv[0], -1, -1), 0);
+	assert_int_equal(proto_send_ready(sv[0], -1, -1, -1), 0);
 	assert_int_equal(proto_recv(sv[1], buf, sizeof(buf), fds), 2);
 	assert_int_equal(buf[1], 0);
 	assert_int_equal(fds[0], -1);

@@ -1,0 +1,1057 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The egress proxy process.
+ *
+ * One thread per client connection, blocking I/O: the request loop of a
+ * connection (keep-alive, pipelining, a CONNECT tunnel, an intercepted TLS
+ * session) reads as straight-line code, which is where a proxy's security
+ * bugs hide otherwise. Threads are cheap here (small stacks, buffers only
+ * while a message is in flight); the count is bounded and overload is
+ * answered with 503, never by crashing.
+ *
+ * Order of checks for a request: parse strictly (http.c) -> host and port
+ * against the endpoints -> method, path and query against the endpoint's
+ * rules -> leak scan of target, headers and body -> resolve once -> every
+ * resolved address against the SSRF rules -> connect to exactly the
+ * address that was checked. A CONNECT tunnel that is not intercepted is
+ * decided on host and port, and its ClientHello's SNI must name the same
+ * host.
+ */
+#include "net/proxy.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "net/addr.h"
+#include "net/http.h"
+#include "net/netpolicy.h"
+#include "util/buf.h"
+#include "util/cleanup.h"
+
+#define RELAY_CHUNK 65536
+#define MAX_ADDRS 16
+
+static const struct proxy_config *cfg;
+static SSL_CTX *upstream_ctx;
+static atomic_int active;
+static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The CA's leaf cache is not thread-safe, and a context it returns lives
+ * only until the next call: both the lookup and SSL_new happen under this. */
+static pthread_mutex_t ca_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct conn {
+	int cfd;
+	SSL *cssl;               /* the agent's side, when a tunnel is intercepted */
+	int ufd;                 /* upstream, reused across keep-alive requests */
+	SSL *ussl;
+	char uhost[HTTP_MAX_HOST + 1];
+	uint16_t uport;
+	struct buf in;           /* bytes from the agent not yet consumed */
+	char thost[HTTP_MAX_HOST + 1]; /* the intercepted tunnel's host and port */
+	uint16_t tport;
+	const struct policy_endpoint *tep;
+	time_t deadline;
+};
+
+/* ---- records ---- */
+
+struct rec {
+	const char *decision; /* allow | deny */
+	const char *kind;     /* http | connect | tunnel-request | malformed */
+	const char *method;
+	const char *host;
+	uint16_t port;
+	const char *target;   /* path and query */
+	size_t target_len;
+	const char *rule;
+	const char *reason;
+	int status;
+	uint64_t up, down;
+};
+
+static void record(const struct rec *r)
+{
+	struct buf b = { 0 };
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	int e = buf_printf(&b, "{\"time\":%lld,\"decision\":\"%s\",\"kind\":\"%s\"",
+			   (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, r->decision, r->kind);
+	if (!e && r->method)
+		e = buf_puts(&b, ",\"method\":") ?: buf_json_string(&b, r->method, strlen(r->method));
+	if (!e && r->host)
+		e = buf_puts(&b, ",\"host\":") ?: buf_json_string(&b, r->host, strlen(r->host));
+	if (!e && r->port)
+		e = buf_printf(&b, ",\"port\":%u", r->port);
+	if (!e && r->target) {
+		/* Bounded: a record must not be a way to fill the log. */
+		size_t n = r->target_len > 2048 ? 2048 : r->target_len;
+		e = buf_puts(&b, ",\"path\":") ?: buf_json_string(&b, r->target, n);
+	}
+	if (!e && r->rule)
+		e = buf_puts(&b, ",\"rule\":") ?: buf_json_string(&b, r->rule, strlen(r->rule));
+	if (!e && r->reason)
+		e = buf_puts(&b, ",\"reason\":") ?: buf_json_string(&b, r->reason, strlen(r->reason));
+	if (!e && r->status)
+		e = buf_printf(&b, ",\"status\":%d", r->status);
+	if (!e)
+		e = buf_printf(&b, ",\"bytes_up\":%llu,\"bytes_down\":%llu}\n", (unsigned long long)r->up,
+			       (unsigned long long)r->down);
+	if (!e) {
+		pthread_mutex_lock(&records_lock);
+		for (size_t off = 0; off < b.len;) {
+			ssize_t w = write(cfg->records_fd, b.data + off, b.len - off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				/* The supervisor is gone: nothing may pass unrecorded. */
+				_exit(1);
+			}
+			off += (size_t)w;
+		}
+		pthread_mutex_unlock(&records_lock);
+	}
+	buf_free(&b);
+}
+
+/* ---- I/O on either side, plain or TLS ---- */
+
+static ssize_t io_read(int fd, SSL *ssl, void *p, size_t n)
+{
+	if (!ssl) {
+		ssize_t r;
+		do
+			r = read(fd, p, n);
+		while (r < 0 && errno == EINTR);
+		return r;
+	}
+	int r = SSL_read(ssl, p, (int)(n > INT32_MAX ? INT32_MAX : n));
+	if (r > 0)
+		return r;
+	int e = SSL_get_error(ssl, r);
+	return e == SSL_ERROR_ZERO_RETURN ? 0 : -1;
+}
+
+static bool io_write(int fd, SSL *ssl, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n > 0) {
+		ssize_t w;
+		if (ssl) {
+			int r = SSL_write(ssl, c, (int)(n > INT32_MAX ? INT32_MAX : n));
+			w = r > 0 ? r : -1;
+		} else {
+			w = send(fd, c, n, MSG_NOSIGNAL);
+			if (w < 0 && errno == EINTR)
+				continue;
+		}
+		if (w <= 0)
+			return false;
+		c += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+static ssize_t cread(struct conn *c, void *p, size_t n)
+{
+	return io_read(c->cfd, c->cssl, p, n);
+}
+
+static bool cwrite(struct conn *c, const void *p, size_t n)
+{
+	return io_write(c->cfd, c->cssl, p, n);
+}
+
+static void set_timeout(int fd, int seconds)
+{
+	struct timeval tv = { .tv_sec = seconds };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/* ---- answers of the proxy's own ---- */
+
+static const char *status_text(int status)
+{
+	switch (status) {
+	case 400: return "Bad Request";
+	case 403: return "Forbidden";
+	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
+	case 413: return "Content Too Large";
+	case 414: return "URI Too Long";
+	case 415: return "Unsupported Media Type";
+	case 431: return "Request Header Fields Too Large";
+	case 501: return "Not Implemented";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	case 505: return "HTTP Version Not Supported";
+	default: return "Error";
+	}
+}
+
+/* A plain-text answer that says what was refused and why, for the agent
+ * (and the model behind it) to read. Always closes the connection: after a
+ * refusal the stream position is not trusted. */
+static void answer(struct conn *c, int status, const char *what, const char *reason)
+{
+	struct buf body = { 0 }, msg = { 0 };
+	if (buf_printf(&body, "airlock: %s: %s\n", what, reason) == 0 &&
+	    buf_printf(&msg,
+		       "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %zu\r\n"
+		       "Connection: close\r\nX-Airlock-Decision: deny\r\n\r\n%s",
+		       status, status_text(status), body.len, body.data) == 0)
+		(void)cwrite(c, msg.data, msg.len);
+	buf_free(&body);
+	buf_free(&msg);
+}
+
+/* ---- upstream ---- */
+
+static void upstream_close(struct conn *c)
+{
+	if (c->ussl) {
+		SSL_free(c->ussl);
+		c->ussl = NULL;
+	}
+	if (c->ufd >= 0)
+		close(c->ufd);
+	c->ufd = -1;
+	c->uhost[0] = '\0';
+	c->uport = 0;
+}
+
+/* Resolve host (or take its address), check every address against the
+ * SSRF rules, connect to the first that answers. The address connected to
+ * is one that was checked: there is no second lookup to rebind. */
+static int upstream_connect(const char *host, bool is_ip, const struct net_addr *ip, uint16_t port,
+			    struct net_decision *d, char *reason, size_t reason_len)
+{
+	const struct policy_network *net = &cfg->policy->network;
+	struct net_addr addrs[MAX_ADDRS];
+	int n;
+	if (is_ip) {
+		addrs[0] = *ip;
+		n = 1;
+	} else {
+		struct error err = { 0 };
+		n = addr_resolve(net, host, addrs, MAX_ADDRS, &err);
+		if (n <= 0) {
+			snprintf(reason, reason_len, "%s", err.msg[0] ? err.msg : "cannot resolve");
+			return -EHOSTUNREACH;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		if (!netpol_decide_address(net, &addrs[i], port, d)) {
+			snprintf(reason, reason_len, "%s", d->reason);
+			return -EACCES;
+		}
+	int last = ECONNREFUSED;
+	for (int i = 0; i < n; i++) {
+		struct sockaddr_storage ss = { 0 };
+		socklen_t len;
+		if (addrs[i].family == AF_INET) {
+			struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+			s4->sin_family = AF_INET;
+			s4->sin_port = htons(port);
+			memcpy(&s4->sin_addr, addrs[i].a, 4);
+			len = sizeof(*s4);
+		} else {
+			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+			s6->sin6_family = AF_INET6;
+			s6->sin6_port = htons(port);
+			memcpy(&s6->sin6_addr, addrs[i].a, 16);
+			len = sizeof(*s6);
+		}
+		int fd = socket(addrs[i].family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0) {
+			last = errno;
+			continue;
+		}
+		set_timeout(fd, 30);
+		if (connect(fd, (struct sockaddr *)&ss, len) == 0) {
+			int one = 1;
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+			set_timeout(fd, PROXY_IDLE_SECONDS);
+			return fd;
+		}
+		last = errno;
+		close(fd);
+	}
+	snprintf(reason, reason_len, "cannot connect to %s:%u: %s", host, port, strerror(last));
+	return -last;
+}
+
+/* ---- reading a request head ---- */
+
+/* Returns 1 with a parsed head, 0 on a clean EOF between requests, -1 after
+ * answering an error (the connection must close). */
+static int read_head(struct conn *c, struct http_request *req)
+{
+	for (;;) {
+		if (c->in.len) {
+			int status = 400;
+			struct error err = { 0 };
+			int r = http_parse_request(c->in.data, c->in.len, req, &status, &err);
+			if (r > 0)
+				return 1;
+			if (r < 0) {
+				answer(c, status, "malformed request", err.msg);
+				record(&(struct rec){ .decision = "deny", .kind = "malformed", .reason = err.msg,
+						      .status = status });
+				return -1;
+			}
+		}
+		if (c->in.len >= HTTP_MAX_HEAD + 1) /* the parser says 431 first */
+			return -1;
+		if (time(NULL) > c->deadline)
+			return -1;
+		if (buf_reserve(&c->in, 16384) < 0)
+			return -1;
+		ssize_t n = cread(c, c->in.data + c->in.len, 16384);
+		if (n <= 0)
+			return n == 0 && c->in.len == 0 ? 0 : -1;
+		c->in.len += (size_t)n;
+		c->in.data[c->in.len] = '\0';
+	}
+}
+
+/* ---- relaying bodies ---- */
+
+/* Ensure at least `want` bytes are buffered in c->in (or EOF). */
+static bool fill(struct conn *c, size_t want)
+{
+	while (c->in.len < want) {
+		if (buf_reserve(&c->in, 16384) < 0)
+			return false;
+		ssize_t n = cread(c, c->in.data + c->in.len, 16384);
+		if (n <= 0)
+			return false;
+		c->in.len += (size_t)n;
+	}
+	return true;
+}
+
+/* Collect the request body (framing kept) into body, bounded by max.
+ * Returns 1 ok, 0 too large, -1 I/O or framing error. */
+static int collect_body(struct conn *c, const struct http_request *req, uint64_t max, struct buf *body)
+{
+	if (req->body == HTTP_BODY_LENGTH) {
+		if (req->content_length > max)
+			return 0;
+		if (!fill(c, (size_t)req->content_length))
+			return -1;
+		if (buf_append(body, c->in.data, (size_t)req->content_length) < 0)
+			return -1;
+		buf_consume(&c->in, (size_t)req->content_length);
+		return 1;
+	}
+	if (req->body != HTTP_BODY_CHUNKED)
+		return 1;
+	struct http_chunked ch = { 0 };
+	for (;;) {
+		if (c->in.len == 0 && !fill(c, 1))
+			return -1;
+		size_t used = 0;
+		int r = http_chunked_feed(&ch, c->in.data, c->in.len, &used);
+		if (r < 0)
+			return -1;
+		if (body->len + used > max + 65536)
+			return 0;
+		if (buf_append(body, c->in.data, used) < 0)
+			return -1;
+		buf_consume(&c->in, used);
+		if (r == 1)
+			return 1;
+		if (c->in.len == 0 && !fill(c, 1))
+			return -1;
+	}
+}
+
+/* Relay bytes both ways until either side closes or goes idle (an
+ * upgraded WebSocket, plain or inside an intercepted tunnel). */
+static void relay(struct conn *c, uint64_t *up, uint64_t *down)
+{
+	char *b = malloc(RELAY_CHUNK);
+	if (!b)
+		return;
+	/* Bytes the agent sent ahead of the switch belong upstream. */
+	if (c->in.len) {
+		if (!io_write(c->ufd, c->ussl, c->in.data, c->in.len))
+			goto out;
+		*up += c->in.len;
+		buf_reset(&c->in);
+	}
+	for (;;) {
+		/* TLS may hold decrypted bytes that poll() cannot see. */
+		bool cp = c->cssl && SSL_pending(c->cssl) > 0;
+		bool up_p = c->ussl && SSL_pending(c->ussl) > 0;
+		struct pollfd p[2] = { { .fd = c->cfd, .events = POLLIN }, { .fd = c->ufd, .events = POLLIN } };
+		if (!cp && !up_p && poll(p, 2, PROXY_IDLE_SECONDS * 1000) <= 0)
+			break;
+		if (time(NULL) > c->deadline)
+			break;
+		if (cp || (p[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+			ssize_t n = io_read(c->cfd, c->cssl, b, RELAY_CHUNK);
+			if (n <= 0 || !io_write(c->ufd, c->ussl, b, (size_t)n))
+				break;
+			*up += (uint64_t)n;
+		}
+		if (up_p || (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+			ssize_t n = io_read(c->ufd, c->ussl, b, RELAY_CHUNK);
+			if (n <= 0 || !cwrite(c, b, (size_t)n))
+				break;
+			*down += (uint64_t)n;
+		}
+	}
+out:
+	free(b);
+}
+
+/* A plain tunnel: splice through a pipe each way, no copy to user space. */
+static void splice_relay(int a, int b, uint64_t *ab, uint64_t *ba)
+{
+	int p1[2], p2[2];
+	if (pipe2(p1, O_CLOEXEC | O_NONBLOCK) < 0)
+		return;
+	if (pipe2(p2, O_CLOEXEC | O_NONBLOCK) < 0) {
+		close(p1[0]);
+		close(p1[1]);
+		return;
+	}
+	fcntl(a, F_SETFL, fcntl(a, F_GETFL) | O_NONBLOCK);
+	fcntl(b, F_SETFL, fcntl(b, F_GETFL) | O_NONBLOCK);
+	size_t in1 = 0, in2 = 0; /* bytes sitting in each pipe */
+	bool a_eof = false, b_eof = false;
+	for (;;) {
+		struct pollfd p[2] = {
+			{ .fd = a, .events = (short)((!a_eof && in1 < RELAY_CHUNK ? POLLIN : 0) | (in2 ? POLLOUT : 0)) },
+			{ .fd = b, .events = (short)((!b_eof && in2 < RELAY_CHUNK ? POLLIN : 0) | (in1 ? POLLOUT : 0)) },
+		};
+		if ((a_eof && in1 == 0) && (b_eof && in2 == 0))
+			break;
+		if ((a_eof && in1 == 0 && in2 == 0) || (b_eof && in2 == 0 && in1 == 0))
+			break; /* one side is done and nothing is left for the other */
+		int r = poll(p, 2, PROXY_IDLE_SECONDS * 1000);
+		if (r <= 0)
+			break;
+		if (p[0].revents & (POLLIN | POLLHUP | POLLERR) && !a_eof && in1 < RELAY_CHUNK) {
+			ssize_t n = splice(a, NULL, p1[1], NULL, RELAY_CHUNK, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			if (n > 0)
+				in1 += (size_t)n;
+			else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+				a_eof = true;
+		}
+		if (p[1].revents & (POLLIN | POLLHUP | POLLERR) && !b_eof && in2 < RELAY_CHUNK) {
+			ssize_t n = splice(b, NULL, p2[1], NULL, RELAY_CHUNK, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			if (n > 0)
+				in2 += (size_t)n;
+			else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+				b_eof = true;
+		}
+		if (in1) {
+			ssize_t n = splice(p1[0], NULL, b, NULL, in1, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			if (n > 0) {
+				in1 -= (size_t)n;
+				*ab += (uint64_t)n;
+			} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+				break;
+			}
+		}
+		if (in2) {
+			ssize_t n = splice(p2[0], NULL, a, NULL, in2, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			if (n > 0) {
+				in2 -= (size_t)n;
+				*ba += (uint64_t)n;
+			} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+				break;
+			}
+		}
+		if (a_eof && in1 == 0)
+			shutdown(b, SHUT_WR);
+		if (b_eof && in2 == 0)
+			shutdown(a, SHUT_WR);
+	}
+	close(p1[0]);
+	close(p1[1]);
+	close(p2[0]);
+	close(p2[1]);
+}
+
+/* ---- one HTTP request (forward proxy, or inside an intercepted tunnel) ---- */
+
+static bool compressed(const struct http_request *req)
+{
+	const struct http_header *h = http_find_header(req->headers, req->n_headers, "content-encoding");
+	return h && !(h->value_len == 8 && strncasecmp(h->value, "identity", 8) == 0);
+}
+
+/* Scan everything the request would carry out. */
+static bool leak_check(const struct http_request *req, const struct buf *body, char *what, size_t len)
+{
+	if (!cfg->dlp)
+		return false;
+	if (dlp_scan(cfg->dlp, (const uint8_t *)req->path, req->path_len, what, len))
+		return true;
+	if (req->query && dlp_scan(cfg->dlp, (const uint8_t *)req->query, req->query_len, what, len))
+		return true;
+	if (dlp_scan(cfg->dlp, (const uint8_t *)req->host, strlen(req->host), what, len))
+		return true;
+	for (size_t i = 0; i < req->n_headers; i++)
+		if (dlp_scan(cfg->dlp, (const uint8_t *)req->headers[i].value, req->headers[i].value_len, what, len))
+			return true;
+	return body->len && dlp_scan(cfg->dlp, (const uint8_t *)body->data, body->len, what, len);
+}
+
+/* Forward the response: head, then the body by its framing. Returns
+ * whether the client connection may carry another request. */
+static bool forward_response(struct conn *c, const struct http_request *req, bool may_upgrade, uint64_t *down,
+			     int *status_out, bool *upgraded)
+{
+	struct buf rb = { 0 };
+	struct http_response resp;
+	bool keep = false;
+	*upgraded = false;
+	for (;;) {
+		if (buf_reserve(&rb, 16384) < 0)
+			goto out;
+		ssize_t n = io_read(c->ufd, c->ussl, rb.data + rb.len, 16384);
+		if (n <= 0)
+			goto bad_gateway;
+		rb.len += (size_t)n;
+		struct error err = { 0 };
+		int r = http_parse_response(rb.data, rb.len, req->method, &resp, &err);
+		if (r < 0)
+			goto bad_gateway;
+		if (r == 0)
+			continue;
+		if (resp.status >= 100 && resp.status < 200 && resp.status != 101) {
+			/* Interim response: pass it on, read the final one. */
+			if (!cwrite(c, rb.data, resp.head_len))
+				goto out;
+			*down += resp.head_len;
+			buf_consume(&rb, resp.head_len);
+			if (rb.len == 0)
+				continue;
+			r = http_parse_response(rb.data, rb.len, req->method, &resp, &err);
+			if (r < 0)
+				goto bad_gateway;
+			if (r == 0)
+				continue;
+		}
+		break;
+	}
+	*status_out = resp.status;
+	if (!cwrite(c, rb.data, resp.head_len))
+		goto out;
+	*down += resp.head_len;
+	buf_consume(&rb, resp.head_len);
+
+	if (resp.status == 101) {
+		if (!may_upgrade)
+			goto out;
+		/* Switched protocols (a WebSocket the rule allowed): what
+		 * arrived after the head goes through, then both ways raw. */
+		if (rb.len && !cwrite(c, rb.data, rb.len))
+			goto out;
+		*down += rb.len;
+		*upgraded = true;
+		buf_free(&rb);
+		return false; /* the upstream stays open for the relay */
+	}
+
+	switch (resp.body) {
+	case HTTP_BODY_NONE:
+		keep = true;
+		break;
+	case HTTP_BODY_LENGTH: {
+		uint64_t left = resp.content_length;
+		size_t now = rb.len < left ? rb.len : (size_t)left;
+		if (now && !cwrite(c, rb.data, now))
+			goto out;
+		left -= now;
+		*down += now;
+		char *tmp = malloc(RELAY_CHUNK);
+		while (tmp && left) {
+			ssize_t n = io_read(c->ufd, c->ussl, tmp, left < RELAY_CHUNK ? (size_t)left : RELAY_CHUNK);
+			if (n <= 0 || !cwrite(c, tmp, (size_t)n))
+				break;
+			left -= (uint64_t)n;
+			*down += (uint64_t)n;
+		}
+		free(tmp);
+		keep = left == 0 && rb.len <= resp.content_length;
+		break;
+	}
+	case HTTP_BODY_CHUNKED: {
+		struct http_chunked ch = { 0 };
+		for (;;) {
+			size_t used = 0;
+			int r = rb.len ? http_chunked_feed(&ch, rb.data, rb.len, &used) : 0;
+			if (r < 0)
+				goto out;
+			if (used && !cwrite(c, rb.data, used))
+				goto out;
+			*down += used;
+			buf_consume(&rb, used);
+			if (r == 1) {
+				keep = rb.len == 0;
+				break;
+			}
+			if (buf_reserve(&rb, RELAY_CHUNK) < 0)
+				goto out;
+			ssize_t n = io_read(c->ufd, c->ussl, rb.data + rb.len, RELAY_CHUNK);
+			if (n <= 0)
+				goto out;
+			rb.len += (size_t)n;
+		}
+		break;
+	}
+	case HTTP_BODY_EOF: {
+		if (rb.len && !cwrite(c, rb.data, rb.len))
+			goto out;
+		*down += rb.len;
+		char *tmp = malloc(RELAY_CHUNK);
+		ssize_t n;
+		while (tmp && (n = io_read(c->ufd, c->ussl, tmp, RELAY_CHUNK)) > 0 && cwrite(c, tmp, (size_t)n))
+			*down += (uint64_t)n;
+		free(tmp);
+		keep = false;
+		upstream_close(c);
+		break;
+	}
+	}
+	if (!resp.keep_alive)
+		upstream_close(c);
+	buf_free(&rb);
+	return keep && req->keep_alive;
+bad_gateway:
+	answer(c, 502, "bad gateway", "the upstream server's response was not valid HTTP/1.1");
+out:
+	upstream_close(c);
+	buf_free(&rb);
+	return false;
+}
+
+static bool handle_request(struct conn *c, struct http_request *req)
+{
+	const struct policy_network *net = &cfg->policy->network;
+	struct rec rec = { .decision = "deny", .kind = c->cssl ? "tunnel-request" : "http", .method = req->method,
+			   .target = req->path, .target_len = req->path_len };
+	char host[HTTP_MAX_HOST + 1], reason[512];
+	struct net_addr ip;
+	uint16_t port;
+	const struct policy_endpoint *ep;
+	struct net_decision d = { 0 };
+	struct buf body = { 0 };
+	bool keep = false;
+
+	if (req->query)
+		rec.target_len = (size_t)(req->query + req->query_len - req->path);
+
+	int kind = addr_normalize_host(req->host, host, sizeof(host), &ip);
+	rec.host = kind >= 0 ? host : req->host;
+	if (kind < 0) {
+		answer(c, 400, "invalid host", req->host);
+		rec.reason = "invalid host";
+		goto deny;
+	}
+	if (c->cssl) {
+		/* Inside an intercepted tunnel the Host must be the tunnel's. */
+		port = c->tport;
+		if (strcmp(host, c->thost) != 0 || (req->port_explicit && req->port != c->tport)) {
+			snprintf(reason, sizeof(reason), "Host %s disagrees with the tunnel's %s:%u", host, c->thost,
+				 c->tport);
+			answer(c, 403, "denied", reason);
+			rec.reason = reason;
+			goto deny;
+		}
+		ep = c->tep;
+		rec.port = port;
+	} else {
+		if (req->form != HTTP_TARGET_ABSOLUTE || strcmp(req->scheme, "http") != 0) {
+			answer(c, 400, "not a proxy request",
+			       "send absolute-form http:// requests, or CONNECT for https");
+			rec.reason = "not a proxy request";
+			goto deny;
+		}
+		port = req->port;
+		rec.port = port;
+		if (!netpol_decide_host(net, host, port, &d)) {
+			snprintf(reason, sizeof(reason), "%s %s:%u: %s", req->method, host, port, d.reason);
+			answer(c, 403, "denied", reason);
+			rec.rule = d.rule;
+			rec.reason = d.reason;
+			goto deny;
+		}
+		ep = d.ep;
+	}
+	if (!netpol_decide_request(ep, req->method, req->path, req->path_len, req->query, req->query_len,
+				   req->upgrade_websocket, &d)) {
+		snprintf(reason, sizeof(reason), "%s %s:%u%.*s: %s", req->method, host, port,
+			 (int)(rec.target_len > 200 ? 200 : rec.target_len), req->path, d.reason);
+		answer(c, 403, "denied", reason);
+		rec.rule = d.rule;
+		rec.reason = d.reason;
+		goto deny;
+	}
+	rec.rule = d.rule;
+	if (req->upgrade && !req->upgrade_websocket) {
+		answer(c, 403, "denied", "only WebSocket upgrades can be allowed");
+		rec.reason = "upgrade to a protocol other than websocket";
+		goto deny;
+	}
+	if (req->body != HTTP_BODY_NONE && compressed(req) && !net->allow_compressed) {
+		answer(c, 415, "denied", "compressed request bodies cannot be scanned for leaks "
+					 "(network.leak_scan.allow_compressed is false)");
+		rec.reason = "compressed body";
+		goto deny;
+	}
+	int cb = collect_body(c, req, net->max_body, &body);
+	if (cb == 0) {
+		answer(c, 413, "denied", "the request body is larger than network.leak_scan.max_body");
+		rec.reason = "body over max_body";
+		goto deny;
+	}
+	if (cb < 0)
+		goto out;
+	char what[128];
+	if (leak_check(req, &body, what, sizeof(what))) {
+		snprintf(reason, sizeof(reason), "the request carries %s", what);
+		answer(c, 403, "leak blocked", reason);
+		rec.kind = "leak";
+		rec.reason = reason;
+		goto deny;
+	}
+
+	/* Upstream: reuse the connection to the same place, else connect. */
+	if (!c->cssl && (c->ufd < 0 || strcmp(c->uhost, host) != 0 || c->uport != port)) {
+		upstream_close(c);
+		int fd = upstream_connect(host, kind == 1, &ip, port, &d, reason, sizeof(reason));
+		if (fd < 0) {
+			answer(c, fd == -EACCES ? 403 : 502, fd == -EACCES ? "denied" : "bad gateway", reason);
+			rec.reason = reason;
+			if (fd == -EACCES)
+				rec.rule = d.rule;
+			goto deny;
+		}
+		c->ufd = fd;
+		snprintf(c->uhost, sizeof(c->uhost), "%s", host);
+		c->uport = port;
+	}
+
+	struct buf head = { 0 };
+	bool ok = http_build_upstream_head(req, req->upgrade_websocket, &head) == 0 &&
+		  io_write(c->ufd, c->ussl, head.data, head.len) &&
+		  (!body.len || io_write(c->ufd, c->ussl, body.data, body.len));
+	rec.up = head.len + body.len;
+	buf_free(&head);
+	if (!ok) {
+		answer(c, 502, "bad gateway", "the upstream connection failed");
+		upstream_close(c);
+		rec.reason = "upstream write failed";
+		rec.decision = "allow";
+		record(&rec);
+		goto out;
+	}
+	bool upgraded = false;
+	keep = forward_response(c, req, req->upgrade_websocket, &rec.down, &rec.status, &upgraded);
+	rec.decision = "allow";
+	if (upgraded) {
+		relay(c, &rec.up, &rec.down);
+		keep = false;
+	}
+	record(&rec);
+	goto out;
+deny:
+	record(&rec);
+	keep = false;
+out:
+	buf_free(&body);
+	return keep;
+}
+
+/* ---- CONNECT ---- */
+
+static void serve_requests(struct conn *c);
+
+/* Read the ClientHello (without consuming it) until its SNI is known. */
+static int peek_sni(struct conn *c, char *sni, size_t len)
+{
+	for (;;) {
+		if (c->in.len) {
+			int r = tls_parse_sni((const uint8_t *)c->in.data, c->in.len, sni, len);
+			if (r != 0)
+				return r;
+		}
+		if (c->in.len > 16384 + 5)
+			return -EINVAL;
+		if (buf_reserve(&c->in, 4096) < 0)
+			return -ENOMEM;
+		ssize_t n = cread(c, c->in.data + c->in.len, 4096);
+		if (n <= 0)
+			return -EIO;
+		c->in.len += (size_t)n;
+	}
+}
+
+static void handle_connect(struct conn *c, struct http_request *req)
+{
+	const struct policy_network *net = &cfg->policy->network;
+	char host[HTTP_MAX_HOST + 1], reason[512];
+	struct net_addr ip;
+	struct net_decision d = { 0 };
+	struct rec rec = { .decision = "deny", .kind = "connect", .method = "CONNECT", .port = req->port };
+	int kind = addr_normalize_host(req->host, host, sizeof(host), &ip);
+	rec.host = kind >= 0 ? host : req->host;
+	if (kind < 0) {
+		answer(c, 400, "invalid host", req->host);
+		rec.reason = "invalid host";
+		record(&rec);
+		return;
+	}
+	if (!netpol_decide_host(net, host, req->port, &d)) {
+		snprintf(reason, sizeof(reason), "CONNECT %s:%u: %s", host, req->port, d.reason);
+		answer(c, 403, "denied", reason);
+		rec.rule = d.rule;
+		rec.reason = d.reason;
+		record(&rec);
+		return;
+	}
+	const struct policy_endpoint *ep = d.ep;
+	rec.rule = d.rule;
+	int fd = upstream_connect(host, kind == 1, &ip, req->port, &d, reason, sizeof(reason));
+	if (fd < 0) {
+		answer(c, fd == -EACCES ? 403 : 502, fd == -EACCES ? "denied" : "bad gateway", reason);
+		rec.reason = reason;
+		record(&rec);
+		return;
+	}
+	c->ufd = fd;
+	buf_consume(&c->in, req->head_len);
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	if (!cwrite(c, ok, sizeof(ok) - 1))
+		return;
+
+	if (ep->intercept) {
+		struct error err = { 0 };
+		if (!cfg->ca || c->in.len) {
+			rec.reason = cfg->ca ? "bytes before the TLS handshake" : "no session CA";
+			record(&rec);
+			return;
+		}
+		pthread_mutex_lock(&ca_lock);
+		SSL_CTX *sctx = tls_ca_server_ctx(cfg->ca, host, &err);
+		c->cssl = sctx ? SSL_new(sctx) : NULL;
+		pthread_mutex_unlock(&ca_lock);
+		if (!c->cssl) {
+			rec.reason = err.msg[0] ? err.msg : "cannot make a TLS session";
+			record(&rec);
+			return;
+		}
+		if (!SSL_set_fd(c->cssl, c->cfd) || SSL_accept(c->cssl) != 1) {
+			rec.reason = "TLS handshake with the agent failed";
+			record(&rec);
+			return;
+		}
+		/* The name the agent's TLS stack asked for must be the
+		 * CONNECT host (no fronting behind an allowed name). */
+		const char *sni = SSL_get_servername(c->cssl, TLSEXT_NAMETYPE_host_name);
+		if ((sni && strcasecmp(sni, host) != 0) || (!sni && kind == 0)) {
+			snprintf(reason, sizeof(reason), "TLS SNI %s does not match CONNECT %s", sni ? sni : "(none)",
+				 host);
+			rec.reason = reason;
+			record(&rec);
+			return;
+		}
+		c->ussl = SSL_new(upstream_ctx);
+		if (!c->ussl || tls_client_set_host(c->ussl, host, &err) < 0 || !SSL_set_fd(c->ussl, c->ufd) ||
+		    SSL_connect(c->ussl) != 1) {
+			unsigned long e = ERR_peek_last_error();
+			snprintf(reason, sizeof(reason), "TLS to %s:%u failed: %s", host, req->port,
+				 e ? ERR_reason_error_string(e) : "handshake");
+			ERR_clear_error();
+			answer(c, 502, "bad gateway", reason);
+			rec.reason = reason;
+			record(&rec);
+			return;
+		}
+		rec.decision = "allow";
+		rec.reason = "intercepted";
+		record(&rec);
+		snprintf(c->thost, sizeof(c->thost), "%s", host);
+		c->tport = req->port;
+		c->tep = ep;
+		snprintf(c->uhost, sizeof(c->uhost), "%s", host);
+		c->uport = req->port;
+		serve_requests(c);
+		return;
+	}
+
+	/* Not intercepted: decided on host and port, and the SNI must agree. */
+	char sni[256];
+	int r = peek_sni(c, sni, sizeof(sni));
+	bool sni_ok = (r == 1 && strcmp(sni, host) == 0) || (r == -ENOENT && kind == 1);
+	if (!sni_ok) {
+		if (r == 1)
+			snprintf(reason, sizeof(reason), "TLS SNI %s does not match CONNECT %s (domain fronting)", sni,
+				 host);
+		else
+			snprintf(reason, sizeof(reason), "the tunnel to %s:%u did not start with a TLS ClientHello %s",
+				 host, req->port, r == -ENOENT ? "naming the host" : "");
+		rec.reason = reason;
+		record(&rec);
+		return;
+	}
+	rec.decision = "allow";
+	if (!io_write(c->ufd, NULL, c->in.data, c->in.len))
+		return;
+	rec.up = c->in.len;
+	buf_reset(&c->in);
+	splice_relay(c->cfd, c->ufd, &rec.up, &rec.down);
+	record(&rec);
+}
+
+/* ---- a connection ---- */
+
+static void serve_requests(struct conn *c)
+{
+	for (;;) {
+		struct http_request req;
+		int r = read_head(c, &req);
+		if (r <= 0)
+			return;
+		if (req.form == HTTP_TARGET_AUTHORITY) {
+			if (c->cssl) {
+				answer(c, 400, "malformed request", "CONNECT inside a tunnel");
+				return;
+			}
+			handle_connect(c, &req);
+			return;
+		}
+		/* Keep the head in c->in while it is in use (fields point
+		 * into it); handle_request consumes the body after it. Move
+		 * the head out first so the body follows at the start. */
+		struct buf head = { 0 };
+		if (buf_append(&head, c->in.data, req.head_len) < 0)
+			return;
+		buf_consume(&c->in, req.head_len);
+		struct http_request moved;
+		int status;
+		struct error err;
+		if (http_parse_request(head.data, head.len, &moved, &status, &err) <= 0) {
+			buf_free(&head);
+			return;
+		}
+		bool keep = handle_request(c, &moved);
+		buf_free(&head);
+		if (!keep)
+			return;
+		c->deadline = time(NULL) + PROXY_TOTAL_SECONDS;
+	}
+}
+
+static void *conn_main(void *arg)
+{
+	struct conn *c = arg;
+	set_timeout(c->cfd, PROXY_HEAD_SECONDS);
+	c->deadline = time(NULL) + PROXY_TOTAL_SECONDS;
+	serve_requests(c);
+	upstream_close(c);
+	if (c->cssl) {
+		SSL_shutdown(c->cssl);
+		SSL_free(c->cssl);
+	}
+	close(c->cfd);
+	buf_free(&c->in);
+	free(c);
+	atomic_fetch_sub(&active, 1);
+	return NULL;
+}
+
+static void drop_privileges(void)
+{
+	if (geteuid() == 0) {
+		/* Parse the agent's bytes as nobody of importance. */
+		if (setgroups(0, NULL) < 0 || setresgid(cfg->drop_gid, cfg->drop_gid, cfg->drop_gid) < 0 ||
+		    setresuid(cfg->drop_uid, cfg->drop_uid, cfg->drop_uid) < 0)
+			_exit(1);
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0) < 0)
+		_exit(1);
+}
+
+__attribute__((noreturn)) void proxy_main(const struct proxy_config *config)
+{
+	cfg = config;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	prctl(PR_SET_NAME, "airlock-proxy");
+	signal(SIGPIPE, SIG_IGN);
+
+	struct error err = { 0 };
+	upstream_ctx = tls_client_ctx_new(cfg->policy->network.upstream_ca, &err);
+	if (!upstream_ctx) {
+		dprintf(2, "airlock: egress proxy: %s\n", err.msg);
+		_exit(1);
+	}
+	drop_privileges();
+
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	for (;;) {
+		int fd = accept4(cfg->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE ||
+			    errno == ENOMEM || errno == ENOBUFS) {
+				if (errno != EINTR && errno != ECONNABORTED)
+					usleep(10000); /* out of resources: back off, do not spin */
+				continue;
+			}
+			_exit(1);
+		}
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (atomic_fetch_add(&active, 1) >= PROXY_MAX_CONNECTIONS) {
+			atomic_fetch_sub(&active, 1);
+			static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 36\r\n"
+						   "Connection: close\r\n\r\nairlock: too many proxy connections\n";
+			(void)!send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+			close(fd);
+			continue;
+		}
+		struct conn *c = calloc(1, sizeof(*c));
+		pthread_t t;
+		if (!c) {
+			close(fd);
+			atomic_fetch_sub(&active, 1);
+			continue;
+		}
+		c->cfd = fd;
+		c->ufd = -1;
+		if (pthread_create(&t, &attr, conn_main, c) != 0) {
+			close(fd);
+			free(c);
+			atomic_fetch_sub(&active, 1);
+		}
+	}
+}

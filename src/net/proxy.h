@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef AIRLOCK_NET_PROXY_H
+#define AIRLOCK_NET_PROXY_H
+
+/*
+ * The egress proxy: a process of its own, forked by the supervisor, that
+ * serves the listening socket created inside the sandbox's network
+ * namespace. Every request is decided by the policy; every decision is
+ * sent as one JSON line on records_fd to the supervisor, which logs it.
+ * The proxy holds no signing key and no file of the supervisor's; it drops
+ * to an unprivileged uid before it reads a byte from the sandbox.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "net/dlp.h"
+#include "net/tls.h"
+#include "policy/policy.h"
+
+/* Where the proxy listens inside the sandbox's network namespace. */
+#define PROXY_PORT 3128
+
+#define PROXY_MAX_CONNECTIONS 512
+#define PROXY_IDLE_SECONDS 120      /* no byte either way */
+#define PROXY_HEAD_SECONDS 30       /* to send a complete request head */
+#define PROXY_TOTAL_SECONDS 3600    /* one connection, whatever it does */
+
+struct proxy_config {
+	const struct policy *policy;   /* borrowed */
+	int listen_fd;                 /* bound and listening, inside the sandbox's netns */
+	int records_fd;                /* write end of the pipe to the supervisor */
+	struct dlp *dlp;               /* secrets to refuse sending out; may be NULL */
+	struct tls_ca *ca;             /* the session CA, when some endpoint intercepts */
+	uid_t drop_uid;                /* ids to drop to when started as root */
+	gid_t drop_gid;
+};
+
+/* Run the proxy until the listening socket's sandbox is gone (the
+ * supervisor kills us). Never returns. */
+__attribute__((noreturn)) void proxy_main(const struct proxy_config *cfg);
+
+#endif

@@ -1,0 +1,117 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""Loopback servers for the egress proxy's end-to-end tests.
+
+    servers.py DIR      write DIR/ports (http https ws), DIR/ca.pem, then serve
+
+HTTP and HTTPS answer every request with a JSON echo of method, path, the
+headers and the body; /ws on the WebSocket port completes the handshake and
+echoes one text frame. The HTTPS certificate is for secure.test, tunnel.test
+and 127.0.0.1, signed by a CA made for this run. Everything listens on
+127.0.0.1 only.
+"""
+import base64
+import hashlib
+import http.server
+import json
+import os
+import socket
+import socketserver
+import ssl
+import subprocess
+import sys
+import threading
+
+d = sys.argv[1]
+
+
+def run(*args):
+    subprocess.run(args, check=True, capture_output=True)
+
+
+def make_certs():
+    run("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+        "-keyout", f"{d}/ca.key", "-out", f"{d}/ca.pem", "-days", "2", "-subj", "/CN=airlock e2e CA",
+        "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign")
+    run("openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+        "-keyout", f"{d}/srv.key", "-out", f"{d}/srv.csr", "-subj", "/CN=secure.test")
+    with open(f"{d}/ext.cnf", "w") as f:
+        f.write("subjectAltName=DNS:secure.test,DNS:tunnel.test,DNS:other.test,IP:127.0.0.1\n"
+                "extendedKeyUsage=serverAuth\n")
+    run("openssl", "x509", "-req", "-in", f"{d}/srv.csr", "-CA", f"{d}/ca.pem", "-CAkey", f"{d}/ca.key",
+        "-CAcreateserial", "-out", f"{d}/srv.pem", "-days", "2", "-extfile", f"{d}/ext.cnf")
+
+
+class Echo(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def answer(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(n).decode("utf-8", "replace") if n else ""
+        out = json.dumps({"method": self.command, "path": self.path, "headers": dict(self.headers),
+                          "body": body}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(out)
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_OPTIONS = do_PATCH = answer
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def ws_server(sock):
+    while True:
+        c, _ = sock.accept()
+        threading.Thread(target=ws_conn, args=(c,), daemon=True).start()
+
+
+def ws_conn(c):
+    try:
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = c.recv(4096)
+            if not chunk:
+                return
+            data += chunk
+        key = ""
+        for line in data.split(b"\r\n"):
+            if line.lower().startswith(b"sec-websocket-key:"):
+                key = line.split(b":", 1)[1].strip().decode()
+        acc = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest())
+        c.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                  b"Sec-WebSocket-Accept: " + acc + b"\r\n\r\n")
+        hdr = c.recv(2)
+        n = hdr[1] & 0x7F
+        mask = c.recv(4)
+        payload = bytes(b ^ mask[i % 4] for i, b in enumerate(c.recv(n)))
+        c.sendall(bytes([0x81, len(payload)]) + payload)
+    finally:
+        c.close()
+
+
+make_certs()
+http_srv = Server(("127.0.0.1", 0), Echo)
+https_srv = Server(("127.0.0.1", 0), Echo)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(f"{d}/srv.pem", f"{d}/srv.key")
+https_srv.socket = ctx.wrap_socket(https_srv.socket, server_side=True)
+ws = socket.socket()
+ws.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ws.bind(("127.0.0.1", 0))
+ws.listen(16)
+for s in (http_srv, https_srv):
+    threading.Thread(target=s.serve_forever, daemon=True).start()
+threading.Thread(target=ws_server, args=(ws,), daemon=True).start()
+with open(f"{d}/ports.tmp", "w") as f:
+    f.write(f"{http_srv.server_address[1]} {https_srv.server_address[1]} {ws.getsockname()[1]}\n")
+os.rename(f"{d}/ports.tmp", f"{d}/ports")
+threading.Event().wait()

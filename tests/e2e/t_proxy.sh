@@ -1,0 +1,268 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+#
+# The egress proxy: the sandbox reaches the network only through it, and it
+# decides every request. Real servers on 127.0.0.1 (HTTP, HTTPS signed by a
+# CA made for the test, a WebSocket echo); test host names map to loopback
+# through the policy's `resolve`. Every denial is paired with an allowed
+# neighbour.
+
+# Start the loopback servers; sets HP (http), SP (https), WP (websocket).
+start_servers() {
+	mkdir -p "$T/srv"
+	/usr/bin/python3 "$here/servers.py" "$T/srv" >"$T/srv/log" 2>&1 &
+	bg_register $!
+	local i
+	for i in $(seq 100); do
+		[ -f "$T/srv/ports" ] && break
+		sleep 0.1
+	done
+	[ -f "$T/srv/ports" ] || fail "test servers did not start: $(cat "$T/srv/log")"
+	read -r HP SP WP <"$T/srv/ports"
+}
+
+# The policy the tests share; $1 adds lines under network:.
+net_policy() {
+	cat <<YAML
+version: 1
+network:
+  log: $T/net.jsonl
+  upstream_ca: $T/srv/ca.pem
+  resolve: { api.test: 127.0.0.1, secure.test: 127.0.0.1, tunnel.test: 127.0.0.1, other.test: 127.0.0.1, ws.test: 127.0.0.1 }
+  allow_private: [127.0.0.1:$HP, 127.0.0.1:$SP, 127.0.0.1:$WP]
+  endpoints:
+    - host: api.test
+      id: api
+      ports: [$HP]
+      rules:
+        - { id: api-read, methods: [GET, HEAD], path: "/public/**" }
+        - { id: api-post, methods: [POST], path: /upload }
+    - host: secure.test
+      id: secure
+      ports: [$SP]
+      tls: intercept
+      rules:
+        - { id: secure-get, methods: [GET], path: "/ok/*" }
+    - host: tunnel.test
+      id: tunnel
+      ports: [$SP]
+    - host: ws.test
+      id: ws
+      ports: [$WP]
+      rules:
+        - { id: ws-upgrade, methods: [GET], path: /ws, websocket: true }
+    - host: "127.0.0.1"
+      id: raw-ip
+      ports: [1, $HP]
+    - host: 169.254.169.254
+      id: metadata
+      ports: [80]
+${1:-}
+YAML
+}
+
+# A python client inside the sandbox: fetch URL with METHOD, print
+# "STATUS BODY" (urllib honours HTTP_PROXY and SSL_CERT_FILE).
+write_client() {
+	cat >"$WS/fetch.py" <<'PY'
+import sys, urllib.request, urllib.error, ssl
+method, url = sys.argv[1], sys.argv[2]
+data = sys.argv[3].encode() if len(sys.argv) > 3 else None
+headers = dict(h.split(": ", 1) for h in sys.argv[4:])
+req = urllib.request.Request(url, data=data, method=method, headers=headers)
+try:
+    with urllib.request.urlopen(req, timeout=20) as r:
+        print(r.status, r.read().decode())
+except urllib.error.HTTPError as e:
+    print(e.code, e.read().decode())
+except Exception as e:
+    print("ERROR", type(e).__name__, e)
+PY
+}
+
+fetch() { # METHOD URL [BODY [HEADER...]]
+	al_policy "$(net_policy)" -- /usr/bin/python3 ./fetch.py "$@"
+}
+
+test_proxy_allows_a_rule_and_denies_its_neighbours() {
+	start_servers
+	write_client
+	fetch GET "http://api.test:$HP/public/readme"
+	assert_match "$OUT" '^200 .*"path": "/public/readme"' "allowed GET through the proxy"
+	fetch GET "http://api.test:$HP/private/keys"
+	assert_match "$OUT" '^403 ' "GET outside the rule's path"
+	assert_contains "$OUT" "airlock:" "the 403 says what was denied"
+	fetch DELETE "http://api.test:$HP/public/readme"
+	assert_match "$OUT" '^403 ' "a method the rule does not name"
+	fetch POST "http://api.test:$HP/upload" "payload"
+	assert_match "$OUT" '^200 .*"body": "payload"' "allowed POST with a body"
+	fetch GET "http://other.test:$HP/public/readme"
+	assert_match "$OUT" '^403 ' "a host no endpoint names"
+	assert_contains "$(cat "$T/net.jsonl")" '"decision":"deny"' "denials are in the decision log"
+	assert_contains "$(cat "$T/net.jsonl")" '"rule":"api-read"' "allows name their rule"
+}
+
+test_proxy_is_the_only_way_out() {
+	start_servers
+	write_client
+	# A client that ignores HTTP_PROXY gets nowhere: the sandbox's network
+	# namespace has only loopback and Landlock allows only the proxy port.
+	al_policy "$(net_policy)" -- /usr/bin/python3 -c "
+import socket
+for port in ($HP, 3128):
+    s = socket.socket()
+    s.settimeout(5)
+    try:
+        s.connect(('127.0.0.1', port)); print('connected', port)
+    except Exception as e:
+        print('refused', port, e)
+"
+	assert_contains "$OUT" "refused $HP" "direct connect to the server, ignoring the proxy"
+	assert_contains "$OUT" "connected 3128" "the proxy port itself"
+	al_policy "$(net_policy)" -- /bin/sh -c 'env | grep -i _proxy= | sort'
+	assert_contains "$OUT" "HTTP_PROXY=http://127.0.0.1:3128" "HTTP_PROXY set"
+	assert_contains "$OUT" "https_proxy=http://127.0.0.1:3128" "https_proxy set"
+	# Without a network section there is no proxy at all.
+	al -- /bin/sh -c 'env | grep -ci _proxy=; exit 0'
+	assert_eq "0" "$OUT" "no proxy variables without network"
+}
+
+test_proxy_ssrf_and_metadata_defence() {
+	start_servers
+	write_client
+	# 127.0.0.1:1 is an allowed endpoint but not in allow_private.
+	local form
+	for form in 127.0.0.1 2130706433 0x7f.1 127.1 0177.0.0.1; do
+		fetch GET "http://$form:1/"
+		assert_match "$OUT" '^403 ' "loopback written as $form"
+	done
+	fetch GET "http://127.0.0.1:$HP/public/x"
+	assert_match "$OUT" '^200 ' "loopback that allow_private names"
+	fetch GET "http://169.254.169.254/latest/meta-data/"
+	assert_match "$OUT" '^403 ' "the cloud metadata address"
+	assert_contains "$OUT" "metadata" "the refusal names the metadata address"
+}
+
+test_proxy_https_interception_decides_each_request() {
+	start_servers
+	write_client
+	fetch GET "https://secure.test:$SP/ok/page"
+	assert_match "$OUT" '^200 .*"path": "/ok/page"' "intercepted HTTPS GET the rule allows"
+	fetch GET "https://secure.test:$SP/admin"
+	assert_match "$OUT" '^403 ' "intercepted HTTPS GET outside the rule"
+	fetch POST "https://secure.test:$SP/ok/page" "x"
+	assert_match "$OUT" '^403 ' "intercepted HTTPS POST"
+	# curl and git trust the session CA through the variables set inside.
+	al_policy "$(net_policy)" -- /usr/bin/curl -sS "https://secure.test:$SP/ok/curl"
+	assert_contains "$OUT" '"path": "/ok/curl"' "curl through interception"
+}
+
+test_proxy_connect_tunnel_checks_sni() {
+	start_servers
+	write_client
+	cat >"$WS/sni.py" <<'PY'
+import socket, ssl, sys
+host, port, sni = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+s.sendall(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+print(s.recv(4096).split(b"\r\n")[0].decode())
+ctx = ssl.create_default_context(cafile=sys.argv[4])
+ctx.check_hostname = False
+try:
+    t = ctx.wrap_socket(s, server_hostname=sni)
+    t.sendall(f"GET /t HTTP/1.1\r\nHost: {sni}\r\nConnection: close\r\n\r\n".encode())
+    print("TLS-OK", t.recv(4096).split(b"\r\n")[0].decode())
+except Exception as e:
+    print("TLS-FAIL", type(e).__name__)
+PY
+	cp "$T/srv/ca.pem" "$WS/ca.pem"
+	al_policy "$(net_policy)" -- /usr/bin/python3 ./sni.py tunnel.test "$SP" tunnel.test ./ca.pem
+	assert_contains "$OUT" "TLS-OK HTTP/1.1 200" "a tunnel whose SNI is its host"
+	al_policy "$(net_policy)" -- /usr/bin/python3 ./sni.py tunnel.test "$SP" other.test ./ca.pem
+	assert_contains "$OUT" "TLS-FAIL" "SNI naming another host (domain fronting)"
+	assert_contains "$(cat "$T/net.jsonl")" "does not match CONNECT" "the fronting attempt is recorded"
+	al_policy "$(net_policy)" -- /usr/bin/python3 ./sni.py other.test "$SP" other.test ./ca.pem
+	assert_contains "$OUT" "403" "CONNECT to a host no endpoint names"
+}
+
+test_proxy_refuses_smuggling() {
+	start_servers
+	cat >"$WS/raw.py" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+s.sendall(sys.argv[1].encode().decode("unicode_escape").encode("latin-1"))
+print(s.recv(4096).split(b"\r\n")[0].decode())
+PY
+	local u="http://api.test:$HP/public/x"
+	local h="Host: api.test:$HP"
+	local req
+	for req in \
+		"POST $u HTTP/1.1\\r\\n$h\\r\\nContent-Length: 4\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n0\\r\\n\\r\\n" \
+		"POST $u HTTP/1.1\\r\\n$h\\r\\nContent-Length: 4\\r\\nContent-Length: 5\\r\\n\\r\\nabcd" \
+		"GET $u HTTP/1.1\\r\\n$h\\r\\nX-A: b\\r\\n c\\r\\n\\r\\n" \
+		"GET $u HTTP/1.1\\r\\nHost: other.test:$HP\\r\\n\\r\\n" \
+		"GET $u HTTP/1.1\\n$h\\n\\n" \
+		"G(T $u HTTP/1.1\\r\\n$h\\r\\n\\r\\n"; do
+		al_policy "$(net_policy)" -- /usr/bin/python3 ./raw.py "$req"
+		assert_match "$OUT" '^HTTP/1.1 (400|403|501) ' "smuggling attempt refused: $req"
+	done
+	al_policy "$(net_policy)" -- /usr/bin/python3 ./raw.py "GET $u HTTP/1.1\\r\\n$h\\r\\nConnection: close\\r\\n\\r\\n"
+	assert_match "$OUT" '^HTTP/1.0 200|^HTTP/1.1 200' "the same request, well-formed"
+}
+
+test_proxy_websocket_only_where_allowed() {
+	start_servers
+	cat >"$WS/ws.py" <<'PY'
+import socket, sys, base64, os
+host, port, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+key = base64.b64encode(os.urandom(16)).decode()
+s.sendall((f"GET http://{host}:{port}{path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+           f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+head = s.recv(4096).split(b"\r\n")[0].decode()
+print(head)
+if " 101 " in head:
+    s.sendall(bytes([0x81, 0x85, 1, 2, 3, 4]) + bytes(b ^ [1, 2, 3, 4][i % 4] for i, b in enumerate(b"hello")))
+    print("ECHO", s.recv(64)[2:].decode())
+PY
+	al_policy "$(net_policy)" -- /usr/bin/python3 ./ws.py ws.test "$WP" /ws
+	assert_contains "$OUT" "101" "a WebSocket the rule allows"
+	assert_contains "$OUT" "ECHO hello" "frames pass after the upgrade"
+	al_policy "$(net_policy)" -- /usr/bin/python3 ./ws.py api.test "$HP" /public/x
+	assert_contains "$OUT" "403" "an upgrade where no rule allows websocket"
+}
+
+test_proxy_blocks_known_secrets_and_credential_formats() {
+	start_servers
+	write_client
+	# The supervisor's environment holds a token the sandbox never gets;
+	# if the agent finds it anyway, the proxy will not send it out.
+	local tok="s3cr3t-value-$RANDOM$RANDOM-xyz"
+	printf '%s' "$tok" >"$WS/found.txt"
+	DEPLOY_TOKEN="$tok" fetch POST "http://api.test:$HP/upload" "$tok"
+	assert_match "$OUT" '^403 ' "a known secret in a body"
+	assert_not_contains "$(cat "$T/net.jsonl")" "$tok" "the log never holds the secret"
+	DEPLOY_TOKEN="$tok" fetch GET "http://api.test:$HP/public/x?q=$(printf '%s' "$tok" | base64 -w0)"
+	assert_match "$OUT" '^403 ' "the secret base64-encoded in a query"
+	fetch GET "http://api.test:$HP/public/x" "" "Authorization: token ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+	assert_match "$OUT" '^403 ' "a GitHub token format in a header"
+	DEPLOY_TOKEN="$tok" fetch POST "http://api.test:$HP/upload" "harmless"
+	assert_match "$OUT" '^200 ' "the same request without the secret"
+}
+
+test_proxy_death_ends_the_run() {
+	start_servers
+	net_policy >"$T/policy.yaml"
+	(cd "$WS" && HOME="$E2E_HOME" exec "$AIRLOCK" run --policy "$T/policy.yaml" -- \
+		/bin/sh -c 'sleep 30; echo survived') >"$T/d.out" 2>"$T/d.err" </dev/null &
+	local apid=$! i rc
+	for i in $(seq 100); do
+		pkill -KILL -P "$apid" -x airlock-proxy 2>/dev/null && break
+		sleep 0.1
+	done
+	wait "$apid"
+	rc=$?
+	assert_not_contains "$(cat "$T/d.out")" "survived" "the command outlived the proxy"
+	assert_eq 125 "$rc" "exit status after the proxy died"
+	assert_contains "$(cat "$T/d.err")" "egress proxy stopped" "the message says why"
+}
