@@ -5,7 +5,7 @@
     servers.py DIR      write DIR/ports (http https ws), DIR/ca.pem, then serve
 
 HTTP and HTTPS answer every request with a JSON echo of method, path, the
-headers and the body; /ws on the WebSocket port completes the handshake and
+headers and the body, except GET /git/... which serves files from DIR/git; /ws on the WebSocket port completes the handshake and
 echoes one text frame. The HTTPS certificate is for secure.test, tunnel.test
 and 127.0.0.1, signed by a CA made for this run. Everything listens on
 127.0.0.1 only.
@@ -49,6 +49,8 @@ class Echo(http.server.BaseHTTPRequestHandler):
         pass
 
     def answer(self):
+        if self.command in ("GET", "HEAD") and self.path.startswith("/git/"):
+            return self.static()
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n).decode("utf-8", "replace") if n else ""
         out = json.dumps({"method": self.command, "path": self.path, "headers": dict(self.headers),
@@ -59,6 +61,23 @@ class Echo(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(out)
+
+    def static(self):
+        # Files under DIR/git, for git's dumb HTTP protocol.
+        rel = os.path.normpath(self.path.split("?")[0][len("/git/"):])
+        path = os.path.join(d, "git", rel)
+        if rel.startswith("..") or not os.path.isfile(path):
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        with open(path, "rb") as f:
+            data = f.read()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.command == "GET":
+            self.wfile.write(data)
 
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_OPTIONS = do_PATCH = answer
 

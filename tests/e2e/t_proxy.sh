@@ -37,6 +37,7 @@ network:
       rules:
         - { id: api-read, methods: [GET, HEAD], path: "/public/**" }
         - { id: api-post, methods: [POST], path: /upload }
+        - { id: api-git, methods: [GET], path: "/git/allowed.git/**" }
     - host: secure.test
       id: secure
       ports: [$SP]
@@ -265,4 +266,25 @@ test_proxy_death_ends_the_run() {
 	assert_not_contains "$(cat "$T/d.out")" "survived" "the command outlived the proxy"
 	assert_eq 125 "$rc" "exit status after the proxy died"
 	assert_contains "$(cat "$T/d.err")" "egress proxy stopped" "the message says why"
+}
+
+test_proxy_git_clone_through_a_rule() {
+	start_servers
+	local g="$T/srv/git"
+	mkdir -p "$g"
+	git init -q --bare "$g/allowed.git"
+	git -C "$T" -c init.defaultBranch=main init -q src
+	echo "hello through the proxy" >"$T/src/README"
+	git -C "$T/src" add README
+	git -C "$T/src" -c user.name=t -c user.email=t@t commit -qm first
+	git -C "$T/src" push -q "$g/allowed.git" HEAD:main
+	git -C "$g/allowed.git" symbolic-ref HEAD refs/heads/main
+	git -C "$g/allowed.git" update-server-info
+	cp -r "$g/allowed.git" "$g/other.git"
+	al_policy "$(net_policy)" -- /usr/bin/git clone -q "http://api.test:$HP/git/allowed.git" cloned
+	assert_rc 0 "git clone of the repository a rule allows"
+	assert_eq "hello through the proxy" "$(cat "$WS/cloned/README")" "the cloned file"
+	al_policy "$(net_policy)" -- /usr/bin/git clone -q "http://api.test:$HP/git/other.git" other
+	assert_ne 0 "$RC" "git clone of a repository no rule allows"
+	assert_no_file "$WS/other/README" "the refused clone's file"
 }
