@@ -739,6 +739,9 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		answer(c, 403, "leak blocked", reason);
 		rec.kind = "leak";
 		rec.reason = reason;
+		/* The target may carry the secret itself: keep it out of the log. */
+		rec.target = "(withheld: it carries a secret)";
+		rec.target_len = strlen(rec.target);
 		goto deny;
 	}
 
@@ -965,7 +968,6 @@ static void serve_requests(struct conn *c)
 		buf_free(&head);
 		if (!keep)
 			return;
-		c->deadline = time(NULL) + PROXY_TOTAL_SECONDS;
 	}
 }
 

@@ -243,8 +243,11 @@ test_proxy_blocks_known_secrets_and_credential_formats() {
 	DEPLOY_TOKEN="$tok" fetch POST "http://api.test:$HP/upload" "$tok"
 	assert_match "$OUT" '^403 ' "a known secret in a body"
 	assert_not_contains "$(cat "$T/net.jsonl")" "$tok" "the log never holds the secret"
-	DEPLOY_TOKEN="$tok" fetch GET "http://api.test:$HP/public/x?q=$(printf '%s' "$tok" | base64 -w0)"
+	local b64
+	b64=$(printf '%s' "$tok" | base64 -w0)
+	DEPLOY_TOKEN="$tok" fetch GET "http://api.test:$HP/public/x?q=$b64"
 	assert_match "$OUT" '^403 ' "the secret base64-encoded in a query"
+	assert_not_contains "$(cat "$T/net.jsonl")" "$b64" "the log never holds the encoded secret"
 	fetch GET "http://api.test:$HP/public/x" "" "Authorization: token ghp_abcdefghijklmnopqrstuvwxyz0123456789"
 	assert_match "$OUT" '^403 ' "a GitHub token format in a header"
 	DEPLOY_TOKEN="$tok" fetch POST "http://api.test:$HP/upload" "harmless"
