@@ -32,7 +32,7 @@
 
 #define DLP_MAX_SECRETS 256
 #define DLP_MAX_NEEDLE_BYTES (1u << 20)
-#define DLP_MAX_NAME 64
+#define DLP_MAX_NAME 128
 #define DLP_MIN_SECRET 8
 /* Shorter base64 cores would match by accident in any large base64 body. */
 #define DLP_MIN_B64_CORE 8

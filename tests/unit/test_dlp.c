@@ -219,7 +219,7 @@ static void test_limits(void **state)
 {
 	(void)state;
 	struct dlp *d = new_dlp();
-	char name[80];
+	char name[160];
 
 	assert_int_equal(dlp_add_secret(d, "SHORT", (const uint8_t *)"1234567", 7), -EINVAL);
 	assert_int_equal(dlp_add_secret(d, "EMPTY", (const uint8_t *)"", 0), -EINVAL);
@@ -231,10 +231,10 @@ static void test_limits(void **state)
 	assert_int_equal(dlp_add_secret(d, "A B", (const uint8_t *)"12345678", 8), -EINVAL);
 	assert_int_equal(dlp_add_secret(d, "A\"B", (const uint8_t *)"12345678", 8), -EINVAL);
 	assert_int_equal(dlp_add_secret(d, "A\nB", (const uint8_t *)"12345678", 8), -EINVAL);
-	memset(name, 'N', 65);
-	name[65] = '\0';
+	memset(name, 'N', 129);
+	name[129] = '\0';
 	assert_int_equal(dlp_add_secret(d, name, (const uint8_t *)"12345678", 8), -EINVAL);
-	name[64] = '\0';
+	name[128] = '\0';
 	assert_int_equal(dlp_add_secret(d, name, (const uint8_t *)"12345678", 8), 0);
 	/* A name that spells the value, or an encoding of it, is refused:
 	 * it would be printed on every hit. */
