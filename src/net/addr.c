@@ -24,28 +24,10 @@
 
 #include "net/addr.h"
 #include "util/cleanup.h"
+#include "util/hostname.h"
 
-#define NAME_MAX_LEN 253
-#define LABEL_MAX_LEN 63
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static bool is_hex(char c)
-{
-	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
-static unsigned hex_value(char c)
-{
-	if (is_digit(c))
-		return (unsigned)(c - '0');
-	if (c >= 'a' && c <= 'f')
-		return (unsigned)(c - 'a' + 10);
-	return (unsigned)(c - 'A' + 10);
-}
+#define NAME_MAX_LEN HOSTNAME_MAX_LEN
+#define LABEL_MAX_LEN HOSTNAME_LABEL_MAX_LEN
 
 /* ::ffff:a.b.c.d and ::a.b.c.d (but not :: and ::1) reach an IPv4 host:
  * they become that IPv4 address, so one check covers both spellings. */
@@ -96,9 +78,9 @@ static bool parse_v4_legacy(const char *s, size_t len, uint8_t out[4])
 		for (; i < len && s[i] != '.'; i++) {
 			unsigned d;
 
-			if (base == 16 ? !is_hex(s[i]) : !is_digit(s[i]))
+			if (base == 16 ? !host_is_hex(s[i]) : !host_is_digit(s[i]))
 				return false;
-			d = hex_value(s[i]);
+			d = host_hex_value(s[i]);
 			if (d >= base)
 				return false;
 			v = v * base + d;
@@ -128,28 +110,6 @@ static bool parse_v4_legacy(const char *s, size_t len, uint8_t out[4])
 	return true;
 }
 
-/* Does the last label read as a number (digits, or 0x and hex digits)? A
- * URL parser then takes the whole host for IPv4, and so do we. */
-static bool last_label_numeric(const char *s, size_t len)
-{
-	size_t start = len;
-
-	while (start > 0 && s[start - 1] != '.')
-		start--;
-	if (start == len)
-		return false;
-	if (len - start >= 2 && s[start] == '0' && (s[start + 1] == 'x' || s[start + 1] == 'X')) {
-		for (size_t i = start + 2; i < len; i++)
-			if (!is_hex(s[i]))
-				return false;
-		return true;
-	}
-	for (size_t i = start; i < len; i++)
-		if (!is_digit(s[i]))
-			return false;
-	return true;
-}
-
 static bool valid_name(const char *s, size_t len)
 {
 	size_t label = 0;
@@ -164,7 +124,7 @@ static bool valid_name(const char *s, size_t len)
 			continue;
 		}
 		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || is_digit(c) || c == '-' || c == '_'))
+		if (!((c >= 'a' && c <= 'z') || host_is_digit(c) || c == '-' || c == '_'))
 			return false;
 		label++;
 	}
@@ -225,7 +185,7 @@ static int normalize(const char *host, char *text, struct net_addr *a)
 	if (len > 1 && buf[len - 1] == '.')
 		buf[--len] = '\0';
 
-	if (last_label_numeric(buf, len)) {
+	if (host_last_label_numeric(buf, len)) {
 		if (!parse_v4_legacy(buf, len, a->a))
 			return -EINVAL;
 		a->family = AF_INET;

@@ -18,28 +18,10 @@
 
 #include "policy/internal.h"
 #include "util/cleanup.h"
+#include "util/hostname.h"
 
-#define NAME_MAX_LEN 253
-#define LABEL_MAX_LEN 63
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static bool is_hex(char c)
-{
-	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
-static unsigned hex_value(char c)
-{
-	if (is_digit(c))
-		return (unsigned)(c - '0');
-	if (c >= 'a' && c <= 'f')
-		return (unsigned)(c - 'a' + 10);
-	return (unsigned)(c - 'A' + 10);
-}
+#define NAME_MAX_LEN HOSTNAME_MAX_LEN
+#define LABEL_MAX_LEN HOSTNAME_LABEL_MAX_LEN
 
 static char lower(char c)
 {
@@ -108,29 +90,6 @@ bool policy_addr_canon(const char *in, char *out)
 	return true;
 }
 
-/* Does the last label read as a number to a URL parser or inet_aton?
- * Decimal digits, or 0x followed by hex digits (WHATWG URL: "ends in a
- * number"). Such a host is an IPv4 address or invalid, never a name. */
-static bool last_label_numeric(const char *name, size_t len)
-{
-	size_t start = len;
-
-	while (start > 0 && name[start - 1] != '.')
-		start--;
-	if (start == len)
-		return false;
-	if (len - start >= 2 && name[start] == '0' && (name[start + 1] == 'x' || name[start + 1] == 'X')) {
-		for (size_t i = start + 2; i < len; i++)
-			if (!is_hex(name[i]))
-				return false;
-		return true;
-	}
-	for (size_t i = start; i < len; i++)
-		if (!is_digit(name[i]))
-			return false;
-	return true;
-}
-
 /* Labels of letters, digits, '-' and '_', 1..63 bytes, 253 in all; name
  * is lower-case already. */
 static enum policy_host_status check_name(const char *name, size_t len)
@@ -139,7 +98,7 @@ static enum policy_host_status check_name(const char *name, size_t len)
 
 	for (size_t i = 0; i < len; i++) {
 		char c = name[i];
-		if (!((c >= 'a' && c <= 'z') || is_digit(c) || c == '-' || c == '_' || c == '.'))
+		if (!((c >= 'a' && c <= 'z') || host_is_digit(c) || c == '-' || c == '_' || c == '.'))
 			return POLICY_HOST_CHAR;
 	}
 	if (len == 0)
@@ -165,7 +124,7 @@ static bool only_digits(const char *s)
 	if (!*s)
 		return false;
 	for (; *s; s++)
-		if (!is_digit(*s))
+		if (!host_is_digit(*s))
 			return false;
 	return true;
 }
@@ -223,7 +182,7 @@ enum policy_host_status policy_host_normalize(const char *in, char *out)
 		st = check_name(rest, rest_len);
 		if (st != POLICY_HOST_NAME)
 			return st;
-		if (last_label_numeric(rest, rest_len))
+		if (host_last_label_numeric(rest, rest_len))
 			return POLICY_HOST_STAR_IP;
 		if (!memchr(rest, '.', rest_len))
 			return POLICY_HOST_STAR_TLD;
@@ -234,7 +193,7 @@ enum policy_host_status policy_host_normalize(const char *in, char *out)
 	st = check_name(buf, len);
 	if (st != POLICY_HOST_NAME)
 		return st;
-	if (last_label_numeric(buf, len)) {
+	if (host_last_label_numeric(buf, len)) {
 		if (!v4_parse(buf, len, a))
 			return POLICY_HOST_NUMERIC;
 		snprintf(out, POLICY_HOST_MAX, "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
@@ -403,9 +362,9 @@ enum policy_glob_status policy_glob_normalize(const char *in, bool is_path, char
 			buf[n++] = (char)c;
 			continue;
 		}
-		if (!is_hex(in[i + 1]) || !is_hex(in[i + 2]))
+		if (!host_is_hex(in[i + 1]) || !host_is_hex(in[i + 2]))
 			return POLICY_GLOB_PERCENT;
-		unsigned v = hex_value(in[i + 1]) * 16 + hex_value(in[i + 2]);
+		unsigned v = host_hex_value(in[i + 1]) * 16 + host_hex_value(in[i + 2]);
 		if (unreserved(v)) {
 			buf[n++] = (char)v;
 		} else {
@@ -428,7 +387,7 @@ bool policy_method_valid(const char *s)
 		return false;
 	for (size_t i = 0; i < len; i++) {
 		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) ||
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || host_is_digit(c) ||
 		      strchr("!#$%&'*+-.^_`|~", c)))
 			return false;
 	}
