@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "sandbox/egress.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -9,69 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/syscall.h>
+#include <limits.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "net/proxy.h"
+#include "sandbox/proto.h"
 #include "util/cleanup.h"
-
-extern char **environ;
 
 static const char *const system_bundles[] = {
 	"/etc/ssl/certs/ca-certificates.crt", /* Debian, Ubuntu, Alpine */
 	"/etc/pki/tls/certs/ca-bundle.crt",   /* Fedora, RHEL */
 	"/etc/ssl/cert.pem",                  /* Arch, BSDs */
 };
-
-/* Names under which environments usually carry secrets. */
-static bool secret_name(const char *name, size_t len)
-{
-	static const char *const words[] = { "TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "APIKEY",
-					     "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL", "AUTH" };
-	char up[256];
-	if (len >= sizeof(up))
-		len = sizeof(up) - 1;
-	for (size_t i = 0; i < len; i++)
-		up[i] = (char)toupper((unsigned char)name[i]);
-	up[len] = '\0';
-	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
-		if (strstr(up, words[i]))
-			return true;
-	return false;
-}
-
-static bool passed_in(const struct policy *pol, const char *name, size_t len)
-{
-	for (size_t i = 0; i < pol->process.n_env_pass; i++)
-		if (strlen(pol->process.env_pass[i]) == len && strncmp(pol->process.env_pass[i], name, len) == 0)
-			return true;
-	return false;
-}
-
-/* The supervisor's environment holds secrets the sandbox never sees (it
- * is cleared); if one turns up in a request anyway (read from a file the
- * agent could reach, say), the proxy refuses to send it. */
-static int add_env_secrets(const struct policy *pol, struct dlp *d, struct error *err)
-{
-	for (char **e = environ; e && *e; e++) {
-		const char *eq = strchr(*e, '=');
-		if (!eq)
-			continue;
-		size_t nlen = (size_t)(eq - *e);
-		size_t vlen = strlen(eq + 1);
-		if (vlen < 8 || !secret_name(*e, nlen) || passed_in(pol, *e, nlen))
-			continue;
-		char name[128];
-		snprintf(name, sizeof(name), "%.*s", (int)(nlen < 100 ? nlen : 100), *e);
-		int r = dlp_add_secret(d, name, (const uint8_t *)eq + 1, vlen);
-		if (r == -E2BIG)
-			break;
-		if (r < 0 && r != -EINVAL)
-			return error_sys(err, -r, "leak scanner");
-	}
-	return 0;
-}
 
 static char *read_file(const char *path)
 {
@@ -89,32 +38,98 @@ static char *read_file(const char *path)
 	return b.data;
 }
 
+/* The proxy's executable: beside our own. */
+static int proxy_path(char *out, size_t len, struct error *err)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return error_sys(err, errno, "cannot find airlock's own executable");
+	self[n] = '\0';
+	char *slash = strrchr(self, '/');
+	*slash = '\0';
+	if ((size_t)snprintf(out, len, "%s/airlock-proxy", self) >= len)
+		return error_set(err, ENAMETOOLONG, "path too long");
+	if (access(out, X_OK) < 0)
+		return error_sys(err, errno, "the egress proxy %s is missing", out);
+	return 0;
+}
+
 int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct egress *e, struct error *err)
 {
-	*e = (struct egress){ .records = -1, .records_w = -1, .log_fd = -1 };
+	*e = (struct egress)EGRESS_INIT;
 	if (pol->network.mode == POLICY_NET_NONE)
 		return 0;
 	if (pol->network.mode == POLICY_NET_TRANSPARENT)
 		return error_set(err, ENOTSUP,
 				 "network.mode: transparent is not available in this build; use proxy");
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return error_sys(err, errno, "pipe");
-	e->records = p[0];
-	e->records_w = p[1];
+	char exe[PATH_MAX];
+	int r = proxy_path(exe, sizeof(exe), err);
+	if (r < 0)
+		return r;
 	if (pol->network.log) {
 		e->log_fd = open(pol->network.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (e->log_fd < 0)
 			return error_sys(err, errno, "network.log: cannot open %s", pol->network.log);
 	}
-	if (!(e->dlp = dlp_new()))
+	int rp[2], cs[2];
+	if (pipe2(rp, O_CLOEXEC) < 0)
+		return error_sys(err, errno, "pipe");
+	e->records = rp[0];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cs) < 0) {
+		close(rp[1]);
+		return error_sys(err, errno, "socketpair");
+	}
+	e->control = cs[0];
+
+	char cwd[PATH_MAX], cfd[16], rfd[16], uid[16], gid[16];
+	const char *home = getenv("HOME");
+	if (!getcwd(cwd, sizeof(cwd)))
+		return error_sys(err, errno, "getcwd");
+	snprintf(cfd, sizeof(cfd), "%d", cs[1]);
+	snprintf(rfd, sizeof(rfd), "%d", rp[1]);
+	snprintf(uid, sizeof(uid), "%u", plan->host_uid);
+	snprintf(gid, sizeof(gid), "%u", plan->host_gid);
+	pid_t pid = fork();
+	if (pid < 0)
+		return error_sys(err, errno, "cannot start the egress proxy");
+	if (pid == 0) {
+		/* Only the control socket, the records pipe and stdio cross. */
+		fcntl(cs[1], F_SETFD, 0);
+		fcntl(rp[1], F_SETFD, 0);
+		int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (devnull >= 0) {
+			dup2(devnull, 0);
+			dup2(devnull, 1);
+		}
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		char *argv[] = { exe, pol->file, cwd, (char *)(home && home[0] == '/' ? home : "/"), cfd, rfd, uid, gid,
+				 NULL };
+		execv(exe, argv);
+		_exit(127);
+	}
+	close(cs[1]);
+	close(rp[1]);
+	e->pid = pid;
+
+	/* The proxy's answer: the session CA's certificate, or none. */
+	char *msg = malloc(65536);
+	if (!msg)
 		return error_set(err, ENOMEM, "out of memory");
-	int r = add_env_secrets(pol, e->dlp, err);
-	if (r < 0)
+	int fds[PROTO_MAX_FDS];
+	int n = proto_recv(e->control, msg, 65536, fds);
+	for (int i = 0; i < PROTO_MAX_FDS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (n <= 0 || (msg[0] != 'C' && msg[0] != 'N')) {
+		r = error_set(err, EIO, "the egress proxy did not start: %s",
+			      n > 0 && msg[0] == 'E' ? msg + 1 : "no answer");
+		free(msg);
 		return r;
-	if (intercepts(pol)) {
-		if ((r = tls_ca_new(&e->ca, err)) < 0)
-			return r;
+	}
+	if (msg[0] == 'C') {
 		struct buf bundle = { 0 };
 		for (size_t i = 0; i < ARRAY_SIZE(system_bundles); i++) {
 			_cleanup_free_ char *sys = read_file(system_bundles[i]);
@@ -124,53 +139,40 @@ int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct e
 				break;
 			}
 		}
-		if (buf_puts(&bundle, tls_ca_cert_pem(e->ca)) < 0)
+		if (buf_puts(&bundle, msg + 1) < 0)
 			goto oom;
 		plan->ca_bundle = bundle.data;
 	}
+	free(msg);
 	return 0;
 oom:
+	free(msg);
 	return error_set(err, ENOMEM, "out of memory");
 }
 
-int egress_start(struct egress *e, const struct policy *pol, const struct sandbox_plan *plan, int listen_fd,
-		 struct error *err)
+int egress_start(struct egress *e, int listen_fd, struct error *err)
 {
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(listen_fd);
-		return error_sys(err, errno, "cannot start the egress proxy");
-	}
-	if (pid == 0) {
-		/* The proxy keeps its socket, the records pipe and stderr. */
-		int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (devnull >= 0) {
-			dup2(devnull, 0);
-			dup2(devnull, 1);
-		}
-		int keep[2] = { listen_fd < e->records_w ? listen_fd : e->records_w,
-				listen_fd < e->records_w ? e->records_w : listen_fd };
-		syscall(SYS_close_range, 3U, (unsigned)keep[0] - 1, 0U);
-		syscall(SYS_close_range, (unsigned)keep[0] + 1, (unsigned)keep[1] - 1, 0U);
-		syscall(SYS_close_range, (unsigned)keep[1] + 1, ~0U, 0U);
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		struct proxy_config pc = {
-			.policy = pol,
-			.listen_fd = listen_fd,
-			.records_fd = e->records_w,
-			.dlp = e->dlp,
-			.ca = e->ca,
-			.drop_uid = plan->host_uid,
-			.drop_gid = plan->host_gid,
-		};
-		proxy_main(&pc);
-	}
+	char byte = 'L';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	memset(&ctl, 0, sizeof(ctl));
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &listen_fd, sizeof(int));
+	ssize_t n = sendmsg(e->control, &mh, MSG_NOSIGNAL);
+	int saved = errno;
 	close(listen_fd);
-	close(e->records_w);
-	e->records_w = -1;
-	e->pid = pid;
+	close(e->control);
+	e->control = -1;
+	if (n != 1)
+		return error_sys(err, saved, "cannot hand the proxy its socket");
 	return 0;
 }
 
@@ -226,12 +228,10 @@ void egress_stop(struct egress *e, struct trace_log *t)
 	}
 	while (e->records >= 0)
 		egress_read(e, t);
-	if (e->records_w >= 0)
-		close(e->records_w);
+	if (e->control >= 0)
+		close(e->control);
 	if (e->log_fd >= 0)
 		close(e->log_fd);
-	dlp_free(e->dlp);
-	tls_ca_free(e->ca);
 	buf_free(&e->partial);
-	*e = (struct egress){ .records = -1, .records_w = -1, .log_fd = -1 };
+	*e = (struct egress)EGRESS_INIT;
 }

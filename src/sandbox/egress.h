@@ -2,16 +2,14 @@
 #ifndef AIRLOCK_SANDBOX_EGRESS_H
 #define AIRLOCK_SANDBOX_EGRESS_H
 
-/* The supervisor's side of the egress proxy: what it prepares before the
- * sandbox exists (session CA, leak scanner, decision log), the proxy
- * process it starts once the sandbox's listening socket arrives, and the
- * decision records it receives from it. */
+/* The supervisor's side of the egress proxy: it starts airlock-proxy
+ * before the sandbox exists (the proxy makes the session CA, whose
+ * certificate goes into the sandbox), hands it the sandbox's listening
+ * socket once that exists, and takes the decision records it sends. */
 
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "net/dlp.h"
-#include "net/tls.h"
 #include "policy/policy.h"
 #include "sandbox/internal.h"
 #include "sandbox/trace.h"
@@ -19,23 +17,22 @@
 
 struct egress {
 	pid_t pid;          /* the proxy process, 0 when none */
+	int control;        /* our end of the control socket, -1 when none */
 	int records;        /* read end of the records pipe, -1 when none */
-	int records_w;      /* write end, handed to the proxy */
 	int log_fd;         /* network.log, or -1 */
-	struct dlp *dlp;
-	struct tls_ca *ca;
 	struct buf partial; /* an incomplete record line */
 	bool died;          /* the proxy exited while the sandbox ran */
 };
 
-/* Before clone: set up what the proxy needs and put the CA bundle in the
- * plan. A policy without network leaves e inert. */
+#define EGRESS_INIT { .control = -1, .records = -1, .log_fd = -1 }
+
+/* Before clone: start the proxy and put the CA bundle in the plan. A
+ * policy without network leaves e inert. */
 int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct egress *e,
 		   struct error *err) WUR;
 
-/* Fork the proxy serving listen_fd (which this call closes). */
-int egress_start(struct egress *e, const struct policy *pol, const struct sandbox_plan *plan, int listen_fd,
-		 struct error *err) WUR;
+/* Hand the proxy listen_fd (which this call closes). */
+int egress_start(struct egress *e, int listen_fd, struct error *err) WUR;
 
 /* Read the records available on e->records: append them to the log, and
  * denials to the trace when t is non-NULL. */

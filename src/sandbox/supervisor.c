@@ -256,8 +256,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	struct term term = { .master = -1 };
 	int sfd = -1, r;
 	int sv[2] = { -1, -1 };
-	struct run_state s = { .notify = -1, .sync = -1, .cmd_status = -1,
-			       .egress = { .records = -1, .records_w = -1, .log_fd = -1 } };
+	struct run_state s = { .notify = -1, .sync = -1, .cmd_status = -1, .egress = EGRESS_INIT };
 	sigset_t mask, oldmask;
 	bool masked = false;
 
@@ -358,7 +357,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	if (buf[1] & PROTO_FD_PTY)
 		term_attach(&term, fds[k++]);
 	if (buf[1] & PROTO_FD_LISTEN) {
-		if ((r = egress_start(&s.egress, pol, &plan, fds[k++], err)) < 0)
+		if ((r = egress_start(&s.egress, fds[k++], err)) < 0)
 			goto out;
 	} else if (pol->network.mode != POLICY_NET_NONE) {
 		r = error_set(err, EIO, "sandbox setup failed: no proxy socket");

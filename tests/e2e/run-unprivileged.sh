@@ -55,6 +55,10 @@ stage=$(mktemp -d /tmp/airlock-e2e-unpriv.XXXXXX)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/tests/e2e" "$stage/tests/probe"
 install -m 755 "$airlock" "$stage/bin/airlock"
+# The egress proxy is its own executable, found beside airlock.
+if [ -x "$(dirname "$airlock")/airlock-proxy" ]; then
+	install -m 755 "$(dirname "$airlock")/airlock-proxy" "$stage/bin/airlock-proxy"
+fi
 if [ -x "$probe" ]; then
 	install -m 755 "$probe" "$stage/bin/airlock-probe"
 elif "${CC:-cc}" -static -O2 -o "$stage/bin/airlock-probe" "$here/../probe/probe.c"; then

@@ -258,8 +258,9 @@ test_proxy_death_ends_the_run() {
 	start_servers
 	net_policy >"$T/policy.yaml"
 	(cd "$WS" && HOME="$E2E_HOME" exec "$AIRLOCK" run --policy "$T/policy.yaml" -- \
-		/bin/sh -c 'sleep 30; echo survived') >"$T/d.out" 2>"$T/d.err" </dev/null &
+		/bin/sh -c ': >started; sleep 30; echo survived') >"$T/d.out" 2>"$T/d.err" </dev/null &
 	local apid=$! i rc
+	wait_for 20 test -e "$WS/started" || fail "the command did not start"
 	for i in $(seq 100); do
 		pkill -KILL -P "$apid" -x airlock-proxy 2>/dev/null && break
 		sleep 0.1

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * airlock-proxy: the egress proxy as an executable of its own.
+ *
+ * Only this program links the TLS libraries: `airlock run` without a
+ * network section never loads them (they cost about 3 ms on every start).
+ * The supervisor starts it before the sandbox exists:
+ *
+ *   airlock-proxy POLICY CWD HOME CONTROL-FD RECORDS-FD DROP-UID DROP-GID
+ *
+ * It loads the same policy the supervisor loaded, registers the secrets of
+ * its (the supervisor's) environment with the leak scanner, makes the
+ * session CA when an endpoint intercepts TLS and sends its certificate on
+ * CONTROL-FD ("C" + PEM, or "N"; "E" + message on failure), then waits
+ * there for the listening socket (SCM_RIGHTS) and serves it.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "net/dlp.h"
+#include "net/proxy.h"
+#include "net/tls.h"
+#include "sandbox/internal.h"
+#include "sandbox/proto.h"
+#include "util/buf.h"
+#include "util/cleanup.h"
+
+extern char **environ;
+
+/* Names under which environments usually carry secrets. */
+static bool secret_name(const char *name, size_t len)
+{
+	static const char *const words[] = { "TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "APIKEY",
+					     "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL", "AUTH" };
+	char up[256];
+	if (len >= sizeof(up))
+		len = sizeof(up) - 1;
+	for (size_t i = 0; i < len; i++)
+		up[i] = (char)toupper((unsigned char)name[i]);
+	up[len] = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (strstr(up, words[i]))
+			return true;
+	return false;
+}
+
+static bool passed_in(const struct policy *pol, const char *name, size_t len)
+{
+	for (size_t i = 0; i < pol->process.n_env_pass; i++)
+		if (strlen(pol->process.env_pass[i]) == len && strncmp(pol->process.env_pass[i], name, len) == 0)
+			return true;
+	return false;
+}
+
+/* The supervisor's environment holds secrets the sandbox never sees (it
+ * is cleared); if one turns up in a request anyway (read from a file the
+ * agent could reach, say), the proxy refuses to send it. */
+static int add_env_secrets(const struct policy *pol, struct dlp *d)
+{
+	for (char **e = environ; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		if (!eq)
+			continue;
+		size_t nlen = (size_t)(eq - *e);
+		size_t vlen = strlen(eq + 1);
+		if (vlen < 8 || !secret_name(*e, nlen) || passed_in(pol, *e, nlen))
+			continue;
+		char name[128];
+		snprintf(name, sizeof(name), "%.*s", (int)(nlen < 100 ? nlen : 100), *e);
+		int r = dlp_add_secret(d, name, (const uint8_t *)eq + 1, vlen);
+		if (r == -E2BIG)
+			break;
+		if (r < 0 && r != -EINVAL)
+			return r;
+	}
+	return 0;
+}
+
+__attribute__((noreturn)) static void refuse(int control, const char *msg)
+{
+	char buf[ERROR_MSG_MAX + 2];
+	int n = snprintf(buf, sizeof(buf), "E%s", msg);
+	(void)!send(control, buf, n > 0 && (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, MSG_NOSIGNAL);
+	_exit(1);
+}
+
+int main(int argc, char **argv)
+{
+	prctl(PR_SET_PDEATHSIG, 9 /* SIGKILL */);
+	if (argc != 8) {
+		fprintf(stderr, "airlock-proxy: started by airlock run, not by hand\n");
+		return 2;
+	}
+	int control = atoi(argv[4]);
+	struct policy_ctx ctx = { .cwd = argv[2], .home = argv[3] };
+	struct error err = { 0 };
+	struct policy *pol = NULL;
+	if (policy_load_file(argv[1], &ctx, &pol, &err) < 0)
+		refuse(control, err.msg);
+	struct dlp *dlp = dlp_new();
+	if (!dlp || add_env_secrets(pol, dlp) < 0)
+		refuse(control, "cannot set up the leak scanner");
+
+	struct tls_ca *ca = NULL;
+	struct buf msg = { 0 };
+	if (intercepts(pol)) {
+		if (tls_ca_new(&ca, &err) < 0)
+			refuse(control, err.msg);
+		if (buf_puts(&msg, "C") < 0 || buf_puts(&msg, tls_ca_cert_pem(ca)) < 0)
+			refuse(control, "out of memory");
+	} else if (buf_puts(&msg, "N") < 0) {
+		refuse(control, "out of memory");
+	}
+	if (send(control, msg.data, msg.len, MSG_NOSIGNAL) != (ssize_t)msg.len)
+		_exit(1);
+	buf_free(&msg);
+
+	char buf[8];
+	int fds[PROTO_MAX_FDS];
+	int n = proto_recv(control, buf, sizeof(buf), fds);
+	if (n != 1 || buf[0] != 'L' || fds[0] < 0)
+		_exit(1); /* the sandbox was never built */
+	for (int i = 1; i < PROTO_MAX_FDS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	close(control);
+
+	struct proxy_config pc = {
+		.policy = pol,
+		.listen_fd = fds[0],
+		.records_fd = atoi(argv[5]),
+		.dlp = dlp,
+		.ca = ca,
+		.drop_uid = (uid_t)strtoul(argv[6], NULL, 10),
+		.drop_gid = (gid_t)strtoul(argv[7], NULL, 10),
+	};
+	proxy_main(&pc);
+}
