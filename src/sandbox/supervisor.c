@@ -115,6 +115,27 @@ static void handle_notify(struct run_state *s)
 	(void)ioctl(s->notify, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 }
 
+/* One message from init: the command's exit status is the only one
+ * expected after setup; any fd attached is refused. Returns false at EOF
+ * (and closes the socket). */
+static bool take_sync_message(struct run_state *s)
+{
+	char buf[64];
+	int fds[PROTO_MAX_FDS];
+	int n = proto_recv(s->sync, buf, sizeof(buf), fds);
+	for (int i = 0; i < PROTO_MAX_FDS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (n == 1 + (int)sizeof(int) && buf[0] == PROTO_EXIT)
+		memcpy(&s->cmd_status, buf + 1, sizeof(int));
+	if (n <= 0) {
+		close(s->sync);
+		s->sync = -1;
+		return false;
+	}
+	return true;
+}
+
 static int event_loop(struct run_state *s, struct term *t, const struct policy *pol, int sfd)
 {
 	_cleanup_close_ int tfd = -1;
@@ -159,20 +180,8 @@ static int event_loop(struct run_state *s, struct term *t, const struct policy *
 			close(s->notify);
 			s->notify = -1;
 		}
-		if (p[P_SYNC].revents & POLLIN) {
-			char buf[64];
-			int fds[PROTO_MAX_FDS];
-			int n = proto_recv(s->sync, buf, sizeof(buf), fds);
-			for (int i = 0; i < PROTO_MAX_FDS; i++)
-				if (fds[i] >= 0)
-					close(fds[i]);
-			if (n == 1 + (int)sizeof(int) && buf[0] == PROTO_EXIT)
-				memcpy(&s->cmd_status, buf + 1, sizeof(int));
-			if (n <= 0) {
-				close(s->sync);
-				s->sync = -1;
-			}
-		}
+		if (p[P_SYNC].revents & POLLIN)
+			take_sync_message(s);
 		if (p[P_TIMER].revents & POLLIN) {
 			s->wall_hit = true;
 			kill(s->child, SIGKILL);
@@ -215,18 +224,10 @@ static int event_loop(struct run_state *s, struct term *t, const struct policy *
 				if (poll(&mp, 1, 0) <= 0 || !(mp.revents & POLLIN))
 					break;
 			}
-			if (s->sync >= 0) {
-				char buf[64];
-				int fds[PROTO_MAX_FDS];
-				int n;
+			while (s->sync >= 0) {
 				struct pollfd sp = { .fd = s->sync, .events = POLLIN };
-				while (poll(&sp, 1, 0) > 0 && (n = proto_recv(s->sync, buf, sizeof(buf), fds)) > 0) {
-					for (int i = 0; i < PROTO_MAX_FDS; i++)
-						if (fds[i] >= 0)
-							close(fds[i]);
-					if (n == 1 + (int)sizeof(int) && buf[0] == PROTO_EXIT)
-						memcpy(&s->cmd_status, buf + 1, sizeof(int));
-				}
+				if (poll(&sp, 1, 0) <= 0 || !take_sync_message(s))
+					break;
 			}
 			while (s->notify >= 0) {
 				struct pollfd np = { .fd = s->notify, .events = POLLIN };
