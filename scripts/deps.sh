@@ -9,6 +9,7 @@ pkgs=(
 	libseccomp-dev libyaml-dev                      # runtime libraries
 	libcmocka-dev libclang-rt-14-dev                # unit tests, fuzzing runtime
 	bubblewrap uidmap util-linux procps python3     # tests and the startup benchmark
+	openssl ca-certificates curl git                # the egress proxy's end-to-end tests
 	hyperfine
 )
 
