@@ -318,6 +318,33 @@ bool netpol_decide_host(const struct policy_network *net, const char *host, uint
 	return false;
 }
 
+bool netpol_decide_name(const struct policy_network *net, const char *host, struct net_decision *d)
+{
+	char name[256];
+
+	decision_init(d);
+	if (net_off(net, d))
+		return false;
+	if (!host || addr_normalize_host(host, name, sizeof(name), NULL) < 0) {
+		shown(host, host ? strlen(host) : 0, 100, name, sizeof(name));
+		snprintf(d->reason, sizeof(d->reason), "\"%s\" is not a valid host name or address", name);
+		return false;
+	}
+	for (size_t i = 0; i < net->n_endpoints; i++) {
+		const struct policy_endpoint *ep = &net->endpoints[i];
+		if (netpol_host_match(ep->host, name)) {
+			d->allow = true;
+			d->rule = ep->id;
+			d->ep = ep;
+			return true;
+		}
+	}
+	shown(name, strlen(name), 100, name, sizeof(name));
+	snprintf(d->reason, sizeof(d->reason), "no network.endpoints entry names %s; add {host: %s, ports: [...]}",
+		 name, name);
+	return false;
+}
+
 /*
  * Does the path hold a "." or ".." segment? Servers and the proxies before
  * them resolve those differently (some after decoding %2E or %2F, some

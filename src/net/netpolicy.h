@@ -37,6 +37,10 @@ bool netpol_glob_match(const char *glob, const char *s, size_t len);
 bool netpol_decide_host(const struct policy_network *net, const char *host, uint16_t port,
 			struct net_decision *d);
 
+/* Name level, for DNS in transparent mode: the first endpoint whose host
+ * pattern matches, at any of its ports. Denied when none does. */
+bool netpol_decide_name(const struct policy_network *net, const char *host, struct net_decision *d);
+
 /* Request level inside an endpoint: allowed when the endpoint has no rules,
  * or some rule matches method, path, query and (for an upgrade) allows
  * websocket. `access: read-only` is expanded by the parser into methods. */
