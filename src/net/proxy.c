@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "net/addr.h"
+#include "net/dns.h"
 #include "net/http.h"
 #include "net/netpolicy.h"
 #include "util/buf.h"
@@ -70,6 +71,10 @@ struct conn {
 	uint16_t tport;
 	const struct policy_endpoint *tep;
 	time_t deadline;
+	/* Transparent mode: the connection was redirected to us, and this
+	 * is where the agent meant it to go (thost/tport hold it as a name
+	 * when the address was one of our synthetic DNS answers). */
+	bool redirected;
 };
 
 /* ---- records ---- */
@@ -732,6 +737,27 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		}
 		ep = c->tep;
 		rec.port = port;
+	} else if (c->redirected) {
+		/* Redirected: the request goes where the agent connected, so
+		 * its Host must name that place; the decision is on it. */
+		port = c->tport;
+		rec.port = port;
+		rec.kind = "transparent";
+		if (strcmp(host, c->thost) != 0 || (req->port_explicit && req->port != c->tport)) {
+			snprintf(reason, sizeof(reason), "Host %s disagrees with the connection's destination %s:%u",
+				 host, c->thost, c->tport);
+			answer(c, 403, "denied", reason);
+			rec.reason = reason;
+			goto deny;
+		}
+		if (!netpol_decide_host(net, host, port, &d)) {
+			snprintf(reason, sizeof(reason), "%s %s:%u: %s", req->method, host, port, d.reason);
+			answer(c, 403, "denied", reason);
+			rec.rule = d.rule;
+			rec.reason = d.reason;
+			goto deny;
+		}
+		ep = d.ep;
 	} else {
 		if (req->form != HTTP_TARGET_ABSOLUTE || strcmp(req->scheme, "http") != 0) {
 			answer(c, 400, "not a proxy request",
@@ -862,24 +888,32 @@ static int peek_sni(struct conn *c, char *sni, size_t len)
 	}
 }
 
-static void handle_connect(struct conn *c, struct http_request *req)
+/* A TLS tunnel to target_host:port: asked for with CONNECT (announce: the
+ * agent waits for our 200), or a redirected connection whose first byte
+ * opened a TLS handshake (nothing to announce; the agent's ClientHello is
+ * still unread in the socket). */
+static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, bool announce)
 {
 	const struct policy_network *net = &cfg->policy->network;
 	char host[HTTP_MAX_HOST + 1], reason[512];
 	struct net_addr ip;
 	struct net_decision d = { 0 };
-	struct rec rec = { .decision = "deny", .kind = "connect", .method = "CONNECT", .port = req->port };
-	int kind = addr_normalize_host(req->host, host, sizeof(host), &ip);
-	rec.host = kind >= 0 ? host : req->host;
+	struct rec rec = { .decision = "deny", .kind = announce ? "connect" : "transparent-tls",
+			   .method = announce ? "CONNECT" : NULL, .port = port };
+	const char *verb = announce ? "CONNECT" : "TLS to";
+	int kind = addr_normalize_host(target_host, host, sizeof(host), &ip);
+	rec.host = kind >= 0 ? host : target_host;
 	if (kind < 0) {
-		answer(c, 400, "invalid host", req->host);
+		if (announce)
+			answer(c, 400, "invalid host", target_host);
 		rec.reason = "invalid host";
 		record(&rec);
 		return;
 	}
-	if (!netpol_decide_host(net, host, req->port, &d)) {
-		snprintf(reason, sizeof(reason), "CONNECT %s:%u: %s", host, req->port, d.reason);
-		answer(c, 403, "denied", reason);
+	if (!netpol_decide_host(net, host, port, &d)) {
+		snprintf(reason, sizeof(reason), "%s %s:%u: %s", verb, host, port, d.reason);
+		if (announce)
+			answer(c, 403, "denied", reason);
 		rec.rule = d.rule;
 		rec.reason = d.reason;
 		record(&rec);
@@ -887,17 +921,17 @@ static void handle_connect(struct conn *c, struct http_request *req)
 	}
 	const struct policy_endpoint *ep = d.ep;
 	rec.rule = d.rule;
-	int fd = upstream_connect(host, kind == 1, &ip, req->port, &d, reason, sizeof(reason));
+	int fd = upstream_connect(host, kind == 1, &ip, port, &d, reason, sizeof(reason));
 	if (fd < 0) {
-		answer(c, fd == -EACCES ? 403 : 502, fd == -EACCES ? "denied" : "bad gateway", reason);
+		if (announce)
+			answer(c, fd == -EACCES ? 403 : 502, fd == -EACCES ? "denied" : "bad gateway", reason);
 		rec.reason = reason;
 		record(&rec);
 		return;
 	}
 	c->ufd = fd;
-	buf_consume(&c->in, req->head_len);
 	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-	if (!cwrite(c, ok, sizeof(ok) - 1))
+	if (announce && !cwrite(c, ok, sizeof(ok) - 1))
 		return;
 
 	if (ep->intercept) {
@@ -925,8 +959,8 @@ static void handle_connect(struct conn *c, struct http_request *req)
 		 * CONNECT host (no fronting behind an allowed name). */
 		const char *sni = SSL_get_servername(c->cssl, TLSEXT_NAMETYPE_host_name);
 		if ((sni && strcasecmp(sni, host) != 0) || (!sni && kind == 0)) {
-			snprintf(reason, sizeof(reason), "TLS SNI %s does not match CONNECT %s", sni ? sni : "(none)",
-				 host);
+			snprintf(reason, sizeof(reason), "TLS SNI %s does not match %s %s", sni ? sni : "(none)",
+				 verb, host);
 			rec.reason = reason;
 			record(&rec);
 			return;
@@ -935,7 +969,7 @@ static void handle_connect(struct conn *c, struct http_request *req)
 		if (!c->ussl || tls_client_set_host(c->ussl, host, &err) < 0 || !SSL_set_fd(c->ussl, c->ufd) ||
 		    SSL_connect(c->ussl) != 1) {
 			unsigned long e = ERR_peek_last_error();
-			snprintf(reason, sizeof(reason), "TLS to %s:%u failed: %s", host, req->port,
+			snprintf(reason, sizeof(reason), "TLS to %s:%u failed: %s", host, port,
 				 e ? ERR_reason_error_string(e) : "handshake");
 			ERR_clear_error();
 			answer(c, 502, "bad gateway", reason);
@@ -947,10 +981,10 @@ static void handle_connect(struct conn *c, struct http_request *req)
 		rec.reason = "intercepted";
 		record(&rec);
 		snprintf(c->thost, sizeof(c->thost), "%s", host);
-		c->tport = req->port;
+		c->tport = port;
 		c->tep = ep;
 		snprintf(c->uhost, sizeof(c->uhost), "%s", host);
-		c->uport = req->port;
+		c->uport = port;
 		serve_requests(c);
 		return;
 	}
@@ -961,11 +995,11 @@ static void handle_connect(struct conn *c, struct http_request *req)
 	bool sni_ok = (r == 1 && strcmp(sni, host) == 0) || (r == -ENOENT && kind == 1);
 	if (!sni_ok) {
 		if (r == 1)
-			snprintf(reason, sizeof(reason), "TLS SNI %s does not match CONNECT %s (domain fronting)", sni,
-				 host);
+			snprintf(reason, sizeof(reason), "TLS SNI %s does not match %s %s (domain fronting)", sni,
+				 verb, host);
 		else
 			snprintf(reason, sizeof(reason), "the tunnel to %s:%u did not start with a TLS ClientHello %s",
-				 host, req->port, r == -ENOENT ? "naming the host" : "");
+				 host, port, r == -ENOENT ? "naming the host" : "");
 		rec.reason = reason;
 		record(&rec);
 		return;
@@ -979,6 +1013,17 @@ static void handle_connect(struct conn *c, struct http_request *req)
 	record(&rec);
 }
 
+static void handle_connect(struct conn *c, struct http_request *req)
+{
+	/* req's fields point into c->in: copy the host out before the head
+	 * is consumed (the tunnel's bytes follow it there). */
+	char host[HTTP_MAX_HOST + 1];
+	snprintf(host, sizeof(host), "%s", req->host);
+	uint16_t port = req->port;
+	buf_consume(&c->in, req->head_len);
+	open_tunnel(c, host, port, true);
+}
+
 /* ---- a connection ---- */
 
 static void serve_requests(struct conn *c)
@@ -989,8 +1034,9 @@ static void serve_requests(struct conn *c)
 		if (r <= 0)
 			return;
 		if (req.form == HTTP_TARGET_AUTHORITY) {
-			if (c->cssl) {
-				answer(c, 400, "malformed request", "CONNECT inside a tunnel");
+			if (c->cssl || c->redirected) {
+				answer(c, 400, "malformed request",
+				       c->cssl ? "CONNECT inside a tunnel" : "CONNECT on a redirected connection");
 				return;
 			}
 			handle_connect(c, &req);
@@ -1017,12 +1063,181 @@ static void serve_requests(struct conn *c)
 	}
 }
 
+/* ---- transparent mode ---- */
+
+static struct dns_synth *synth;
+
+#ifndef SO_ORIGINAL_DST
+#define SO_ORIGINAL_DST 80 /* <linux/netfilter_ipv4.h>, and IP6T_ in ipv6 */
+#endif
+
+/* Where a redirected connection was going. Returns 1 and fills thost and
+ * tport when it was redirected, 0 when the agent connected to the proxy
+ * itself (explicit proxy use, which transparent mode also serves), -1
+ * when the destination cannot be told (the connection is refused). */
+static int original_destination(struct conn *c, char *why, size_t why_len)
+{
+	struct sockaddr_storage local, orig;
+	socklen_t llen = sizeof(local), olen = sizeof(orig);
+	if (getsockname(c->cfd, (struct sockaddr *)&local, &llen) < 0) {
+		snprintf(why, why_len, "getsockname: %s", strerror(errno));
+		return -1;
+	}
+	int level = local.ss_family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP;
+	if (getsockopt(c->cfd, level, SO_ORIGINAL_DST, &orig, &olen) < 0) {
+		if (errno == ENOENT)
+			return 0; /* no NAT entry: not redirected */
+		snprintf(why, why_len, "SO_ORIGINAL_DST: %s", strerror(errno));
+		return -1;
+	}
+	struct net_addr a = { .family = orig.ss_family };
+	if (orig.ss_family == AF_INET) {
+		const struct sockaddr_in *o = (const struct sockaddr_in *)&orig;
+		const struct sockaddr_in *l = (const struct sockaddr_in *)&local;
+		if (o->sin_addr.s_addr == l->sin_addr.s_addr && o->sin_port == l->sin_port)
+			return 0;
+		memcpy(a.a, &o->sin_addr, 4);
+		c->tport = ntohs(o->sin_port);
+	} else if (orig.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *o = (const struct sockaddr_in6 *)&orig;
+		const struct sockaddr_in6 *l = (const struct sockaddr_in6 *)&local;
+		if (!memcmp(&o->sin6_addr, &l->sin6_addr, 16) && o->sin6_port == l->sin6_port)
+			return 0;
+		memcpy(a.a, &o->sin6_addr, 16);
+		c->tport = ntohs(o->sin6_port);
+	} else {
+		snprintf(why, why_len, "original destination of family %d", orig.ss_family);
+		return -1;
+	}
+	if (a.family == AF_INET && dns_synth_is_synthetic(a.a)) {
+		/* One of our DNS answers: the name it stands for. */
+		if (!dns_synth_lookup_addr(synth, a.a, c->thost, sizeof(c->thost))) {
+			addr_format(&a, c->thost, sizeof(c->thost));
+			snprintf(why, why_len, "%s was never given out by the sandbox's DNS", c->thost);
+			return -1;
+		}
+	} else {
+		addr_format(&a, c->thost, sizeof(c->thost));
+	}
+	c->redirected = true;
+	return 1;
+}
+
+/* A redirected connection: TLS (by its first byte, a handshake record)
+ * is a tunnel to the destination, anything else is read as HTTP/1.1. */
+static void serve_redirected(struct conn *c)
+{
+	char why[256];
+	int r = original_destination(c, why, sizeof(why));
+	if (r == 0) {
+		serve_requests(c);
+		return;
+	}
+	if (r < 0) {
+		record(&(struct rec){ .decision = "deny", .kind = "transparent", .host = c->thost[0] ? c->thost : NULL,
+				      .port = c->tport, .reason = why });
+		return;
+	}
+	unsigned char first;
+	ssize_t n;
+	do
+		n = recv(c->cfd, &first, 1, MSG_PEEK);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		return;
+	if (first == 0x16) {
+		open_tunnel(c, c->thost, c->tport, false);
+		return;
+	}
+	serve_requests(c);
+}
+
+/* The sandbox's DNS: names an endpoint matches get a synthetic address
+ * that the proxy maps back when the agent connects to it; the query never
+ * leaves the proxy, so no name the agent makes up reaches a resolver
+ * outside (no DNS exfiltration). Anything else gets NXDOMAIN and a
+ * record. */
+static void dns_answer(const uint8_t *pkt, size_t len, const struct sockaddr_storage *from, socklen_t flen)
+{
+	const struct policy_network *net = &cfg->policy->network;
+	struct dns_query q;
+	int r = dns_parse_query(pkt, len, &q);
+	if (r < 0) {
+		record(&(struct rec){ .decision = "deny", .kind = "dns",
+				      .reason = r == -EPROTO ? "not a standard query" : "malformed DNS query" });
+		return;
+	}
+	struct rec rec = { .decision = "deny", .kind = "dns", .method = dns_type_name(q.qtype), .host = q.name };
+	struct net_decision d = { 0 };
+	char what[128], reason[320];
+	int rcode = DNS_NXDOMAIN;
+	uint8_t a4[4];
+	const uint8_t *answer_a = NULL;
+	if (q.qclass != 1) {
+		rcode = DNS_REFUSED;
+		rec.reason = "query class is not IN";
+	} else if (cfg->dlp && dlp_scan(cfg->dlp, (const uint8_t *)q.name, strlen(q.name), what, sizeof(what))) {
+		snprintf(reason, sizeof(reason), "the name carries %s", what);
+		rec.kind = "leak";
+		rec.host = "(withheld: it carries a secret)";
+		rec.reason = reason;
+	} else if (!netpol_decide_name(net, q.name, &d)) {
+		rec.rule = d.rule;
+		rec.reason = d.reason;
+	} else {
+		rec.rule = d.rule;
+		rec.decision = "allow";
+		rcode = DNS_NOERROR;
+		if (q.qtype == 1 /* A */) {
+			r = dns_synth_lookup_name(synth, q.name, a4);
+			if (r < 0) {
+				rcode = DNS_SERVFAIL;
+				rec.decision = "deny";
+				rec.reason = "the synthetic address pool is exhausted";
+			} else {
+				answer_a = a4;
+			}
+		}
+		/* Any other type of an allowed name: an empty answer. The
+		 * agent connects by IPv4 to a synthetic address; the proxy
+		 * resolves the real name itself. */
+	}
+	uint8_t out[600];
+	ssize_t n = dns_build_answer(pkt, &q, rcode, answer_a, 300, out, sizeof(out));
+	if (n > 0)
+		(void)!sendto(cfg->dns_fd, out, (size_t)n, MSG_DONTWAIT, (const struct sockaddr *)from, flen);
+	record(&rec);
+}
+
+static void *dns_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		uint8_t pkt[1500];
+		struct sockaddr_storage from;
+		socklen_t flen = sizeof(from);
+		ssize_t n = recvfrom(cfg->dns_fd, pkt, sizeof(pkt), MSG_TRUNC, (struct sockaddr *)&from, &flen);
+		if (n < 0) {
+			if (errno != EINTR)
+				usleep(10000);
+			continue;
+		}
+		if ((size_t)n > sizeof(pkt))
+			continue; /* truncated: no query is this long */
+		dns_answer(pkt, (size_t)n, &from, flen);
+	}
+	return NULL;
+}
+
 static void *conn_main(void *arg)
 {
 	struct conn *c = arg;
 	set_timeout(c->cfd, PROXY_HEAD_SECONDS);
 	c->deadline = time(NULL) + PROXY_TOTAL_SECONDS;
-	serve_requests(c);
+	if (cfg->transparent)
+		serve_redirected(c);
+	else
+		serve_requests(c);
 	upstream_close(c);
 	if (c->cssl) {
 		SSL_shutdown(c->cssl);
@@ -1066,8 +1281,33 @@ __attribute__((noreturn)) void proxy_main(const struct proxy_config *config)
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
+	if (cfg->transparent) {
+		pthread_t t;
+		if (!(synth = dns_synth_new(PROXY_DNS_NAMES)) || cfg->dns_fd < 0 ||
+		    pthread_create(&t, &attr, dns_main, NULL) != 0)
+			_exit(1);
+	}
+	struct pollfd lfds[2] = { { .fd = cfg->listen_fd, .events = POLLIN },
+				  { .fd = cfg->listen6_fd, .events = POLLIN } };
+	nfds_t nl = cfg->listen6_fd >= 0 ? 2 : 1;
+	/* Two listeners: poll, then accept without blocking (the fds
+	 * accepted are blocking again: accept4 does not pass O_NONBLOCK on). */
+	if (nl == 2 && (fcntl(cfg->listen_fd, F_SETFL, O_NONBLOCK) < 0 || fcntl(cfg->listen6_fd, F_SETFL, O_NONBLOCK) < 0))
+		_exit(1);
 	for (;;) {
-		int fd = accept4(cfg->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		int fd = -1;
+		if (nl == 1) {
+			fd = accept4(cfg->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		} else if (poll(lfds, nl, -1) > 0) {
+			/* IPv6 connections only exist in transparent mode,
+			 * redirected to [::1]. */
+			int which = (lfds[0].revents & POLLIN) ? 0 : 1;
+			fd = accept4(lfds[which].fd, NULL, NULL, SOCK_CLOEXEC);
+			if (fd < 0 && errno == EAGAIN)
+				continue;
+		} else {
+			continue;
+		}
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE ||
 			    errno == ENOMEM || errno == ENOBUFS) {

@@ -23,6 +23,7 @@
 #define PROXY_PORT 3128
 
 #define PROXY_MAX_CONNECTIONS 512
+#define PROXY_DNS_NAMES 65536       /* distinct names the sandbox's DNS answers */
 #define PROXY_IDLE_SECONDS 120      /* no byte either way */
 #define PROXY_HEAD_SECONDS 30       /* to send a complete request head */
 #define PROXY_TOTAL_SECONDS 3600    /* one connection, whatever it does */
@@ -30,6 +31,9 @@
 struct proxy_config {
 	const struct policy *policy;   /* borrowed */
 	int listen_fd;                 /* bound and listening, inside the sandbox's netns */
+	int listen6_fd;                /* transparent mode: the same on [::1], or -1 */
+	int dns_fd;                    /* transparent mode: UDP 127.0.0.1:53 in the netns, or -1 */
+	bool transparent;              /* connections arrive redirected (SO_ORIGINAL_DST) */
 	int records_fd;                /* write end of the pipe to the supervisor */
 	struct dlp *dlp;               /* secrets to refuse sending out; may be NULL */
 	struct tls_ca *ca;             /* the session CA, when some endpoint intercepts */

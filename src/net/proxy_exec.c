@@ -121,19 +121,32 @@ int main(int argc, char **argv)
 		_exit(1);
 	buf_free(&msg);
 
+	/* 'L' and one letter per socket attached (egress.c): '4' the
+	 * listener, '6' its IPv6 twin, 'D' the DNS socket. */
 	char buf[8];
 	int fds[PROTO_MAX_FDS];
 	int n = proto_recv(control, buf, sizeof(buf), fds);
-	if (n != 1 || buf[0] != 'L' || fds[0] < 0)
+	if (n < 2 || buf[0] != 'L' || buf[1] != '4')
 		_exit(1); /* the sandbox was never built */
-	for (int i = 1; i < PROTO_MAX_FDS; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+	int listen6 = -1, dns = -1;
+	for (int i = 1; i < n; i++) {
+		if (fds[i - 1] < 0)
+			_exit(1);
+		if (buf[i] == '6')
+			listen6 = fds[i - 1];
+		else if (buf[i] == 'D')
+			dns = fds[i - 1];
+	}
 	close(control);
+	if (pol->network.mode == POLICY_NET_TRANSPARENT && dns < 0)
+		_exit(1);
 
 	struct proxy_config pc = {
 		.policy = pol,
 		.listen_fd = fds[0],
+		.listen6_fd = listen6,
+		.dns_fd = dns,
+		.transparent = pol->network.mode == POLICY_NET_TRANSPARENT,
 		.records_fd = atoi(argv[5]),
 		.dlp = dlp,
 		.ca = ca,

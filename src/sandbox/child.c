@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "sandbox/internal.h"
+#include "sandbox/netfilter.h"
 #include "sandbox/proto.h"
 #include "util/cleanup.h"
 
@@ -75,24 +76,49 @@ static int open_pty(int *master, int *slave, struct error *err)
 	return 0;
 }
 
-/* The egress proxy's listening socket, created here so that it lives in
- * the sandbox's network namespace: the agent reaches 127.0.0.1:port and
- * nothing else, with no forwarder inside. The supervisor serves it. */
-static int proxy_listener(uint16_t port, struct error *err)
+/* The egress proxy's sockets, created here so that they live in the
+ * sandbox's network namespace: the agent reaches 127.0.0.1:port and
+ * nothing else, with no forwarder inside. The supervisor serves them. */
+static int netns_socket(int family, int type, uint16_t port, bool required, int *out, struct error *err)
 {
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
+	*out = -1;
+	int fd = socket(family, type | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		if (!required && errno == EAFNOSUPPORT)
+			return 0;
 		return error_sys(err, errno, "socket");
+	}
 	int one = 1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
-				 .sin_addr = { .s_addr = htonl(INADDR_LOOPBACK) } };
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 512) < 0) {
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in in;
+		struct sockaddr_in6 in6;
+	} a = { 0 };
+	socklen_t len;
+	if (family == AF_INET6) {
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		a.in6 = (struct sockaddr_in6){ .sin6_family = AF_INET6, .sin6_port = htons(port),
+					       .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+		len = sizeof(a.in6);
+	} else {
+		a.in = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons(port),
+					     .sin_addr = { .s_addr = htonl(INADDR_LOOPBACK) } };
+		len = sizeof(a.in);
+	}
+	if (bind(fd, &a.sa, len) < 0 || (type == SOCK_STREAM && listen(fd, 512) < 0)) {
 		int e = errno;
 		close(fd);
-		return error_sys(err, e, "cannot listen on 127.0.0.1:%u inside the sandbox", port);
+		/* No ::1 in the namespace (IPv6 disabled): v4 only, which is
+		 * still closed, since nothing else is routable either. */
+		if (!required && (e == EADDRNOTAVAIL || e == EAFNOSUPPORT))
+			return 0;
+		return error_sys(err, e, "cannot %s on %s:%u inside the sandbox",
+				 type == SOCK_STREAM ? "listen" : "bind", family == AF_INET6 ? "[::1]" : "127.0.0.1",
+				 port);
 	}
-	return fd;
+	*out = fd;
+	return 0;
 }
 
 static bool supervisor_gone(int sync_fd)
@@ -166,9 +192,18 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 	int pty_master = -1, pty_slave = -1;
 	if (plan->pty && open_pty(&pty_master, &pty_slave, &err) < 0)
 		fail(sync_fd, &err);
-	int listen_fd = -1;
-	if (plan->proxy_port && (listen_fd = proxy_listener(plan->proxy_port, &err)) < 0)
+	/* notify, pty master, listener, IPv6 listener, DNS: see proto.h */
+	int fds[PROTO_MAX_FDS] = { -1, pty_master, -1, -1, -1 };
+	if (plan->proxy_port && netns_socket(AF_INET, SOCK_STREAM, plan->proxy_port, true, &fds[2], &err) < 0)
 		fail(sync_fd, &err);
+	if (plan->transparent) {
+		/* Every TCP connection and DNS query that leaves loopback is
+		 * redirected here (netfilter.c); nothing else leaves at all. */
+		if (netns_socket(AF_INET6, SOCK_STREAM, plan->proxy_port, false, &fds[3], &err) < 0 ||
+		    netns_socket(AF_INET, SOCK_DGRAM, PLAN_DNS_PORT, true, &fds[4], &err) < 0 ||
+		    netfilter_transparent(plan->proxy_port, PLAN_DNS_PORT, &err) < 0)
+			fail(sync_fd, &err);
+	}
 
 	if (caps_drop_all(&err) < 0)
 		fail(sync_fd, &err);
@@ -189,14 +224,12 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 	if (seccomp_apply(plan, &notify_fd, &err) < 0)
 		fail(sync_fd, &err);
 
-	if (proto_send_ready(sync_fd, notify_fd, pty_master, listen_fd) < 0)
+	fds[0] = notify_fd;
+	if (proto_send_ready(sync_fd, fds) < 0)
 		_exit(SANDBOX_EXIT_SETUP_CHILD);
-	if (listen_fd >= 0)
-		close(listen_fd);
-	if (notify_fd >= 0)
-		close(notify_fd);
-	if (pty_master >= 0)
-		close(pty_master);
+	for (int i = 0; i < PROTO_MAX_FDS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
 	/* Tracing: the supervisor must hold us (ptrace) before the command
 	 * starts, or the filter's trace stops would fail its calls. */
 	char ack;

@@ -60,9 +60,6 @@ int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct e
 	*e = (struct egress)EGRESS_INIT;
 	if (pol->network.mode == POLICY_NET_NONE)
 		return 0;
-	if (pol->network.mode == POLICY_NET_TRANSPARENT)
-		return error_set(err, ENOTSUP,
-				 "network.mode: transparent is not available in this build; use proxy");
 	char exe[PATH_MAX];
 	int r = proxy_path(exe, sizeof(exe), err);
 	if (r < 0)
@@ -150,29 +147,42 @@ oom:
 	return error_set(err, ENOMEM, "out of memory");
 }
 
-int egress_start(struct egress *e, int listen_fd, struct error *err)
+int egress_start(struct egress *e, const int fds[3], struct error *err)
 {
-	char byte = 'L';
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	/* 'L', then one letter per fd attached, in order: '4' the listener,
+	 * '6' its IPv6 twin, 'D' the DNS socket. */
+	static const char names[3] = { '4', '6', 'D' };
+	char msg[4] = { 'L' };
+	int send_fds[3];
+	size_t n = 0;
+	for (size_t i = 0; i < 3; i++)
+		if (fds[i] >= 0) {
+			msg[1 + n] = names[i];
+			send_fds[n++] = fds[i];
+		}
+	struct iovec iov = { .iov_base = msg, .iov_len = 1 + n };
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(int) * 3)];
 		struct cmsghdr align;
 	} ctl;
 	memset(&ctl, 0, sizeof(ctl));
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-			     .msg_controllen = sizeof(ctl.buf) };
+			     .msg_controllen = CMSG_SPACE(sizeof(int) * n) };
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	if (!c || n == 0)
+		return error_set(err, EINVAL, "no socket for the proxy");
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &listen_fd, sizeof(int));
-	ssize_t n = sendmsg(e->control, &mh, MSG_NOSIGNAL);
+	c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+	memcpy(CMSG_DATA(c), send_fds, sizeof(int) * n);
+	ssize_t sent = sendmsg(e->control, &mh, MSG_NOSIGNAL);
 	int saved = errno;
-	close(listen_fd);
+	for (size_t i = 0; i < n; i++)
+		close(send_fds[i]);
 	close(e->control);
 	e->control = -1;
-	if (n != 1)
-		return error_sys(err, saved, "cannot hand the proxy its socket");
+	if (sent != (ssize_t)(1 + n))
+		return error_sys(err, saved, "cannot hand the proxy its sockets");
 	return 0;
 }
 

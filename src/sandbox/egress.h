@@ -31,8 +31,10 @@ struct egress {
 int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct egress *e,
 		   struct error *err) WUR;
 
-/* Hand the proxy listen_fd (which this call closes). */
-int egress_start(struct egress *e, int listen_fd, struct error *err) WUR;
+/* Hand the proxy its sockets from inside the sandbox: fds[0] the
+ * listener, fds[1] its IPv6 twin and fds[2] the DNS socket (transparent
+ * mode; -1 when absent). This call closes them. */
+int egress_start(struct egress *e, const int fds[3], struct error *err) WUR;
 
 /* Read the records available on e->records: append them to the log, and
  * denials to the trace when t is non-NULL. */

@@ -64,12 +64,16 @@ struct sandbox_plan {
 
 	bool trace;        /* seccomp denials are sent to the supervisor */
 	uint16_t proxy_port; /* the egress proxy's port on the sandbox's loopback; 0 = no network */
+	bool transparent;  /* network.mode: transparent: redirect all TCP and DNS to the proxy */
 	char *ca_bundle;   /* PEM for /run/airlock/ca.pem (system roots + session CA), or NULL */
 	bool pty;          /* give the command a pty from the sandbox's own devpts */
 	char *home;        /* inside path of the private home, or NULL */
 };
 
 void plan_free(struct sandbox_plan *p);
+
+/* Transparent mode: where the DNS listener answers inside the sandbox. */
+#define PLAN_DNS_PORT 53
 
 /* Where the sandbox finds the CA bundle that trusts the session CA. */
 #define PLAN_CA_BUNDLE "/run/airlock/ca.pem"

@@ -82,6 +82,12 @@ int landlock_apply(const struct sandbox_plan *plan, struct error *err)
 		 * only loopback anyway; this also closes loopback listeners
 		 * inside it to a compromised agent. */
 		attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+		/* Transparent mode: a connect to any address and port is
+		 * redirected to the proxy after this check, so connect must
+		 * pass here; the redirect and the drop of everything else
+		 * (netfilter.c) are what confine it. Bind stays denied. */
+		if (plan->transparent)
+			attr.handled_access_net = LL_NET_BIND_TCP;
 		attr_size = 2 * sizeof(uint64_t);
 	}
 	if (abi >= 6) {
@@ -116,7 +122,7 @@ int landlock_apply(const struct sandbox_plan *plan, struct error *err)
 			return error_sys(err, errno, "landlock_add_rule %s", rule->path);
 	}
 
-	if (abi >= 4 && plan->proxy_port) {
+	if (abi >= 4 && plan->proxy_port && !plan->transparent) {
 		struct ll_net_port_attr np = { .allowed_access = LL_NET_CONNECT_TCP, .port = plan->proxy_port };
 		if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_NET_PORT, &np, 0) < 0)
 			return error_sys(err, errno, "landlock: cannot allow the proxy port %u", plan->proxy_port);

@@ -406,6 +406,7 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 
 	if (pol->network.mode != POLICY_NET_NONE)
 		p->proxy_port = PROXY_PORT;
+	p->transparent = pol->network.mode == POLICY_NET_TRANSPARENT;
 	if (intercepts(pol) && add_rule(p, "/run/airlock", LL_READ) < 0)
 		goto oom;
 	if (build_env(p, pol) < 0)

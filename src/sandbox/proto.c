@@ -6,23 +6,16 @@
 
 #include "sandbox/proto.h"
 
-int proto_send_ready(int sock, int notify_fd, int pty_fd, int listen_fd)
+int proto_send_ready(int sock, const int fds_in[PROTO_MAX_FDS])
 {
 	char msg[2] = { PROTO_READY, 0 };
 	int fds[PROTO_MAX_FDS];
 	size_t n = 0;
-	if (notify_fd >= 0) {
-		msg[1] |= PROTO_FD_NOTIFY;
-		fds[n++] = notify_fd;
-	}
-	if (pty_fd >= 0) {
-		msg[1] |= PROTO_FD_PTY;
-		fds[n++] = pty_fd;
-	}
-	if (listen_fd >= 0) {
-		msg[1] |= PROTO_FD_LISTEN;
-		fds[n++] = listen_fd;
-	}
+	for (int i = 0; i < PROTO_MAX_FDS; i++)
+		if (fds_in[i] >= 0) {
+			msg[1] |= (char)(1 << i);
+			fds[n++] = fds_in[i];
+		}
 	struct iovec iov = { .iov_base = msg, .iov_len = sizeof(msg) };
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * PROTO_MAX_FDS)];
@@ -34,6 +27,8 @@ int proto_send_ready(int sock, int notify_fd, int pty_fd, int listen_fd)
 		mh.msg_control = ctl.buf;
 		mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
 		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		if (!c)
+			return -EINVAL;
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
 		c->cmsg_len = CMSG_LEN(sizeof(int) * n);

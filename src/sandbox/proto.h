@@ -12,16 +12,19 @@
 #define PROTO_FD_NOTIFY 0x1 /* the seccomp user-notification listener */
 #define PROTO_FD_PTY 0x2    /* the master of a pty from the sandbox's own devpts */
 #define PROTO_FD_LISTEN 0x4 /* the egress proxy's listening socket, inside the sandbox's netns */
+#define PROTO_FD_LISTEN6 0x8 /* transparent mode: its IPv6 twin on [::1] */
+#define PROTO_FD_DNS 0x10   /* transparent mode: the DNS listener's UDP socket */
 #define PROTO_TRACED 'T' /* supervisor -> child: ptrace attached (trace mode) */
 #define PROTO_EXIT 'X'   /* init -> supervisor: the command's raw wait status (int) */
 
 /* Exit status of the child when setup failed before it could report. */
 #define SANDBOX_EXIT_SETUP_CHILD 125
 
-#define PROTO_MAX_FDS 3
+#define PROTO_MAX_FDS 5
 
-/* Send READY with the fds that are >= 0 (notify, pty master, listener). */
-int proto_send_ready(int sock, int notify_fd, int pty_fd, int listen_fd);
+/* Send READY with the fds of fds[] that are >= 0, fds[i] being the one of
+ * flag (1 << i): notify, pty master, listener, IPv6 listener, DNS. */
+int proto_send_ready(int sock, const int fds[PROTO_MAX_FDS]);
 
 /* Receive one message into buf (NUL-terminated); fds[] receives attached
  * fds in order, the rest set to -1. Returns the message length, 0 on EOF,

@@ -357,8 +357,15 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		s.notify = fds[k++];
 	if (buf[1] & PROTO_FD_PTY)
 		term_attach(&term, fds[k++]);
-	if (buf[1] & PROTO_FD_LISTEN) {
-		if ((r = egress_start(&s.egress, fds[k++], err)) < 0)
+	int net_fds[3] = { -1, -1, -1 }; /* listener, IPv6 listener, DNS */
+	if (buf[1] & PROTO_FD_LISTEN)
+		net_fds[0] = fds[k++];
+	if (buf[1] & PROTO_FD_LISTEN6)
+		net_fds[1] = fds[k++];
+	if (buf[1] & PROTO_FD_DNS)
+		net_fds[2] = fds[k++];
+	if (net_fds[0] >= 0) {
+		if ((r = egress_start(&s.egress, net_fds, err)) < 0)
 			goto out;
 	} else if (pol->network.mode != POLICY_NET_NONE) {
 		r = error_set(err, EIO, "sandbox setup failed: no proxy socket");
