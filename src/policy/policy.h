@@ -129,6 +129,71 @@ struct policy_network {
 	struct policy_loc loc;
 };
 
+/* ---- credentials (the broker in the egress proxy) ---- */
+
+enum policy_cred_source {
+	POLICY_CRED_ENV = 0,  /* source: env:NAME, the supervisor's environment */
+	POLICY_CRED_FILE,     /* source: file:PATH, read by the supervisor */
+	POLICY_CRED_COMMAND,  /* command: [argv...], run by the supervisor; stdout */
+};
+
+enum policy_cred_inject {
+	POLICY_INJECT_PLACEHOLDER = 0, /* the agent sends a placeholder; the proxy swaps it */
+	POLICY_INJECT_ALWAYS,          /* the proxy adds the secret to matching requests */
+};
+
+enum policy_cred_where {
+	POLICY_CRED_HEADER = 0, /* header: NAME with template "... {secret} ..." */
+	POLICY_CRED_BASIC,      /* basic: {username: U}: Authorization: Basic base64(U:secret) */
+	POLICY_CRED_QUERY,      /* query: PARAM: ?PARAM=secret */
+};
+
+/* Git smart HTTP operations a binding allows. */
+struct policy_git_binding {
+	char **repos;         /* path globs of repositories ("/acme/widget.git",
+	                       * "/acme/**"), NULL-terminated; NULL = any repository */
+	size_t n_repos;
+	bool fetch;           /* clone and fetch (git-upload-pack); default true */
+	char **push;          /* ref globs that may be updated ("refs/heads/agent/**"),
+	                       * NULL-terminated; NULL = no push at all */
+	size_t n_push;
+	bool delete_refs;     /* `delete: true`: a matching ref may be deleted; default false */
+	bool tags;            /* `tags: true`: refs/tags/... may be pushed (created only); default false */
+	struct policy_loc loc;
+};
+
+/* Where and for which requests a credential may be used. */
+struct policy_cred_binding {
+	char *id;             /* "credentials[0].bindings[1]" unless given */
+	char *host;           /* exact or "*.example.com", normalised like endpoint hosts */
+	uint16_t port;        /* default 443 */
+	enum policy_cred_where where;
+	char *header;         /* HEADER: the header's name (default "Authorization") */
+	char *tmpl;           /* HEADER: value template holding "{secret}" once (default "Bearer {secret}") */
+	char *username;       /* BASIC: the user name (may be empty) */
+	char *query;          /* QUERY: the parameter's name */
+	char **methods;       /* upper-case, NULL-terminated; NULL = any method */
+	size_t n_methods;
+	char **paths;         /* path globs, NULL-terminated; NULL = any path */
+	size_t n_paths;
+	struct policy_git_binding *git; /* NULL unless `git:` is given (then only git
+	                                 * smart HTTP requests it allows carry the secret) */
+	struct policy_loc loc;
+};
+
+struct policy_credential {
+	char *name;           /* [a-z0-9_-]{1,64}, unique */
+	enum policy_cred_source source;
+	char *source_arg;     /* ENV: the variable's name; FILE: absolute path */
+	char **command;       /* COMMAND: argv, NULL-terminated (argv[0] absolute or found in PATH) */
+	size_t n_command;
+	char *env;            /* the variable the agent sees holding the placeholder, or NULL */
+	enum policy_cred_inject inject;
+	struct policy_cred_binding *bindings;
+	size_t n_bindings;
+	struct policy_loc loc;
+};
+
 struct policy {
 	char *file;   /* path of the policy file, or "<default>" */
 	char *dir;    /* directory relative paths were resolved against */
@@ -163,6 +228,9 @@ struct policy {
 	} process;
 
 	struct policy_network network;
+
+	struct policy_credential *credentials;
+	size_t n_credentials;
 
 	/* Where each single-valued setting came from (line 0: built-in default). */
 	struct {
