@@ -151,10 +151,10 @@ enum policy_cred_where {
 /* Git smart HTTP operations a binding allows. */
 struct policy_git_binding {
 	char **repos;         /* path globs of repositories ("/acme/widget.git",
-	                       * "/acme/**"), NULL-terminated; NULL = any repository */
+	                       * "/acme/" then "**"), NULL-terminated; NULL = any repository */
 	size_t n_repos;
 	bool fetch;           /* clone and fetch (git-upload-pack); default true */
-	char **push;          /* ref globs that may be updated ("refs/heads/agent/**"),
+	char **push;          /* ref globs that may be updated ("refs/heads/agent/" then "**"),
 	                       * NULL-terminated; NULL = no push at all */
 	size_t n_push;
 	bool delete_refs;     /* `delete: true`: a matching ref may be deleted; default false */
