@@ -79,6 +79,40 @@ static void net_free(struct policy_network *net)
 	free(net->log);
 }
 
+static void strv_free(char **v, size_t n)
+{
+	if (v)
+		for (size_t i = 0; i < n; i++)
+			free(v[i]);
+	free(v);
+}
+
+static void cred_free(struct policy_credential *c)
+{
+	free(c->name);
+	free(c->source_arg);
+	strv_free(c->command, c->n_command);
+	free(c->env);
+	for (size_t i = 0; i < c->n_bindings; i++) {
+		struct policy_cred_binding *b = &c->bindings[i];
+
+		free(b->id);
+		free(b->host);
+		free(b->header);
+		free(b->tmpl);
+		free(b->username);
+		free(b->query);
+		strv_free(b->methods, b->n_methods);
+		strv_free(b->paths, b->n_paths);
+		if (b->git) {
+			strv_free(b->git->repos, b->git->n_repos);
+			strv_free(b->git->push, b->git->n_push);
+			free(b->git);
+		}
+	}
+	free(c->bindings);
+}
+
 void policy_free(struct policy *p)
 {
 	if (!p)
@@ -102,6 +136,9 @@ void policy_free(struct policy *p)
 	}
 	free(p->process.env_set);
 	net_free(&p->network);
+	for (size_t i = 0; i < p->n_credentials; i++)
+		cred_free(&p->credentials[i]);
+	free(p->credentials);
 	free(p);
 }
 
@@ -452,6 +489,136 @@ static void print_network(FILE *f, const struct policy *p)
 	}
 }
 
+/* ---- credentials ---- */
+
+static void print_flow_list(FILE *f, char *const *v, size_t n)
+{
+	fputc('[', f);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputs(", ", f);
+		print_str(f, v[i]);
+	}
+	fputc(']', f);
+}
+
+static bool is_default_binding_id(const char *id, size_t cred, size_t bind)
+{
+	char buf[POLICY_FIELD_MAX];
+
+	snprintf(buf, sizeof(buf), "credentials[%zu].bindings[%zu]", cred, bind);
+	return str_eq(id, buf);
+}
+
+static void print_binding(FILE *f, const struct policy_cred_binding *b, size_t cred, size_t idx)
+{
+	fputs("      - host: ", f);
+	print_str(f, b->host ? b->host : "");
+	end_line(f, &b->loc);
+	if (!is_default_binding_id(b->id, cred, idx)) {
+		fputs("        id: ", f);
+		print_str(f, b->id ? b->id : "");
+		fputc('\n', f);
+	}
+	fprintf(f, "        port: %u\n", b->port);
+	switch (b->where) {
+	case POLICY_CRED_HEADER:
+		fputs("        header: ", f);
+		print_str(f, b->header ? b->header : "");
+		fputs("\n        template: ", f);
+		print_str(f, b->tmpl ? b->tmpl : "");
+		fputc('\n', f);
+		break;
+	case POLICY_CRED_BASIC:
+		fputs("        basic: {username: ", f);
+		print_str(f, b->username ? b->username : "");
+		fputs("}\n", f);
+		break;
+	case POLICY_CRED_QUERY:
+		fputs("        query: ", f);
+		print_str(f, b->query ? b->query : "");
+		fputc('\n', f);
+		break;
+	}
+	if (b->n_methods > 0) {
+		fputs("        methods: ", f);
+		print_flow_list(f, b->methods, b->n_methods);
+		fputc('\n', f);
+	}
+	if (b->n_paths > 0) {
+		fputs("        paths: ", f);
+		print_flow_list(f, b->paths, b->n_paths);
+		fputc('\n', f);
+	}
+	if (b->git) {
+		const struct policy_git_binding *g = b->git;
+
+		fputs("        git:", f);
+		end_line(f, &g->loc);
+		if (g->n_repos > 0) {
+			fputs("          repos: ", f);
+			print_flow_list(f, g->repos, g->n_repos);
+			fputc('\n', f);
+		}
+		fprintf(f, "          fetch: %s\n", g->fetch ? "true" : "false");
+		if (g->n_push > 0) {
+			fputs("          push: ", f);
+			print_flow_list(f, g->push, g->n_push);
+			fputc('\n', f);
+		}
+		fprintf(f, "          delete: %s\n", g->delete_refs ? "true" : "false");
+		fprintf(f, "          tags: %s\n", g->tags ? "true" : "false");
+	}
+}
+
+static void print_credentials(FILE *f, const struct policy *p)
+{
+	/* Absent and empty are the same: nothing is printed. */
+	if (p->n_credentials == 0)
+		return;
+	fputs("credentials:\n", f);
+	for (size_t i = 0; i < p->n_credentials; i++) {
+		const struct policy_credential *c = &p->credentials[i];
+
+		fputs("  - name: ", f);
+		print_str(f, c->name ? c->name : "");
+		end_line(f, &c->loc);
+		switch (c->source) {
+		case POLICY_CRED_ENV:
+		case POLICY_CRED_FILE: {
+			_cleanup_free_ char *src = NULL;
+
+			if (asprintf(&src, "%s:%s", c->source == POLICY_CRED_ENV ? "env" : "file",
+				     c->source_arg ? c->source_arg : "") < 0) {
+				/* Out of memory: a line that no reader accepts
+				 * rather than a different policy. */
+				fputs("    source: !!invalid\n", f);
+				break;
+			}
+			fputs("    source: ", f);
+			print_str(f, src);
+			fputc('\n', f);
+			break;
+		}
+		case POLICY_CRED_COMMAND:
+			fputs("    command: ", f);
+			print_flow_list(f, c->command, c->n_command);
+			fputc('\n', f);
+			break;
+		}
+		if (c->env) {
+			fputs("    env: ", f);
+			print_name(f, c->env);
+			fputc('\n', f);
+		}
+		fprintf(f, "    inject: %s\n",
+			c->inject == POLICY_INJECT_ALWAYS ? "always" : "placeholder");
+		fputs("    bindings:\n", f);
+		for (size_t j = 0; j < c->n_bindings; j++)
+			print_binding(f, &c->bindings[j], i, j);
+	}
+}
+
 void policy_print(const struct policy *p, FILE *f)
 {
 	const struct policy_limits *lim = &p->sandbox.limits;
@@ -524,6 +691,7 @@ void policy_print(const struct policy *p, FILE *f)
 	}
 
 	print_network(f, p);
+	print_credentials(f, p);
 }
 
 static bool str_eq(const char *a, const char *b)
@@ -591,6 +759,47 @@ static bool network_eq(const struct policy_network *a, const struct policy_netwo
 	return true;
 }
 
+static bool strv_eq(char *const *a, size_t na, char *const *b, size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (!str_eq(a[i], b[i]))
+			return false;
+	return true;
+}
+
+static bool git_eq(const struct policy_git_binding *a, const struct policy_git_binding *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strv_eq(a->repos, a->n_repos, b->repos, b->n_repos) && a->fetch == b->fetch &&
+	       strv_eq(a->push, a->n_push, b->push, b->n_push) && a->delete_refs == b->delete_refs &&
+	       a->tags == b->tags;
+}
+
+static bool binding_eq(const struct policy_cred_binding *a, const struct policy_cred_binding *b)
+{
+	return str_eq(a->id, b->id) && str_eq(a->host, b->host) && a->port == b->port &&
+	       a->where == b->where && str_eq(a->header, b->header) && str_eq(a->tmpl, b->tmpl) &&
+	       str_eq(a->username, b->username) && str_eq(a->query, b->query) &&
+	       strv_eq(a->methods, a->n_methods, b->methods, b->n_methods) &&
+	       strv_eq(a->paths, a->n_paths, b->paths, b->n_paths) && git_eq(a->git, b->git);
+}
+
+static bool credential_eq(const struct policy_credential *a, const struct policy_credential *b)
+{
+	if (!str_eq(a->name, b->name) || a->source != b->source ||
+	    !str_eq(a->source_arg, b->source_arg) ||
+	    !strv_eq(a->command, a->n_command, b->command, b->n_command) || !str_eq(a->env, b->env) ||
+	    a->inject != b->inject || a->n_bindings != b->n_bindings)
+		return false;
+	for (size_t i = 0; i < a->n_bindings; i++)
+		if (!binding_eq(&a->bindings[i], &b->bindings[i]))
+			return false;
+	return true;
+}
+
 bool policy_equal(const struct policy *a, const struct policy *b)
 {
 	const struct policy_limits *la = &a->sandbox.limits, *lb = &b->sandbox.limits;
@@ -623,5 +832,10 @@ bool policy_equal(const struct policy *a, const struct policy *b)
 		if (!str_eq(a->process.env_set[i].name, b->process.env_set[i].name) ||
 		    !str_eq(a->process.env_set[i].value, b->process.env_set[i].value))
 			return false;
-	return network_eq(&a->network, &b->network);
+	if (!network_eq(&a->network, &b->network) || a->n_credentials != b->n_credentials)
+		return false;
+	for (size_t i = 0; i < a->n_credentials; i++)
+		if (!credential_eq(&a->credentials[i], &b->credentials[i]))
+			return false;
+	return true;
 }

@@ -409,7 +409,7 @@ static void test_unknown_keys(void **state)
 	(void)state;
 	BAD("version: 1\nnet: {}\n",
 	    "policy.yaml:2:1: net: unknown key; valid keys here are version, name, sandbox, "
-	    "filesystem, process, network");
+	    "filesystem, process, network, credentials");
 	BAD("version: 1\nnetwork:\n  allow: []\n",
 	    "policy.yaml:3:3: network.allow: unknown key; valid keys here are mode, default, "
 	    "endpoints, allow_private, resolve, upstream_ca, leak_scan, log");
@@ -439,11 +439,11 @@ static void test_unknown_keys(void **state)
 	/* Unknown keys are reported with the key quoted when it is unusual. */
 	BAD("version: 1\n\"a b\": 1\n",
 	    "policy.yaml:2:1: \"a b\": unknown key; valid keys here are version, name, sandbox, "
-	    "filesystem, process, network");
+	    "filesystem, process, network, credentials");
 	/* YAML merge keys are not special. */
 	BAD("version: 1\n<<: {name: x}\n",
 	    "policy.yaml:2:1: \"<<\": unknown key; valid keys here are version, name, sandbox, "
-	    "filesystem, process, network");
+	    "filesystem, process, network, credentials");
 }
 
 static void test_duplicate_keys(void **state)
@@ -1114,7 +1114,7 @@ static void test_bounds(void **state)
 		_cleanup_free_ char *bad17b = repeat(bad17, "]", 16, "\n");
 
 		BAD(ok16b, "policy.yaml:2:1: x: unknown key; valid keys here are version, name, "
-			   "sandbox, filesystem, process, network");
+			   "sandbox, filesystem, process, network, credentials");
 		BAD(bad17b, "policy.yaml:2:19: x[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]: lists "
 			    "and maps are nested more than 16 deep; a policy needs at most 7");
 	}
@@ -2396,6 +2396,839 @@ static void test_network_equal(void **state)
 	}
 }
 
+/* ---------------------------------------------------------------- */
+/* Credentials                                                       */
+
+static const char cred_policy[] =
+	"version: 1\n"
+	"process:\n"
+	"  env: {pass: [TERM], set: {CI: \"1\"}}\n"
+	"network:\n"
+	"  endpoints:\n"
+	"    - {host: api.github.com, ports: [443, 8443], tls: intercept}\n"
+	"    - {host: github.com, ports: [443], tls: intercept}\n"
+	"    - {host: \"*.example.com\", ports: [443, 8443], tls: intercept}\n"
+	"credentials:\n"
+	"  - name: github\n"
+	"    source: env:GITHUB_TOKEN\n"
+	"    env: GITHUB_TOKEN\n"
+	"    inject: placeholder\n"
+	"    bindings:\n"
+	"      - host: API.GitHub.com.\n"
+	"        id: gh-api\n"
+	"        port: 443\n"
+	"        header: Authorization\n"
+	"        template: \"Bearer {secret}\"\n"
+	"        methods: [GET, post]\n"
+	"        paths: [\"/repos/acme/**\", \"/a%7eb\"]\n"
+	"      - host: github.com\n"
+	"        basic: { username: x-access-token }\n"
+	"        git:\n"
+	"          repos: [\"/acme/widget.git\"]\n"
+	"          fetch: true\n"
+	"          push: [\"refs/heads/agent/**\"]\n"
+	"          delete: false\n"
+	"          tags: false\n"
+	"  - name: example_2\n"
+	"    command: [/usr/bin/gh, auth, token, \"\"]\n"
+	"    inject: always\n"
+	"    bindings:\n"
+	"      - host: api.example.com\n"
+	"        query: api_key\n"
+	"      - {host: \"*.example.com\", port: 8443, header: X-Api-Key, template: \"{secret}\"}\n"
+	"  - name: from-file\n"
+	"    source: file:~/.config/token\n"
+	"    env: FILE_TOKEN\n"
+	"    bindings:\n"
+	"      - host: github.com\n"
+	"        git: {fetch: false, push: [\"refs/heads/a\"], delete: true, tags: true}\n";
+
+static void test_credentials_full(void **state)
+{
+	_cleanup_policy_ struct policy *p = load_ok(cred_policy);
+	const struct policy_credential *c;
+	const struct policy_cred_binding *b;
+	(void)state;
+
+	assert_int_equal(p->n_credentials, 3);
+
+	c = &p->credentials[0];
+	assert_string_equal(c->name, "github");
+	assert_int_equal(c->source, POLICY_CRED_ENV);
+	assert_string_equal(c->source_arg, "GITHUB_TOKEN");
+	assert_null(c->command);
+	assert_int_equal(c->n_command, 0);
+	assert_string_equal(c->env, "GITHUB_TOKEN");
+	assert_int_equal(c->inject, POLICY_INJECT_PLACEHOLDER);
+	assert_int_equal(c->loc.line, 10);
+	assert_int_equal(c->loc.col, 5);
+	assert_ptr_equal(c->loc.file, p->file);
+	assert_int_equal(c->n_bindings, 2);
+
+	b = &c->bindings[0];
+	assert_string_equal(b->id, "gh-api");
+	assert_string_equal(b->host, "api.github.com");
+	assert_int_equal(b->port, 443);
+	assert_int_equal(b->where, POLICY_CRED_HEADER);
+	assert_string_equal(b->header, "Authorization");
+	assert_string_equal(b->tmpl, "Bearer {secret}");
+	assert_null(b->username);
+	assert_null(b->query);
+	assert_int_equal(b->n_methods, 2);
+	assert_string_equal(b->methods[0], "GET");
+	assert_string_equal(b->methods[1], "POST");
+	assert_null(b->methods[2]);
+	assert_int_equal(b->n_paths, 2);
+	assert_string_equal(b->paths[0], "/repos/acme/**");
+	assert_string_equal(b->paths[1], "/a~b");
+	assert_null(b->paths[2]);
+	assert_null(b->git);
+	assert_int_equal(b->loc.line, 15);
+	assert_int_equal(b->loc.col, 15);
+
+	b = &c->bindings[1];
+	assert_string_equal(b->id, "credentials[0].bindings[1]");
+	assert_string_equal(b->host, "github.com");
+	assert_int_equal(b->port, 443);
+	assert_int_equal(b->where, POLICY_CRED_BASIC);
+	assert_string_equal(b->username, "x-access-token");
+	assert_null(b->header);
+	assert_null(b->tmpl);
+	assert_null(b->methods);
+	assert_null(b->paths);
+	assert_non_null(b->git);
+	assert_int_equal(b->git->n_repos, 1);
+	assert_string_equal(b->git->repos[0], "/acme/widget.git");
+	assert_null(b->git->repos[1]);
+	assert_true(b->git->fetch);
+	assert_int_equal(b->git->n_push, 1);
+	assert_string_equal(b->git->push[0], "refs/heads/agent/**");
+	assert_null(b->git->push[1]);
+	assert_false(b->git->delete_refs);
+	assert_false(b->git->tags);
+	assert_int_equal(b->git->loc.line, 25);
+
+	c = &p->credentials[1];
+	assert_string_equal(c->name, "example_2");
+	assert_int_equal(c->source, POLICY_CRED_COMMAND);
+	assert_null(c->source_arg);
+	assert_int_equal(c->n_command, 4);
+	assert_string_equal(c->command[0], "/usr/bin/gh");
+	assert_string_equal(c->command[1], "auth");
+	assert_string_equal(c->command[2], "token");
+	assert_string_equal(c->command[3], "");
+	assert_null(c->command[4]);
+	assert_null(c->env);
+	assert_int_equal(c->inject, POLICY_INJECT_ALWAYS);
+	assert_int_equal(c->n_bindings, 2);
+	b = &c->bindings[0];
+	assert_string_equal(b->id, "credentials[1].bindings[0]");
+	assert_int_equal(b->where, POLICY_CRED_QUERY);
+	assert_string_equal(b->query, "api_key");
+	assert_null(b->header);
+	assert_null(b->tmpl);
+	assert_int_equal(b->port, 443);
+	b = &c->bindings[1];
+	assert_string_equal(b->host, "*.example.com");
+	assert_int_equal(b->port, 8443);
+	assert_string_equal(b->header, "X-Api-Key");
+	assert_string_equal(b->tmpl, "{secret}");
+
+	c = &p->credentials[2];
+	assert_int_equal(c->source, POLICY_CRED_FILE);
+	assert_string_equal(c->source_arg, "/home/u/.config/token");
+	assert_int_equal(c->inject, POLICY_INJECT_PLACEHOLDER);
+	b = &c->bindings[0];
+	/* Without header, basic or query: Authorization: Bearer. */
+	assert_int_equal(b->where, POLICY_CRED_HEADER);
+	assert_string_equal(b->header, "Authorization");
+	assert_string_equal(b->tmpl, "Bearer {secret}");
+	assert_null(b->git->repos);
+	assert_false(b->git->fetch);
+	assert_true(b->git->delete_refs);
+	assert_true(b->git->tags);
+
+	/* The credential variables are not among the variables passed. */
+	assert_int_equal(p->process.n_env_pass, 1);
+	assert_round_trip(p);
+}
+
+static void test_credentials_absent_or_empty(void **state)
+{
+	(void)state;
+	{
+		_cleanup_policy_ struct policy *p = load_ok("version: 1\n");
+		_cleanup_free_ char *text = print_to_string(p);
+
+		assert_int_equal(p->n_credentials, 0);
+		assert_null(p->credentials);
+		assert_null(strstr(text, "credentials"));
+	}
+	{
+		/* An empty list needs no network either. */
+		_cleanup_policy_ struct policy *p = load_ok("version: 1\ncredentials: []\n");
+
+		assert_int_equal(p->n_credentials, 0);
+		assert_null(p->credentials);
+		assert_round_trip(p);
+	}
+	BAD("version: 1\ncredentials:\n",
+	    "policy.yaml:2:13: credentials: is empty; give a list or write [] for none");
+	BAD("version: 1\ncredentials: {name: a}\n",
+	    "policy.yaml:2:14: credentials: is a map; expected a list (e.g. [a, b] or \"- a\" lines)");
+	BAD("version: 1\ncredentials: [a]\n",
+	    "policy.yaml:2:15: credentials[0]: is a single value; expected a map of settings (key: "
+	    "value lines)");
+	/* Credentials need the proxy. */
+	BAD("version: 1\ncredentials:\n  - {name: a, source: env:A, env: B, bindings: [{host: "
+	    "a.example}]}\n",
+	    "policy.yaml:2:1: credentials: the policy has no network section, so the agent has no "
+	    "network and no credential could be used; add a network section with an endpoint with "
+	    "tls: intercept for each binding's host");
+}
+
+/* Lines 1-6; credentials start on line 7. */
+#define CRED_HEAD                                                           \
+	"version: 1\n"                                                      \
+	"network:\n"                                                        \
+	"  endpoints:\n"                                                    \
+	"    - {host: api.github.com, ports: [443], tls: intercept}\n"      \
+	"    - {host: \"*.example.com\", ports: [443, 80], tls: intercept}\n" \
+	"credentials:\n"
+
+#define CRED_OK(yaml) load_ok(CRED_HEAD yaml)
+#define CRED_BAD(yaml, expected) BAD(CRED_HEAD yaml, expected)
+/* One credential on line 7 with one binding given in x. */
+#define ONE_BINDING(x) "  - {name: a, source: env:A, env: B, bindings: [" x "]}\n"
+
+static void test_credentials_keys_and_names(void **state)
+{
+	(void)state;
+	CRED_BAD("  - {name: a, sorce: env:A}\n",
+		 "policy.yaml:7:15: credentials[0].sorce: unknown key; valid keys here are name, "
+		 "source, command, env, inject, bindings");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, headers: X}"),
+		 "policy.yaml:7:72: credentials[0].bindings[0].headers: unknown key; valid keys here "
+		 "are host, id, port, header, template, basic, query, methods, paths, git");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, git: {branches: [main]}}"),
+		 "policy.yaml:7:78: credentials[0].bindings[0].git.branches: unknown key; valid keys "
+		 "here are repos, fetch, push, delete, tags");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, basic: {user: x}}"),
+		 "policy.yaml:7:80: credentials[0].bindings[0].basic.user: unknown key; valid keys "
+		 "here are username");
+
+	CRED_BAD("  - {source: env:A, env: B, bindings: [{host: api.github.com}]}\n",
+		 "policy.yaml:7:5: credentials[0]: has no name; give one (e.g. name: github)");
+	CRED_BAD("  - {name: GitHub, source: env:A, env: B, bindings: [{host: api.github.com}]}\n",
+		 "policy.yaml:7:12: credentials[0].name: \"GitHub\" is not a valid name; use 1 to 64 "
+		 "lower-case letters, digits, '_' and '-'");
+	CRED_BAD("  - {name: \"\", source: env:A, env: B, bindings: [{host: api.github.com}]}\n",
+		 "policy.yaml:7:12: credentials[0].name: \"\" is not a valid name; use 1 to 64 "
+		 "lower-case letters, digits, '_' and '-'");
+	CRED_BAD("  - {name: "
+		 "a234567890123456789012345678901234567890123456789012345678901234x, source: env:A, "
+		 "env: B, bindings: [{host: api.github.com}]}\n",
+		 "policy.yaml:7:12: credentials[0].name: "
+		 "\"a234567890123456789012345678901234567890123456789012345678901234...\" is not a "
+		 "valid name; use 1 to 64 lower-case letters, digits, '_' and '-'");
+	CRED_BAD("  - {name: a, source: env:A, env: A, bindings: [{host: api.github.com}]}\n"
+		 "  - {name: a, source: env:B, env: B, bindings: [{host: api.github.com}]}\n",
+		 "policy.yaml:8:12: credentials[1].name: \"a\" is also the name of credentials[0] "
+		 "(line 7); give each credential its own name");
+}
+
+static void test_credentials_source(void **state)
+{
+	(void)state;
+	CRED_BAD("  - {name: a, env: B, bindings: [{host: api.github.com}]}\n",
+		 "policy.yaml:7:5: credentials[0]: has no source; give source: env:NAME or source: "
+		 "file:PATH, or command: [PROGRAM, ARGS...] whose output is the secret");
+	CRED_BAD("  - {name: a, source: env:A, command: [x], env: B, bindings: [{host: "
+		 "api.github.com}]}\n",
+		 "policy.yaml:7:30: credentials[0].command: cannot be combined with source; give "
+		 "one: source: env:NAME or file:PATH, or command: [PROGRAM, ARGS...]");
+	CRED_BAD("  - {name: a, source: \"GITHUB_TOKEN\", env: B, bindings: [{host: "
+		 "api.github.com}]}\n",
+		 "policy.yaml:7:23: credentials[0].source: \"GITHUB_TOKEN\" does not start with env: "
+		 "or file:; write env:NAME for a variable of airlock's own environment or file:PATH "
+		 "for a file, or give command: [PROGRAM, ARGS...] instead of source");
+	CRED_BAD("  - {name: a, source: \"env:1A\", env: B, bindings: [{host: api.github.com}]}\n",
+		 "policy.yaml:7:23: credentials[0].source: \"env:1A\" does not name a variable after "
+		 "env:; use letters, digits and _, not starting with a digit (e.g. env:GITHUB_TOKEN)");
+	CRED_BAD("  - {name: a, source: \"file:\", env: B, bindings: [{host: api.github.com}]}\n",
+		 "policy.yaml:7:23: credentials[0].source: \"file:\" has no path after file:; write "
+		 "file:PATH (absolute, ~/..., or relative to the policy file)");
+	CRED_BAD("  - {name: a, source: [env:A], env: B, bindings: [{host: api.github.com}]}\n",
+		 "policy.yaml:7:23: credentials[0].source: is a list; expected env:NAME or file:PATH "
+		 "(e.g. env:GITHUB_TOKEN)");
+	CRED_BAD("  - {name: a, source: \"file:~x/t\", env: B, bindings: [{host: api.github.com}]}\n",
+		 "policy.yaml:7:23: credentials[0].source: \"file:~x/t\" names another user's home; "
+		 "only ~ and ~/... are expanded");
+	{
+		/* Relative to the policy file's directory; $WORKSPACE expands. */
+		_cleanup_policy_ struct policy *p =
+			CRED_OK("  - {name: a, source: file:secrets/../tok, env: A, bindings: [{host: "
+				"api.github.com}]}\n"
+				"  - {name: b, source: \"file:$WORKSPACE/../tok\", env: B, bindings: "
+				"[{host: api.github.com}]}\n");
+		assert_string_equal(p->credentials[0].source_arg, "/etc/airlock/tok");
+		assert_string_equal(p->credentials[1].source_arg, "/work/tok");
+		assert_round_trip(p);
+	}
+	/* A secret file the agent can read is no secret. */
+	CRED_BAD("  - {name: a, source: \"file:$WORKSPACE/.token\", env: B, bindings: [{host: "
+		 "api.github.com}]}\n",
+		 "policy.yaml:7:23: credentials[0].source: \"file:$WORKSPACE/.token\" is inside the "
+		 "workspace, where the agent can read the secret itself; keep the file outside the "
+		 "paths the agent sees, or hide it with filesystem.deny");
+	BAD("version: 1\n"
+	    "filesystem: {read: [/etc/x, ~/.config]}\n"
+	    "network: {endpoints: [{host: a.example, tls: intercept}]}\n"
+	    "credentials:\n"
+	    "  - {name: a, source: \"file:~/.config/gh/token\", env: B, bindings: [{host: "
+	    "a.example}]}\n",
+	    "policy.yaml:5:23: credentials[0].source: \"file:~/.config/gh/token\" is inside "
+	    "filesystem.read[1] (line 2), where the agent can read the secret itself; keep the file "
+	    "outside the paths the agent sees, or hide it with filesystem.deny");
+	{
+		/* ... unless a deny entry hides it. */
+		_cleanup_policy_ struct policy *p = load_ok(
+			"version: 1\n"
+			"filesystem: {read: [~/.config], deny: [~/.config/gh, $WORKSPACE/.token]}\n"
+			"network: {endpoints: [{host: a.example, tls: intercept}]}\n"
+			"credentials:\n"
+			"  - {name: a, source: \"file:~/.config/gh/token\", env: A, bindings: [{host: "
+			"a.example}]}\n"
+			"  - {name: b, source: \"file:$WORKSPACE/.token\", env: B, bindings: [{host: "
+			"a.example}]}\n");
+		assert_string_equal(p->credentials[0].source_arg, "/home/u/.config/gh/token");
+		assert_string_equal(p->credentials[1].source_arg, "/work/proj/.token");
+	}
+
+	/* command */
+	{
+		_cleanup_policy_ struct policy *p =
+			CRED_OK("  - {name: a, command: [gh, auth, token], env: A, bindings: [{host: "
+				"api.github.com}]}\n"
+				"  - {name: b, command: [./bin/get-token, \"--for\", \"a b\"], env: B, "
+				"bindings: [{host: api.github.com}]}\n"
+				"  - {name: c, command: [~/bin/t], env: C, bindings: [{host: "
+				"api.github.com}]}\n");
+		/* A bare name is looked up in PATH; a path resolves like any other. */
+		assert_string_equal(p->credentials[0].command[0], "gh");
+		assert_string_equal(p->credentials[1].command[0], "/etc/airlock/bin/get-token");
+		assert_string_equal(p->credentials[1].command[2], "a b");
+		assert_string_equal(p->credentials[2].command[0], "/home/u/bin/t");
+		assert_round_trip(p);
+	}
+	CRED_BAD("  - {name: a, command: [], env: B, bindings: [{host: api.github.com}]}\n",
+		 "policy.yaml:7:24: credentials[0].command: is an empty list; give the program and "
+		 "its arguments (e.g. [/usr/bin/gh, auth, token])");
+	CRED_BAD("  - {name: a, command: /usr/bin/gh, env: B, bindings: [{host: api.github.com}]}\n",
+		 "policy.yaml:7:24: credentials[0].command: is a single value; expected a list (e.g. "
+		 "[a, b] or \"- a\" lines)");
+	CRED_BAD("  - {name: a, command: [\"\"], env: B, bindings: [{host: api.github.com}]}\n",
+		 "policy.yaml:7:25: credentials[0].command[0]: is empty; expected a program (an "
+		 "absolute path, or a name looked up in PATH)");
+	CRED_BAD("  - {name: a, command: [gh, [x]], env: B, bindings: [{host: api.github.com}]}\n",
+		 "policy.yaml:7:29: credentials[0].command[1]: is a list; expected an argument (use "
+		 "\"\" for an empty one)");
+	/* A program the agent could replace would run outside the sandbox. */
+	CRED_BAD("  - {name: a, command: [$WORKSPACE/bin/tok], env: B, bindings: [{host: "
+		 "api.github.com}]}\n",
+		 "policy.yaml:7:25: credentials[0].command[0]: \"$WORKSPACE/bin/tok\" is inside the "
+		 "workspace, which the agent can write: it could replace the program that airlock "
+		 "runs outside the sandbox; use a program installed elsewhere (e.g. /usr/bin/gh)");
+	BAD("version: 1\n"
+	    "filesystem: {write: [~/.local]}\n"
+	    "network: {endpoints: [{host: a.example, tls: intercept}]}\n"
+	    "credentials:\n"
+	    "  - {name: a, command: [~/.local/bin/tok], env: B, bindings: [{host: a.example}]}\n",
+	    "policy.yaml:5:25: credentials[0].command[0]: \"~/.local/bin/tok\" is inside "
+	    "filesystem.write[0] (line 2), which the agent can write: it could replace the program "
+	    "that airlock runs outside the sandbox; use a program installed elsewhere (e.g. "
+	    "/usr/bin/gh)");
+	{
+		/* Read-only for the agent is fine for a program. */
+		_cleanup_policy_ struct policy *p =
+			load_ok("version: 1\n"
+				"filesystem: {read: [~/.local]}\n"
+				"network: {endpoints: [{host: a.example, tls: intercept}]}\n"
+				"credentials:\n"
+				"  - {name: a, command: [~/.local/bin/tok], env: B, bindings: [{host: "
+				"a.example}]}\n");
+		assert_string_equal(p->credentials[0].command[0], "/home/u/.local/bin/tok");
+	}
+}
+
+static void test_credentials_inject_and_env(void **state)
+{
+	(void)state;
+	CRED_BAD("  - {name: a, source: env:A, bindings: [{host: api.github.com}]}\n",
+		 "policy.yaml:7:5: credentials[0].env: is missing; with inject: placeholder (the "
+		 "default) the agent holds only a placeholder, found in this variable, so without it "
+		 "the agent could never use the credential; name a variable (e.g. env: GITHUB_TOKEN), "
+		 "or set inject: always");
+	CRED_BAD("  - {name: a, source: env:A, inject: placeholder, bindings: [{host: "
+		 "api.github.com}]}\n",
+		 "policy.yaml:7:5: credentials[0].env: is missing; with inject: placeholder (the "
+		 "default) the agent holds only a placeholder, found in this variable, so without it "
+		 "the agent could never use the credential; name a variable (e.g. env: GITHUB_TOKEN), "
+		 "or set inject: always");
+	CRED_BAD("  - {name: a, source: env:A, env: B, inject: sometimes, bindings: [{host: "
+		 "api.github.com}]}\n",
+		 "policy.yaml:7:46: credentials[0].inject: \"sometimes\" is not one of placeholder, "
+		 "always");
+	CRED_BAD("  - {name: a, source: env:A, env: \"B-1\", bindings: [{host: api.github.com}]}\n",
+		 "policy.yaml:7:35: credentials[0].env: \"B-1\" is not a variable name; use letters, "
+		 "digits and _, not starting with a digit");
+	{
+		/* inject: always needs no variable, also with a query binding. */
+		_cleanup_policy_ struct policy *p =
+			CRED_OK("  - {name: a, source: env:A, inject: always, bindings: [{host: "
+				"x.example.com, query: key}]}\n");
+		assert_null(p->credentials[0].env);
+		assert_int_equal(p->credentials[0].inject, POLICY_INJECT_ALWAYS);
+		assert_round_trip(p);
+	}
+
+	/* The placeholder's variable is the credential's alone. */
+	CRED_BAD("  - {name: a, source: env:A, env: T, bindings: [{host: api.github.com}]}\n"
+		 "  - {name: b, source: env:A, env: T, bindings: [{host: api.github.com}]}\n",
+		 "policy.yaml:8:35: credentials[1].env: \"T\" is also the variable of credentials[0] "
+		 "(line 7); give each credential its own variable");
+	BAD("version: 1\n"
+	    "process: {env: {set: {T: x}}}\n"
+	    "network: {endpoints: [{host: a.example, tls: intercept}]}\n"
+	    "credentials:\n"
+	    "  - {name: a, source: env:A, env: T, bindings: [{host: a.example}]}\n",
+	    "policy.yaml:5:35: credentials[0].env: \"T\" is also in process.env.set (line 2), whose "
+	    "fixed value would replace the placeholder; remove it from set");
+	BAD("version: 1\n"
+	    "process: {env: {pass: [TERM, T]}}\n"
+	    "network: {endpoints: [{host: a.example, tls: intercept}]}\n"
+	    "credentials:\n"
+	    "  - {name: a, source: env:A, env: T, bindings: [{host: a.example}]}\n",
+	    "policy.yaml:5:35: credentials[0].env: \"T\" is also in process.env.pass[1] (line 2), "
+	    "which would hand the agent the caller's value, perhaps the real secret; remove it from "
+	    "pass");
+	{
+		/* The default pass list yields to a credential's variable. */
+		_cleanup_policy_ struct policy *p =
+			CRED_OK("  - {name: a, source: env:A, env: TZ, bindings: [{host: "
+				"api.github.com}]}\n"
+				"  - {name: b, source: env:A, env: TERM, bindings: [{host: "
+				"api.github.com}]}\n");
+		assert_int_equal(p->process.n_env_pass, policy_default_env_pass_count - 2);
+		for (size_t i = 0; i < p->process.n_env_pass; i++) {
+			assert_string_not_equal(p->process.env_pass[i], "TZ");
+			assert_string_not_equal(p->process.env_pass[i], "TERM");
+		}
+		assert_string_equal(p->process.env_pass[0], "COLORTERM");
+		assert_null(p->process.env_pass[p->process.n_env_pass]);
+		assert_round_trip(p);
+	}
+}
+
+static void test_credentials_bindings(void **state)
+{
+	(void)state;
+	CRED_BAD("  - {name: a, source: env:A, env: B}\n",
+		 "policy.yaml:7:5: credentials[0]: has no bindings; list where the secret may be sent "
+		 "(e.g. bindings: [{host: api.github.com}])");
+	CRED_BAD("  - {name: a, source: env:A, env: B, bindings: []}\n",
+		 "policy.yaml:7:48: credentials[0].bindings: is an empty list, so the secret could be "
+		 "sent nowhere; list where it may be sent (e.g. [{host: api.github.com}])");
+	CRED_BAD(ONE_BINDING("{port: 443}"),
+		 "policy.yaml:7:49: credentials[0].bindings[0]: has no host; give the host the secret "
+		 "is for (e.g. {host: api.github.com})");
+	CRED_BAD(ONE_BINDING("{host: \"https://api.github.com\"}"),
+		 "policy.yaml:7:56: credentials[0].bindings[0].host: \"https://api.github.com\" is a "
+		 "URL or has a path; write the host name alone (e.g. api.example.com)");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, port: \"443\"}"),
+		 "policy.yaml:7:78: credentials[0].bindings[0].port: \"443\" is a quoted string; write "
+		 "the port without quotes");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, port: 0}"),
+		 "policy.yaml:7:78: credentials[0].bindings[0].port: \"0\" is not a port; use an "
+		 "integer from 1 to 65535");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, id: \"a b\"}"),
+		 "policy.yaml:7:76: credentials[0].bindings[0].id: \"a b\" is not a valid id; use 1 to "
+		 "128 printable ASCII characters without spaces");
+
+	/* One place for the secret. */
+	CRED_BAD(ONE_BINDING("{host: api.github.com, header: X, basic: {username: u}}"),
+		 "policy.yaml:7:83: credentials[0].bindings[0].basic: cannot be combined with header; "
+		 "a binding puts the secret in one place: header, basic or query");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, query: k, header: X}"),
+		 "policy.yaml:7:82: credentials[0].bindings[0].header: cannot be combined with query; "
+		 "a binding puts the secret in one place: header, basic or query");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, basic: {username: u}, template: \"{secret}\"}"),
+		 "policy.yaml:7:94: credentials[0].bindings[0].template: only goes with header; basic "
+		 "puts the secret in Authorization: Basic, without a template");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, query: k, template: \"{secret}\"}"),
+		 "policy.yaml:7:82: credentials[0].bindings[0].template: only goes with header; query "
+		 "puts the secret in the query, without a template");
+
+	/* header and template */
+	CRED_BAD(ONE_BINDING("{host: api.github.com, header: \"X Key\"}"),
+		 "policy.yaml:7:80: credentials[0].bindings[0].header: \"X Key\" is not a header name; "
+		 "use 1 to 128 letters, digits and !#$%&'*+-.^_`|~ (e.g. Authorization, X-Api-Key)");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, header: \"X:\"}"),
+		 "policy.yaml:7:80: credentials[0].bindings[0].header: \"X:\" is not a header name; "
+		 "use 1 to 128 letters, digits and !#$%&'*+-.^_`|~ (e.g. Authorization, X-Api-Key)");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, header: Content-Length}"),
+		 "policy.yaml:7:80: credentials[0].bindings[0].header: \"Content-Length\" frames or "
+		 "routes the request, or is consumed by the next hop, so a secret cannot go there; "
+		 "name the header the service reads it from (e.g. Authorization)");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, header: host}"),
+		 "policy.yaml:7:80: credentials[0].bindings[0].header: \"host\" frames or routes the "
+		 "request, or is consumed by the next hop, so a secret cannot go there; name the "
+		 "header the service reads it from (e.g. Authorization)");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, template: \"token\"}"),
+		 "policy.yaml:7:82: credentials[0].bindings[0].template: \"token\" holds {secret} "
+		 "nowhere; write it exactly once where the secret goes (e.g. \"Bearer {secret}\")");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, template: \"{secret}{secret}\"}"),
+		 "policy.yaml:7:82: credentials[0].bindings[0].template: \"{secret}{secret}\" holds "
+		 "{secret} more than once; write it exactly once where the secret goes (e.g. "
+		 "\"Bearer {secret}\")");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, template: \"Bearer {secret}\\r\\nX-A: 1\"}"),
+		 "policy.yaml:7:82: credentials[0].bindings[0].template: \"Bearer {secret}\\x0d\\nX-A: "
+		 "1\" has a control character or a non-ASCII byte; a header value is printable ASCII");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, template: \"\"}"),
+		 "policy.yaml:7:82: credentials[0].bindings[0].template: is empty; expected a header "
+		 "value holding {secret} (e.g. \"Bearer {secret}\")");
+
+	/* basic and query */
+	CRED_BAD(ONE_BINDING("{host: api.github.com, basic: x-access-token}"),
+		 "policy.yaml:7:79: credentials[0].bindings[0].basic: is a single value; expected a "
+		 "map of settings (key: value lines)");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, basic: {username: \"a:b\"}}"),
+		 "policy.yaml:7:90: credentials[0].bindings[0].basic.username: \"a:b\" has a colon or a "
+		 "control character; Basic authentication cannot carry them in a user name");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, query: \"api key\"}"),
+		 "policy.yaml:7:79: credentials[0].bindings[0].query: \"api key\" is not a parameter "
+		 "name; use 1 to 128 letters, digits, '_', '.' and '-' (e.g. api_key)");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, query: \"k=v\"}"),
+		 "policy.yaml:7:79: credentials[0].bindings[0].query: \"k=v\" is not a parameter name; "
+		 "use 1 to 128 letters, digits, '_', '.' and '-' (e.g. api_key)");
+	{
+		/* basic: {} is an empty user name. */
+		_cleanup_policy_ struct policy *p =
+			CRED_OK(ONE_BINDING("{host: api.github.com, basic: {}}"));
+		assert_int_equal(p->credentials[0].bindings[0].where, POLICY_CRED_BASIC);
+		assert_string_equal(p->credentials[0].bindings[0].username, "");
+		assert_round_trip(p);
+	}
+
+	/* methods and paths, checked as in network rules */
+	CRED_BAD(ONE_BINDING("{host: api.github.com, methods: [\"G T\"]}"),
+		 "policy.yaml:7:82: credentials[0].bindings[0].methods[0]: \"G T\" is not an HTTP "
+		 "method; use a method name such as GET or POST (omit methods for any method)");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, methods: [GET, get]}"),
+		 "policy.yaml:7:87: credentials[0].bindings[0].methods[1]: \"get\" is listed twice "
+		 "(first at credentials[0].bindings[0].methods[0]); remove one");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, methods: []}"),
+		 "policy.yaml:7:81: credentials[0].bindings[0].methods: is an empty list, which "
+		 "matches no request; list methods (e.g. [GET]), or omit methods for any method");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, paths: [repos/**]}"),
+		 "policy.yaml:7:80: credentials[0].bindings[0].paths[0]: \"repos/**\" does not start "
+		 "with /; a path glob is matched against the whole path (e.g. /repos/**)");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, paths: []}"),
+		 "policy.yaml:7:79: credentials[0].bindings[0].paths: is an empty list, which matches "
+		 "no request; list globs (e.g. [/repos/**]), or omit it for any request");
+}
+
+static void test_credentials_git(void **state)
+{
+	(void)state;
+#define GIT(x) ONE_BINDING("{host: api.github.com, git: " x "}")
+	{
+		_cleanup_policy_ struct policy *p = CRED_OK(GIT("{}"));
+		const struct policy_git_binding *g = p->credentials[0].bindings[0].git;
+
+		/* git: {} is clone and fetch of any repository. */
+		assert_non_null(g);
+		assert_null(g->repos);
+		assert_true(g->fetch);
+		assert_null(g->push);
+		assert_int_equal(g->n_push, 0);
+		assert_false(g->delete_refs);
+		assert_false(g->tags);
+		assert_round_trip(p);
+	}
+	{
+		/* push: [] is no push. */
+		_cleanup_policy_ struct policy *p = CRED_OK(GIT("{push: [], tags: true}"));
+		assert_null(p->credentials[0].bindings[0].git->push);
+		assert_true(p->credentials[0].bindings[0].git->tags);
+	}
+	CRED_BAD(ONE_BINDING("{host: api.github.com, query: k, git: {}}"),
+		 "policy.yaml:7:82: credentials[0].bindings[0].git: needs header or basic: git sends "
+		 "credentials in a header, never in the query");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, paths: [/x], git: {}}"),
+		 "policy.yaml:7:72: credentials[0].bindings[0].paths: cannot be combined with git: "
+		 "git chooses the paths of its requests itself; limit the repositories with git.repos");
+	CRED_BAD(GIT("{push: [heads/main]}"),
+		 "policy.yaml:7:85: credentials[0].bindings[0].git.push[0]: \"heads/main\" does not "
+		 "start with refs/; name full refs (e.g. refs/heads/agent/**)");
+	CRED_BAD(GIT("{push: [\"refs/\"]}"),
+		 "policy.yaml:7:85: credentials[0].bindings[0].git.push[0]: \"refs/\" does not start "
+		 "with refs/; name full refs (e.g. refs/heads/agent/**)");
+	CRED_BAD(GIT("{push: [\"refs/heads/a b\"]}"),
+		 "policy.yaml:7:85: credentials[0].bindings[0].git.push[0]: \"refs/heads/a b\" has a "
+		 "character git does not allow in ref names (space, control, non-ASCII, ~ ^ : ? [ \\); "
+		 "the wildcards are * and **");
+	CRED_BAD(GIT("{push: [\"refs/heads/../tags/x\"]}"),
+		 "policy.yaml:7:85: credentials[0].bindings[0].git.push[0]: \"refs/heads/../tags/x\" "
+		 "has \"..\", \"//\" or a trailing /, which no ref name has; write e.g. "
+		 "refs/heads/agent/**");
+	CRED_BAD(GIT("{push: [refs/heads/]}"),
+		 "policy.yaml:7:85: credentials[0].bindings[0].git.push[0]: \"refs/heads/\" has "
+		 "\"..\", \"//\" or a trailing /, which no ref name has; write e.g. "
+		 "refs/heads/agent/**");
+	CRED_BAD(GIT("{repos: []}"),
+		 "policy.yaml:7:85: credentials[0].bindings[0].git.repos: is an empty list, which "
+		 "matches no repository; list globs (e.g. [/repos/**]), or omit it for any repository");
+	CRED_BAD(GIT("{repos: [acme/x.git]}"),
+		 "policy.yaml:7:86: credentials[0].bindings[0].git.repos[0]: \"acme/x.git\" does not "
+		 "start with /; a path glob is matched against the whole path (e.g. /repos/**)");
+	CRED_BAD(GIT("{delete: true}"),
+		 "policy.yaml:7:86: credentials[0].bindings[0].git.delete: true lets refs that push "
+		 "matches be deleted, and push matches none; give push globs, or drop delete");
+	CRED_BAD(GIT("{fetch: false}"),
+		 "policy.yaml:7:77: credentials[0].bindings[0].git: allows no git operation (fetch: "
+		 "false, no push globs, tags: false); allow one, or remove the binding");
+	CRED_BAD(GIT("{fetch: \"yes\"}"),
+		 "policy.yaml:7:85: credentials[0].bindings[0].git.fetch: \"yes\" is a quoted string; "
+		 "write true or false without quotes");
+	CRED_BAD(GIT("[fetch]"),
+		 "policy.yaml:7:77: credentials[0].bindings[0].git: is a list; expected a map of "
+		 "settings (key: value lines)");
+#undef GIT
+}
+
+static void test_credentials_ids(void **state)
+{
+	(void)state;
+	{
+		/* Ids may repeat network ids: they name other things. */
+		_cleanup_policy_ struct policy *p =
+			CRED_OK(ONE_BINDING("{host: api.github.com, id: \"network.endpoints[0]\"}"));
+		assert_string_equal(p->credentials[0].bindings[0].id, "network.endpoints[0]");
+		assert_round_trip(p);
+	}
+	CRED_BAD(ONE_BINDING("{host: api.github.com, id: x}, {host: api.github.com, id: x}"),
+		 "policy.yaml:7:107: credentials[0].bindings[1].id: \"x\" is also the id of "
+		 "credentials[0].bindings[0] (line 7); give each binding its own id");
+	CRED_BAD("  - {name: a, source: env:A, env: A, bindings: [{host: api.github.com, id: x}]}\n"
+		 "  - {name: b, source: env:A, env: B, bindings: [{host: api.github.com, id: x}]}\n",
+		 "policy.yaml:8:76: credentials[1].bindings[0].id: \"x\" is also the id of "
+		 "credentials[0].bindings[0] (line 7); give each binding its own id");
+	/* A given id may not take another binding's default. */
+	CRED_BAD("  - {name: a, source: env:A, env: A, bindings: [{host: api.github.com}]}\n"
+		 "  - {name: b, source: env:A, env: B, bindings: [{host: api.github.com, id: "
+		 "\"credentials[0].bindings[0]\"}]}\n",
+		 "policy.yaml:8:76: credentials[1].bindings[0].id: \"credentials[0].bindings[0]\" is "
+		 "also the id of credentials[0].bindings[0] (line 7); give each binding its own id");
+	CRED_BAD("  - {name: a, source: env:A, env: A, bindings: [{host: api.github.com, id: "
+		 "\"credentials[1].bindings[0]\"}]}\n"
+		 "  - {name: b, source: env:A, env: B, bindings: [{host: api.github.com}]}\n",
+		 "policy.yaml:7:76: credentials[0].bindings[0].id: \"credentials[1].bindings[0]\" is "
+		 "also the id of credentials[1].bindings[0] (line 8); give each binding its own id");
+}
+
+static void test_credentials_network(void **state)
+{
+	(void)state;
+	{
+		_cleanup_policy_ struct policy *p =
+			CRED_OK(ONE_BINDING("{host: \"*.example.com\"}, {host: a.b.example.com, port: "
+					    "80}, {host: \"*.x.example.com\"}"));
+		assert_int_equal(p->credentials[0].n_bindings, 3);
+	}
+	CRED_BAD(ONE_BINDING("{host: github.com}"),
+		 "policy.yaml:7:56: credentials[0].bindings[0]: github.com:443 is not under a "
+		 "network.endpoints entry with tls: intercept; the proxy must see inside the request "
+		 "to put the secret in it: add an endpoint {host: \"github.com\", ports: [443], tls: "
+		 "intercept}");
+	CRED_BAD(ONE_BINDING("{host: api.github.com, port: 8443}"),
+		 "policy.yaml:7:56: credentials[0].bindings[0]: api.github.com:8443 is not under a "
+		 "network.endpoints entry with tls: intercept; the proxy must see inside the request "
+		 "to put the secret in it: add an endpoint {host: \"api.github.com\", ports: [8443], "
+		 "tls: intercept}");
+	/* "*.example.com" does not match example.com itself. */
+	CRED_BAD(ONE_BINDING("{host: example.com}"),
+		 "policy.yaml:7:56: credentials[0].bindings[0]: example.com:443 is not under a "
+		 "network.endpoints entry with tls: intercept; the proxy must see inside the request "
+		 "to put the secret in it: add an endpoint {host: \"example.com\", ports: [443], tls: "
+		 "intercept}");
+	/* A wildcard binding needs a wildcard that covers it. */
+	CRED_BAD(ONE_BINDING("{host: \"*.github.com\"}"),
+		 "policy.yaml:7:56: credentials[0].bindings[0]: *.github.com:443 is not under a "
+		 "network.endpoints entry with tls: intercept; the proxy must see inside the request "
+		 "to put the secret in it: add an endpoint {host: \"*.github.com\", ports: [443], tls: "
+		 "intercept}");
+	BAD("version: 1\n"
+	    "network: {endpoints: [{host: \"::1\", ports: [8080]}]}\n"
+	    "credentials:\n"
+	    "  - {name: a, source: env:A, env: B, bindings: [{host: \"[::1]\", port: 8080}]}\n",
+	    "policy.yaml:4:56: credentials[0].bindings[0]: [::1]:8080 is decided by "
+	    "network.endpoints[0] (\"::1\", line 2), which has tls: passthrough; the proxy must see "
+	    "inside the request to put the secret in it: give that endpoint tls: intercept");
+	/* The endpoint that decides must intercept, even when a later one would. */
+	BAD("version: 1\n"
+	    "network:\n"
+	    "  endpoints:\n"
+	    "    - {host: a.example.com, ports: [443]}\n"
+	    "    - {host: \"*.example.com\", tls: intercept}\n"
+	    "credentials:\n"
+	    "  - {name: a, source: env:A, env: B, bindings: [{host: \"*.example.com\"}, {host: "
+	    "b.example.com}]}\n",
+	    "policy.yaml:7:56: credentials[0].bindings[0]: *.example.com:443 is decided by "
+	    "network.endpoints[0] (\"a.example.com\", line 4), which has tls: passthrough; the proxy "
+	    "must see inside the request to put the secret in it: give that endpoint tls: "
+	    "intercept");
+	{
+		_cleanup_policy_ struct policy *p =
+			load_ok("version: 1\n"
+				"network:\n"
+				"  endpoints:\n"
+				"    - {host: a.example.com, ports: [443]}\n"
+				"    - {host: \"*.example.com\", tls: intercept}\n"
+				"credentials:\n"
+				"  - {name: a, source: env:A, env: B, bindings: [{host: b.example.com}, "
+				"{host: \"*.b.example.com\"}]}\n");
+		assert_int_equal(p->credentials[0].n_bindings, 2);
+	}
+	/* An endpoint with the host but not the port does not decide. */
+	{
+		_cleanup_policy_ struct policy *p =
+			load_ok("version: 1\n"
+				"network:\n"
+				"  endpoints:\n"
+				"    - {host: a.example.com, ports: [80]}\n"
+				"    - {host: a.example.com, ports: [443], tls: intercept}\n"
+				"credentials:\n"
+				"  - {name: a, source: env:A, env: B, bindings: [{host: a.example.com}]}\n");
+		assert_int_equal(p->credentials[0].bindings[0].port, 443);
+	}
+}
+
+static void test_credentials_print(void **state)
+{
+	_cleanup_policy_ struct policy *p = load_ok(cred_policy);
+	_cleanup_free_ char *text = print_to_string(p);
+	(void)state;
+
+	assert_non_null(strstr(text, "\ncredentials:\n"
+				     "  - name: \"github\"  # policy.yaml:10\n"
+				     "    source: \"env:GITHUB_TOKEN\"\n"
+				     "    env: GITHUB_TOKEN\n"
+				     "    inject: placeholder\n"
+				     "    bindings:\n"
+				     "      - host: \"api.github.com\"  # policy.yaml:15\n"
+				     "        id: \"gh-api\"\n"
+				     "        port: 443\n"
+				     "        header: \"Authorization\"\n"
+				     "        template: \"Bearer {secret}\"\n"
+				     "        methods: [\"GET\", \"POST\"]\n"
+				     "        paths: [\"/repos/acme/**\", \"/a~b\"]\n"
+				     "      - host: \"github.com\"  # policy.yaml:22\n"
+				     "        port: 443\n"
+				     "        basic: {username: \"x-access-token\"}\n"
+				     "        git:  # policy.yaml:25\n"
+				     "          repos: [\"/acme/widget.git\"]\n"
+				     "          fetch: true\n"
+				     "          push: [\"refs/heads/agent/**\"]\n"
+				     "          delete: false\n"
+				     "          tags: false\n"
+				     "  - name: \"example_2\"  # policy.yaml:30\n"
+				     "    command: [\"/usr/bin/gh\", \"auth\", \"token\", \"\"]\n"
+				     "    inject: always\n"
+				     "    bindings:\n"
+				     "      - host: \"api.example.com\"  # policy.yaml:34\n"
+				     "        port: 443\n"
+				     "        query: \"api_key\"\n"
+				     "      - host: \"*.example.com\"  # policy.yaml:36\n"
+				     "        port: 8443\n"
+				     "        header: \"X-Api-Key\"\n"
+				     "        template: \"{secret}\"\n"
+				     "  - name: \"from-file\"  # policy.yaml:37\n"
+				     "    source: \"file:/home/u/.config/token\"\n"
+				     "    env: FILE_TOKEN\n"
+				     "    inject: placeholder\n"
+				     "    bindings:\n"
+				     "      - host: \"github.com\"  # policy.yaml:41\n"
+				     "        port: 443\n"
+				     "        header: \"Authorization\"\n"
+				     "        template: \"Bearer {secret}\"\n"
+				     "        git:  # policy.yaml:42\n"
+				     "          fetch: false\n"
+				     "          push: [\"refs/heads/a\"]\n"
+				     "          delete: true\n"
+				     "          tags: true\n"));
+	assert_round_trip(p);
+
+	/* Hostile strings stay inside their quotes. */
+	{
+		_cleanup_policy_ struct policy *h = CRED_OK(
+			"  - name: a\n"
+			"    command: [\"/bin/x\", \"a\\\"b\", \"#c\", \"\\t\", \"{d: e}\", \"\\u2028\"]\n"
+			"    env: \"null_\"\n"
+			"    bindings:\n"
+			"      - {host: api.github.com, id: \"'#x\\\"\", template: \"a\\\"#{secret}'\", "
+			"paths: [\"/:'*&!\"]}\n");
+		assert_string_equal(h->credentials[0].command[1], "a\"b");
+		assert_string_equal(h->credentials[0].bindings[0].tmpl, "a\"#{secret}'");
+		assert_round_trip(h);
+	}
+}
+
+static void test_credentials_equal(void **state)
+{
+	_cleanup_policy_ struct policy *a = load_ok(cred_policy);
+	(void)state;
+
+	/* Every field takes part in the comparison. */
+	static const char *const edits[][2] = {
+		{ "name: github", "name: gh" },
+		{ "env:GITHUB_TOKEN", "env:GH_TOKEN" },
+		{ "env: GITHUB_TOKEN", "env: GH_TOKEN" },
+		{ "inject: placeholder", "inject: always" },
+		{ "API.GitHub.com.", "github.com" },
+		{ "id: gh-api", "id: gh" },
+		{ "port: 443", "port: 8443" },
+		{ "header: Authorization", "header: X-Auth" },
+		{ "\"Bearer {secret}\"", "\"token {secret}\"" },
+		{ "[GET, post]", "[GET]" },
+		{ "\"/a%7eb\"", "\"/a\"" },
+		{ "username: x-access-token", "username: git" },
+		{ "\"/acme/widget.git\"", "\"/acme/x.git\"" },
+		{ "fetch: true", "fetch: false" },
+		{ "refs/heads/agent/**", "refs/heads/**" },
+		{ "delete: false", "delete: true" },
+		{ "tags: false", "tags: true" },
+		{ "[/usr/bin/gh, auth, token, \"\"]", "[/usr/bin/gh, auth, token]" },
+		{ "query: api_key", "query: key" },
+		{ "port: 8443", "port: 443" },
+		{ "template: \"{secret}\"", "template: \"x{secret}\"" },
+		{ "file:~/.config/token", "file:~/.config/token2" },
+		{ "        git: {fetch: false, push: [\"refs/heads/a\"], delete: true, tags: true}\n",
+		  "" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(edits); i++) {
+		char yaml[sizeof(cred_policy) + 64];
+		const char *at = strstr(cred_policy, edits[i][0]);
+
+		assert_non_null(at);
+		snprintf(yaml, sizeof(yaml), "%.*s%s%s", (int)(at - cred_policy), cred_policy,
+			 edits[i][1], at + strlen(edits[i][0]));
+		_cleanup_policy_ struct policy *b = load_ok(yaml);
+		if (policy_equal(a, b))
+			fail_msg("edit %zu (%s) not seen by policy_equal", i, edits[i][1]);
+	}
+}
+
 static void test_netspec_helpers(void **state)
 {
 	char out[POLICY_HOST_MAX];
@@ -2608,6 +3441,17 @@ int main(void)
 		cmocka_unit_test(test_network_leak_scan_and_paths),
 		cmocka_unit_test(test_network_print),
 		cmocka_unit_test(test_network_equal),
+		cmocka_unit_test(test_credentials_full),
+		cmocka_unit_test(test_credentials_absent_or_empty),
+		cmocka_unit_test(test_credentials_keys_and_names),
+		cmocka_unit_test(test_credentials_source),
+		cmocka_unit_test(test_credentials_inject_and_env),
+		cmocka_unit_test(test_credentials_bindings),
+		cmocka_unit_test(test_credentials_git),
+		cmocka_unit_test(test_credentials_ids),
+		cmocka_unit_test(test_credentials_network),
+		cmocka_unit_test(test_credentials_print),
+		cmocka_unit_test(test_credentials_equal),
 		cmocka_unit_test(test_netspec_helpers),
 		cmocka_unit_test(test_normalize),
 		cmocka_unit_test(test_is_under),
