@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "util/base64.h"
+
+#include <errno.h>
+
+static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+int base64_encode(const uint8_t *in, size_t len, struct buf *out)
+{
+	int r = buf_reserve(out, (len + 2) / 3 * 4 + 1);
+	if (r < 0)
+		return r;
+	char *o = out->data + out->len;
+	size_t i = 0;
+	for (; i + 3 <= len; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+		*o++ = alphabet[v >> 18];
+		*o++ = alphabet[(v >> 12) & 63];
+		*o++ = alphabet[(v >> 6) & 63];
+		*o++ = alphabet[v & 63];
+	}
+	if (i < len) {
+		uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < len ? (uint32_t)in[i + 1] << 8 : 0);
+		*o++ = alphabet[v >> 18];
+		*o++ = alphabet[(v >> 12) & 63];
+		*o++ = i + 1 < len ? alphabet[(v >> 6) & 63] : '=';
+		*o++ = '=';
+	}
+	out->len = (size_t)(o - out->data);
+	out->data[out->len] = '\0';
+	return 0;
+}
+
+static int value_of(char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+ssize_t base64_decode(const char *in, size_t len, uint8_t *out, size_t cap)
+{
+	if (len % 4)
+		return -EINVAL;
+	size_t n = 0;
+	for (size_t i = 0; i < len; i += 4) {
+		int v[4];
+		size_t pad = 0;
+		for (int k = 0; k < 4; k++) {
+			if (in[i + k] == '=' && i + 4 == len && k >= 2) {
+				v[k] = 0;
+				pad++;
+				continue;
+			}
+			if (pad) /* '=' only at the very end */
+				return -EINVAL;
+			if ((v[k] = value_of(in[i + k])) < 0)
+				return -EINVAL;
+		}
+		uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
+		/* Bits under the padding must be zero: one encoding per value. */
+		if ((pad == 1 && (w & 0xff)) || (pad == 2 && (w & 0xffff)))
+			return -EINVAL;
+		size_t k = 3 - pad;
+		if (n + k > cap)
+			return -ENOSPC;
+		out[n++] = (uint8_t)(w >> 16);
+		if (k > 1)
+			out[n++] = (uint8_t)(w >> 8);
+		if (k > 2)
+			out[n++] = (uint8_t)w;
+	}
+	return (ssize_t)n;
+}
