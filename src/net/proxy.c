@@ -88,6 +88,7 @@ struct rec {
 	const char *target;   /* path and query */
 	size_t target_len;
 	const char *rule;
+	const char *credential; /* the credential's name (never its value) */
 	const char *reason;
 	int status;
 	uint64_t up, down;
@@ -108,6 +109,7 @@ static int format_record(const struct rec *r, size_t cap, struct buf *b)
 		{ "host", r->host, r->host ? strlen(r->host) : 0 },
 		{ "path", r->target, r->target_len },
 		{ "rule", r->rule, r->rule ? strlen(r->rule) : 0 },
+		{ "credential", r->credential, r->credential ? strlen(r->credential) : 0 },
 		{ "reason", r->reason, r->reason ? strlen(r->reason) : 0 },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(fields) && !e; i++)
@@ -817,6 +819,36 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		goto deny;
 	}
 
+	/* Credentials: a placeholder becomes its secret only where one of
+	 * its bindings allows it, and blocks the request anywhere else. */
+	struct buf side = { 0 };
+	bool injected = false;
+	if (cfg->broker && cfg->broker->n) {
+		struct broker_result br;
+		if (broker_apply(cfg->broker, host, port, req, body.data, body.len, &side, &br) < 0) {
+			answer(c, 403, "denied", "the request's credentials cannot be applied");
+			rec.reason = "credentials cannot be applied";
+			goto deny;
+		}
+		rec.credential = br.credential;
+		if (br.verdict == BROKER_INJECT && !c->cssl) {
+			br.verdict = BROKER_MISUSE;
+			snprintf(br.reason, sizeof(br.reason),
+				 "credential %s goes only into requests inside intercepted TLS, not plain HTTP",
+				 br.credential);
+		}
+		if (br.verdict == BROKER_MISUSE || br.verdict == BROKER_DENY) {
+			answer(c, 403, br.verdict == BROKER_MISUSE ? "credential misuse" : "denied", br.reason);
+			rec.kind = br.verdict == BROKER_MISUSE ? "credential_misuse" : "git";
+			rec.rule = br.binding ? br.binding : rec.rule;
+			snprintf(reason, sizeof(reason), "%s", br.reason);
+			rec.reason = reason;
+			buf_wipe(&side);
+			goto deny;
+		}
+		injected = br.verdict == BROKER_INJECT;
+	}
+
 	/* Upstream: reuse the connection to the same place, else connect. */
 	if (!c->cssl && (c->ufd < 0 || strcmp(c->uhost, host) != 0 || c->uport != port)) {
 		upstream_close(c);
@@ -826,6 +858,7 @@ static bool handle_request(struct conn *c, struct http_request *req)
 			rec.reason = reason;
 			if (fd == -EACCES)
 				rec.rule = d.rule;
+			buf_wipe(&side);
 			goto deny;
 		}
 		c->ufd = fd;
@@ -838,7 +871,13 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		  io_write(c->ufd, c->ussl, head.data, head.len) &&
 		  (!body.len || io_write(c->ufd, c->ussl, body.data, body.len));
 	rec.up = head.len + body.len;
+	if (injected) {
+		/* Both held the secret. */
+		buf_wipe(&head);
+		buf_wipe(&side);
+	}
 	buf_free(&head);
+	buf_free(&side);
 	if (!ok) {
 		answer(c, 502, "bad gateway", "the upstream connection failed");
 		upstream_close(c);
@@ -907,6 +946,17 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 		if (announce)
 			answer(c, 400, "invalid host", target_host);
 		rec.reason = "invalid host";
+		record(&rec);
+		return;
+	}
+	const struct broker_cred *bc = cfg->broker ? broker_find(cfg->broker, host, strlen(host)) : NULL;
+	if (bc) {
+		snprintf(reason, sizeof(reason), "the placeholder of credential %s in the host name", bc->pol->name);
+		if (announce)
+			answer(c, 403, "credential misuse", reason);
+		rec.kind = "credential_misuse";
+		rec.credential = bc->pol->name;
+		rec.reason = reason;
 		record(&rec);
 		return;
 	}
@@ -1181,6 +1231,11 @@ static void dns_answer(const uint8_t *pkt, size_t len, const struct sockaddr_sto
 		rec.kind = "leak";
 		rec.host = "(withheld: it carries a secret)";
 		rec.reason = reason;
+	} else if (cfg->broker && broker_find(cfg->broker, q.name, strlen(q.name))) {
+		const struct broker_cred *bc = broker_find(cfg->broker, q.name, strlen(q.name));
+		rec.kind = "credential_misuse";
+		rec.credential = bc->pol->name;
+		rec.reason = "a credential's placeholder in a DNS name";
 	} else if (!netpol_decide_name(net, q.name, &d)) {
 		rec.rule = d.rule;
 		rec.reason = d.reason;

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "net/broker.h"
 #include "net/dlp.h"
 #include "net/tls.h"
 #include "policy/policy.h"
@@ -36,6 +37,7 @@ struct proxy_config {
 	bool transparent;              /* connections arrive redirected (SO_ORIGINAL_DST) */
 	int records_fd;                /* write end of the pipe to the supervisor */
 	struct dlp *dlp;               /* secrets to refuse sending out; may be NULL */
+	struct broker *broker;         /* credentials to swap in where bound; may be NULL */
 	struct tls_ca *ca;             /* the session CA, when some endpoint intercepts */
 	uid_t drop_uid;                /* ids to drop to when started as root */
 	gid_t drop_gid;

@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "net/broker.h"
 #include "net/dlp.h"
 #include "net/proxy.h"
 #include "net/tls.h"
@@ -121,12 +122,34 @@ int main(int argc, char **argv)
 		_exit(1);
 	buf_free(&msg);
 
-	/* 'L' and one letter per socket attached (egress.c): '4' the
-	 * listener, '6' its IPv6 twin, 'D' the DNS socket. */
-	char buf[8];
+	/* The credentials, one 'K' message each: name, placeholder and
+	 * secret (creds.c). Then 'L' and one letter per socket attached
+	 * (egress.c): '4' the listener, '6' its IPv6 twin, 'D' the DNS
+	 * socket. */
+	struct broker *broker = broker_new(pol);
+	size_t cap = 1 + 65 + BROKER_PLACEHOLDER_LEN + 1 + BROKER_MAX_SECRET + 1;
+	char *buf = malloc(cap);
 	int fds[PROTO_MAX_FDS];
-	int n = proto_recv(control, buf, sizeof(buf), fds);
-	if (n < 2 || buf[0] != 'L' || buf[1] != '4')
+	int n;
+	if (!broker || !buf)
+		_exit(1);
+	while ((n = proto_recv(control, buf, cap, fds)) > 0 && buf[0] == 'K') {
+		const char *name = buf + 1;
+		const char *ph = memchr(name, '\0', (size_t)n - 1) ? name + strlen(name) + 1 : NULL;
+		const char *secret = ph && ph < buf + n ? ph + strlen(ph) + 1 : NULL;
+		size_t len = secret && secret <= buf + n ? (size_t)(buf + n - secret) : 0;
+		if (!secret || broker_set(broker, name, ph, (const uint8_t *)secret, len) < 0)
+			_exit(1);
+		/* The real value must not leave by any other way either (a
+		 * short one would match by accident: not scanned). */
+		char label[96];
+		snprintf(label, sizeof(label), "credential %s", name);
+		int r = dlp_add_secret(dlp, label, (const uint8_t *)secret, len);
+		if (r < 0 && r != -EINVAL)
+			_exit(1);
+		explicit_bzero(buf, cap);
+	}
+	if (n < 2 || buf[0] != 'L' || buf[1] != '4' || !broker_complete(broker))
 		_exit(1); /* the sandbox was never built */
 	int listen6 = -1, dns = -1;
 	for (int i = 1; i < n; i++) {
@@ -149,6 +172,7 @@ int main(int argc, char **argv)
 		.transparent = pol->network.mode == POLICY_NET_TRANSPARENT,
 		.records_fd = atoi(argv[5]),
 		.dlp = dlp,
+		.broker = broker,
 		.ca = ca,
 		.drop_uid = (uid_t)strtoul(argv[6], NULL, 10),
 		.drop_gid = (gid_t)strtoul(argv[7], NULL, 10),

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sandbox/creds.h"
 #include "sandbox/proto.h"
 #include "util/cleanup.h"
 
@@ -141,7 +142,9 @@ int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct e
 		plan->ca_bundle = bundle.data;
 	}
 	free(msg);
-	return 0;
+	/* The credentials' secrets go to the proxy now, their placeholders
+	 * into the sandbox's environment. */
+	return creds_hand_over(pol, plan, e->control, err);
 oom:
 	free(msg);
 	return error_set(err, ENOMEM, "out of memory");

@@ -82,6 +82,8 @@ void plan_free(struct sandbox_plan *p);
 bool intercepts(const struct policy *pol);
 
 /* plan.c */
+/* Set NAME=value in the plan's environment, replacing NAME if present. */
+int plan_env_set(struct sandbox_plan *p, const char *name, const char *value) WUR;
 int plan_build(const struct policy *pol, char *const *argv, bool trace, struct sandbox_plan *out,
 	       struct error *err) WUR;
 

@@ -161,6 +161,29 @@ bool intercepts(const struct policy *pol)
 	return false;
 }
 
+int plan_env_set(struct sandbox_plan *p, const char *name, const char *value)
+{
+	char *entry;
+	if (asprintf(&entry, "%s=%s", name, value) < 0)
+		return -ENOMEM;
+	size_t nlen = strlen(name), n = 0;
+	for (; p->envp && p->envp[n]; n++)
+		if (strncmp(p->envp[n], name, nlen) == 0 && p->envp[n][nlen] == '=') {
+			free(p->envp[n]);
+			p->envp[n] = entry;
+			return 0;
+		}
+	char **grown = realloc(p->envp, (n + 2) * sizeof(char *));
+	if (!grown) {
+		free(entry);
+		return -ENOMEM;
+	}
+	grown[n] = entry;
+	grown[n + 1] = NULL;
+	p->envp = grown;
+	return 0;
+}
+
 static int build_env(struct sandbox_plan *p, const struct policy *pol)
 {
 	size_t cap = pol->process.n_env_pass + pol->process.n_env_set + 24, n = 0;
