@@ -6,7 +6,13 @@
 
 HTTP and HTTPS answer every request with a JSON echo of method, path, the
 headers and the body, except GET /git/... which serves files from DIR/git; /ws on the WebSocket port completes the handshake and
-echoes one text frame. The HTTPS certificate is for secure.test, tunnel.test
+echoes one text frame.
+
+With a file DIR/token (the credential tests' secret), /api/... answers
+only a request carrying "Authorization: Bearer TOKEN" or ?api_key=TOKEN,
+and /smart/... is git's smart HTTP (git http-backend over DIR/smart) for
+basic authentication with TOKEN as the password (anonymous fetches are
+allowed, pushes are not). Neither echoes the request's headers. The HTTPS certificate is for secure.test, tunnel.test
 and 127.0.0.1, signed by a CA made for this run. Everything listens on
 127.0.0.1 only.
 """
@@ -48,7 +54,84 @@ class Echo(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a):
         pass
 
+    def body(self):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            data = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip(), 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return data
+                data += self.rfile.read(size)
+                self.rfile.readline()
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n else b""
+
+    def reply(self, status, data, ctype="application/json", extra=()):
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in extra:
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def token(self):
+        try:
+            with open(f"{d}/token") as f:
+                return f.read().strip()
+        except OSError:
+            return None
+
+    def api(self):
+        tok = self.token()
+        body = self.body()
+        query = self.path.split("?", 1)[1] if "?" in self.path else ""
+        ok = self.headers.get("Authorization") == f"Bearer {tok}" or f"api_key={tok}" in query.split("&")
+        out = json.dumps({"auth": "ok" if ok else "missing", "method": self.command,
+                          "path": self.path.split("?")[0], "body_len": len(body)}).encode()
+        self.reply(200 if ok else 401, out)
+
+    def smart(self):
+        tok = self.token()
+        body = self.body()
+        user = ""
+        auth = self.headers.get("Authorization", "")
+        if auth.startswith("Basic "):
+            name, _, password = base64.b64decode(auth[6:]).decode().partition(":")
+            if password == tok:
+                user = name
+        path, _, query = self.path.partition("?")
+        push = "git-receive-pack" in path or "service=git-receive-pack" in query
+        if push and not user:
+            return self.reply(401, b"authentication required\n", "text/plain",
+                              [("WWW-Authenticate", 'Basic realm="git"')])
+        env = dict(os.environ, GIT_PROJECT_ROOT=f"{d}/smart", GIT_HTTP_EXPORT_ALL="1",
+                   REQUEST_METHOD=self.command, PATH_INFO=path[len("/smart"):], QUERY_STRING=query,
+                   CONTENT_TYPE=self.headers.get("Content-Type", ""), CONTENT_LENGTH=str(len(body)),
+                   REMOTE_USER=user, REMOTE_ADDR="127.0.0.1",
+                   HTTP_GIT_PROTOCOL=self.headers.get("Git-Protocol", ""))
+        if self.headers.get("Content-Encoding", "") == "gzip":
+            env["HTTP_CONTENT_ENCODING"] = "gzip"
+        out = subprocess.run(["git", "http-backend"], input=body, env=env, capture_output=True).stdout
+        head, _, data = out.partition(b"\r\n\r\n")
+        status, headers = 200, []
+        for line in head.split(b"\r\n"):
+            k, _, v = line.decode().partition(":")
+            if k.lower() == "status":
+                status = int(v.split()[0])
+            elif k and k.lower() != "content-length":
+                headers.append((k, v.strip()))
+        ctype = dict((k.lower(), v) for k, v in headers).get("content-type", "text/plain")
+        self.reply(status, data, ctype, [(k, v) for k, v in headers if k.lower() != "content-type"])
+
     def answer(self):
+        if self.path.startswith("/api/") and self.token() is not None:
+            return self.api()
+        if self.path.startswith("/smart/") and self.token() is not None:
+            return self.smart()
         if self.command in ("GET", "HEAD") and self.path.startswith("/git/"):
             return self.static()
         n = int(self.headers.get("Content-Length") or 0)
