@@ -149,6 +149,9 @@ test_credentials_git_push_only_to_bound_refs() {
 	cat >"$WS/git.sh" <<SH
 set -e
 url="https://agent:\$GIT_TOKEN@secure.test:$SP/smart/project.git"
+for v in 0 1 2; do
+	git -c protocol.version=\$v clone -q "\$url" repo\$v && echo "clone-v\$v: ok"
+done
 git clone -q "\$url" repo
 cd repo
 git -c user.name=a -c user.email=a@a commit -q --allow-empty -m agent
@@ -160,6 +163,11 @@ echo "tag: \$(git push -q origin v1 2>&1 && echo ok)"
 SH
 	cred /bin/sh -c '/bin/sh ./git.sh 2>&1; true'
 	assert_file "$WS/repo/f" "clone through the broker"
+	local v
+	for v in 0 1 2; do
+		assert_contains "$OUT" "clone-v$v: ok" "clone with git protocol version $v"
+		assert_file "$WS/repo$v/f" "the file of the protocol v$v clone"
+	done
 	assert_match "$OUT" 'push-branch: ok' "a push to a branch the binding allows"
 	assert_eq "$(git -C "$WS/repo" rev-parse HEAD)" "$(git -C "$bare" rev-parse refs/heads/agent/work)" \
 		"the allowed push landed"
