@@ -1317,12 +1317,27 @@ static void drop_privileges(void)
 		_exit(1);
 }
 
+static void wipe_and_exit(int sig)
+{
+	(void)sig;
+	const struct broker *b = cfg ? cfg->broker : NULL;
+	for (size_t i = 0; b && i < b->n; i++)
+		if (b->v[i].secret)
+			explicit_bzero(b->v[i].secret, b->v[i].secret_len);
+	_exit(0);
+}
+
 __attribute__((noreturn)) void proxy_main(const struct proxy_config *config)
 {
 	cfg = config;
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	prctl(PR_SET_NAME, "airlock-proxy");
 	signal(SIGPIPE, SIG_IGN);
+	/* The supervisor ends the session with SIGTERM: wipe the secrets,
+	 * then go. */
+	struct sigaction term = { .sa_handler = wipe_and_exit };
+	sigfillset(&term.sa_mask);
+	sigaction(SIGTERM, &term, NULL);
 
 	struct error err = { 0 };
 	upstream_ctx = tls_client_ctx_new(cfg->policy->network.upstream_ca, &err);

@@ -235,8 +235,19 @@ bool egress_reaped(struct egress *e, pid_t pid)
 void egress_stop(struct egress *e, struct trace_log *t)
 {
 	if (e->pid > 0) {
-		kill(e->pid, SIGKILL);
-		waitpid(e->pid, NULL, 0);
+		/* SIGTERM first: the proxy wipes the credentials' secrets and
+		 * exits at once; SIGKILL after 200 ms whatever it does. */
+		kill(e->pid, SIGTERM);
+		bool reaped = false;
+		for (int i = 0; i < 200 && !reaped; i++) {
+			reaped = waitpid(e->pid, NULL, WNOHANG) == e->pid;
+			if (!reaped)
+				usleep(1000);
+		}
+		if (!reaped) {
+			kill(e->pid, SIGKILL);
+			waitpid(e->pid, NULL, 0);
+		}
 		e->pid = 0;
 	}
 	while (e->records >= 0)
