@@ -211,6 +211,13 @@ static int binding_match(const struct policy_cred_binding *bd, const char *host,
 				      sizeof(repo));
 	if (op == GIT_OP_NONE)
 		return 0;
+	/* Another repository on the host is not this binding's to allow or
+	 * refuse: another binding or credential may allow it, and a request
+	 * carrying no placeholder for it is no business of ours. */
+	const struct policy_git_binding scope = { .repos = bd->git->repos, .n_repos = bd->git->n_repos,
+						  .fetch = true };
+	if (!git_decide(&scope, GIT_OP_FETCH, repo, NULL, 0, NULL, 0))
+		return 0;
 	struct git_ref_update *u = NULL;
 	size_t n = 0;
 	if (op == GIT_OP_PUSH) {
@@ -352,9 +359,12 @@ static bool occurrences_ok(const struct broker_cred *c, const struct policy_cred
 			return false;
 		}
 		char dec[1024];
-		if (name_is(h, "Authorization") && basic_decode(h, dec, sizeof(dec)) >= 0 &&
-		    contains(dec, strlen(dec), ph, pl)) {
-			const char *colon = strchr(dec, ':');
+		ssize_t d;
+		/* By the decoded length: a NUL in the user name must not hide
+		 * a placeholder after it, which the swap below would reach. */
+		if (name_is(h, "Authorization") && (d = basic_decode(h, dec, sizeof(dec))) >= 0 &&
+		    contains(dec, (size_t)d, ph, pl)) {
+			const char *colon = memchr(dec, ':', (size_t)d);
 			bool right = bd && bd->where == POLICY_CRED_BASIC && colon &&
 				     !contains(dec, (size_t)(colon - dec), ph, pl);
 			explicit_bzero(dec, sizeof(dec));
@@ -468,43 +478,53 @@ int broker_apply(const struct broker *b, const char *host, uint16_t port, struct
 	struct field hv[HTTP_MAX_HEADERS] = { 0 };
 	struct field query = { 0 }, add_name = { 0 }, add_value = { 0 };
 	const char *drop = NULL;
-	char why[320];
+	char why[320], refusal[320];
 
 	for (size_t i = 0; i < b->n; i++) {
 		const struct broker_cred *c = &b->v[i];
 		const struct policy_credential *pc = c->pol;
 		bool has_ph = c->placeholder[0] != '\0';
 
-		/* Git bindings refuse operations outside them, whether or
-		 * not the request would carry the secret. */
-		const struct policy_cred_binding *match = NULL;
+		/* Git bindings refuse operations on their repositories that
+		 * none of the credential's bindings allows, whether or not the
+		 * request would carry the secret. A binding is an allowance:
+		 * one binding's refusal does not veto another's. */
+		const struct policy_cred_binding *match = NULL, *refused = NULL;
 		for (size_t k = 0; k < pc->n_bindings; k++) {
 			const struct policy_cred_binding *bd = &pc->bindings[k];
 			int m = binding_match(bd, host, port, req, body, body_len, why, sizeof(why));
-			if (m < 0) {
-				res->verdict = BROKER_DENY;
-				res->credential = pc->name;
-				res->binding = bd->id;
-				snprintf(res->reason, sizeof(res->reason), "credential %s, binding %s: %s", pc->name,
-					 bd->id, why);
-				return 0;
+			if (m < 0 && !refused) {
+				refused = bd;
+				snprintf(refusal, sizeof(refusal), "%s", why);
 			}
 			if (m > 0 && !match)
 				match = bd;
+		}
+		if (refused && !match) {
+			res->verdict = BROKER_DENY;
+			res->credential = pc->name;
+			res->binding = refused->id;
+			snprintf(res->reason, sizeof(res->reason), "credential %s, binding %s: %s", pc->name,
+				 refused->id, refusal);
+			return 0;
 		}
 
 		bool seen = has_ph && (contains(req->path, req->path_len, c->placeholder, BROKER_PLACEHOLDER_LEN) ||
 				       (req->query && contains(req->query, req->query_len, c->placeholder,
 							       BROKER_PLACEHOLDER_LEN)));
 		for (size_t h = 0; has_ph && !seen && h < req->n_headers; h++)
-			seen = contains(req->headers[h].value, req->headers[h].value_len, c->placeholder,
+			seen = contains(req->headers[h].name, req->headers[h].name_len, c->placeholder,
+					BROKER_PLACEHOLDER_LEN) ||
+			       contains(req->headers[h].value, req->headers[h].value_len, c->placeholder,
 					BROKER_PLACEHOLDER_LEN);
 		/* Basic credentials are encoded: look inside them too. */
 		for (size_t h = 0; has_ph && !seen && h < req->n_headers; h++) {
 			char dec[1024];
-			if (name_is(&req->headers[h], "Authorization") &&
-			    basic_decode(&req->headers[h], dec, sizeof(dec)) >= 0)
-				seen = contains(dec, strlen(dec), c->placeholder, BROKER_PLACEHOLDER_LEN);
+			ssize_t d = name_is(&req->headers[h], "Authorization") ?
+					    basic_decode(&req->headers[h], dec, sizeof(dec)) :
+					    -EINVAL;
+			if (d >= 0)
+				seen = contains(dec, (size_t)d, c->placeholder, BROKER_PLACEHOLDER_LEN);
 			explicit_bzero(dec, sizeof(dec));
 		}
 		seen = seen || (has_ph && contains(body, body_len, c->placeholder, BROKER_PLACEHOLDER_LEN));
