@@ -983,38 +983,32 @@ static void handle_connect(struct conn *c, struct http_request *req)
 
 static void serve_requests(struct conn *c)
 {
+	/* Each head is moved out of c->in while its request is handled
+	 * (fields point into it, and the body follows at the start of c->in);
+	 * one buffer serves every request of the connection. */
+	struct buf head = { 0 };
 	for (;;) {
 		struct http_request req;
 		int r = read_head(c, &req);
 		if (r <= 0)
-			return;
+			break;
 		if (req.form == HTTP_TARGET_AUTHORITY) {
 			if (c->cssl) {
 				answer(c, 400, "malformed request", "CONNECT inside a tunnel");
-				return;
+				break;
 			}
 			handle_connect(c, &req);
-			return;
+			break;
 		}
-		/* Keep the head in c->in while it is in use (fields point
-		 * into it); handle_request consumes the body after it. Move
-		 * the head out first so the body follows at the start. */
-		struct buf head = { 0 };
+		buf_reset(&head);
 		if (buf_append(&head, c->in.data, req.head_len) < 0)
-			return;
+			break;
+		http_request_move(&req, c->in.data, head.data);
 		buf_consume(&c->in, req.head_len);
-		struct http_request moved;
-		int status;
-		struct error err;
-		if (http_parse_request(head.data, head.len, &moved, &status, &err) <= 0) {
-			buf_free(&head);
-			return;
-		}
-		bool keep = handle_request(c, &moved);
-		buf_free(&head);
-		if (!keep)
-			return;
+		if (!handle_request(c, &req))
+			break;
 	}
+	buf_free(&head);
 }
 
 static void *conn_main(void *arg)
