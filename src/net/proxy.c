@@ -602,19 +602,40 @@ static bool forward_response(struct conn *c, const struct http_request *req, boo
 		break;
 	}
 	*status_out = resp.status;
-	if (!cwrite(c, rb.data, resp.head_len))
+
+	/* The head goes out with the body bytes that arrived with it: one
+	 * send, and one segment for a small response, instead of two. */
+	size_t with = 0;
+	struct http_chunked ch = { 0 };
+	int chunked_end = 0;
+	size_t rest = rb.len - resp.head_len;
+	switch (resp.body) {
+	case HTTP_BODY_NONE:
+		break;
+	case HTTP_BODY_LENGTH:
+		with = rest < resp.content_length ? rest : (size_t)resp.content_length;
+		break;
+	case HTTP_BODY_CHUNKED:
+		chunked_end = rest ? http_chunked_feed(&ch, rb.data + resp.head_len, rest, &with) : 0;
+		if (chunked_end < 0)
+			goto bad_gateway;
+		break;
+	case HTTP_BODY_EOF:
+		with = rest;
+		break;
+	}
+	if (resp.status == 101)
+		with = may_upgrade ? rest : 0;
+	if (!cwrite(c, rb.data, resp.head_len + with))
 		goto out;
-	*down += resp.head_len;
-	buf_consume(&rb, resp.head_len);
+	*down += resp.head_len + with;
+	buf_consume(&rb, resp.head_len + with);
 
 	if (resp.status == 101) {
 		if (!may_upgrade)
 			goto out;
 		/* Switched protocols (a WebSocket the rule allowed): what
-		 * arrived after the head goes through, then both ways raw. */
-		if (rb.len && !cwrite(c, rb.data, rb.len))
-			goto out;
-		*down += rb.len;
+		 * arrived after the head went through; now both ways raw. */
 		*upgraded = true;
 		buf_free(&rb);
 		return false; /* the upstream stays open for the relay */
@@ -625,12 +646,7 @@ static bool forward_response(struct conn *c, const struct http_request *req, boo
 		keep = true;
 		break;
 	case HTTP_BODY_LENGTH: {
-		uint64_t left = resp.content_length;
-		size_t now = rb.len < left ? rb.len : (size_t)left;
-		if (now && !cwrite(c, rb.data, now))
-			goto out;
-		left -= now;
-		*down += now;
+		uint64_t left = resp.content_length - with;
 		/* Plain on both sides: move the body through a pipe, never
 		 * copying it into user space. */
 		if (left && !c->ussl && !c->cssl)
@@ -644,37 +660,31 @@ static bool forward_response(struct conn *c, const struct http_request *req, boo
 			*down += (uint64_t)n;
 		}
 		free(tmp);
-		keep = left == 0 && rb.len <= resp.content_length;
+		/* Bytes past the body: the upstream is out of step. */
+		keep = left == 0 && rb.len == 0;
 		break;
 	}
 	case HTTP_BODY_CHUNKED: {
-		struct http_chunked ch = { 0 };
-		for (;;) {
-			size_t used = 0;
-			int r = rb.len ? http_chunked_feed(&ch, rb.data, rb.len, &used) : 0;
-			if (r < 0)
-				goto out;
-			if (used && !cwrite(c, rb.data, used))
-				goto out;
-			*down += used;
-			buf_consume(&rb, used);
-			if (r == 1) {
-				keep = rb.len == 0;
-				break;
-			}
+		while (chunked_end == 0) {
 			if (buf_reserve(&rb, RELAY_CHUNK) < 0)
 				goto out;
 			ssize_t n = io_read(c->ufd, c->ussl, rb.data + rb.len, RELAY_CHUNK);
 			if (n <= 0)
 				goto out;
 			rb.len += (size_t)n;
+			size_t used = 0;
+			chunked_end = http_chunked_feed(&ch, rb.data, rb.len, &used);
+			if (chunked_end < 0)
+				goto out;
+			if (used && !cwrite(c, rb.data, used))
+				goto out;
+			*down += used;
+			buf_consume(&rb, used);
 		}
+		keep = rb.len == 0;
 		break;
 	}
 	case HTTP_BODY_EOF: {
-		if (rb.len && !cwrite(c, rb.data, rb.len))
-			goto out;
-		*down += rb.len;
 		char *tmp = malloc(RELAY_CHUNK);
 		ssize_t n;
 		while (tmp && (n = io_read(c->ufd, c->ussl, tmp, RELAY_CHUNK)) > 0 && cwrite(c, tmp, (size_t)n))
