@@ -190,6 +190,18 @@ static bool cwrite(struct conn *c, const void *p, size_t n)
 	return io_write(c->cfd, c->cssl, p, n);
 }
 
+/* For a connection that never leaves this host. Congestion control has
+ * nothing to do on loopback, and a pacing one (BBR, when it is the host's
+ * default) spaces our sends out with timers and lets them arrive out of
+ * order, which the receiver then takes for loss: a relay through two such
+ * connections moved a third less than one. Reno does not pace, and every
+ * user may choose it (it is always in tcp_allowed_congestion_control). */
+static void local_congestion(int fd)
+{
+	static const char reno[] = "reno";
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, reno, sizeof(reno) - 1);
+}
+
 static void set_timeout(int fd, int seconds)
 {
 	struct timeval tv = { .tv_sec = seconds };
@@ -297,6 +309,8 @@ static int upstream_connect(const char *host, bool is_ip, const struct net_addr 
 			continue;
 		}
 		set_timeout(fd, 30);
+		if (addr_classify(&addrs[i]) == ADDR_LOOPBACK)
+			local_congestion(fd);
 		if (connect(fd, (struct sockaddr *)&ss, len) == 0) {
 			int one = 1;
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -1083,6 +1097,9 @@ __attribute__((noreturn)) void proxy_main(const struct proxy_config *config)
 		}
 		int one = 1;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		/* The agent's end is in the sandbox's network namespace, on
+		 * this host. */
+		local_congestion(fd);
 		if (atomic_fetch_add(&active, 1) >= PROXY_MAX_CONNECTIONS) {
 			atomic_fetch_sub(&active, 1);
 			static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 36\r\n"
