@@ -93,7 +93,7 @@ static int format_record(const struct rec *r, size_t cap, struct buf *b)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	int e = buf_printf(b, "{\"time\":%lld,\"decision\":\"%s\",\"kind\":\"%s\"",
+	int e = buf_reserve(b, 384) ?: buf_printf(b, "{\"time\":%lld,\"decision\":\"%s\",\"kind\":\"%s\"",
 			   (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, r->decision, r->kind);
 	const struct {
 		const char *key, *val;
@@ -107,7 +107,7 @@ static int format_record(const struct rec *r, size_t cap, struct buf *b)
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(fields) && !e; i++)
 		if (fields[i].val)
-			e = buf_printf(b, ",\"%s\":", fields[i].key)
+			e = buf_puts(b, ",\"") ?: buf_puts(b, fields[i].key) ?: buf_puts(b, "\":")
 				?: buf_json_string(b, fields[i].val, fields[i].len > cap ? cap : fields[i].len);
 	if (!e && r->port)
 		e = buf_printf(b, ",\"port\":%u", r->port);
