@@ -577,6 +577,18 @@ static bool leak_check(const struct http_request *req, const struct buf *body, c
 	return body->len && dlp_scan(cfg->dlp, (const uint8_t *)body->data, body->len, what, len);
 }
 
+/* Read what the upstream has into rb's free space, first making room for
+ * 16 KiB when less is left. Returns what io_read returned. */
+static ssize_t upstream_fill(struct conn *c, struct buf *rb)
+{
+	if (rb->cap - rb->len < 16384 + 1 && buf_reserve(rb, 16384) < 0)
+		return -1;
+	ssize_t n = io_read(c->ufd, c->ussl, rb->data + rb->len, rb->cap - rb->len - 1);
+	if (n > 0)
+		rb->len += (size_t)n;
+	return n;
+}
+
 /* Forward the response: head, then the body by its framing. Returns
  * whether the client connection may carry another request. */
 static bool forward_response(struct conn *c, const struct http_request *req, bool may_upgrade, uint64_t *down,
@@ -586,13 +598,13 @@ static bool forward_response(struct conn *c, const struct http_request *req, boo
 	struct http_response resp;
 	bool keep = false;
 	*upgraded = false;
+	/* Room for a head and a body of up to about 64 KiB in one read. */
+	if (buf_reserve(&rb, RELAY_CHUNK - 1) < 0)
+		goto out;
 	for (;;) {
-		if (buf_reserve(&rb, 16384) < 0)
-			goto out;
-		ssize_t n = io_read(c->ufd, c->ussl, rb.data + rb.len, 16384);
+		ssize_t n = upstream_fill(c, &rb);
 		if (n <= 0)
 			goto bad_gateway;
-		rb.len += (size_t)n;
 		struct error err = { 0 };
 		int r = http_parse_response(rb.data, rb.len, req->method, &resp, &err);
 		if (r < 0)
@@ -661,31 +673,29 @@ static bool forward_response(struct conn *c, const struct http_request *req, boo
 		break;
 	case HTTP_BODY_LENGTH: {
 		uint64_t left = resp.content_length - with;
-		/* Plain on both sides: move the body through a pipe, never
-		 * copying it into user space. */
-		if (left && !c->ussl && !c->cssl)
+		/* Plain on both sides: move a large body through a pipe, never
+		 * copying it into user space. A pipe costs four system calls of
+		 * its own, more than copying a body of a few reads. */
+		if (left >= RELAY_CHUNK && !c->ussl && !c->cssl)
 			left -= splice_body(c->ufd, c->cfd, left, down);
-		char *tmp = left ? malloc(RELAY_CHUNK) : NULL;
-		while (tmp && left) {
-			ssize_t n = io_read(c->ufd, c->ussl, tmp, left < RELAY_CHUNK ? (size_t)left : RELAY_CHUNK);
-			if (n <= 0 || !cwrite(c, tmp, (size_t)n))
+		/* rb is empty here (every byte in it was body): it is the
+		 * buffer for the rest. */
+		while (left) {
+			size_t room = rb.cap - 1;
+			ssize_t n = io_read(c->ufd, c->ussl, rb.data, left < room ? (size_t)left : room);
+			if (n <= 0 || !cwrite(c, rb.data, (size_t)n))
 				break;
 			left -= (uint64_t)n;
 			*down += (uint64_t)n;
 		}
-		free(tmp);
 		/* Bytes past the body: the upstream is out of step. */
 		keep = left == 0 && rb.len == 0;
 		break;
 	}
 	case HTTP_BODY_CHUNKED: {
 		while (chunked_end == 0) {
-			if (buf_reserve(&rb, RELAY_CHUNK) < 0)
+			if (upstream_fill(c, &rb) <= 0)
 				goto out;
-			ssize_t n = io_read(c->ufd, c->ussl, rb.data + rb.len, RELAY_CHUNK);
-			if (n <= 0)
-				goto out;
-			rb.len += (size_t)n;
 			size_t used = 0;
 			chunked_end = http_chunked_feed(&ch, rb.data, rb.len, &used);
 			if (chunked_end < 0)
@@ -699,11 +709,9 @@ static bool forward_response(struct conn *c, const struct http_request *req, boo
 		break;
 	}
 	case HTTP_BODY_EOF: {
-		char *tmp = malloc(RELAY_CHUNK);
 		ssize_t n;
-		while (tmp && (n = io_read(c->ufd, c->ussl, tmp, RELAY_CHUNK)) > 0 && cwrite(c, tmp, (size_t)n))
+		while ((n = io_read(c->ufd, c->ussl, rb.data, rb.cap - 1)) > 0 && cwrite(c, rb.data, (size_t)n))
 			*down += (uint64_t)n;
-		free(tmp);
 		keep = false;
 		upstream_close(c);
 		break;
