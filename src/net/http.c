@@ -1212,7 +1212,13 @@ static int build_head(const struct http_request *req, bool keep_upgrade, struct 
 	bool upgrade = keep_upgrade && req->upgrade;
 	int r;
 
-	r = buf_printf(out, "%s ", req->method);
+	/* The result is never much longer than the head it comes from (a
+	 * Host and a Connection field at most are added): one allocation. */
+	r = buf_reserve(out, req->head_len + HTTP_MAX_HOST + 64);
+	if (r == 0)
+		r = buf_puts(out, req->method);
+	if (r == 0)
+		r = buf_puts(out, " ");
 	if (r == 0)
 		r = buf_append(out, req->path, req->path_len);
 	if (r == 0 && req->query) {
