@@ -1010,6 +1010,27 @@ int http_parse_request(const char *buf, size_t len, struct http_request *req, in
 	return (int)head_len;
 }
 
+static const char *moved(const char *p, const char *old, size_t len, const char *new)
+{
+	/* Compared as integers: p may point into another object ("/"). */
+	uintptr_t a = (uintptr_t)p, o = (uintptr_t)old;
+	if (!p || a < o || a - o >= len)
+		return p;
+	return new + (a - o);
+}
+
+void http_request_move(struct http_request *req, const char *old, const char *new)
+{
+	size_t len = req->head_len;
+
+	req->path = moved(req->path, old, len, new);
+	req->query = moved(req->query, old, len, new);
+	for (size_t i = 0; i < req->n_headers; i++) {
+		req->headers[i].name = moved(req->headers[i].name, old, len, new);
+		req->headers[i].value = moved(req->headers[i].value, old, len, new);
+	}
+}
+
 /* ---- responses ---- */
 
 static int parse_status_line(struct ctx *x, struct http_response *resp, const char *s, size_t n)
@@ -1191,7 +1212,13 @@ static int build_head(const struct http_request *req, bool keep_upgrade, struct 
 	bool upgrade = keep_upgrade && req->upgrade;
 	int r;
 
-	r = buf_printf(out, "%s ", req->method);
+	/* The result is never much longer than the head it comes from (a
+	 * Host and a Connection field at most are added): one allocation. */
+	r = buf_reserve(out, req->head_len + HTTP_MAX_HOST + 64);
+	if (r == 0)
+		r = buf_puts(out, req->method);
+	if (r == 0)
+		r = buf_puts(out, " ");
 	if (r == 0)
 		r = buf_append(out, req->path, req->path_len);
 	if (r == 0 && req->query) {

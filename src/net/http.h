@@ -95,6 +95,12 @@ struct http_response {
 int http_parse_request(const char *buf, size_t len, struct http_request *req, int *status,
 		       struct error *err) WUR;
 
+/* The head req was parsed from has been copied from old to new (its
+ * head_len bytes): point req's names, values, path and query at the copy,
+ * so the original buffer can be reused. Pointers that were not into old
+ * (a constant "/" path) are left alone. */
+void http_request_move(struct http_request *req, const char *old, const char *new);
+
 /* Parse a response head; method is the request's (HEAD and 1xx/204/304
  * have no body; a 2xx to CONNECT is a tunnel). Same return convention. */
 int http_parse_response(const char *buf, size_t len, const char *method, struct http_response *resp,

@@ -99,7 +99,7 @@ static int format_record(const struct rec *r, size_t cap, struct buf *b)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	int e = buf_printf(b, "{\"time\":%lld,\"decision\":\"%s\",\"kind\":\"%s\"",
+	int e = buf_reserve(b, 384) ?: buf_printf(b, "{\"time\":%lld,\"decision\":\"%s\",\"kind\":\"%s\"",
 			   (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, r->decision, r->kind);
 	const struct {
 		const char *key, *val;
@@ -114,7 +114,7 @@ static int format_record(const struct rec *r, size_t cap, struct buf *b)
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(fields) && !e; i++)
 		if (fields[i].val)
-			e = buf_printf(b, ",\"%s\":", fields[i].key)
+			e = buf_puts(b, ",\"") ?: buf_puts(b, fields[i].key) ?: buf_puts(b, "\":")
 				?: buf_json_string(b, fields[i].val, fields[i].len > cap ? cap : fields[i].len);
 	if (!e && r->port)
 		e = buf_printf(b, ",\"port\":%u", r->port);
@@ -195,6 +195,18 @@ static ssize_t cread(struct conn *c, void *p, size_t n)
 static bool cwrite(struct conn *c, const void *p, size_t n)
 {
 	return io_write(c->cfd, c->cssl, p, n);
+}
+
+/* For a connection that never leaves this host. Congestion control has
+ * nothing to do on loopback, and a pacing one (BBR, when it is the host's
+ * default) spaces our sends out with timers and lets them arrive out of
+ * order, which the receiver then takes for loss: a relay through two such
+ * connections moved a third less than one. Reno does not pace, and every
+ * user may choose it (it is always in tcp_allowed_congestion_control). */
+static void local_congestion(int fd)
+{
+	static const char reno[] = "reno";
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, reno, sizeof(reno) - 1);
 }
 
 static void set_timeout(int fd, int seconds)
@@ -304,6 +316,8 @@ static int upstream_connect(const char *host, bool is_ip, const struct net_addr 
 			continue;
 		}
 		set_timeout(fd, 30);
+		if (addr_classify(&addrs[i]) == ADDR_LOOPBACK)
+			local_congestion(fd);
 		if (connect(fd, (struct sockaddr *)&ss, len) == 0) {
 			int one = 1;
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -570,6 +584,18 @@ static bool leak_check(const struct http_request *req, const struct buf *body, c
 	return body->len && dlp_scan(cfg->dlp, (const uint8_t *)body->data, body->len, what, len);
 }
 
+/* Read what the upstream has into rb's free space, first making room for
+ * 16 KiB when less is left. Returns what io_read returned. */
+static ssize_t upstream_fill(struct conn *c, struct buf *rb)
+{
+	if (rb->cap - rb->len < 16384 + 1 && buf_reserve(rb, 16384) < 0)
+		return -1;
+	ssize_t n = io_read(c->ufd, c->ussl, rb->data + rb->len, rb->cap - rb->len - 1);
+	if (n > 0)
+		rb->len += (size_t)n;
+	return n;
+}
+
 /* Forward the response: head, then the body by its framing. Returns
  * whether the client connection may carry another request. */
 static bool forward_response(struct conn *c, const struct http_request *req, bool may_upgrade, uint64_t *down,
@@ -579,13 +605,13 @@ static bool forward_response(struct conn *c, const struct http_request *req, boo
 	struct http_response resp;
 	bool keep = false;
 	*upgraded = false;
+	/* Room for a head and a body of up to about 64 KiB in one read. */
+	if (buf_reserve(&rb, RELAY_CHUNK - 1) < 0)
+		goto out;
 	for (;;) {
-		if (buf_reserve(&rb, 16384) < 0)
-			goto out;
-		ssize_t n = io_read(c->ufd, c->ussl, rb.data + rb.len, 16384);
+		ssize_t n = upstream_fill(c, &rb);
 		if (n <= 0)
 			goto bad_gateway;
-		rb.len += (size_t)n;
 		struct error err = { 0 };
 		int r = http_parse_response(rb.data, rb.len, req->method, &resp, &err);
 		if (r < 0)
@@ -609,19 +635,40 @@ static bool forward_response(struct conn *c, const struct http_request *req, boo
 		break;
 	}
 	*status_out = resp.status;
-	if (!cwrite(c, rb.data, resp.head_len))
+
+	/* The head goes out with the body bytes that arrived with it: one
+	 * send, and one segment for a small response, instead of two. */
+	size_t with = 0;
+	struct http_chunked ch = { 0 };
+	int chunked_end = 0;
+	size_t rest = rb.len - resp.head_len;
+	switch (resp.body) {
+	case HTTP_BODY_NONE:
+		break;
+	case HTTP_BODY_LENGTH:
+		with = rest < resp.content_length ? rest : (size_t)resp.content_length;
+		break;
+	case HTTP_BODY_CHUNKED:
+		chunked_end = rest ? http_chunked_feed(&ch, rb.data + resp.head_len, rest, &with) : 0;
+		if (chunked_end < 0)
+			goto bad_gateway;
+		break;
+	case HTTP_BODY_EOF:
+		with = rest;
+		break;
+	}
+	if (resp.status == 101)
+		with = may_upgrade ? rest : 0;
+	if (!cwrite(c, rb.data, resp.head_len + with))
 		goto out;
-	*down += resp.head_len;
-	buf_consume(&rb, resp.head_len);
+	*down += resp.head_len + with;
+	buf_consume(&rb, resp.head_len + with);
 
 	if (resp.status == 101) {
 		if (!may_upgrade)
 			goto out;
 		/* Switched protocols (a WebSocket the rule allowed): what
-		 * arrived after the head goes through, then both ways raw. */
-		if (rb.len && !cwrite(c, rb.data, rb.len))
-			goto out;
-		*down += rb.len;
+		 * arrived after the head went through; now both ways raw. */
 		*upgraded = true;
 		buf_free(&rb);
 		return false; /* the upstream stays open for the relay */
@@ -632,61 +679,46 @@ static bool forward_response(struct conn *c, const struct http_request *req, boo
 		keep = true;
 		break;
 	case HTTP_BODY_LENGTH: {
-		uint64_t left = resp.content_length;
-		size_t now = rb.len < left ? rb.len : (size_t)left;
-		if (now && !cwrite(c, rb.data, now))
-			goto out;
-		left -= now;
-		*down += now;
-		/* Plain on both sides: move the body through a pipe, never
-		 * copying it into user space. */
-		if (left && !c->ussl && !c->cssl)
+		uint64_t left = resp.content_length - with;
+		/* Plain on both sides: move a large body through a pipe, never
+		 * copying it into user space. A pipe costs four system calls of
+		 * its own, more than copying a body of a few reads. */
+		if (left >= RELAY_CHUNK && !c->ussl && !c->cssl)
 			left -= splice_body(c->ufd, c->cfd, left, down);
-		char *tmp = left ? malloc(RELAY_CHUNK) : NULL;
-		while (tmp && left) {
-			ssize_t n = io_read(c->ufd, c->ussl, tmp, left < RELAY_CHUNK ? (size_t)left : RELAY_CHUNK);
-			if (n <= 0 || !cwrite(c, tmp, (size_t)n))
+		/* rb is empty here (every byte in it was body): it is the
+		 * buffer for the rest. */
+		while (left) {
+			size_t room = rb.cap - 1;
+			ssize_t n = io_read(c->ufd, c->ussl, rb.data, left < room ? (size_t)left : room);
+			if (n <= 0 || !cwrite(c, rb.data, (size_t)n))
 				break;
 			left -= (uint64_t)n;
 			*down += (uint64_t)n;
 		}
-		free(tmp);
-		keep = left == 0 && rb.len <= resp.content_length;
+		/* Bytes past the body: the upstream is out of step. */
+		keep = left == 0 && rb.len == 0;
 		break;
 	}
 	case HTTP_BODY_CHUNKED: {
-		struct http_chunked ch = { 0 };
-		for (;;) {
+		while (chunked_end == 0) {
+			if (upstream_fill(c, &rb) <= 0)
+				goto out;
 			size_t used = 0;
-			int r = rb.len ? http_chunked_feed(&ch, rb.data, rb.len, &used) : 0;
-			if (r < 0)
+			chunked_end = http_chunked_feed(&ch, rb.data, rb.len, &used);
+			if (chunked_end < 0)
 				goto out;
 			if (used && !cwrite(c, rb.data, used))
 				goto out;
 			*down += used;
 			buf_consume(&rb, used);
-			if (r == 1) {
-				keep = rb.len == 0;
-				break;
-			}
-			if (buf_reserve(&rb, RELAY_CHUNK) < 0)
-				goto out;
-			ssize_t n = io_read(c->ufd, c->ussl, rb.data + rb.len, RELAY_CHUNK);
-			if (n <= 0)
-				goto out;
-			rb.len += (size_t)n;
 		}
+		keep = rb.len == 0;
 		break;
 	}
 	case HTTP_BODY_EOF: {
-		if (rb.len && !cwrite(c, rb.data, rb.len))
-			goto out;
-		*down += rb.len;
-		char *tmp = malloc(RELAY_CHUNK);
 		ssize_t n;
-		while (tmp && (n = io_read(c->ufd, c->ussl, tmp, RELAY_CHUNK)) > 0 && cwrite(c, tmp, (size_t)n))
+		while ((n = io_read(c->ufd, c->ussl, rb.data, rb.cap - 1)) > 0 && cwrite(c, rb.data, (size_t)n))
 			*down += (uint64_t)n;
-		free(tmp);
 		keep = false;
 		upstream_close(c);
 		break;
@@ -871,6 +903,8 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		  io_write(c->ufd, c->ussl, head.data, head.len) &&
 		  (!body.len || io_write(c->ufd, c->ussl, body.data, body.len));
 	rec.up = head.len + body.len;
+	/* From here req's injected headers (into side) are gone: only its
+	 * method and keep-alive flag are read below. */
 	if (injected) {
 		/* Both held the secret. */
 		buf_wipe(&head);
@@ -1078,39 +1112,33 @@ static void handle_connect(struct conn *c, struct http_request *req)
 
 static void serve_requests(struct conn *c)
 {
+	/* Each head is moved out of c->in while its request is handled
+	 * (fields point into it, and the body follows at the start of c->in);
+	 * one buffer serves every request of the connection. */
+	struct buf head = { 0 };
 	for (;;) {
 		struct http_request req;
 		int r = read_head(c, &req);
 		if (r <= 0)
-			return;
+			break;
 		if (req.form == HTTP_TARGET_AUTHORITY) {
 			if (c->cssl || c->redirected) {
 				answer(c, 400, "malformed request",
 				       c->cssl ? "CONNECT inside a tunnel" : "CONNECT on a redirected connection");
-				return;
+				break;
 			}
 			handle_connect(c, &req);
-			return;
+			break;
 		}
-		/* Keep the head in c->in while it is in use (fields point
-		 * into it); handle_request consumes the body after it. Move
-		 * the head out first so the body follows at the start. */
-		struct buf head = { 0 };
+		buf_reset(&head);
 		if (buf_append(&head, c->in.data, req.head_len) < 0)
-			return;
+			break;
+		http_request_move(&req, c->in.data, head.data);
 		buf_consume(&c->in, req.head_len);
-		struct http_request moved;
-		int status;
-		struct error err;
-		if (http_parse_request(head.data, head.len, &moved, &status, &err) <= 0) {
-			buf_free(&head);
-			return;
-		}
-		bool keep = handle_request(c, &moved);
-		buf_free(&head);
-		if (!keep)
-			return;
+		if (!handle_request(c, &req))
+			break;
 	}
+	buf_free(&head);
 }
 
 /* ---- transparent mode ---- */
@@ -1389,6 +1417,9 @@ __attribute__((noreturn)) void proxy_main(const struct proxy_config *config)
 		}
 		int one = 1;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		/* The agent's end is in the sandbox's network namespace, on
+		 * this host. */
+		local_congestion(fd);
 		if (atomic_fetch_add(&active, 1) >= PROXY_MAX_CONNECTIONS) {
 			atomic_fetch_sub(&active, 1);
 			static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 36\r\n"

@@ -95,6 +95,16 @@ int buf_json_string(struct buf *b, const char *s, size_t n)
 	const unsigned char *u = (const unsigned char *)s;
 	for (size_t i = 0; i < n && r == 0;) {
 		unsigned char c = u[i];
+		/* A run of printable ASCII goes in as it is, in one append. */
+		size_t run = 0;
+		while (i + run < n && u[i + run] >= 0x20 && u[i + run] < 0x7f && u[i + run] != '"' &&
+		       u[i + run] != '\\')
+			run++;
+		if (run) {
+			r = buf_append(b, u + i, run);
+			i += run;
+			continue;
+		}
 		if (c == '"' || c == '\\') {
 			char esc[2] = { '\\', (char)c };
 			r = buf_append(b, esc, 2);

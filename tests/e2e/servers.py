@@ -5,8 +5,11 @@
     servers.py DIR      write DIR/ports (http https ws), DIR/ca.pem, then serve
 
 HTTP and HTTPS answer every request with a JSON echo of method, path, the
-headers and the body, except GET /git/... which serves files from DIR/git; /ws on the WebSocket port completes the handshake and
-echoes one text frame.
+headers and the body, except GET /git/... which serves files from DIR/git,
+and GET .../gen-MODE-N, which sends N bytes of a fixed pattern (byte i is
+(7 i + 3) mod 256) framed by MODE: length (Content-Length), chunked, or
+eof (neither: until the connection closes); /ws on the WebSocket port
+completes the handshake and echoes one text frame.
 
 With a file DIR/token (the credential tests' secret), /api/... answers
 only a request carrying "Authorization: Bearer TOKEN" or ?api_key=TOKEN,
@@ -134,6 +137,8 @@ class Echo(http.server.BaseHTTPRequestHandler):
             return self.smart()
         if self.command in ("GET", "HEAD") and self.path.startswith("/git/"):
             return self.static()
+        if self.command == "GET" and "/gen-" in self.path:
+            return self.generated()
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n).decode("utf-8", "replace") if n else ""
         out = json.dumps({"method": self.command, "path": self.path, "headers": dict(self.headers),
@@ -161,6 +166,31 @@ class Echo(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if self.command == "GET":
             self.wfile.write(data)
+
+    def generated(self):
+        mode, n = self.path.rsplit("/gen-", 1)[1].split("-")
+        data = bytes((7 * i + 3) % 256 for i in range(int(n)))
+        self.send_response(200)
+        if mode == "length":
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        elif mode == "chunked":
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            # Chunks of uneven sizes, so that their lines fall anywhere in
+            # the proxy's reads.
+            i, k = 0, 0
+            while i < len(data):
+                part = data[i:i + (1000, 17, 40000, 4096)[k % 4]]
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+                i, k = i + len(part), k + 1
+            self.wfile.write(b"0\r\n\r\n")
+        else:
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(data)
+            self.close_connection = True
 
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_OPTIONS = do_PATCH = answer
 

@@ -186,6 +186,39 @@ PY
 	assert_contains "$OUT" "403" "CONNECT to a host no endpoint names"
 }
 
+test_proxy_response_bodies_arrive_whole() {
+	start_servers
+	# Bodies framed by length, chunked and read to EOF, of sizes on either
+	# side of the proxy's buffer and splice thresholds, one after another
+	# on one connection where the framing allows, plain and intercepted.
+	cat >"$WS/bodies.py" <<'PY'
+import http.client, ssl, sys
+hp, sp = sys.argv[1], int(sys.argv[2])
+sizes = [0, 1, 16000, 40000, 65535, 65536, 70000, 300000]
+def want(n):
+    return bytes((7 * i + 3) % 256 for i in range(n))
+def check(conn, url, host, n, tag):
+    conn.request("GET", url, headers={"Host": host})
+    r = conn.getresponse()
+    body = r.read()
+    print(tag, n, "OK" if r.status == 200 and body == want(n) else "BAD %d %d" % (r.status, len(body)))
+for mode in ("length", "chunked"):
+    c = http.client.HTTPConnection("127.0.0.1", 3128, timeout=20)
+    for n in sizes:
+        check(c, f"http://api.test:{hp}/public/gen-{mode}-{n}", f"api.test:{hp}", n, "plain-" + mode)
+    t = http.client.HTTPSConnection("127.0.0.1", 3128, timeout=20, context=ssl.create_default_context())
+    t.set_tunnel("secure.test", sp)
+    for n in sizes:
+        check(t, f"/ok/gen-{mode}-{n}", f"secure.test:{sp}", n, "tls-" + mode)
+for n in sizes:
+    c = http.client.HTTPConnection("127.0.0.1", 3128, timeout=20)
+    check(c, f"http://api.test:{hp}/public/gen-eof-{n}", f"api.test:{hp}", n, "plain-eof")
+PY
+	al_policy "$(net_policy)" -- /usr/bin/python3 ./bodies.py "$HP" "$SP"
+	assert_eq "40" "$(grep -c ' OK$' <<<"$OUT")" "every body whole: $(grep -v ' OK$' <<<"$OUT" | head -3)"
+	assert_not_contains "$OUT" "BAD" "no body cut or changed"
+}
+
 test_proxy_refuses_smuggling() {
 	start_servers
 	cat >"$WS/raw.py" <<'PY'

@@ -1145,6 +1145,47 @@ static void upstream(const char *in, bool keep_upgrade, const char *expected)
 	buf_free(&b);
 }
 
+/* A head moved to another buffer: every field follows it, the constant
+ * "/" of an empty path stays, and the old buffer can be overwritten. */
+static void test_request_move(void **state)
+{
+	static const char msg[] = "GET http://h:81?q=1 HTTP/1.1\r\nHost: h:81\r\nX-Empty:\r\nA: b\r\n\r\nBODY";
+	size_t n = sizeof(msg) - 1;
+	char *old = malloc(n), *new = malloc(n);
+	struct error err = { 0 };
+	int status = -1;
+	(void)state;
+
+	assert_non_null(old);
+	assert_non_null(new);
+	memcpy(old, msg, n);
+	assert_int_equal(http_parse_request(old, n, &req, &status, &err), (int)(n - 4));
+	memcpy(new, old, req.head_len);
+	http_request_move(&req, old, new);
+	memset(old, 'x', n);
+	free(old);
+
+	assert_mem(req.path, req.path_len, "/");
+	assert_mem(req.query, req.query_len, "q=1");
+	assert_true(req.query > new && req.query < new + req.head_len);
+	assert_int_equal(req.n_headers, 3);
+	for (size_t i = 0; i < req.n_headers; i++) {
+		assert_true(req.headers[i].name >= new && req.headers[i].name < new + req.head_len);
+		assert_true(req.headers[i].value >= new && req.headers[i].value < new + req.head_len);
+	}
+	assert_mem(req.headers[0].name, req.headers[0].name_len, "Host");
+	assert_mem(req.headers[0].value, req.headers[0].value_len, "h:81");
+	assert_int_equal(req.headers[1].value_len, 0);
+	assert_mem(req.headers[2].name, req.headers[2].name_len, "A");
+	assert_mem(req.headers[2].value, req.headers[2].value_len, "b");
+
+	struct buf up = { 0 };
+	assert_int_equal(http_build_upstream_head(&req, false, &up), 0);
+	assert_string_equal(up.data, "GET /?q=1 HTTP/1.1\r\nHost: h:81\r\nX-Empty: \r\nA: b\r\nConnection: keep-alive\r\n\r\n");
+	buf_free(&up);
+	free(new);
+}
+
 static void test_upstream_head(void **state)
 {
 	(void)state;
@@ -1475,6 +1516,7 @@ int main(void)
 		cmocka_unit_test(test_byte_by_byte),
 		cmocka_unit_test(test_response),
 		cmocka_unit_test(test_find_header),
+		cmocka_unit_test(test_request_move),
 		cmocka_unit_test(test_upstream_head),
 		cmocka_unit_test(test_upstream_head_edges),
 		cmocka_unit_test(test_chunked),

@@ -3,7 +3,8 @@
  * Unit tests for net/addr.c and net/netpolicy.c: every spelling of an
  * address, every address class, host patterns, globs (against a
  * brute-force reference), and the decisions with their reasons. Each
- * denial is paired with the allowed neighbour of the same request.
+ * denial is paired with the allowed neighbour of the same request. Also
+ * the JSON string escaping of the proxy's records (util/buf.c).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -22,6 +23,7 @@
 #include "net/netpolicy.h"
 #include "policy/internal.h"
 #include "policy/policy.h"
+#include "util/buf.h"
 #include "util/cleanup.h"
 
 static const struct policy_ctx ctx = { .home = "/home/u", .cwd = "/work/proj" };
@@ -1144,6 +1146,33 @@ static void test_decide_address(void **state)
 	assert_false(netpol_decide_address(sn, NULL, 80, &d));
 }
 
+/* Runs of plain characters and every kind of escape, next to each other. */
+static void test_json_string(void **state)
+{
+	static const struct {
+		const char *in;
+		size_t n;
+		const char *out;
+	} cases[] = {
+		{ "", 0, "\"\"" },
+		{ "GET /a?b=c", 10, "\"GET /a?b=c\"" },
+		{ "a\"b\\c", 5, "\"a\\\"b\\\\c\"" },
+		{ "x\ny\x7fz\x01", 6, "\"x\\u000ay\\u007fz\\u0001\"" },
+		{ "caf\xc3\xa9!", 6, "\"caf\xc3\xa9!\"" },
+		{ "a\xc3", 2, "\"a\\ufffd\"" },
+		{ "\xff\xfeok", 4, "\"\\ufffd\\ufffdok\"" },
+		{ "nul\0after", 9, "\"nul\\u0000after\"" },
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct buf b = { 0 };
+		assert_int_equal(buf_json_string(&b, cases[i].in, cases[i].n), 0);
+		assert_string_equal(b.data, cases[i].out);
+		buf_free(&b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1165,6 +1194,7 @@ int main(void)
 		cmocka_unit_test(test_decide_host_first_match_and_off),
 		cmocka_unit_test(test_decide_request),
 		cmocka_unit_test(test_decide_address),
+		cmocka_unit_test(test_json_string),
 	};
 
 	return cmocka_run_group_tests_name("net", tests, NULL, NULL);
