@@ -254,6 +254,21 @@ static int binding_match(const struct policy_cred_binding *bd, const char *host,
 	return ok ? 1 : -1;
 }
 
+bool broker_git_push(const struct broker *b, const char *host, uint16_t port, const struct http_request *req)
+{
+	char repo[GIT_REPO_MAX + 1];
+	if (!b || git_classify(req->method, req->path, req->path_len, req->query, req->query_len, repo,
+			       sizeof(repo)) != GIT_OP_PUSH)
+		return false;
+	for (size_t i = 0; i < b->n; i++)
+		for (size_t k = 0; k < b->v[i].pol->n_bindings; k++) {
+			const struct policy_cred_binding *bd = &b->v[i].pol->bindings[k];
+			if (bd->git && bd->port == port && netpol_host_match(bd->host, host))
+				return true;
+		}
+	return false;
+}
+
 /* ---- building the changed fields ---- */
 
 /* A replacement field, by offset into side (side may move while it grows). */
@@ -467,13 +482,13 @@ int broker_apply(const struct broker *b, const char *host, uint16_t port, struct
 	if (!b || !b->n)
 		return 0;
 
-	/* Reserve once: growing would leave copies of the secret behind. */
+	/* Space for the changed fields, reserved once, when first needed:
+	 * growing would leave copies of the secret behind. */
 	size_t secrets = 0;
 	for (size_t i = 0; i < b->n; i++)
 		secrets += b->v[i].secret_len;
-	int r = buf_reserve(side, 2 * req->head_len + 4 * secrets + 4096);
-	if (r < 0)
-		return r;
+	const size_t side_need = 2 * req->head_len + 4 * secrets + 4096;
+	int r = 0;
 
 	struct field hv[HTTP_MAX_HEADERS] = { 0 };
 	struct field query = { 0 }, add_name = { 0 }, add_value = { 0 };
@@ -557,6 +572,8 @@ int broker_apply(const struct broker *b, const char *host, uint16_t port, struct
 				return 0;
 			}
 			/* Swap it in at the binding's site. */
+			if (!side->cap && (r = buf_reserve(side, side_need)) < 0)
+				return r;
 			for (size_t h = 0; h < req->n_headers && !r; h++) {
 				struct http_header *hd = &req->headers[h];
 				if (match->where == POLICY_CRED_HEADER && name_is(hd, match->header))
@@ -589,6 +606,8 @@ int broker_apply(const struct broker *b, const char *host, uint16_t port, struct
 			continue;
 		}
 		if (pc->inject == POLICY_INJECT_ALWAYS && match && res->verdict != BROKER_INJECT) {
+			if (!side->cap && (r = buf_reserve(side, side_need)) < 0)
+				return r;
 			r = put_always(side, c, match, req, &add_name, &add_value, &query);
 			if (r < 0)
 				return r;

@@ -66,6 +66,10 @@ int broker_make_placeholder(char out[BROKER_PLACEHOLDER_LEN + 1]);
 /* The credential whose placeholder occurs in buf[0..len), or NULL. */
 const struct broker_cred *broker_find(const struct broker *b, const char *buf, size_t len);
 
+/* Is req a git push (git-receive-pack) to host:port that some git
+ * binding covers? Such a request is decided from its first commands. */
+bool broker_git_push(const struct broker *b, const char *host, uint16_t port, const struct http_request *req);
+
 enum broker_verdict {
 	BROKER_PASS = 0, /* no credential involved: send the request as it is */
 	BROKER_INJECT,   /* req now carries a secret */

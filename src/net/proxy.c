@@ -383,17 +383,36 @@ static bool fill(struct conn *c, size_t want)
 
 /* Collect the request body (framing kept) into body, bounded by max.
  * Returns 1 ok, 0 too large, -1 I/O or framing error. */
-static int collect_body(struct conn *c, const struct http_request *req, uint64_t max, struct buf *body)
+/* The part of a request body left unread when only a prefix of it was
+ * collected (a git push larger than max_body). */
+struct body_rest {
+	bool active;
+	bool chunked;
+	uint64_t remaining;     /* Content-Length bytes still to come */
+	struct http_chunked ch; /* chunked framing, where the prefix stopped */
+};
+
+/* Collect the request body (framing kept) into body, bounded by max.
+ * Returns 1 ok, 0 too large, -1 I/O or framing error. When rest is not
+ * NULL a body over max is not refused: its first max bytes (or so) are
+ * collected, the rest is described in *rest, and 2 is returned. */
+static int collect_body(struct conn *c, const struct http_request *req, uint64_t max, struct buf *body,
+			struct body_rest *rest)
 {
 	if (req->body == HTTP_BODY_LENGTH) {
-		if (req->content_length > max)
-			return 0;
-		if (!fill(c, (size_t)req->content_length))
+		uint64_t take = req->content_length;
+		if (take > max) {
+			if (!rest)
+				return 0;
+			take = max;
+			*rest = (struct body_rest){ .active = true, .remaining = req->content_length - max };
+		}
+		if (!fill(c, (size_t)take))
 			return -1;
-		if (buf_append(body, c->in.data, (size_t)req->content_length) < 0)
+		if (buf_append(body, c->in.data, (size_t)take) < 0)
 			return -1;
-		buf_consume(&c->in, (size_t)req->content_length);
-		return 1;
+		buf_consume(&c->in, (size_t)take);
+		return rest && rest->active ? 2 : 1;
 	}
 	if (req->body != HTTP_BODY_CHUNKED)
 		return 1;
@@ -405,15 +424,47 @@ static int collect_body(struct conn *c, const struct http_request *req, uint64_t
 		int r = http_chunked_feed(&ch, c->in.data, c->in.len, &used);
 		if (r < 0)
 			return -1;
-		if (body->len + used > max + 65536)
+		bool over = body->len + used > max + 65536;
+		if (over && !rest)
 			return 0;
 		if (buf_append(body, c->in.data, used) < 0)
 			return -1;
 		buf_consume(&c->in, used);
 		if (r == 1)
 			return 1;
+		if (over) {
+			*rest = (struct body_rest){ .active = true, .chunked = true, .ch = ch };
+			return 2;
+		}
 		if (c->in.len == 0 && !fill(c, 1))
 			return -1;
+	}
+}
+
+/* Send the rest of a body upstream as it arrives, framing and all. */
+static bool forward_rest(struct conn *c, struct body_rest *rest, uint64_t *up)
+{
+	for (;;) {
+		if (!rest->chunked && rest->remaining == 0)
+			return true;
+		if (c->in.len == 0 && !fill(c, 1))
+			return false;
+		size_t used;
+		int r = 0;
+		if (rest->chunked) {
+			r = http_chunked_feed(&rest->ch, c->in.data, c->in.len, &used);
+			if (r < 0)
+				return false;
+		} else {
+			used = c->in.len < rest->remaining ? c->in.len : (size_t)rest->remaining;
+			rest->remaining -= used;
+		}
+		if (used && !io_write(c->ufd, c->ussl, c->in.data, used))
+			return false;
+		*up += used;
+		buf_consume(&c->in, used);
+		if (r == 1)
+			return true;
 	}
 }
 
@@ -831,7 +882,11 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		rec.reason = "compressed body";
 		goto deny;
 	}
-	int cb = collect_body(c, req, net->max_body, &body);
+	/* A git push the broker decides from its first commands may be
+	 * larger than max_body: its pack (compressed) is streamed after them. */
+	struct body_rest rest = { 0 };
+	bool may_stream = cfg->broker && c->cssl && broker_git_push(cfg->broker, host, port, req);
+	int cb = collect_body(c, req, net->max_body, &body, may_stream ? &rest : NULL);
 	if (cb == 0) {
 		answer(c, 413, "denied", "the request body is larger than network.leak_scan.max_body");
 		rec.reason = "body over max_body";
@@ -903,6 +958,8 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		  io_write(c->ufd, c->ussl, head.data, head.len) &&
 		  (!body.len || io_write(c->ufd, c->ussl, body.data, body.len));
 	rec.up = head.len + body.len;
+	if (ok && rest.active)
+		ok = forward_rest(c, &rest, &rec.up);
 	/* From here req's injected headers (into side) are gone: only its
 	 * method and keep-alive flag are read below. */
 	if (injected) {

@@ -160,6 +160,13 @@ echo "push-main: \$(git push -q origin HEAD:main 2>&1 && echo ok)"
 echo "delete: \$(git push -q origin :refs/heads/agent/work 2>&1 && echo ok)"
 git tag v1
 echo "tag: \$(git push -q origin v1 2>&1 && echo ok)"
+# Larger than network.leak_scan.max_body: git probes with 0000, then sends
+# the pack chunked; the proxy decides on the commands and streams the pack.
+head -c 3000000 /dev/urandom >big
+git add big
+git -c user.name=a -c user.email=a@a commit -q -m big
+echo "push-big: \$(git push -q origin HEAD:refs/heads/agent/big 2>&1 && echo ok)"
+echo "push-big-main: \$(git push -q origin HEAD:main 2>&1 && echo ok)"
 SH
 	cred /bin/sh -c '/bin/sh ./git.sh 2>&1; true'
 	assert_file "$WS/repo/f" "clone through the broker"
@@ -169,13 +176,20 @@ SH
 		assert_file "$WS/repo$v/f" "the file of the protocol v$v clone"
 	done
 	assert_match "$OUT" 'push-branch: ok' "a push to a branch the binding allows"
-	assert_eq "$(git -C "$WS/repo" rev-parse HEAD)" "$(git -C "$bare" rev-parse refs/heads/agent/work)" \
+	assert_eq "$(git -C "$WS/repo" rev-parse HEAD~1)" "$(git -C "$bare" rev-parse refs/heads/agent/work)" \
 		"the allowed push landed"
 	assert_no_match "$OUT" 'push-main: ok' "a push to main"
 	assert_eq "$main_before" "$(git -C "$bare" rev-parse main)" "main is unchanged"
 	assert_no_match "$OUT" 'delete: ok' "deleting a ref"
 	assert_eq 0 "$(git -C "$bare" show-ref -q refs/heads/agent/work; echo $?)" "the branch is still there"
 	assert_no_match "$OUT" 'tag: ok' "pushing a tag"
+	assert_match "$OUT" 'push-big: ok' "a push larger than max_body to an allowed branch"
+	assert_eq "$(git -C "$WS/repo" rev-parse HEAD)" "$(git -C "$bare" rev-parse refs/heads/agent/big)" \
+		"the large push landed whole"
+	assert_eq "$(git -C "$WS/repo" rev-parse HEAD:big)" "$(git -C "$bare" rev-parse agent/big:big)" \
+		"the large file arrived intact"
+	assert_no_match "$OUT" 'push-big-main: ok' "a large push to main"
+	assert_eq "$main_before" "$(git -C "$bare" rev-parse main)" "main is still unchanged"
 	assert_ne 0 "$(git -C "$bare" show-ref -q refs/tags/v1; echo $?)" "no tag arrived"
 	local log
 	log=$(cat "$T/net.jsonl")
