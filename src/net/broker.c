@@ -277,6 +277,22 @@ struct field {
 	bool set;
 };
 
+/* Append c's secret percent-encoded (all but unreserved characters), as a
+ * query parameter's value. */
+static int put_pct(struct buf *side, const struct broker_cred *c)
+{
+	int r = 0;
+	for (size_t i = 0; i < c->secret_len && !r; i++) {
+		unsigned char ch = c->secret[i];
+		if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' ||
+		    ch == '.' || ch == '_' || ch == '~')
+			r = buf_append(side, &ch, 1);
+		else
+			r = buf_printf(side, "%%%02X", ch);
+	}
+	return r;
+}
+
 /* Append s[0..len) to side with every occurrence of the placeholder
  * replaced by the secret (pct: percent-encoded, for a query). */
 static int put_replaced(struct buf *side, const char *s, size_t len, const struct broker_cred *c, bool pct,
@@ -292,14 +308,7 @@ static int put_replaced(struct buf *side, const char *s, size_t len, const struc
 		if (!hit || r)
 			break;
 		if (pct) {
-			for (size_t i = 0; i < c->secret_len && !r; i++) {
-				unsigned char ch = c->secret[i];
-				if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
-				    ch == '-' || ch == '.' || ch == '_' || ch == '~')
-					r = buf_append(side, &ch, 1);
-				else
-					r = buf_printf(side, "%%%02X", ch);
-			}
+			r = put_pct(side, c);
 		} else {
 			r = buf_append(side, c->secret, c->secret_len);
 		}
@@ -459,14 +468,7 @@ static int put_always(struct buf *side, const struct broker_cred *c, const struc
 			q = pe + 1;
 		}
 		r = r ?: (first ? 0 : buf_puts(side, "&")) ?: buf_printf(side, "%s=", bd->query);
-		for (size_t i = 0; i < c->secret_len && !r; i++) {
-			unsigned char ch = c->secret[i];
-			if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
-			    ch == '-' || ch == '.' || ch == '_' || ch == '~')
-				r = buf_append(side, &ch, 1);
-			else
-				r = buf_printf(side, "%%%02X", ch);
-		}
+		r = r ?: put_pct(side, c);
 		query->len = side->len - query->off;
 		query->set = true;
 		break;
