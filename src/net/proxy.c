@@ -835,14 +835,6 @@ static bool handle_request(struct conn *c, struct http_request *req)
 			rec.reason = reason;
 			goto deny;
 		}
-		if (!netpol_decide_host(net, host, port, &d)) {
-			snprintf(reason, sizeof(reason), "%s %s:%u: %s", req->method, host, port, d.reason);
-			answer(c, 403, "denied", reason);
-			rec.rule = d.rule;
-			rec.reason = d.reason;
-			goto deny;
-		}
-		ep = d.ep;
 	} else {
 		if (req->form != HTTP_TARGET_ABSOLUTE || strcmp(req->scheme, "http") != 0) {
 			answer(c, 400, "not a proxy request",
@@ -852,6 +844,9 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		}
 		port = req->port;
 		rec.port = port;
+	}
+	if (!c->cssl) {
+		/* Outside a tunnel the endpoint is decided here. */
 		if (!netpol_decide_host(net, host, port, &d)) {
 			snprintf(reason, sizeof(reason), "%s %s:%u: %s", req->method, host, port, d.reason);
 			answer(c, 403, "denied", reason);
