@@ -10,9 +10,11 @@ static const char usage[] =
 	"A containment runtime for AI agents.\n"
 	"\n"
 	"commands:\n"
-	"  run [--policy FILE] [--trace-denials] -- CMD [ARGS...]\n"
+	"  run [--policy FILE] [--trace-denials] [--audit DIR] -- CMD [ARGS...]\n"
 	"                      run CMD in the sandbox the policy describes\n"
 	"                      (without --policy: the built-in default policy)\n"
+	"  audit verify LOG [--authority PUBKEY]\n"
+	"                      check a session's signed decision log\n"
 	"  policy check FILE   validate a policy and print the effective policy\n"
 	"  policy default      print the built-in default policy\n"
 	"  doctor              what this kernel supports, and what airlock refuses\n"
@@ -35,6 +37,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(verb, "run"))
 		return cli_run(argc - 1, argv + 1);
+	if (!strcmp(verb, "audit"))
+		return cli_audit(argc - 1, argv + 1);
 	if (!strcmp(verb, "policy"))
 		return cli_policy(argc - 1, argv + 1);
 	if (!strcmp(verb, "doctor"))

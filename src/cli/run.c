@@ -7,7 +7,7 @@
 #include "sandbox/sandbox.h"
 
 static const char run_usage[] =
-	"usage: airlock run [--policy FILE] [--trace-denials] [--] CMD [ARGS...]\n"
+	"usage: airlock run [--policy FILE] [--trace-denials] [--audit DIR] [--] CMD [ARGS...]\n"
 	"\n"
 	"Run CMD in airlock's process boundary: new user, mount, pid, net, ipc, uts\n"
 	"and cgroup namespaces; a fresh root of read-only system directories, the\n"
@@ -17,6 +17,8 @@ static const char run_usage[] =
 	"\n"
 	"  -p, --policy FILE    the policy file (YAML, version 1)\n"
 	"  -t, --trace-denials  report, at exit, the operations the sandbox blocked\n"
+	"  -a, --audit DIR      write the session's signed decision log in DIR\n"
+	"                       (verify it with 'airlock audit verify')\n"
 	"  -h, --help           this text\n"
 	"\n"
 	"Exit status: CMD's own (128+N if killed by signal N); 2 for a bad command\n"
@@ -27,20 +29,24 @@ int cli_run(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "policy", required_argument, NULL, 'p' },
 		{ "trace-denials", no_argument, NULL, 't' },
+		{ "audit", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *policy_file = NULL;
+	const char *policy_file = NULL, *audit_dir = NULL;
 	bool trace = false;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+p:th", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:ta:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			policy_file = optarg;
 			break;
 		case 't':
 			trace = true;
+			break;
+		case 'a':
+			audit_dir = optarg;
 			break;
 		case 'h':
 			fputs(run_usage, stdout);
@@ -61,7 +67,8 @@ int cli_run(int argc, char **argv)
 		fprintf(stderr, "airlock: %s\n", err.msg);
 		return SANDBOX_EXIT_USAGE;
 	}
-	struct sandbox_opts so = { .policy = pol, .argv = argv + optind, .trace_denials = trace };
+	struct sandbox_opts so = { .policy = pol, .argv = argv + optind, .trace_denials = trace,
+				 .audit_dir = audit_dir };
 	int code = 0;
 	if (sandbox_run(&so, &code, &err) < 0) {
 		fprintf(stderr, "airlock: %s\n", err.msg);

@@ -193,6 +193,8 @@ static void take_line(struct egress *e, const char *line, size_t len, struct tra
 {
 	if (e->log_fd >= 0)
 		(void)!write(e->log_fd, line, len);
+	if (e->audit && !auditlog_event(e->audit, line, len))
+		e->audit_lost = true;
 	if (t && len > 1 && memmem(line, len, "\"decision\":\"deny\"", 17)) {
 		char what[512];
 		snprintf(what, sizeof(what), "network %.*s", (int)(len - 1 > 480 ? 480 : len - 1), line);

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "policy/policy.h"
+#include "sandbox/auditlog.h"
 #include "sandbox/internal.h"
 #include "sandbox/trace.h"
 #include "util/buf.h"
@@ -22,6 +23,8 @@ struct egress {
 	int log_fd;         /* network.log, or -1 */
 	struct buf partial; /* an incomplete record line */
 	bool died;          /* the proxy exited while the sandbox ran */
+	struct auditlog *audit; /* borrowed: where every record also goes, or NULL */
+	bool audit_lost;    /* a record could not reach the audit writer */
 };
 
 #define EGRESS_INIT { .control = -1, .records = -1, .log_fd = -1 }

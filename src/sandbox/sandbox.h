@@ -17,6 +17,7 @@ struct sandbox_opts {
 	const struct policy *policy; /* borrowed */
 	char *const *argv;           /* borrowed, NULL-terminated command */
 	bool trace_denials;          /* report blocked operations at exit */
+	const char *audit_dir;       /* borrowed: write a signed decision log there, or NULL */
 };
 
 /* Run argv inside the process boundary described by opts->policy.

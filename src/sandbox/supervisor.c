@@ -99,7 +99,14 @@ struct run_state {
 	struct trace_log *trace;
 	struct ftrace *ftrace;
 	struct egress egress;
+	struct auditlog audit;
 };
+
+/* Denials the sandbox reports go to the audit log too. */
+static void audit_sink(void *ctx, const char *line, size_t len)
+{
+	(void)auditlog_event(ctx, line, len);
+}
 
 static void handle_notify(struct run_state *s)
 {
@@ -211,6 +218,11 @@ static int event_loop(struct run_state *s, struct term *t, const struct policy *
 				kill(s->child, SIGKILL);
 				continue;
 			}
+			if (auditlog_reaped(&s->audit, w) && s->child > 0) {
+				/* Fail closed: nothing may go unrecorded. */
+				kill(s->child, SIGKILL);
+				continue;
+			}
 			if (w == s->child && (WIFEXITED(st) || WIFSIGNALED(st))) {
 				s->status = st;
 				s->child = 0;
@@ -257,7 +269,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	struct term term = { .master = -1 };
 	int sfd = -1, r;
 	int sv[2] = { -1, -1 };
-	struct run_state s = { .notify = -1, .sync = -1, .cmd_status = -1, .egress = EGRESS_INIT };
+	struct run_state s = { .notify = -1, .sync = -1, .cmd_status = -1, .egress = EGRESS_INIT,
+			      .audit = AUDITLOG_INIT };
 	sigset_t mask, oldmask;
 	bool masked = false;
 
@@ -289,12 +302,20 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	if (pol->sandbox.limits.pids && !cg.pids_dir)
 		plan.rlimits[plan.n_rlimits++] = (typeof(plan.rlimits[0])){ RLIMIT_NPROC, pol->sandbox.limits.pids };
 	plan.pty = isatty(STDIN_FILENO);
+	/* The audit writer starts first: it loads libcrypto and makes the
+	 * session's keys while the rest is set up. */
+	if (opts->audit_dir && (r = auditlog_start(pol, opts->audit_dir, &s.audit, err)) < 0)
+		goto out;
 	if ((r = egress_prepare(pol, &plan, &s.egress, err)) < 0)
 		goto out;
+	if (opts->audit_dir)
+		s.egress.audit = &s.audit;
 	if (trace && !(s.trace = trace_new())) {
 		r = error_set(err, ENOMEM, "out of memory");
 		goto out;
 	}
+	if (opts->audit_dir)
+		trace_set_sink(s.trace, audit_sink, &s.audit);
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		r = error_sys(err, errno, "socketpair");
@@ -334,6 +355,17 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 
 	if ((r = ids_write_maps(pid, &plan, err)) < 0 || (r = limits_cgroup_attach(&cg, pid, err)) < 0)
 		goto out;
+	/* The log must be open, its session certificate written, before the
+	 * sandbox may start the command. */
+	if ((r = auditlog_ready(&s.audit, err)) < 0)
+		goto out;
+	if (opts->audit_dir) {
+		struct buf ev = { 0 };
+		if (buf_puts(&ev, "{\"kind\":\"policy_loaded\",\"decision\":\"allow\",\"policy_file\":") == 0 &&
+		    buf_json_string(&ev, pol->file, strlen(pol->file)) == 0 && buf_puts(&ev, "}\n") == 0)
+			(void)auditlog_event(&s.audit, ev.data, ev.len);
+		buf_free(&ev);
+	}
 	char go = PROTO_GO;
 	if (send(s.sync, &go, 1, MSG_NOSIGNAL) != 1) {
 		r = error_sys(err, errno, "the sandbox died during setup");
@@ -394,8 +426,12 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 
 	int status = s.cmd_status != -1 ? s.cmd_status : s.status;
 	*exit_code = exit_code_of(status);
+	egress_stop(&s.egress, s.trace);
 	if (s.egress.died) {
 		fprintf(stderr, "airlock: the egress proxy stopped; the run was ended (fail closed)\n");
+		*exit_code = SANDBOX_EXIT_SETUP;
+	} else if (s.audit.died || s.egress.audit_lost) {
+		fprintf(stderr, "airlock: the audit writer stopped; the run was ended (fail closed)\n");
 		*exit_code = SANDBOX_EXIT_SETUP;
 	} else if (s.wall_hit) {
 		fprintf(stderr, "airlock: wall-clock limit of %llus reached; the run was ended\n",
@@ -411,7 +447,13 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	if (limits_cgroup_pids_hit(&cg))
 		fprintf(stderr, "airlock: process limit of %llu reached; process creation failed inside the sandbox\n",
 			(unsigned long long)pol->sandbox.limits.pids);
-	egress_stop(&s.egress, s.trace);
+	if (opts->audit_dir) {
+		struct error aerr = { 0 };
+		if (auditlog_finish(&s.audit, *exit_code, &aerr) < 0) {
+			fprintf(stderr, "airlock: %s\n", aerr.msg);
+			*exit_code = SANDBOX_EXIT_SETUP;
+		}
+	}
 	if (s.trace)
 		trace_report(s.trace, stderr);
 	r = 0;
@@ -435,6 +477,11 @@ out:
 	if (term.master >= 0)
 		close(term.master);
 	egress_stop(&s.egress, NULL);
+	if (s.audit.pid > 0 || s.audit.events >= 0) {
+		/* Setup failed: the log records that, and is sealed. */
+		struct error aerr = { 0 };
+		(void)auditlog_finish(&s.audit, SANDBOX_EXIT_SETUP, &aerr);
+	}
 	limits_cgroup_destroy(&cg);
 	trace_free(s.trace);
 	ftrace_free(s.ftrace);

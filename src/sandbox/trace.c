@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "sandbox/internal.h"
+#include "util/buf.h"
+#include "util/cleanup.h"
 
 /* Bounded: a command that hammers a blocked call cannot grow our memory. */
 #define TRACE_MAX_ENTRIES 256
@@ -22,7 +24,36 @@ struct trace_log {
 	struct trace_entry e[TRACE_MAX_ENTRIES];
 	size_t n;
 	unsigned long dropped;
+	void (*sink)(void *ctx, const char *line, size_t len);
+	void *sink_ctx;
 };
+
+void trace_set_sink(struct trace_log *t, void (*sink)(void *ctx, const char *line, size_t len), void *ctx)
+{
+	if (!t)
+		return;
+	t->sink = sink;
+	t->sink_ctx = ctx;
+}
+
+/* One denial as an audit event: {"kind":KIND,"decision":"deny",...}. */
+static void emit(struct trace_log *t, const char *kind, const char *syscall, const char *file, const char *command,
+		 const char *reason)
+{
+	if (!t->sink)
+		return;
+	struct buf b = { 0 };
+	const char *keys[] = { "syscall", "file", "command", "reason" };
+	const char *vals[] = { syscall, file, command, reason };
+	int r = buf_printf(&b, "{\"kind\":\"%s\",\"decision\":\"deny\"", kind);
+	for (size_t i = 0; i < ARRAY_SIZE(keys) && !r; i++)
+		if (vals[i])
+			r = buf_printf(&b, ",\"%s\":", keys[i]) ?: buf_json_string(&b, vals[i], strlen(vals[i]));
+	r = r ?: buf_puts(&b, "}\n");
+	if (!r && b.len <= 4000)
+		t->sink(t->sink_ctx, b.data, b.len);
+	buf_free(&b);
+}
 
 struct trace_log *trace_new(void)
 {
@@ -75,6 +106,7 @@ void trace_record_syscall(struct trace_log *t, const struct seccomp_notif *req)
 	snprintf(what, sizeof(what), "%s(0x%llx, 0x%llx, ...) = EPERM [seccomp] by %s", name,
 		 (unsigned long long)req->data.args[0], (unsigned long long)req->data.args[1], comm);
 	add(t, what);
+	emit(t, "syscall_denied", name, NULL, comm, "EPERM [seccomp]");
 }
 
 void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, const char *path, int err)
@@ -90,6 +122,7 @@ void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, cons
 					  : strerror(err);
 	snprintf(what, sizeof(what), "%s(\"%s\") = %s by %s", syscall, path, why, comm);
 	add(t, what);
+	emit(t, "file_denied", syscall, path, comm, why);
 }
 
 void trace_record_text(struct trace_log *t, const char *what)

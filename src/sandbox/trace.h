@@ -25,6 +25,10 @@ void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, cons
 /* Any other denial, as a line of text (copied). */
 void trace_record_text(struct trace_log *t, const char *what);
 
+/* Every denial recorded from now on is also passed to sink, as one flat
+ * JSON line (newline included) for the audit log. */
+void trace_set_sink(struct trace_log *t, void (*sink)(void *ctx, const char *line, size_t len), void *ctx);
+
 /* Print one "airlock: denied: ..." line per distinct denial, with counts. */
 void trace_report(const struct trace_log *t, FILE *f);
 

@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * airlock-audit: the audit log's writer and verifier.
+ *
+ *   airlock-audit write LOG-DIR AUTHORITY-KEY CONTROL-FD EVENTS-FD AGENT BOUNDARY MODE POLICY-FILE
+ *       started by `airlock run`: holds the session key, chains every
+ *       event read from EVENTS-FD (one flat JSON object per line) into
+ *       LOG-DIR/SESSION.jsonl, signs a checkpoint every AUDIT_CHECKPOINT_RECORDS records and
+ *       every AUDIT_CHECKPOINT_SECONDS, and seals the log when the events
+ *       end (EOF) or on SIGTERM. Answers "S" + session id on CONTROL-FD
+ *       once the log is open, "E" + message when it cannot start.
+ *   airlock-audit verify LOG [--authority PUBKEY]
+ *   airlock-audit show LOG [--decision D] [--kind K]
+ *
+ * This is the only process that holds a signing key; it parses nothing
+ * from the sandbox directly (events come from the supervisor, which also
+ * passes on the proxy's records).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "util/buf.h"
+#include "util/cleanup.h"
+
+#define AUDIT_CHECKPOINT_RECORDS 1000
+#define AUDIT_CHECKPOINT_SECONDS 5
+#define CERT_VALID_MS (24LL * 3600 * 1000)
+
+static volatile sig_atomic_t terminated;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	terminated = 1;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void hex(const uint8_t *b, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+struct writer {
+	struct audit_chain chain;
+	struct audit_session s;
+	struct audit_key *session_key;
+	uint64_t since_checkpoint;
+	time_t last_checkpoint;
+	struct buf line; /* scratch for one record */
+};
+
+/* Chain one event (a flat JSON line). */
+static int write_event(struct writer *w, const struct audit_event *ev, struct error *err)
+{
+	buf_reset(&w->line);
+	int r = audit_record_build(ev, &w->s, w->chain.seq, w->chain.prev, now_ms(), &w->line);
+	if (r < 0)
+		return error_set(err, -r, "cannot build a record");
+	r = audit_chain_append(&w->chain, &w->line, err);
+	if (r < 0)
+		return r;
+	w->since_checkpoint++;
+	return 0;
+}
+
+static int write_json(struct writer *w, const char *json, struct error *err)
+{
+	struct audit_event *ev = malloc(sizeof(*ev));
+	if (!ev)
+		return error_set(err, ENOMEM, "out of memory");
+	int r = audit_event_parse(json, strlen(json), ev);
+	if (r == 0)
+		r = write_event(w, ev, err);
+	else
+		r = error_set(err, EINVAL, "internal event is not valid: %s", json);
+	free(ev);
+	return r;
+}
+
+/* A checkpoint (or the seal): the session key signs the chain head. */
+static int checkpoint(struct writer *w, bool seal, struct error *err)
+{
+	uint64_t covers = w->chain.seq - 1;
+	char msg[256], sig_hex[2 * AUDIT_SIG_LEN + 1];
+	uint8_t sig[AUDIT_SIG_LEN];
+	int n = snprintf(msg, sizeof(msg), "%s\n%s\n%llu\n%s\n", seal ? "airlock-seal" : "airlock-checkpoint",
+			 w->s.session_id, (unsigned long long)covers, w->chain.prev);
+	if (audit_sign(w->session_key, msg, (size_t)n, sig) < 0)
+		return error_set(err, EIO, "cannot sign a checkpoint");
+	hex(sig, sizeof(sig), sig_hex);
+	char json[512];
+	snprintf(json, sizeof(json), "{\"kind\":\"%s\",\"decision\":\"allow\",\"covers_seq\":%llu,\"head\":\"%s\","
+		 "\"sig\":\"%s\"}",
+		 seal ? "seal" : "checkpoint", (unsigned long long)covers, w->chain.prev, sig_hex);
+	int r = write_json(w, json, err);
+	w->since_checkpoint = 0;
+	w->last_checkpoint = time(NULL);
+	return r;
+}
+
+/* The first record: the session certificate, signed by the authority. */
+static int session_start(struct writer *w, struct audit_key *authority, struct error *err)
+{
+	uint8_t spub[AUDIT_PUB_LEN], apub[AUDIT_PUB_LEN], sig[AUDIT_SIG_LEN];
+	char spub_hex[65], apub_hex[65], sig_hex[2 * AUDIT_SIG_LEN + 1];
+	audit_key_public(w->session_key, spub);
+	audit_key_public(authority, apub);
+	hex(spub, sizeof(spub), spub_hex);
+	hex(apub, sizeof(apub), apub_hex);
+	int64_t t = now_ms();
+	struct buf cert = { 0 }, ev = { 0 };
+	int r = buf_puts(&cert, "{\"agent\":") ?: buf_json_string(&cert, w->s.agent, strlen(w->s.agent)) ?:
+		buf_printf(&cert, ",\"session\":\"%s\",\"boundary\":\"%s\",\"policy_sha256\":\"%s\",\"host\":",
+			   w->s.session_id, w->s.boundary, w->s.policy_sha256) ?:
+		buf_json_string(&cert, w->s.host, strlen(w->s.host)) ?:
+		buf_printf(&cert, ",\"not_before\":%lld,\"not_after\":%lld,\"session_key\":\"%s\",\"authority\":\"%s\"}",
+			   (long long)t, (long long)(t + CERT_VALID_MS), spub_hex, apub_hex);
+	if (r == 0 && audit_sign(authority, cert.data, cert.len, sig) < 0)
+		r = -EIO;
+	if (r == 0) {
+		hex(sig, sizeof(sig), sig_hex);
+		r = buf_puts(&ev, "{\"kind\":\"session_start\",\"decision\":\"allow\",\"certificate\":") ?:
+			buf_json_string(&ev, cert.data, cert.len) ?:
+			buf_printf(&ev, ",\"certificate_sig\":\"%s\",\"authority\":\"%s\"}", sig_hex, apub_hex);
+	}
+	if (r == 0)
+		r = write_json(w, ev.data, err);
+	else
+		r = error_set(err, -r, "cannot make the session certificate");
+	buf_free(&cert);
+	buf_free(&ev);
+	return r;
+}
+
+/* SHA-256 of the policy file's bytes ("none" for the built-in default,
+ * which has no file). */
+static void policy_hash(const char *path, char out[65])
+{
+	struct buf b = { 0 };
+	int fd = path[0] != '<' ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	char chunk[8192];
+	ssize_t n;
+	while (fd >= 0 && (n = read(fd, chunk, sizeof(chunk))) > 0 && b.len < (16u << 20))
+		if (buf_append(&b, chunk, (size_t)n) < 0)
+			break;
+	if (fd >= 0) {
+		audit_sha256_hex(b.data ? b.data : "", b.len, out);
+		close(fd);
+	} else {
+		snprintf(out, 65, "none");
+	}
+	buf_free(&b);
+}
+
+__attribute__((noreturn)) static void refuse(int control, const char *msg)
+{
+	char buf[ERROR_MSG_MAX + 2];
+	int n = snprintf(buf, sizeof(buf), "E%s", msg);
+	(void)!send(control, buf, n > 0 && (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, MSG_NOSIGNAL);
+	_exit(1);
+}
+
+static int cmd_write(int argc, char **argv)
+{
+	/* Dies with the supervisor: a session whose supervisor was killed
+	 * stays unsealed, and verify says so. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (argc != 10) {
+		fprintf(stderr, "airlock-audit write: started by airlock run, not by hand\n");
+		return 2;
+	}
+	int control = atoi(argv[4]), events = atoi(argv[5]);
+	struct error err = { 0 };
+	struct writer w = { .chain = { .seq = 1 } };
+	memset(w.chain.prev, '0', 64);
+	snprintf(w.s.agent, sizeof(w.s.agent), "%s", argv[6]);
+	snprintf(w.s.boundary, sizeof(w.s.boundary), "%s", argv[7]);
+	snprintf(w.s.mode, sizeof(w.s.mode), "%s", argv[8]);
+	policy_hash(argv[9], w.s.policy_sha256);
+	w.s.enforced = strcmp(w.s.mode, "observe") != 0;
+	if (gethostname(w.s.host, sizeof(w.s.host) - 1) < 0)
+		snprintf(w.s.host, sizeof(w.s.host), "unknown");
+	if (audit_uuid7(w.s.session_id) < 0)
+		refuse(control, "cannot make a session id");
+
+	struct audit_key *authority = NULL;
+	if (audit_key_load_or_create(argv[3], &authority, &err) < 0 || audit_key_generate(&w.session_key, &err) < 0)
+		refuse(control, err.msg);
+
+	/* One file per session, named by it, never overwritten. */
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s.jsonl", argv[2], w.s.session_id);
+	w.chain.fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (w.chain.fd < 0) {
+		error_sys(&err, errno, "cannot create the audit log %s", path);
+		refuse(control, err.msg);
+	}
+	if (session_start(&w, authority, &err) < 0)
+		refuse(control, err.msg);
+	audit_key_free(authority);
+
+	char ok[4200];
+	int n = snprintf(ok, sizeof(ok), "S%s\t%s", w.s.session_id, path);
+	if (send(control, ok, (size_t)n, MSG_NOSIGNAL) != n)
+		_exit(1);
+	close(control);
+
+	struct sigaction sa = { .sa_handler = on_term };
+	sigaction(SIGTERM, &sa, NULL);
+	w.last_checkpoint = time(NULL);
+	struct buf in = { 0 };
+	struct audit_event *ev = malloc(sizeof(*ev));
+	if (!ev)
+		_exit(1);
+	bool eof = false;
+	while (!eof && !terminated) {
+		int wait = (int)(w.last_checkpoint + AUDIT_CHECKPOINT_SECONDS - time(NULL));
+		struct pollfd p = { .fd = events, .events = POLLIN };
+		int pr = poll(&p, 1, (wait < 0 ? 0 : wait) * 1000);
+		if (pr < 0 && errno != EINTR)
+			break;
+		if (pr > 0) {
+			if (buf_reserve(&in, 65536) < 0)
+				break;
+			ssize_t got = read(events, in.data + in.len, 65536);
+			if (got < 0 && errno != EINTR && errno != EAGAIN)
+				break;
+			if (got == 0)
+				eof = true;
+			if (got > 0)
+				in.len += (size_t)got;
+			char *start = in.data, *nl;
+			while (start && (nl = memchr(start, '\n', in.len - (size_t)(start - in.data)))) {
+				if (audit_event_parse(start, (size_t)(nl - start), ev) == 0) {
+					if (write_event(&w, ev, &err) < 0)
+						goto fatal;
+				} else if (write_json(&w, "{\"kind\":\"malformed_event\",\"decision\":\"deny\","
+							 "\"reason\":\"an event the audit writer could not read\"}",
+						      &err) < 0) {
+					goto fatal;
+				}
+				if (w.since_checkpoint >= AUDIT_CHECKPOINT_RECORDS && checkpoint(&w, false, &err) < 0)
+					goto fatal;
+				start = nl + 1;
+			}
+			if (start)
+				buf_consume(&in, (size_t)(start - in.data));
+			if (in.len > AUDIT_EVENT_MAX_LINE * 4)
+				buf_reset(&in); /* a line that never ends: not ours */
+		}
+		if (w.since_checkpoint && time(NULL) >= w.last_checkpoint + AUDIT_CHECKPOINT_SECONDS &&
+		    checkpoint(&w, false, &err) < 0)
+			goto fatal;
+	}
+	if (checkpoint(&w, true, &err) < 0)
+		goto fatal;
+	fsync(w.chain.fd);
+	_exit(0);
+fatal:
+	fprintf(stderr, "airlock-audit: %s\n", err.msg);
+	_exit(1);
+}
+
+static int cmd_verify(int argc, char **argv)
+{
+	const char *log = NULL, *authority = NULL;
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--authority") == 0 && i + 1 < argc)
+			authority = argv[++i];
+		else if (!log)
+			log = argv[i];
+		else {
+			fprintf(stderr, "usage: airlock audit verify LOG [--authority PUBKEY]\n");
+			return 2;
+		}
+	}
+	if (!log) {
+		fprintf(stderr, "usage: airlock audit verify LOG [--authority PUBKEY]\n");
+		return 2;
+	}
+	uint8_t pub[AUDIT_PUB_LEN];
+	struct error err = { 0 };
+	if (authority && audit_pub_load(authority, pub, &err) < 0) {
+		fprintf(stderr, "airlock: %s\n", err.msg);
+		return 2;
+	}
+	struct audit_report rep;
+	int r = audit_verify_file(log, authority ? pub : NULL, &rep);
+	if (r == 0) {
+		printf("%s: intact and sealed: %llu records, %llu checkpoints, session %s, agent %s\n", log,
+		       (unsigned long long)rep.records, (unsigned long long)rep.checkpoints, rep.session_id, rep.agent);
+		return 0;
+	}
+	if (rep.bad_line)
+		printf("%s:%llu: %s\n", log, (unsigned long long)rep.bad_line, rep.problem);
+	else
+		printf("%s: %s\n", log, rep.problem);
+	printf("%s: %llu records verified before that\n", log, (unsigned long long)rep.records);
+	return r == 1 ? 1 : 3;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "write") == 0)
+		return cmd_write(argc, argv);
+	if (argc >= 2 && strcmp(argv[1], "verify") == 0)
+		return cmd_verify(argc, argv);
+	fprintf(stderr, "usage: airlock audit verify LOG [--authority PUBKEY]\n");
+	return 2;
+}

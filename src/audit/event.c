@@ -1,0 +1,671 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The strict JSON reader (audit/json.h) and the event parser built on it.
+ *
+ * Events come from the proxy and the supervisor, both of which the agent
+ * can influence: a host name, a path or a reason may hold any byte the
+ * agent chose. Everything here is bounded by the caller's buffers and never
+ * reads past the length it was given (the texts need not be NUL-terminated).
+ */
+#include "audit/audit.h"
+#include "audit/json.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "util/cleanup.h"
+
+/* ---- the reader ---- */
+
+/* The parse state, kept apart from struct audit_json so that the hot loops
+ * work on locals: with -fno-strict-aliasing every store to a token could
+ * otherwise alias the counters and force them to be read again. */
+struct reader {
+	const char *s;
+	size_t n;
+	size_t i;
+	struct audit_json_tok *tok;
+	size_t ntok;
+	size_t cap;
+	unsigned max_depth;
+	const char *err;
+	size_t err_at;
+	const struct audit_json *j; /* for comparing keys */
+};
+
+static int fail_at(struct reader *r, size_t at, const char *what)
+{
+	r->err = what;
+	r->err_at = at;
+	return -EINVAL;
+}
+
+static int fail(struct reader *r, const char *what)
+{
+	return fail_at(r, r->i, what);
+}
+
+/* JSON whitespace is all at or below ' '; the common case, none, costs one
+ * comparison. */
+static inline void skip_ws(struct reader *r)
+{
+	while (r->i < r->n && (unsigned char)r->s[r->i] <= ' ' &&
+	       (r->s[r->i] == ' ' || r->s[r->i] == '\t' || r->s[r->i] == '\n' || r->s[r->i] == '\r'))
+		r->i++;
+}
+
+static inline int new_tok(struct reader *r, enum audit_json_type type, size_t start)
+{
+	if (r->ntok >= r->cap)
+		return fail_at(r, start, "too many values");
+	r->tok[r->ntok] = (struct audit_json_tok){ .type = (uint8_t)type, .start = (uint32_t)start };
+	return (int)r->ntok++;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Four hex digits at s; -1 when they are not. */
+static long hex4(const char *s)
+{
+	long v = 0;
+	for (int k = 0; k < 4; k++) {
+		int h = hexval(s[k]);
+		if (h < 0)
+			return -1;
+		v = v << 4 | h;
+	}
+	return v;
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes available, s[0] >=
+ * 0x80), or 0: overlong forms, surrogates and code points past U+10FFFF
+ * are invalid (RFC 3629), so that no two byte strings decode alike. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	size_t len;
+	uint32_t cp, min;
+	if ((s[0] & 0xe0) == 0xc0)
+		len = 2, min = 0x80, cp = s[0] & 0x1f;
+	else if ((s[0] & 0xf0) == 0xe0)
+		len = 3, min = 0x800, cp = s[0] & 0x0f;
+	else if ((s[0] & 0xf8) == 0xf0)
+		len = 4, min = 0x10000, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (size_t k = 1; k < len; k++) {
+		if ((s[k] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[k] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* The bytes among the 8 at p that end a run of plain ASCII: a quote, a
+ * backslash, a control character or a byte >= 0x80, as the high bit of
+ * each. The bit tricks ("some byte is zero / below n") can also flag a
+ * byte after a true hit, never one before it, so the lowest bit set is
+ * exact. Strings are most of a record's bytes, and their lengths are too
+ * irregular for a branch per byte to be predicted. */
+static inline uint64_t special8(const unsigned char *p)
+{
+	const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+	uint64_t w;
+	memcpy(&w, p, 8);
+	uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+	return (((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w) | w) & high;
+}
+
+/* A string at r->i (its opening quote). */
+static int parse_string(struct reader *r)
+{
+	const unsigned char *u = (const unsigned char *)r->s;
+	const size_t n = r->n, start = r->i + 1;
+	size_t i = start;
+	bool escaped = false;
+	for (;;) {
+		/* The common case, a run of printable ASCII. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		while (n - i >= 8) {
+			uint64_t m = special8(u + i);
+			if (m) {
+				i += (size_t)__builtin_ctzll(m) / 8;
+				break;
+			}
+			i += 8;
+		}
+#endif
+		while (i < n && u[i] >= 0x20 && u[i] < 0x80 && u[i] != '"' && u[i] != '\\')
+			i++;
+		if (i >= n)
+			return fail_at(r, i, "unterminated string");
+		unsigned char c = u[i];
+		if (c == '"')
+			break;
+		if (c < 0x20)
+			return fail_at(r, i, "control character in a string");
+		if (c >= 0x80) {
+			size_t l = utf8_seq(u + i, n - i);
+			if (!l)
+				return fail_at(r, i, "invalid UTF-8 in a string");
+			i += l;
+			continue;
+		}
+		/* A backslash. */
+		escaped = true;
+		if (i + 1 >= n)
+			return fail_at(r, i, "unterminated string");
+		switch (u[i + 1]) {
+		case '"':
+		case '\\':
+		case '/':
+		case 'b':
+		case 'f':
+		case 'n':
+		case 'r':
+		case 't':
+			i += 2;
+			continue;
+		case 'u':
+			break;
+		default:
+			return fail_at(r, i + 1, "invalid escape");
+		}
+		if (n - i < 6)
+			return fail_at(r, i, "truncated \\u escape");
+		long cp = hex4(r->s + i + 2);
+		if (cp < 0)
+			return fail_at(r, i, "invalid \\u escape");
+		/* NUL would cut the C strings the values become. */
+		if (cp == 0)
+			return fail_at(r, i, "\\u0000 in a string");
+		if (cp >= 0xdc00 && cp <= 0xdfff)
+			return fail_at(r, i, "unpaired low surrogate");
+		if (cp >= 0xd800 && cp <= 0xdbff) {
+			long lo = n - i >= 12 && u[i + 6] == '\\' && u[i + 7] == 'u' ? hex4(r->s + i + 8) : -1;
+			if (lo < 0xdc00 || lo > 0xdfff)
+				return fail_at(r, i, "unpaired high surrogate");
+			i += 12;
+		} else {
+			i += 6;
+		}
+	}
+	int t = new_tok(r, AUDIT_JSON_STRING, start);
+	if (t < 0)
+		return t;
+	struct audit_json_tok *tk = &r->tok[t];
+	tk->len = (uint32_t)(i - start);
+	tk->escaped = escaped;
+	tk->end = (uint32_t)t + 1;
+	r->i = i + 1; /* past the closing quote */
+	return t;
+}
+
+static bool is_digit(unsigned char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int parse_number(struct reader *r)
+{
+	const unsigned char *u = (const unsigned char *)r->s;
+	const size_t n = r->n, start = r->i;
+	size_t i = start;
+	bool integer = true;
+	if (u[i] == '-')
+		i++;
+	if (i >= n || !is_digit(u[i]))
+		return fail_at(r, i, "invalid number");
+	if (u[i] == '0') {
+		i++;
+		if (i < n && is_digit(u[i]))
+			return fail_at(r, i, "leading zero in a number");
+	} else {
+		while (i < n && is_digit(u[i]))
+			i++;
+	}
+	if (i < n && u[i] == '.') {
+		integer = false;
+		i++;
+		if (i >= n || !is_digit(u[i]))
+			return fail_at(r, i, "invalid fraction");
+		while (i < n && is_digit(u[i]))
+			i++;
+	}
+	if (i < n && (u[i] == 'e' || u[i] == 'E')) {
+		integer = false;
+		i++;
+		if (i < n && (u[i] == '+' || u[i] == '-'))
+			i++;
+		if (i >= n || !is_digit(u[i]))
+			return fail_at(r, i, "invalid exponent");
+		while (i < n && is_digit(u[i]))
+			i++;
+	}
+	int t = new_tok(r, AUDIT_JSON_NUMBER, start);
+	if (t < 0)
+		return t;
+	struct audit_json_tok *tk = &r->tok[t];
+	tk->integer = integer;
+	tk->len = (uint32_t)(i - start);
+	tk->end = (uint32_t)t + 1;
+	r->i = i;
+	return t;
+}
+
+static int parse_literal(struct reader *r, const char *word, enum audit_json_type type)
+{
+	size_t l = strlen(word);
+	if (r->n - r->i < l || memcmp(r->s + r->i, word, l) != 0)
+		return fail(r, "invalid literal");
+	int t = new_tok(r, type, r->i);
+	if (t < 0)
+		return t;
+	r->i += l;
+	r->tok[t].len = (uint32_t)l;
+	r->tok[t].end = (uint32_t)t + 1;
+	return t;
+}
+
+/* The next code point of a validated string's raw text at *i (< end). */
+static uint32_t next_cp(const char *s, size_t *i)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	unsigned char c = u[*i];
+	if (c == '\\') {
+		char e = s[*i + 1];
+		*i += 2;
+		switch (e) {
+		case 'b':
+			return '\b';
+		case 'f':
+			return '\f';
+		case 'n':
+			return '\n';
+		case 'r':
+			return '\r';
+		case 't':
+			return '\t';
+		case 'u': {
+			uint32_t cp = (uint32_t)hex4(s + *i);
+			*i += 4;
+			if (cp >= 0xd800 && cp <= 0xdbff) {
+				uint32_t lo = (uint32_t)hex4(s + *i + 2);
+				*i += 6;
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+			}
+			return cp;
+		}
+		default:
+			return (unsigned char)e; /* " \ / */
+		}
+	}
+	if (c < 0x80) {
+		(*i)++;
+		return c;
+	}
+	size_t l = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : 4;
+	uint32_t cp = c & (l == 2 ? 0x1f : l == 3 ? 0x0f : 0x07);
+	for (size_t k = 1; k < l; k++)
+		cp = cp << 6 | (u[*i + k] & 0x3f);
+	*i += l;
+	return cp;
+}
+
+static bool str_eq(const struct audit_json *j, int a, int b)
+{
+	const struct audit_json_tok *ta = &j->tok[a], *tb = &j->tok[b];
+	if (!ta->escaped && !tb->escaped)
+		return ta->len == tb->len && memcmp(j->text + ta->start, j->text + tb->start, ta->len) == 0;
+	size_t ia = ta->start, ea = ta->start + ta->len;
+	size_t ib = tb->start, eb = tb->start + tb->len;
+	while (ia < ea && ib < eb)
+		if (next_cp(j->text, &ia) != next_cp(j->text, &ib))
+			return false;
+	return ia == ea && ib == eb;
+}
+
+static int parse_value(struct reader *r, unsigned depth);
+
+static int parse_container(struct reader *r, unsigned depth, bool object)
+{
+	if (depth >= r->max_depth)
+		return fail(r, "nested too deep");
+	int t = new_tok(r, object ? AUDIT_JSON_OBJECT : AUDIT_JSON_ARRAY, r->i);
+	if (t < 0)
+		return t;
+	char close = object ? '}' : ']';
+	/* A cheap filter before comparing a key with all before it: one bit
+	 * per (length, first, last byte) class of the keys seen so far. Keys
+	 * with escapes are compared in full, always. */
+	uint64_t seen = 0;
+	bool escapes = false;
+	r->i++;
+	skip_ws(r);
+	if (r->i < r->n && r->s[r->i] == close) {
+		r->i++;
+		r->tok[t].len = 2;
+		r->tok[t].end = (uint32_t)r->ntok;
+		return t;
+	}
+	for (;;) {
+		skip_ws(r);
+		if (object) {
+			if (r->i >= r->n || r->s[r->i] != '"')
+				return fail(r, "expected a key");
+			size_t at = r->i;
+			int k = parse_string(r);
+			if (k < 0)
+				return k;
+			/* Two readers that keep different ones of a duplicated key
+			 * see different records; refuse them. */
+			const struct audit_json_tok *kt = &r->tok[k];
+			uint64_t bit = 0;
+			if (kt->escaped) {
+				escapes = true;
+			} else {
+				const unsigned char *kp = (const unsigned char *)r->s + kt->start;
+				unsigned cls = kt->len ? kt->len * 7u + kp[0] * 31u + kp[kt->len - 1] : 0;
+				bit = 1ULL << (cls % 64);
+			}
+			if (escapes || (seen & bit))
+				for (int m = t + 1; m < k; m = (int)r->tok[m + 1].end)
+					if (str_eq(r->j, m, k))
+						return fail_at(r, at, "duplicate key");
+			seen |= bit;
+			skip_ws(r);
+			if (r->i >= r->n || r->s[r->i] != ':')
+				return fail(r, "expected ':'");
+			r->i++;
+			skip_ws(r);
+		}
+		/* Strings, the most common value, without the detour. */
+		int v = r->i < r->n && r->s[r->i] == '"' ? parse_string(r) : parse_value(r, depth + 1);
+		if (v < 0)
+			return v;
+		skip_ws(r);
+		if (r->i >= r->n)
+			return fail(r, "unterminated object or array");
+		if (r->s[r->i] == ',') {
+			r->i++;
+			continue;
+		}
+		if (r->s[r->i] == close) {
+			r->i++;
+			break;
+		}
+		return fail(r, object ? "expected ',' or '}'" : "expected ',' or ']'");
+	}
+	r->tok[t].len = (uint32_t)(r->i - r->tok[t].start);
+	r->tok[t].end = (uint32_t)r->ntok;
+	return t;
+}
+
+static int parse_value(struct reader *r, unsigned depth)
+{
+	skip_ws(r);
+	if (r->i >= r->n)
+		return fail(r, "unexpected end");
+	switch (r->s[r->i]) {
+	case '{':
+		return parse_container(r, depth, true);
+	case '[':
+		return parse_container(r, depth, false);
+	case '"':
+		return parse_string(r);
+	case 't':
+		return parse_literal(r, "true", AUDIT_JSON_TRUE);
+	case 'f':
+		return parse_literal(r, "false", AUDIT_JSON_FALSE);
+	case 'n':
+		return parse_literal(r, "null", AUDIT_JSON_NULL);
+	default:
+		if (r->s[r->i] == '-' || is_digit((unsigned char)r->s[r->i]))
+			return parse_number(r);
+		return fail(r, "unexpected character");
+	}
+}
+
+int audit_json_parse(struct audit_json *j, const char *text, size_t len, struct audit_json_tok *tok,
+		     size_t cap, unsigned max_depth)
+{
+	*j = (struct audit_json){ .text = text, .len = len, .tok = tok, .cap = cap, .max_depth = max_depth };
+	struct reader r = { .s = text, .n = len, .tok = tok, .cap = cap, .max_depth = max_depth, .j = j };
+	int t = len > INT32_MAX ? fail(&r, "text too long") : parse_value(&r, 0);
+	if (t >= 0) {
+		skip_ws(&r);
+		if (r.i != r.n)
+			t = fail(&r, "trailing bytes after the value");
+	}
+	j->ntok = r.ntok;
+	j->err = r.err;
+	j->err_at = r.err_at;
+	return t < 0 ? t : 0;
+}
+
+bool audit_json_key_is(const struct audit_json *j, int t, const char *key)
+{
+	const struct audit_json_tok *tk = &j->tok[t];
+	if (tk->type != AUDIT_JSON_STRING)
+		return false;
+	if (!tk->escaped) {
+		size_t l = strlen(key);
+		return tk->len == l && memcmp(j->text + tk->start, key, l) == 0;
+	}
+	size_t i = tk->start, e = tk->start + tk->len;
+	const unsigned char *k = (const unsigned char *)key;
+	while (i < e && *k) {
+		/* key is UTF-8; compare it byte-wise against the encoded code point */
+		uint32_t cp = next_cp(j->text, &i);
+		unsigned char enc[4];
+		size_t l;
+		if (cp < 0x80)
+			enc[0] = (unsigned char)cp, l = 1;
+		else if (cp < 0x800)
+			enc[0] = (unsigned char)(0xc0 | cp >> 6), enc[1] = (unsigned char)(0x80 | (cp & 0x3f)), l = 2;
+		else if (cp < 0x10000)
+			enc[0] = (unsigned char)(0xe0 | cp >> 12), enc[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3f)),
+			enc[2] = (unsigned char)(0x80 | (cp & 0x3f)), l = 3;
+		else
+			enc[0] = (unsigned char)(0xf0 | cp >> 18), enc[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3f)),
+			enc[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3f)), enc[3] = (unsigned char)(0x80 | (cp & 0x3f)),
+			l = 4;
+		for (size_t m = 0; m < l; m++, k++)
+			if (*k != enc[m])
+				return false;
+	}
+	return i == e && !*k;
+}
+
+int audit_json_member(const struct audit_json *j, int obj, const char *key)
+{
+	if (obj < 0 || (size_t)obj >= j->ntok || j->tok[obj].type != AUDIT_JSON_OBJECT)
+		return -1;
+	for (int m = obj + 1; m < (int)j->tok[obj].end; m = (int)j->tok[m + 1].end)
+		if (audit_json_key_is(j, m, key))
+			return m + 1;
+	return -1;
+}
+
+int audit_json_str(const struct audit_json *j, int t, char *out, size_t cap)
+{
+	if (t < 0 || (size_t)t >= j->ntok || j->tok[t].type != AUDIT_JSON_STRING || cap == 0)
+		return -EINVAL;
+	const struct audit_json_tok *tk = &j->tok[t];
+	if (!tk->escaped) {
+		if (tk->len >= cap)
+			return -E2BIG;
+		memcpy(out, j->text + tk->start, tk->len);
+		out[tk->len] = '\0';
+		return (int)tk->len;
+	}
+	size_t o = 0, i = tk->start, e = tk->start + tk->len;
+	while (i < e) {
+		size_t before = i;
+		uint32_t cp = next_cp(j->text, &i);
+		if (j->text[before] != '\\') {
+			/* raw UTF-8: copy the bytes as they are */
+			size_t l = i - before;
+			if (o + l >= cap)
+				return -E2BIG;
+			memcpy(out + o, j->text + before, l);
+			o += l;
+			continue;
+		}
+		size_t l = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+		if (o + l >= cap)
+			return -E2BIG;
+		unsigned char *u = (unsigned char *)out + o;
+		if (l == 1) {
+			u[0] = (unsigned char)cp;
+		} else if (l == 2) {
+			u[0] = (unsigned char)(0xc0 | cp >> 6);
+			u[1] = (unsigned char)(0x80 | (cp & 0x3f));
+		} else if (l == 3) {
+			u[0] = (unsigned char)(0xe0 | cp >> 12);
+			u[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+			u[2] = (unsigned char)(0x80 | (cp & 0x3f));
+		} else {
+			u[0] = (unsigned char)(0xf0 | cp >> 18);
+			u[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3f));
+			u[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+			u[3] = (unsigned char)(0x80 | (cp & 0x3f));
+		}
+		o += l;
+	}
+	out[o] = '\0';
+	return (int)o;
+}
+
+int audit_json_int(const struct audit_json *j, int t, int64_t *out)
+{
+	if (t < 0 || (size_t)t >= j->ntok || j->tok[t].type != AUDIT_JSON_NUMBER || !j->tok[t].integer)
+		return -EINVAL;
+	const char *p = j->text + j->tok[t].start, *e = p + j->tok[t].len;
+	bool neg = *p == '-';
+	if (neg)
+		p++;
+	/* Accumulate negatively: INT64_MIN has no positive counterpart. */
+	int64_t v = 0;
+	for (; p < e; p++) {
+		int d = *p - '0';
+		if (v < (INT64_MIN + d) / 10)
+			return -ERANGE;
+		v = v * 10 - d;
+	}
+	if (!neg) {
+		if (v == INT64_MIN)
+			return -ERANGE;
+		v = -v;
+	}
+	*out = v;
+	return 0;
+}
+
+bool audit_json_is_hex(const struct audit_json *j, int t, size_t n)
+{
+	static const bool lower_hex[256] = {
+		['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+		['8'] = 1, ['9'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
+	};
+	if (t < 0 || (size_t)t >= j->ntok || j->tok[t].type != AUDIT_JSON_STRING || j->tok[t].len != n)
+		return false;
+	const unsigned char *p = (const unsigned char *)j->text + j->tok[t].start;
+	bool ok = true;
+	for (size_t k = 0; k < n; k++)
+		ok &= lower_hex[p[k]];
+	return ok;
+}
+
+/* ---- events ---- */
+
+int audit_event_parse(const char *line, size_t len, struct audit_event *ev)
+{
+	ev->n = 0;
+	if (!line)
+		return -EINVAL;
+	/* One line as read, with or without its newline. */
+	if (len > 0 && line[len - 1] == '\n')
+		len--;
+	if (len > AUDIT_EVENT_MAX_LINE)
+		return -EINVAL;
+	/* One token for the object, two per member, one more to notice a
+	 * member too many. */
+	struct audit_json_tok tok[2 + 2 * AUDIT_EVENT_MAX_FIELDS];
+	struct audit_json j;
+	if (audit_json_parse(&j, line, len, tok, ARRAY_SIZE(tok), 1) < 0 || tok[0].type != AUDIT_JSON_OBJECT)
+		return -EINVAL;
+	size_t used = 0;
+	for (int m = 1; m < (int)tok[0].end; m = (int)tok[m + 1].end) {
+		if (ev->n >= AUDIT_EVENT_MAX_FIELDS)
+			goto bad;
+		int v = m + 1;
+		if (audit_json_str(&j, m, ev->f[ev->n].key, sizeof(ev->f[ev->n].key)) < 0)
+			goto bad;
+		struct audit_value *val = &ev->f[ev->n].v;
+		*val = (struct audit_value){ 0 };
+		switch (tok[v].type) {
+		case AUDIT_JSON_STRING: {
+			int l = audit_json_str(&j, v, ev->store + used, sizeof(ev->store) - used);
+			if (l < 0)
+				goto bad;
+			val->type = AUDIT_STR;
+			val->s = ev->store + used;
+			used += (size_t)l + 1;
+			break;
+		}
+		case AUDIT_JSON_NUMBER:
+			if (audit_json_int(&j, v, &val->i) < 0)
+				goto bad;
+			val->type = AUDIT_INT;
+			break;
+		case AUDIT_JSON_TRUE:
+		case AUDIT_JSON_FALSE:
+			val->type = AUDIT_BOOL;
+			val->b = tok[v].type == AUDIT_JSON_TRUE;
+			break;
+		case AUDIT_JSON_OBJECT:
+		case AUDIT_JSON_ARRAY:
+		case AUDIT_JSON_NULL:
+		default:
+			goto bad;
+		}
+		ev->n++;
+	}
+	return 0;
+bad:
+	ev->n = 0;
+	return -EINVAL;
+}
+
+static const struct audit_value *find(const struct audit_event *ev, const char *key)
+{
+	for (size_t k = 0; k < ev->n; k++)
+		if (strcmp(ev->f[k].key, key) == 0)
+			return &ev->f[k].v;
+	return NULL;
+}
+
+const char *audit_event_str(const struct audit_event *ev, const char *key)
+{
+	const struct audit_value *v = find(ev, key);
+	return v && v->type == AUDIT_STR ? v->s : NULL;
+}
+
+int64_t audit_event_int(const struct audit_event *ev, const char *key, int64_t def)
+{
+	const struct audit_value *v = find(ev, key);
+	return v && v->type == AUDIT_INT ? v->i : def;
+}

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Ed25519 keys and signatures for the audit log, through libcrypto; the
+ * session's UUIDv7.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "util/cleanup.h"
+
+struct audit_key {
+	EVP_PKEY *pkey;
+};
+
+static int ssl_fail(struct error *err, const char *what)
+{
+	unsigned long e = ERR_get_error();
+	ERR_clear_error();
+	return error_set(err, EIO, "%s: %s", what, e ? ERR_reason_error_string(e) : "libcrypto failed");
+}
+
+int audit_key_generate(struct audit_key **out, struct error *err)
+{
+	struct audit_key *k = calloc(1, sizeof(*k));
+	if (!k)
+		return error_set(err, ENOMEM, "out of memory");
+	EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, NULL);
+	if (!ctx || EVP_PKEY_keygen_init(ctx) <= 0 || EVP_PKEY_keygen(ctx, &k->pkey) <= 0) {
+		EVP_PKEY_CTX_free(ctx);
+		free(k);
+		return ssl_fail(err, "cannot make an Ed25519 key");
+	}
+	EVP_PKEY_CTX_free(ctx);
+	*out = k;
+	return 0;
+}
+
+/* mkdir -p with mode for the missing parents of path. */
+static int make_parents(const char *path, struct error *err)
+{
+	char dir[4096];
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return error_set(err, ENAMETOOLONG, "%s: path too long", path);
+	for (char *p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			return error_sys(err, errno, "cannot make %s", dir);
+		*p = '/';
+	}
+	return 0;
+}
+
+int audit_key_load_or_create(const char *path, struct audit_key **out, struct error *err)
+{
+	FILE *f = fopen(path, "re");
+	if (f) {
+		struct stat st;
+		if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077)) {
+			fclose(f);
+			return error_set(err, EPERM, "%s: the authority key is readable by others (mode %o); chmod 600 it",
+					 path, st.st_mode & 0777);
+		}
+		EVP_PKEY *pkey = PEM_read_PrivateKey(f, NULL, NULL, NULL);
+		fclose(f);
+		if (!pkey || EVP_PKEY_id(pkey) != EVP_PKEY_ED25519) {
+			EVP_PKEY_free(pkey);
+			ERR_clear_error();
+			return error_set(err, EINVAL, "%s: not an Ed25519 private key in PEM", path);
+		}
+		struct audit_key *k = calloc(1, sizeof(*k));
+		if (!k) {
+			EVP_PKEY_free(pkey);
+			return error_set(err, ENOMEM, "out of memory");
+		}
+		k->pkey = pkey;
+		*out = k;
+		return 0;
+	}
+	if (errno != ENOENT)
+		return error_sys(err, errno, "cannot open the authority key %s", path);
+	int r = make_parents(path, err);
+	if (r < 0)
+		return r;
+	struct audit_key *k;
+	if ((r = audit_key_generate(&k, err)) < 0)
+		return r;
+	/* Created exclusively: two first runs at once do not overwrite each
+	 * other's key (the loser loads the winner's). */
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		audit_key_free(k);
+		if (errno == EEXIST)
+			return audit_key_load_or_create(path, out, err);
+		return error_sys(err, errno, "cannot create the authority key %s", path);
+	}
+	f = fdopen(fd, "w");
+	if (!f || !PEM_write_PrivateKey(f, k->pkey, NULL, NULL, 0, NULL, NULL) || fflush(f) != 0 ||
+	    fsync(fileno(f)) < 0) {
+		if (f)
+			fclose(f);
+		else
+			close(fd);
+		unlink(path);
+		audit_key_free(k);
+		return ssl_fail(err, "cannot write the authority key");
+	}
+	fclose(f);
+	*out = k;
+	return 0;
+}
+
+void audit_key_free(struct audit_key *k)
+{
+	if (!k)
+		return;
+	EVP_PKEY_free(k->pkey);
+	free(k);
+}
+
+void audit_key_public(const struct audit_key *k, uint8_t pub[AUDIT_PUB_LEN])
+{
+	size_t len = AUDIT_PUB_LEN;
+	if (EVP_PKEY_get_raw_public_key(k->pkey, pub, &len) <= 0 || len != AUDIT_PUB_LEN)
+		memset(pub, 0, AUDIT_PUB_LEN);
+}
+
+int audit_sign(const struct audit_key *k, const void *msg, size_t len, uint8_t sig[AUDIT_SIG_LEN])
+{
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	size_t slen = AUDIT_SIG_LEN;
+	int ok = md && EVP_DigestSignInit(md, NULL, NULL, NULL, k->pkey) > 0 &&
+		 EVP_DigestSign(md, sig, &slen, msg, len) > 0 && slen == AUDIT_SIG_LEN;
+	EVP_MD_CTX_free(md);
+	if (!ok) {
+		ERR_clear_error();
+		return -EIO;
+	}
+	return 0;
+}
+
+bool audit_sig_ok(const uint8_t pub[AUDIT_PUB_LEN], const void *msg, size_t len, const uint8_t sig[AUDIT_SIG_LEN])
+{
+	EVP_PKEY *pkey = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, pub, AUDIT_PUB_LEN);
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	bool ok = pkey && md && EVP_DigestVerifyInit(md, NULL, NULL, NULL, pkey) > 0 &&
+		  EVP_DigestVerify(md, sig, AUDIT_SIG_LEN, msg, len) == 1;
+	EVP_MD_CTX_free(md);
+	EVP_PKEY_free(pkey);
+	ERR_clear_error();
+	return ok;
+}
+
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int audit_pub_load(const char *path, uint8_t pub[AUDIT_PUB_LEN], struct error *err)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	if (!f)
+		return error_sys(err, errno, "cannot open the public key %s", path);
+	char text[1024];
+	size_t n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	/* One line of 64 hex digits... */
+	size_t hex = 0;
+	while (hex < n && hex_value(text[hex]) >= 0)
+		hex++;
+	if (hex == 2 * AUDIT_PUB_LEN && (text[hex] == '\0' || text[hex] == '\n')) {
+		for (size_t i = 0; i < AUDIT_PUB_LEN; i++)
+			pub[i] = (uint8_t)(hex_value(text[2 * i]) << 4 | hex_value(text[2 * i + 1]));
+		return 0;
+	}
+	/* ...or PEM. */
+	rewind(f);
+	EVP_PKEY *pkey = PEM_read_PUBKEY(f, NULL, NULL, NULL);
+	size_t len = AUDIT_PUB_LEN;
+	bool ok = pkey && EVP_PKEY_id(pkey) == EVP_PKEY_ED25519 &&
+		  EVP_PKEY_get_raw_public_key(pkey, pub, &len) > 0 && len == AUDIT_PUB_LEN;
+	EVP_PKEY_free(pkey);
+	ERR_clear_error();
+	if (!ok)
+		return error_set(err, EINVAL, "%s: not an Ed25519 public key (PEM, or 64 hex digits)", path);
+	return 0;
+}
+
+int audit_uuid7(char out[37])
+{
+	uint8_t b[16];
+	size_t got = 0;
+	while (got < sizeof(b)) {
+		ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		got += (size_t)n;
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	for (int i = 0; i < 6; i++)
+		b[i] = (uint8_t)(ms >> (40 - 8 * i));
+	b[6] = (uint8_t)(0x70 | (b[6] & 0x0f)); /* version 7 */
+	b[8] = (uint8_t)(0x80 | (b[8] & 0x3f)); /* variant 10 */
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
+		 b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+	return 0;
+}

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "sandbox/auditlog.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "policy/policy.h"
+#include "sandbox/proto.h"
+#include "util/buf.h"
+#include "util/cleanup.h"
+
+/* The writer's executable: beside our own. */
+static int writer_path(char *out, size_t len, struct error *err)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return error_sys(err, errno, "cannot find airlock's own executable");
+	self[n] = '\0';
+	*strrchr(self, '/') = '\0';
+	if ((size_t)snprintf(out, len, "%s/airlock-audit", self) >= len)
+		return error_set(err, ENAMETOOLONG, "path too long");
+	if (access(out, X_OK) < 0)
+		return error_sys(err, errno, "the audit writer %s is missing", out);
+	return 0;
+}
+
+static int mkdir_p(const char *path, struct error *err)
+{
+	char dir[4096];
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/", path) >= sizeof(dir))
+		return error_set(err, ENAMETOOLONG, "%s: path too long", path);
+	for (char *p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			return error_sys(err, errno, "cannot make the audit directory %s", dir);
+		*p = '/';
+	}
+	return 0;
+}
+
+/* SHA-256 of the policy file is the writer's to compute (it links
+ * libcrypto); we pass the file's path through the environment-free argv
+ * and let it hash. Here: the default authority key's place. */
+static void authority_path(char *out, size_t len)
+{
+	const char *state = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	if (state && state[0] == '/')
+		snprintf(out, len, "%s/airlock/authority.key", state);
+	else
+		snprintf(out, len, "%s/.local/state/airlock/authority.key", home && home[0] == '/' ? home : "/root");
+}
+
+int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a, struct error *err)
+{
+	*a = (struct auditlog)AUDITLOG_INIT;
+	char exe[PATH_MAX], key[PATH_MAX];
+	int r = writer_path(exe, sizeof(exe), err);
+	if (r < 0 || (r = mkdir_p(dir, err)) < 0)
+		return r;
+	authority_path(key, sizeof(key));
+	int ep[2], cs[2];
+	/* A stream socket rather than a pipe: a send to a writer that died
+	 * fails with EPIPE instead of raising SIGPIPE. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ep) < 0)
+		return error_sys(err, errno, "socketpair");
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cs) < 0) {
+		close(ep[0]);
+		close(ep[1]);
+		return error_sys(err, errno, "socketpair");
+	}
+	char cfd[16], efd[16];
+	snprintf(cfd, sizeof(cfd), "%d", cs[1]);
+	snprintf(efd, sizeof(efd), "%d", ep[0]);
+	const char *boundary = policy_boundary_name(pol->sandbox.boundary);
+	const char *mode = policy_mode_name(pol->sandbox.mode);
+	const char *agent = pol->name && pol->name[0] ? pol->name : "agent";
+	pid_t pid = fork();
+	if (pid < 0)
+		return error_sys(err, errno, "cannot start the audit writer");
+	if (pid == 0) {
+		fcntl(cs[1], F_SETFD, 0);
+		fcntl(ep[0], F_SETFD, 0);
+		int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (devnull >= 0) {
+			dup2(devnull, 0);
+			dup2(devnull, 1);
+		}
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		char *argv[] = { exe, "write", (char *)dir, key, cfd, efd, (char *)agent, (char *)boundary,
+				 (char *)mode, pol->file, NULL };
+		execv(exe, argv);
+		_exit(127);
+	}
+	close(cs[1]);
+	close(ep[0]);
+	a->pid = pid;
+	a->control = cs[0];
+	a->events = ep[1];
+	return 0;
+}
+
+int auditlog_ready(struct auditlog *a, struct error *err)
+{
+	if (a->pid <= 0)
+		return 0;
+	char msg[ERROR_MSG_MAX + 4200];
+	int fds[PROTO_MAX_FDS];
+	int n = proto_recv(a->control, msg, sizeof(msg), fds);
+	for (int i = 0; i < PROTO_MAX_FDS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	close(a->control);
+	a->control = -1;
+	if (n <= 1 || msg[0] != 'S')
+		return error_set(err, EIO, "the audit writer did not start: %s",
+				 n > 1 && msg[0] == 'E' ? msg + 1 : "no answer");
+	char *tab = strchr(msg + 1, '\t');
+	if (!tab)
+		return error_set(err, EIO, "the audit writer's answer is malformed");
+	*tab = '\0';
+	snprintf(a->session, sizeof(a->session), "%s", msg + 1);
+	snprintf(a->path, sizeof(a->path), "%s", tab + 1);
+	return 0;
+}
+
+bool auditlog_event(struct auditlog *a, const char *line, size_t len)
+{
+	if (a->events < 0)
+		return a->pid == 0 && !a->died; /* no audit log in this run */
+	ssize_t w;
+	do
+		w = send(a->events, line, len, MSG_NOSIGNAL);
+	while (w < 0 && errno == EINTR);
+	return w == (ssize_t)len;
+}
+
+bool auditlog_reaped(struct auditlog *a, pid_t pid)
+{
+	if (a->pid <= 0 || pid != a->pid)
+		return false;
+	a->pid = 0;
+	a->died = true;
+	if (a->events >= 0)
+		close(a->events);
+	a->events = -1;
+	return true;
+}
+
+int auditlog_finish(struct auditlog *a, int exit_status, struct error *err)
+{
+	if (a->pid <= 0) {
+		if (a->events >= 0)
+			close(a->events);
+		a->events = -1;
+		return a->died ? error_set(err, EIO, "the audit writer stopped before the end of the session") : 0;
+	}
+	char line[128];
+	int n = snprintf(line, sizeof(line), "{\"kind\":\"session_end\",\"decision\":\"allow\",\"exit_status\":%d}\n",
+			 exit_status);
+	(void)auditlog_event(a, line, (size_t)n);
+	close(a->events);
+	a->events = -1;
+	if (a->control >= 0)
+		close(a->control);
+	a->control = -1;
+	/* EOF on its events: the writer signs the seal and exits. */
+	int st = 0;
+	while (waitpid(a->pid, &st, 0) < 0 && errno == EINTR)
+		;
+	a->pid = 0;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return error_set(err, EIO, "the audit writer failed to seal %s", a->path);
+	return 0;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef AIRLOCK_SANDBOX_AUDITLOG_H
+#define AIRLOCK_SANDBOX_AUDITLOG_H
+
+/*
+ * The supervisor's side of the signed decision log: it starts
+ * airlock-audit (which alone holds the session's signing key and links
+ * libcrypto), hands it every decision as one flat JSON line, and on exit
+ * lets it seal the log. If the writer dies, the run ends: no decision may
+ * go unrecorded.
+ */
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "policy/policy.h"
+#include "util/error.h"
+
+struct auditlog {
+	pid_t pid;             /* the writer, 0 when none */
+	int control;           /* our end of its control socket, -1 when none */
+	int events;            /* our end of its events socket, -1 when none */
+	bool died;             /* the writer exited while the sandbox ran */
+	char session[37];
+	char path[4096];       /* the session's log */
+};
+
+#define AUDITLOG_INIT { .control = -1, .events = -1 }
+
+/* Start the writer for a log under dir (created 0700 when missing). */
+int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a, struct error *err) WUR;
+
+/* Wait for the writer's answer: the log is open and its first record
+ * (the session certificate) written. */
+int auditlog_ready(struct auditlog *a, struct error *err) WUR;
+
+/* One decision: a flat JSON object, a line of at most PIPE_BUF bytes,
+ * newline included. false when the writer is gone. */
+bool auditlog_event(struct auditlog *a, const char *line, size_t len);
+
+/* A child exited: true when it was the writer. */
+bool auditlog_reaped(struct auditlog *a, pid_t pid);
+
+/* Record the session's end, let the writer seal the log and wait for it.
+ * Returns 0 when the log was sealed. */
+int auditlog_finish(struct auditlog *a, int exit_status, struct error *err);
+
+#endif

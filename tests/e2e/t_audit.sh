@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+#
+# The signed decision log: `airlock run --audit DIR` writes one chained
+# OCSF record per decision, checkpoints and a seal signed by the session
+# key, which the local authority certifies; `airlock audit verify` finds
+# every edit, deletion, insertion, reordering and truncation. The servers
+# and policy are t_proxy.sh's.
+
+# shellcheck source=tests/e2e/t_proxy.sh
+. "$here/t_proxy.sh"
+
+# A session with allowed and denied requests; sets LOG.
+audited_session() {
+	start_servers
+	write_client
+	net_policy >"$T/policy.yaml"
+	mkdir -p "$T/audit"
+	al --policy "$T/policy.yaml" --audit "$T/audit" -- /bin/sh -c \
+		"python3 ./fetch.py GET http://api.test:$HP/public/a; python3 ./fetch.py GET http://api.test:$HP/private/b; python3 ./fetch.py GET http://other.test:$HP/"
+	LOG=$(ls "$T"/audit/*.jsonl)
+	[ -f "$LOG" ] || fail "no audit log was written$(e2e_last_run)"
+}
+
+verify() { # LOG [ARGS...]: sets VOUT and VRC
+	VOUT=$("$AIRLOCK" audit verify "$@" 2>&1)
+	VRC=$?
+}
+
+test_audit_log_records_and_verifies() {
+	audited_session
+	assert_contains "$OUT" "200" "the allowed request went through"
+	verify "$LOG"
+	assert_eq 0 "$VRC" "verify of an intact sealed log: $VOUT"
+	assert_contains "$VOUT" "intact and sealed" "verify says so"
+	local first last
+	first=$(head -n1 "$LOG")
+	last=$(tail -n1 "$LOG")
+	assert_contains "$first" '"kind":"session_start"' "the first record is the session's start"
+	assert_contains "$first" '"certificate"' "with the session certificate"
+	assert_contains "$last" '"kind":"seal"' "the last record is the seal"
+	assert_contains "$(cat "$LOG")" '"class_uid":4002' "HTTP Activity records"
+	assert_contains "$(cat "$LOG")" '"decision":"deny"' "denials are recorded"
+	assert_contains "$(cat "$LOG")" '"kind":"session_end"' "the session's end is recorded"
+	# Anchored to the local authority's public key, and not to another.
+	local key="$E2E_HOME/.local/state/airlock/authority.key"
+	assert_file "$key" "the authority key made on first use"
+	openssl pkey -in "$key" -pubout -out "$T/authority.pub" 2>/dev/null
+	verify "$LOG" --authority "$T/authority.pub"
+	assert_eq 0 "$VRC" "verify against the authority's public key: $VOUT"
+	openssl genpkey -algorithm ed25519 2>/dev/null | openssl pkey -pubout -out "$T/other.pub" 2>/dev/null
+	verify "$LOG" --authority "$T/other.pub"
+	assert_ne 0 "$VRC" "verify against another authority"
+	assert_contains "$VOUT" "authority" "the refusal names the authority"
+}
+
+test_audit_verify_finds_tampering() {
+	audited_session
+	local n
+	n=$(wc -l <"$LOG")
+	[ "$n" -ge 5 ] || fail "expected at least 5 records, got $n"
+	cp "$LOG" "$T/orig"
+
+	# An edited record: a denial turned into an allowance.
+	grep -n '"decision":"deny"' "$T/orig" | head -n1 | cut -d: -f1 >"$T/line"
+	local d
+	d=$(cat "$T/line")
+	sed "${d}s/\"decision\":\"deny\"/\"decision\":\"allow\"/" "$T/orig" >"$LOG"
+	verify "$LOG"
+	assert_ne 0 "$VRC" "an edited record"
+	assert_contains "$VOUT" ":$d:" "the edit is reported at its line"
+
+	# A deleted record.
+	sed '3d' "$T/orig" >"$LOG"
+	verify "$LOG"
+	assert_ne 0 "$VRC" "a deleted record"
+	assert_contains "$VOUT" ":3:" "the deletion is reported where the chain breaks"
+
+	# A duplicated record.
+	sed '3p' "$T/orig" >"$LOG"
+	verify "$LOG"
+	assert_ne 0 "$VRC" "a duplicated record"
+
+	# Two records swapped.
+	awk 'NR==3{a=$0; next} NR==4{print; print a; next} {print}' "$T/orig" >"$LOG"
+	verify "$LOG"
+	assert_ne 0 "$VRC" "reordered records"
+
+	# Truncated: the seal (and the records before it) cut off.
+	head -n $((n - 2)) "$T/orig" >"$LOG"
+	verify "$LOG"
+	assert_eq 1 "$VRC" "a truncated log"
+	assert_contains "$VOUT" "unsealed" "truncation is reported as an unsealed log"
+
+	# A torn last line, as a crash while writing leaves it.
+	head -c $(($(wc -c <"$T/orig") - 40)) "$T/orig" >"$LOG"
+	verify "$LOG"
+	assert_ne 0 "$VRC" "a torn last line"
+	assert_contains "$VOUT" "torn" "the torn line is reported as such"
+
+	# The original still verifies.
+	cp "$T/orig" "$LOG"
+	verify "$LOG"
+	assert_eq 0 "$VRC" "the untouched log: $VOUT"
+}
+
+test_audit_supervisor_killed_leaves_an_unsealed_intact_log() {
+	mkdir -p "$T/audit"
+	(cd "$WS" && HOME="$E2E_HOME" exec "$AIRLOCK" run --audit "$T/audit" -- \
+		/bin/sh -c ': >started; sleep 30') >/dev/null 2>&1 </dev/null &
+	local apid=$!
+	wait_for 20 test -e "$WS/started" || fail "the command did not start"
+	kill -KILL "$apid"
+	wait "$apid" 2>/dev/null
+	sleep 0.5
+	local log
+	log=$(ls "$T"/audit/*.jsonl)
+	verify "$log"
+	assert_eq 1 "$VRC" "verify after the supervisor was killed: $VOUT"
+	assert_contains "$VOUT" "unsealed" "the session is reported unsealed"
+	assert_not_contains "$VOUT" "tamper" "and not as tampered"
+}
+
+test_audit_writer_death_ends_the_run() {
+	mkdir -p "$T/audit"
+	(cd "$WS" && HOME="$E2E_HOME" exec "$AIRLOCK" run --audit "$T/audit" -- \
+		/bin/sh -c ': >started; sleep 30; echo survived') >"$T/d.out" 2>"$T/d.err" </dev/null &
+	local apid=$! i rc
+	wait_for 20 test -e "$WS/started" || fail "the command did not start"
+	for i in $(seq 100); do
+		pkill -KILL -P "$apid" -x airlock-audit 2>/dev/null && break
+		sleep 0.1
+	done
+	wait "$apid"
+	rc=$?
+	assert_not_contains "$(cat "$T/d.out")" "survived" "the command outlived the audit writer"
+	assert_eq 125 "$rc" "exit status after the audit writer died"
+	assert_contains "$(cat "$T/d.err")" "audit writer stopped" "the message says why"
+}
