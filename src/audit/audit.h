@@ -109,12 +109,18 @@ struct audit_chain {
 	uint64_t seq;          /* of the next record, from 1 */
 	char prev[65];         /* hex hash of the last record; 64 '0' at the start */
 	int fd;                /* the log, O_APPEND */
+	struct buf *batch;     /* when not NULL: finished lines collect here until
+	                        * audit_chain_flush writes them (one write(2) for
+	                        * all the records of a burst) */
 };
 
 /* Append one record (its canonical text as built by audit_record_build):
  * hash it, close the `airlock` object with the hash, write the line with
  * one write(2), advance seq and prev. Returns 0 or a negative errno. */
 int audit_chain_append(struct audit_chain *c, struct buf *canonical, struct error *err);
+
+/* Write the lines collected in c->batch with one write(2). */
+int audit_chain_flush(struct audit_chain *c, struct error *err);
 
 /* SHA-256 of buf as 64 lower-case hex digits. */
 void audit_sha256_hex(const void *buf, size_t len, char out[65]);

@@ -63,7 +63,8 @@ struct writer {
 	struct audit_key *session_key;
 	uint64_t since_checkpoint;
 	time_t last_checkpoint;
-	struct buf line; /* scratch for one record */
+	struct buf line;  /* scratch for one record */
+	struct buf batch; /* records of a burst, written together */
 };
 
 /* Chain one event (a flat JSON line). */
@@ -225,11 +226,12 @@ static int cmd_write(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_term };
 	sigaction(SIGTERM, &sa, NULL);
 	w.last_checkpoint = time(NULL);
+	w.chain.batch = &w.batch;
 	struct buf in = { 0 };
 	struct audit_event *ev = malloc(sizeof(*ev));
 	if (!ev)
 		_exit(1);
-	bool eof = false;
+	bool eof = false, ended = false;
 	while (!eof && !terminated) {
 		int wait = (int)(w.last_checkpoint + AUDIT_CHECKPOINT_SECONDS - time(NULL));
 		struct pollfd p = { .fd = events, .events = POLLIN };
@@ -251,6 +253,8 @@ static int cmd_write(int argc, char **argv)
 				if (audit_event_parse(start, (size_t)(nl - start), ev) == 0) {
 					if (write_event(&w, ev, &err) < 0)
 						goto fatal;
+					const char *kind = audit_event_str(ev, "kind");
+					ended = ended || (kind && strcmp(kind, "session_end") == 0);
 				} else if (write_json(&w, "{\"kind\":\"malformed_event\",\"decision\":\"deny\","
 							 "\"reason\":\"an event the audit writer could not read\"}",
 						      &err) < 0) {
@@ -268,8 +272,20 @@ static int cmd_write(int argc, char **argv)
 		if (w.since_checkpoint && time(NULL) >= w.last_checkpoint + AUDIT_CHECKPOINT_SECONDS &&
 		    checkpoint(&w, false, &err) < 0)
 			goto fatal;
+		/* Everything read so far is on disk before we wait again. */
+		if (audit_chain_flush(&w.chain, &err) < 0)
+			goto fatal;
 	}
-	if (checkpoint(&w, true, &err) < 0)
+	/* Sealed only when the supervisor ended the session (or asked with
+	 * SIGTERM): events that stop without an end mean the supervisor
+	 * died, and the log says so by staying unsealed. */
+	if (eof && !ended && !terminated) {
+		if (audit_chain_flush(&w.chain, &err) < 0)
+			goto fatal;
+		fsync(w.chain.fd);
+		_exit(1);
+	}
+	if (checkpoint(&w, true, &err) < 0 || audit_chain_flush(&w.chain, &err) < 0)
 		goto fatal;
 	fsync(w.chain.fd);
 	_exit(0);

@@ -42,6 +42,24 @@ void audit_sha256_hex(const void *buf, size_t len, char out[65])
 	out[64] = '\0';
 }
 
+int audit_chain_flush(struct audit_chain *c, struct error *err)
+{
+	if (!c->batch || c->batch->len == 0)
+		return 0;
+	/* Whole lines in one write(2): a crash leaves at most a torn last
+	 * line, as with one write per line. */
+	ssize_t w;
+	do
+		w = write(c->fd, c->batch->data, c->batch->len);
+	while (w < 0 && errno == EINTR);
+	if (w != (ssize_t)c->batch->len)
+		return w < 0 ? error_sys(err, errno, "cannot write the audit log")
+			     : error_set(err, EIO, "cannot write the audit log: short write (%zd of %zu bytes)", w,
+					 c->batch->len);
+	buf_reset(c->batch);
+	return 0;
+}
+
 int audit_chain_append(struct audit_chain *c, struct buf *canonical, struct error *err)
 {
 	static const char head[] = ",\"hash\":\"";
@@ -64,6 +82,16 @@ int audit_chain_append(struct audit_chain *c, struct buf *canonical, struct erro
 	p += 64;
 	memcpy(p, tail, sizeof(tail));
 	size_t total = len + sizeof(head) - 1 + 64 + sizeof(tail) - 1;
+	if (c->batch) {
+		if ((r = buf_append(c->batch, canonical->data, total)) < 0) {
+			canonical->data[len] = '\0';
+			return error_set(err, -r, "out of memory");
+		}
+		canonical->len = total;
+		c->seq++;
+		memcpy(c->prev, hash, sizeof(c->prev));
+		return 0;
+	}
 
 	/* One write(2) on an O_APPEND fd: concurrent appenders never interleave
 	 * within a line, and a crash leaves at most one torn line at the end,

@@ -12,6 +12,9 @@
 
 #include <errno.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "util/cleanup.h"
 
@@ -137,6 +140,22 @@ static int parse_string(struct reader *r)
 	bool escaped = false;
 	for (;;) {
 		/* The common case, a run of printable ASCII. */
+#if defined(__SSE2__)
+		/* 16 bytes at a time: as signed bytes, those below 0x20 and
+		 * those >= 0x80 are exactly the ones less than 0x20. */
+		while (n - i >= 16) {
+			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(u + i));
+			__m128i sp = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+							       _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+						  _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+			unsigned m = (unsigned)_mm_movemask_epi8(sp);
+			if (m) {
+				i += (size_t)__builtin_ctz(m);
+				goto special;
+			}
+			i += 16;
+		}
+#endif
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 		while (n - i >= 8) {
 			uint64_t m = special8(u + i);
@@ -149,6 +168,9 @@ static int parse_string(struct reader *r)
 #endif
 		while (i < n && u[i] >= 0x20 && u[i] < 0x80 && u[i] != '"' && u[i] != '\\')
 			i++;
+#if defined(__SSE2__)
+special:
+#endif
 		if (i >= n)
 			return fail_at(r, i, "unterminated string");
 		unsigned char c = u[i];
@@ -337,6 +359,27 @@ static bool str_eq(const struct audit_json *j, int a, int b)
 	return ia == ea && ib == eb;
 }
 
+/* A key's first and last 8 bytes and its length, mixed: equal keys have
+ * equal fingerprints, and our own keys all differ. A short key is read as
+ * the last bytes of a word that ends with it (the bytes before it are
+ * shifted out) when the text reaches back far enough. */
+static inline uint64_t fingerprint(const char *text, size_t start, size_t len)
+{
+	const char *p = text + start;
+	uint64_t a = 0, b = 0;
+	if (len >= 8) {
+		memcpy(&a, p, 8);
+		memcpy(&b, p + len - 8, 8);
+	} else if (len && start + len >= 8 && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) {
+		memcpy(&a, p + len - 8, 8);
+		a >>= (8 - len) * 8;
+	} else {
+		for (size_t k = 0; k < len; k++)
+			a = a << 8 | (unsigned char)p[k];
+	}
+	return (a * 0x9e3779b97f4a7c15ULL) ^ (b + len) * 0xc2b2ae3d27d4eb4fULL;
+}
+
 static int parse_value(struct reader *r, unsigned depth);
 
 static int parse_container(struct reader *r, unsigned depth, bool object)
@@ -347,11 +390,14 @@ static int parse_container(struct reader *r, unsigned depth, bool object)
 	if (t < 0)
 		return t;
 	char close = object ? '}' : ']';
-	/* A cheap filter before comparing a key with all before it: one bit
-	 * per (length, first, last byte) class of the keys seen so far. Keys
-	 * with escapes are compared in full, always. */
-	uint64_t seen = 0;
-	bool escapes = false;
+	/* Keys are compared with the object's earlier keys by a fingerprint
+	 * first, and in full only when those match. Past KEYS_FAST keys, or
+	 * once a key has escapes (whose raw bytes say nothing of what they
+	 * decode to), every key is compared in full. */
+	enum { KEYS_FAST = 32 };
+	uint64_t fp[KEYS_FAST], bloom[2] = { 0, 0 };
+	size_t nkeys = 0;
+	bool slow = false;
 	r->i++;
 	skip_ws(r);
 	if (r->i < r->n && r->s[r->i] == close) {
@@ -372,19 +418,28 @@ static int parse_container(struct reader *r, unsigned depth, bool object)
 			/* Two readers that keep different ones of a duplicated key
 			 * see different records; refuse them. */
 			const struct audit_json_tok *kt = &r->tok[k];
-			uint64_t bit = 0;
-			if (kt->escaped) {
-				escapes = true;
-			} else {
-				const unsigned char *kp = (const unsigned char *)r->s + kt->start;
-				unsigned cls = kt->len ? kt->len * 7u + kp[0] * 31u + kp[kt->len - 1] : 0;
-				bit = 1ULL << (cls % 64);
-			}
-			if (escapes || (seen & bit))
+			if (kt->escaped || nkeys == KEYS_FAST)
+				slow = true;
+			if (slow) {
 				for (int m = t + 1; m < k; m = (int)r->tok[m + 1].end)
 					if (str_eq(r->j, m, k))
 						return fail_at(r, at, "duplicate key");
-			seen |= bit;
+			} else {
+				uint64_t f = fingerprint(r->s, kt->start, kt->len);
+				uint64_t bit = 1ULL << (f >> 58);
+				unsigned half = (unsigned)(f >> 57) & 1;
+				if (bloom[half] & bit)
+					for (size_t m = 0; m < nkeys; m++)
+						if (fp[m] == f) {
+							/* rare: find the key of that fingerprint */
+							for (int o = t + 1; o < k; o = (int)r->tok[o + 1].end)
+								if (str_eq(r->j, o, k))
+									return fail_at(r, at, "duplicate key");
+							break;
+						}
+				bloom[half] |= bit;
+				fp[nkeys++] = f;
+			}
 			skip_ws(r);
 			if (r->i >= r->n || r->s[r->i] != ':')
 				return fail(r, "expected ':'");
