@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "audit/json.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
 
@@ -332,12 +333,189 @@ static int cmd_verify(int argc, char **argv)
 	return r == 1 ? 1 : 3;
 }
 
+/* ---- reading a log for people: show, stats, export ---- */
+
+#define SHOW_TOKENS 512
+
+struct row {
+	long long seq, time, class_uid, port;
+	char decision[16], kind[32], host[256], method[16], path[512], rule[128], reason[512], credential[64];
+};
+
+/* The string at obj.key (or obj.key.sub), "" when absent. */
+static void member_str(const struct audit_json *j, int obj, const char *key, const char *sub, char *out, size_t cap)
+{
+	out[0] = '\0';
+	int t = obj >= 0 ? audit_json_member(j, obj, key) : -1;
+	if (t >= 0 && sub)
+		t = j->tok[t].type == AUDIT_JSON_OBJECT ? audit_json_member(j, t, sub) : -1;
+	if (t >= 0 && audit_json_str(j, t, out, cap) < 0)
+		out[0] = '\0';
+}
+
+static long long member_int(const struct audit_json *j, int obj, const char *key, const char *sub)
+{
+	int t = obj >= 0 ? audit_json_member(j, obj, key) : -1;
+	if (t >= 0 && sub)
+		t = j->tok[t].type == AUDIT_JSON_OBJECT ? audit_json_member(j, t, sub) : -1;
+	int64_t v = 0;
+	if (t < 0 || audit_json_int(j, t, &v) < 0)
+		return -1;
+	return (long long)v;
+}
+
+static bool read_row(const char *line, size_t len, struct audit_json_tok *tok, struct row *r)
+{
+	struct audit_json j;
+	if (audit_json_parse(&j, line, len, tok, SHOW_TOKENS, 8) < 0 || tok[0].type != AUDIT_JSON_OBJECT)
+		return false;
+	int air = audit_json_member(&j, 0, "airlock");
+	memset(r, 0, sizeof(*r));
+	r->seq = member_int(&j, air, "seq", NULL);
+	r->time = member_int(&j, 0, "time", NULL);
+	r->class_uid = member_int(&j, 0, "class_uid", NULL);
+	r->port = member_int(&j, 0, "dst_endpoint", "port");
+	member_str(&j, air, "decision", NULL, r->decision, sizeof(r->decision));
+	member_str(&j, air, "kind", NULL, r->kind, sizeof(r->kind));
+	member_str(&j, air, "rule", NULL, r->rule, sizeof(r->rule));
+	member_str(&j, air, "credential", NULL, r->credential, sizeof(r->credential));
+	member_str(&j, 0, "dst_endpoint", "hostname", r->host, sizeof(r->host));
+	if (!r->host[0]) /* DNS Activity names the host in its query */
+		member_str(&j, 0, "query", "hostname", r->host, sizeof(r->host));
+	member_str(&j, 0, "message", NULL, r->reason, sizeof(r->reason));
+	int http = audit_json_member(&j, 0, "http_request");
+	member_str(&j, http, "http_method", NULL, r->method, sizeof(r->method));
+	member_str(&j, http, "url", "path", r->path, sizeof(r->path));
+	return true;
+}
+
+/* A field for a table or CSV: control characters shown as '?', so a
+ * value from the agent cannot draw on the reader's terminal. */
+static void clean(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
+static void csv_field(FILE *f, const char *s, bool last)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputs(last ? "\"\n" : "\",", f);
+}
+
+static int cmd_read(int argc, char **argv)
+{
+	const char *verb = argv[1], *log = NULL, *decision = NULL, *kind = NULL, *format = "jsonl";
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--decision") == 0 && i + 1 < argc)
+			decision = argv[++i];
+		else if (strcmp(argv[i], "--kind") == 0 && i + 1 < argc)
+			kind = argv[++i];
+		else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
+			format = argv[++i];
+		else if (!log)
+			log = argv[i];
+		else
+			log = NULL, i = argc;
+	}
+	bool export = strcmp(verb, "export") == 0, stats = strcmp(verb, "stats") == 0;
+	if (!log || (export && strcmp(format, "jsonl") != 0 && strcmp(format, "ocsf") != 0 &&
+		     strcmp(format, "csv") != 0)) {
+		fprintf(stderr, "usage: airlock audit show LOG [--decision D] [--kind K]\n"
+				"       airlock audit export LOG --format ocsf|jsonl|csv [--decision D] [--kind K]\n"
+				"       airlock audit stats LOG\n");
+		return 2;
+	}
+	FILE *f = fopen(log, "re");
+	if (!f) {
+		fprintf(stderr, "airlock: cannot open %s: %s\n", log, strerror(errno));
+		return 2;
+	}
+	struct audit_json_tok *tok = calloc(SHOW_TOKENS, sizeof(*tok));
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	unsigned long long total = 0, unreadable = 0, counts[5] = { 0 };
+	static const char *const decisions[5] = { "allow", "deny", "modify", "step_up", "defer" };
+	if (!export && !stats)
+		printf("%-6s %-24s %-6s %-18s %-40s %s\n", "seq", "time (UTC)", "dec", "kind", "target", "rule / reason");
+	if (export && strcmp(format, "csv") == 0)
+		printf("seq,time,class_uid,decision,kind,method,host,port,path,rule,credential,reason\n");
+	while (tok && (n = getline(&line, &cap, f)) > 0) {
+		struct row r;
+		if (line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (!read_row(line, (size_t)n, tok, &r)) {
+			unreadable++;
+			continue;
+		}
+		total++;
+		for (size_t i = 0; i < 5; i++)
+			if (strcmp(r.decision, decisions[i]) == 0)
+				counts[i]++;
+		if ((decision && strcmp(decision, r.decision) != 0) || (kind && strcmp(kind, r.kind) != 0) || stats)
+			continue;
+		if (export && strcmp(format, "csv") != 0) {
+			printf("%s\n", line);
+			continue;
+		}
+		char seq[32], t[32], cls[16], port[16];
+		snprintf(seq, sizeof(seq), "%lld", r.seq);
+		snprintf(cls, sizeof(cls), "%lld", r.class_uid);
+		snprintf(port, sizeof(port), "%lld", r.port > 0 ? r.port : 0);
+		time_t secs = (time_t)(r.time / 1000);
+		struct tm tm;
+		gmtime_r(&secs, &tm);
+		size_t tl = strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);
+		snprintf(t + tl, sizeof(t) - tl, ".%03lldZ", r.time % 1000);
+		if (export) {
+			const char *v[] = { seq, t, cls, r.decision, r.kind, r.method, r.host, port, r.path, r.rule,
+					    r.credential, r.reason };
+			for (size_t i = 0; i < ARRAY_SIZE(v); i++)
+				csv_field(stdout, v[i], i + 1 == ARRAY_SIZE(v));
+			continue;
+		}
+		char target[600];
+		snprintf(target, sizeof(target), "%s%s%s%s%s", r.method, r.method[0] ? " " : "", r.host,
+			 r.port > 0 ? ":" : "", r.port > 0 ? port : "");
+		if (r.path[0])
+			snprintf(target + strlen(target), sizeof(target) - strlen(target), "%s", r.path);
+		clean(target);
+		clean(r.rule);
+		clean(r.reason);
+		printf("%-6s %-24s %-6s %-18s %-40.200s %s%s%s\n", seq, t, r.decision, r.kind, target, r.rule,
+		       r.rule[0] && r.reason[0] ? " / " : "", r.reason);
+	}
+	if (stats) {
+		printf("%llu records", total);
+		for (size_t i = 0; i < 5; i++)
+			if (counts[i])
+				printf(", %llu %s", counts[i], decisions[i]);
+		printf("%s\n", unreadable ? "" : "");
+		if (unreadable)
+			printf("%llu lines unreadable (run airlock audit verify)\n", unreadable);
+	}
+	free(line);
+	free(tok);
+	fclose(f);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "write") == 0)
 		return cmd_write(argc, argv);
 	if (argc >= 2 && strcmp(argv[1], "verify") == 0)
 		return cmd_verify(argc, argv);
+	if (argc >= 2 && (strcmp(argv[1], "show") == 0 || strcmp(argv[1], "export") == 0 ||
+			  strcmp(argv[1], "stats") == 0))
+		return cmd_read(argc, argv);
 	fprintf(stderr, "usage: airlock audit verify LOG [--authority PUBKEY]\n");
 	return 2;
 }

@@ -42,6 +42,14 @@ test_audit_log_records_and_verifies() {
 	assert_contains "$(cat "$LOG")" '"class_uid":4002' "HTTP Activity records"
 	assert_contains "$(cat "$LOG")" '"decision":"deny"' "denials are recorded"
 	assert_contains "$(cat "$LOG")" '"kind":"session_end"' "the session's end is recorded"
+	# Read by people: a table filtered by decision, counts, CSV.
+	local shown
+	shown=$("$AIRLOCK" audit show "$LOG" --decision deny)
+	assert_contains "$shown" "/private/b" "show lists the denied request"
+	assert_not_contains "$shown" "/public/a" "and not the allowed one (filter)"
+	assert_match "$("$AIRLOCK" audit stats "$LOG")" '[0-9]+ records, [0-9]+ allow, [0-9]+ deny' "stats counts decisions"
+	assert_contains "$("$AIRLOCK" audit export "$LOG" --format csv)" '"http","GET","api.test"' "CSV export"
+	assert_eq "$(wc -l <"$LOG")" "$("$AIRLOCK" audit export "$LOG" --format jsonl | wc -l)" "JSON lines export"
 	# Anchored to the local authority's public key, and not to another.
 	local key="$E2E_HOME/.local/state/airlock/authority.key"
 	assert_file "$key" "the authority key made on first use"
