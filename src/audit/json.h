@@ -34,8 +34,8 @@ struct audit_json_tok {
 	uint8_t type;
 	bool escaped;  /* string: holds at least one backslash escape */
 	bool integer;  /* number: no fraction, no exponent */
-	uint32_t start; /* string: first byte after the opening quote */
-	uint32_t len;   /* string: raw bytes between the quotes */
+	uint32_t start; /* first byte; a string's after its opening quote */
+	uint32_t len;   /* bytes of its text; a string's between the quotes */
 	uint32_t end;   /* index of the first token after this subtree */
 };
 

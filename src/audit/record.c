@@ -218,11 +218,33 @@ struct fields {
 
 static void fields_index(const struct audit_event *ev, struct fields *f)
 {
+	/* The fields by first letter (each plus one; 0 ends a list), so that
+	 * a key is compared with two or three names, not all.
+	 * WARNING: a field added to field_names must be added here too. */
+#define L(c) [(c) - 'a']
+	static const uint8_t first[26][6] = {
+		L('a') = { F_AUTHORITY + 1 },
+		L('b') = { F_BYTES_UP + 1, F_BYTES_DOWN + 1 },
+		L('c') = { F_CREDENTIAL + 1, F_COMMAND + 1, F_CERTIFICATE + 1, F_CERTIFICATE_SIG + 1, F_COVERS_SEQ + 1 },
+		L('d') = { F_DECISION + 1 },
+		L('e') = { F_EXIT_STATUS + 1 },
+		L('f') = { F_FILE + 1 },
+		L('h') = { F_HOST + 1, F_HEAD + 1 },
+		L('k') = { F_KIND + 1 },
+		L('m') = { F_METHOD + 1 },
+		L('p') = { F_PORT + 1, F_PATH + 1, F_POLICY_FILE + 1 },
+		L('r') = { F_RULE + 1, F_REASON + 1 },
+		L('s') = { F_STATUS + 1, F_SYSCALL + 1, F_SIG + 1 },
+	};
+#undef L
 	memset(f, 0, sizeof(*f));
 	for (size_t k = 0; k < ev->n; k++) {
 		const char *key = ev->f[k].key;
-		for (int n = 0; n < F_COUNT; n++) {
-			if (key[0] != field_names[n][0] || strcmp(key, field_names[n]) != 0)
+		if (key[0] < 'a' || key[0] > 'z')
+			continue;
+		for (const uint8_t *slot = first[key[0] - 'a']; *slot; slot++) {
+			int n = *slot - 1;
+			if (strcmp(key, field_names[n]) != 0)
 				continue;
 			if (ev->f[k].v.type == AUDIT_STR) {
 				f->s[n] = ev->f[k].v.s;
@@ -243,10 +265,18 @@ struct out {
 	size_t cap;  /* longest string of the agent's choosing, in bytes */
 };
 
-static void lit(struct out *o, const char *s, size_t n)
+/* Bytes as they are. The common case, room enough, is a copy: a record is
+ * a hundred of these. The NUL buf_append would add after each is written
+ * once at the end (see audit_record_build). */
+static inline void lit(struct out *o, const char *s, size_t n)
 {
-	if (!o->e)
-		o->e = buf_append(o->b, s, n);
+	struct buf *b = o->b;
+	if (n < b->cap - b->len) {
+		memcpy(b->data + b->len, s, n);
+		b->len += n;
+	} else if (!o->e) {
+		o->e = buf_append(b, s, n);
+	}
 }
 
 #define LIT(o, s) lit(o, s, sizeof(s) - 1)
@@ -644,9 +674,13 @@ int audit_record_build(const struct audit_event *ev, const struct audit_session 
 	 * is kept, the longest values are what give. */
 	static const size_t caps[] = { SIZE_MAX, 4096, 1024, 256, 64 };
 	size_t mark = out->len;
+	int e = buf_reserve(out, 2048);
+	if (e < 0)
+		return e;
 	for (size_t c = 0; c < ARRAY_SIZE(caps); c++) {
 		struct out o = { .b = out, .cap = caps[c] };
 		build(&o, &f, kind_lookup(kind), s, seq, prev_hex, time_ms);
+		out->data[out->len] = '\0';
 		if (o.e) {
 			out->len = mark;
 			if (out->data)

@@ -32,11 +32,13 @@
 
 #include "util/cleanup.h"
 
-/* A record has about 80 values; 512 leave room for long evidences and
- * bound the work a hostile line can cause. */
+/* A record has about a hundred values; 512 leave room and bound the work
+ * a hostile line can cause. */
 #define VERIFY_TOKENS 512
 #define VERIFY_DEPTH 16
-#define READ_CHUNK (1024 * 1024)
+/* Small enough that what was just read is still in the cache when it is
+ * parsed and hashed; at least twice AUDIT_LINE_MAX. */
+#define READ_CHUNK (256 * 1024)
 
 static const char zero_hash[65] = "0000000000000000000000000000000000000000000000000000000000000000";
 
@@ -55,6 +57,7 @@ struct verifier {
 	uint64_t signed_upto;    /* the highest seq a signature covers */
 	char prev[65];           /* hash of the last good record */
 	char session[37];
+	char agent[128];         /* as the certificate has it; rep->agent is for display */
 	char policy[65];
 	uint8_t session_key[AUDIT_PUB_LEN];
 
@@ -103,8 +106,7 @@ static const char *shown(const struct audit_json *j, int t, char *buf, size_t ca
 		return buf;
 	}
 	const struct audit_json_tok *tk = &j->tok[t];
-	size_t n = tk->type == AUDIT_JSON_STRING ? tk->len : (tk->len ? tk->len : 1);
-	size_t k = 0;
+	size_t n = tk->len, k = 0;
 	for (; k < n && k + 4 < cap; k++) {
 		unsigned char c = (unsigned char)j->text[tk->start + k];
 		buf[k] = c >= 0x20 && c < 0x7f ? (char)c : '?';
@@ -202,11 +204,13 @@ static const char *parse_line(struct verifier *v, const char *line, size_t len, 
 	int64_t seq;
 	if (audit_json_int(j, k3[0] + 1, &seq) < 0 || seq < 1)
 		return "airlock.seq is not a positive integer";
-	if (!audit_json_is_hex(j, k3[1] + 1, 64))
+	/* prev and hash are only compared with hashes in hex, which any other
+	 * 64 bytes fail; their length is what matters here. */
+	if (t[k3[1] + 1].type != AUDIT_JSON_STRING || t[k3[1] + 1].len != 64)
 		return "airlock.prev is not 64 hex digits";
 	/* The hash member parsed is the literal tail checked above: its value
 	 * starts 67 bytes before the end. */
-	if (!audit_json_is_hex(j, k3[2] + 1, 64) || t[k3[2] + 1].start != len - 67)
+	if (t[k3[2] + 1].type != AUDIT_JSON_STRING || t[k3[2] + 1].len != 64 || t[k3[2] + 1].start != len - 67)
 		return "airlock.hash is not 64 hex digits";
 	if (r->kind < 0 || t[r->kind].type != AUDIT_JSON_STRING)
 		return "airlock.kind is missing";
@@ -232,8 +236,9 @@ static void check_start(struct verifier *v, struct rec *r)
 		return;
 	}
 	if (r->seq != 1 || memcmp(r->prev, zero_hash, 64) != 0) {
-		problem(v, v->line, "the session_start record has seq %" PRIu64 " and a prev that %s, not seq 1 after 64 zeros",
-			r->seq, memcmp(r->prev, zero_hash, 64) ? "is not zero" : "is zero");
+		problem(v, v->line,
+			"the session_start record has seq %" PRIu64 " and prev %.8s...: not seq 1 after 64 zeros", r->seq,
+			r->prev);
 		return;
 	}
 	if (r->certificate < 0 || !audit_json_is_hex(j, r->certificate_sig, 2 * AUDIT_SIG_LEN) ||
@@ -293,8 +298,14 @@ static void check_start(struct verifier *v, struct rec *r)
 	/* The certificate's identity is the session's; every record repeats it. */
 	if (audit_json_str(&c, cv[1], v->session, sizeof(v->session)) < 0 ||
 	    audit_json_str(&c, cv[3], v->policy, sizeof(v->policy)) < 0 ||
-	    audit_json_str(&c, cv[0], v->rep->agent, sizeof(v->rep->agent)) < 0) {
+	    audit_json_str(&c, cv[0], v->agent, sizeof(v->agent)) < 0) {
 		problem(v, v->line, "the certificate's session, agent or policy_sha256 is too long");
+		return;
+	}
+	/* The session id goes into messages and file names: a UUID's
+	 * characters only. */
+	if (strspn(v->session, "0123456789abcdef-") != strlen(v->session) || !v->session[0]) {
+		problem(v, v->line, "the certificate's session is not a UUID");
 		return;
 	}
 	const struct {
@@ -303,7 +314,7 @@ static void check_start(struct verifier *v, struct rec *r)
 		const char *cert;
 	} same[] = {
 		{ "session", r->session, v->session },
-		{ "agent", r->agent, v->rep->agent },
+		{ "agent", r->agent, v->agent },
 		{ "policy_sha256", r->policy, v->policy },
 	};
 	for (size_t k = 0; k < ARRAY_SIZE(same); k++)
@@ -317,6 +328,12 @@ static void check_start(struct verifier *v, struct rec *r)
 			return;
 		}
 	memcpy(v->rep->session_id, v->session, sizeof(v->session));
+	/* For display: the agent's name may hold terminal escapes. */
+	for (size_t k = 0; k < sizeof(v->agent) && v->agent[k]; k++) {
+		unsigned char ch = (unsigned char)v->agent[k];
+		v->rep->agent[k] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+		v->rep->agent[k + 1] = '\0';
+	}
 	unhex(c.text + c.tok[skey].start, v->session_key, sizeof(v->session_key));
 }
 
@@ -375,7 +392,7 @@ static void line_full(struct verifier *v, const char *line, size_t len)
 	const struct audit_json *j = &r.j;
 	char hash[65];
 	audit_sha256_hex(line, r.canonical_len, hash);
-	if (memcmp(hash, r.hash, 64) != 0 || strlen(hash) != 64) {
+	if (!hash[0] || memcmp(hash, r.hash, 64) != 0) {
 		problem(v, v->line, "hash mismatch: the record (seq %" PRIu64 ") was edited after it was written", r.seq);
 		return;
 	}
@@ -418,7 +435,7 @@ static void line_full(struct verifier *v, const char *line, size_t len)
 				r.seq, v->seq);
 			return;
 		}
-		if (r.agent < 0 || !audit_json_key_is(j, r.agent, v->rep->agent) || r.policy < 0 ||
+		if (r.agent < 0 || !audit_json_key_is(j, r.agent, v->agent) || r.policy < 0 ||
 		    !audit_json_key_is(j, r.policy, v->policy)) {
 			problem(v, v->line, "seq %" PRIu64 " names agent \"%s\" or policy \"%s\", not the certificate's", r.seq,
 				shown(j, r.agent, a, sizeof(a)), shown(j, r.policy, b, sizeof(b)));

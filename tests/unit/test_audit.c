@@ -220,6 +220,13 @@ static void test_event_rejects(void **state)
 		{ "{\"a\":1}{}", 0 },
 		{ "{\"a\":1,\"a\":2}", 0 },     /* duplicate key */
 		{ "{\"a\":1,\"\\u0061\":2}", 0 }, /* duplicate after unescaping */
+		/* duplicates at any length and position (the keys are first
+		 * compared by a fingerprint, read two ways) */
+		{ "{\"rule\":1,\"decision\":\"allow\",\"rule\":2}", 0 },
+		{ "{\"x\":0,\"rule\":1,\"decision\":\"allow\",\"rule\":2}", 0 },
+		{ "{\"abcdefgh\":1,\"x\":2,\"abcdefgh\":3}", 0 },
+		{ "{\"abcdefghijklmnopq\":1,\"abcdefghijklmnopr\":2,\"abcdefghijklmnopq\":3}", 0 },
+		{ "{\"\":1,\"\":2}", 0 },
 		{ "{\"\\u00e9\":1,\"\xc3\xa9\":2}", 0 },
 		{ "{\"a\":{}}", 0 },            /* nesting */
 		{ "{\"a\":[1]}", 0 },
@@ -268,6 +275,8 @@ static void test_event_rejects(void **state)
 	static const char *const good[] = {
 		"{\"a\":1,\"b\":2}",
 		"{\"a\":1,\"A\":2}",
+		"{\"rule\":1,\"decision\":\"allow\",\"rules\":2,\"rul\":3,\"Rule\":4}",
+		"{\"abcdefghijklmnopq\":1,\"abcdefghijklmnopr\":2,\"bbcdefghijklmnopq\":3}",
 		"{\"\":1}", /* the empty key */
 		"{\"a\":0}",
 		"{\"a\":-1}",
@@ -312,6 +321,25 @@ static void test_json_reader(void **state)
 	assert_int_equal(j.err_at, 21);
 	const char *ok = "[{\"x\":1},{\"y\":{\"x\":2}, \"x\":3}]";
 	assert_int_equal(audit_json_parse(&j, ok, strlen(ok), tok, 16, 4), 0);
+	/* Past 32 keys every key is compared in full: a duplicate is still
+	 * found, wherever it is. */
+	struct audit_json_tok many[128];
+	struct buf b = { 0 };
+	for (int twin = 0; twin < 3; twin++) {
+		buf_reset(&b);
+		assert_int_equal(buf_puts(&b, "{"), 0);
+		for (int i = 0; i < 40; i++)
+			assert_int_equal(buf_printf(&b, "%s\"key%d\":%d", i ? "," : "", i, i), 0);
+		if (twin == 1)
+			assert_int_equal(buf_puts(&b, ",\"key3\":0"), 0);
+		if (twin == 2)
+			assert_int_equal(buf_puts(&b, ",\"key\\u0033\":0"), 0);
+		assert_int_equal(buf_puts(&b, "}"), 0);
+		assert_int_equal(audit_json_parse(&j, b.data, b.len, many, ARRAY_LEN(many), 1), twin ? -EINVAL : 0);
+		if (twin)
+			assert_string_equal(j.err, "duplicate key");
+	}
+	buf_free(&b);
 	const char *deep = "[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]";
 	assert_int_equal(audit_json_parse(&j, deep, strlen(deep), tok, 16, 16), -EINVAL);
 	const char *num = "[-0.5e-3,1E9,0]";
