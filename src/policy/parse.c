@@ -256,12 +256,14 @@ static int load_version(struct loader *l, const struct policy_ynode *top)
 	return 0;
 }
 
-static int load_name(struct loader *l, const struct policy_ynode *n)
+/* A name that ends up in terminals and logs: printable text only. */
+static int load_label(struct loader *l, const struct policy_ynode *n, const char *field, const char *valid,
+		      char **out)
 {
 	char q[96];
 	int r;
 
-	r = load_string(l, n, "name", "a name for the policy", false, &l->p->name);
+	r = load_string(l, n, field, valid, false, out);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < n->len; i++) {
@@ -272,12 +274,53 @@ static int load_name(struct loader *l, const struct policy_ynode *n)
 		 * (U+0080..U+009F, where the 8-bit CSI lives). */
 		if (c < 0x20 || c == 0x7f || (c == 0xc2 && next >= 0x80 && next <= 0x9f)) {
 			quote(n, q, sizeof(q));
-			return FAIL(l, n, "name",
-				    "%s contains a control character; use printable text", q);
+			return FAIL(l, n, field, "%s contains a control character; use printable text", q);
 		}
 	}
-	l->p->origin.name = loc_of(l, n);
 	return 0;
+}
+
+static int load_name(struct loader *l, const struct policy_ynode *n)
+{
+	int r = load_label(l, n, "name", "a name for the policy", &l->p->name);
+	if (r == 0)
+		l->p->origin.name = loc_of(l, n);
+	return r;
+}
+
+/* identity: {agent: NAME} */
+static int load_identity(struct loader *l, const struct policy_ynode *n)
+{
+	static const char *const keys[] = { "agent", NULL };
+	const struct policy_ynode *v;
+	int r = want_map(l, n, "identity");
+	if (r == 0)
+		r = check_keys(l, n, "identity", keys);
+	if (r == 0 && (v = map_get(n, "agent"))) {
+		r = load_label(l, v, "identity.agent", "the agent's name in decision records", &l->p->identity.agent);
+		if (r == 0)
+			l->p->origin.agent = loc_of(l, v);
+	}
+	return r;
+}
+
+static int load_path(struct loader *l, const struct policy_ynode *n, const char *field, bool workspace_var,
+		     char **out);
+
+/* audit: {dir: PATH} */
+static int load_audit(struct loader *l, const struct policy_ynode *n)
+{
+	static const char *const keys[] = { "dir", NULL };
+	const struct policy_ynode *v;
+	int r = want_map(l, n, "audit");
+	if (r == 0)
+		r = check_keys(l, n, "audit", keys);
+	if (r == 0 && (v = map_get(n, "dir"))) {
+		r = load_path(l, v, "audit.dir", false, &l->p->audit.dir);
+		if (r == 0)
+			l->p->origin.audit_dir = loc_of(l, v);
+	}
+	return r;
 }
 
 /* host_uid / host_gid: "auto" or 1..4294967294. */
@@ -2911,7 +2954,8 @@ static int load_credentials(struct loader *l, const struct policy_ynode *key,
 static int load_tree(struct loader *l, const struct policy_ynode *top)
 {
 	static const char *const keys[] = { "version", "name",	  "sandbox",	 "filesystem",
-					    "process", "network", "credentials", NULL };
+					    "process", "network", "credentials", "identity",
+					    "audit",   NULL };
 	const struct policy_ynode *v;
 	bool pass_given = false;
 	int r;
@@ -2960,6 +3004,10 @@ static int load_tree(struct loader *l, const struct policy_ynode *top)
 		if (r < 0)
 			return r;
 	}
+	if ((v = map_get(top, "identity")) && (r = load_identity(l, v)) < 0)
+		return r;
+	if ((v = map_get(top, "audit")) && (r = load_audit(l, v)) < 0)
+		return r;
 	r = check_filesystem(l);
 	if (r < 0)
 		return r;

@@ -232,12 +232,21 @@ struct policy {
 	struct policy_credential *credentials;
 	size_t n_credentials;
 
+	struct {
+		char *agent;                /* the agent's name in records and certificates, or NULL */
+	} identity;
+
+	struct {
+		char *dir;                  /* absolute: write the signed decision log here, or NULL */
+	} audit;
+
 	/* Where each single-valued setting came from (line 0: built-in default). */
 	struct {
 		struct policy_loc version, name, boundary, mode, host_uid, host_gid;
 		struct policy_loc memory, pids, open_files, cpu, wall;
 		struct policy_loc baseline, exec, env_pass, env_set;
 		struct policy_loc net_mode, upstream_ca, max_body, allow_compressed, net_log;
+		struct policy_loc agent, audit_dir;
 	} origin;
 };
 

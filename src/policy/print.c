@@ -120,6 +120,8 @@ void policy_free(struct policy *p)
 	free(p->file);
 	free(p->dir);
 	free(p->name);
+	free(p->identity.agent);
+	free(p->audit.dir);
 	free(p->sandbox.workspace);
 	paths_free(&p->filesystem.read);
 	paths_free(&p->filesystem.write);
@@ -692,6 +694,16 @@ void policy_print(const struct policy *p, FILE *f)
 
 	print_network(f, p);
 	print_credentials(f, p);
+	if (p->identity.agent) {
+		fputs("identity:\n  agent: ", f);
+		print_str(f, p->identity.agent);
+		end_line(f, &p->origin.agent);
+	}
+	if (p->audit.dir) {
+		fputs("audit:\n  dir: ", f);
+		print_str(f, p->audit.dir);
+		end_line(f, &p->origin.audit_dir);
+	}
 }
 
 static bool str_eq(const char *a, const char *b)
@@ -804,7 +816,8 @@ bool policy_equal(const struct policy *a, const struct policy *b)
 {
 	const struct policy_limits *la = &a->sandbox.limits, *lb = &b->sandbox.limits;
 
-	if (a->version != b->version || !str_eq(a->name, b->name) ||
+	if (a->version != b->version || !str_eq(a->name, b->name) || !str_eq(a->identity.agent, b->identity.agent) ||
+	    !str_eq(a->audit.dir, b->audit.dir) ||
 	    a->sandbox.boundary != b->sandbox.boundary ||
 	    !str_eq(a->sandbox.workspace, b->sandbox.workspace) ||
 	    a->sandbox.mode != b->sandbox.mode || a->sandbox.host_uid != b->sandbox.host_uid ||

@@ -87,7 +87,7 @@ int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a
 	snprintf(efd, sizeof(efd), "%d", ep[0]);
 	const char *boundary = policy_boundary_name(pol->sandbox.boundary);
 	const char *mode = policy_mode_name(pol->sandbox.mode);
-	const char *agent = pol->name && pol->name[0] ? pol->name : "agent";
+	const char *agent = pol->identity.agent ? pol->identity.agent : pol->name && pol->name[0] ? pol->name : "agent";
 	pid_t pid = fork();
 	if (pid < 0)
 		return error_sys(err, errno, "cannot start the audit writer");

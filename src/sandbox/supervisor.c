@@ -285,6 +285,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 				 "enforce, or learn to enforce and report what was denied");
 
 	bool trace = opts->trace_denials || pol->sandbox.mode == POLICY_MODE_LEARN;
+	/* --audit DIR, else the policy's audit.dir. */
+	const char *audit_dir = opts->audit_dir ? opts->audit_dir : pol->audit.dir;
 	if ((r = plan_build(pol, opts->argv, trace, &plan, err)) < 0) {
 		plan_free(&plan);
 		return r;
@@ -304,17 +306,17 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	plan.pty = isatty(STDIN_FILENO);
 	/* The audit writer starts first: it loads libcrypto and makes the
 	 * session's keys while the rest is set up. */
-	if (opts->audit_dir && (r = auditlog_start(pol, opts->audit_dir, &s.audit, err)) < 0)
+	if (audit_dir && (r = auditlog_start(pol, audit_dir, &s.audit, err)) < 0)
 		goto out;
 	if ((r = egress_prepare(pol, &plan, &s.egress, err)) < 0)
 		goto out;
-	if (opts->audit_dir)
+	if (audit_dir)
 		s.egress.audit = &s.audit;
 	if (trace && !(s.trace = trace_new())) {
 		r = error_set(err, ENOMEM, "out of memory");
 		goto out;
 	}
-	if (opts->audit_dir)
+	if (audit_dir)
 		trace_set_sink(s.trace, audit_sink, &s.audit);
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -359,7 +361,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	 * sandbox may start the command. */
 	if ((r = auditlog_ready(&s.audit, err)) < 0)
 		goto out;
-	if (opts->audit_dir) {
+	if (audit_dir) {
 		struct buf ev = { 0 };
 		if (buf_puts(&ev, "{\"kind\":\"policy_loaded\",\"decision\":\"allow\",\"policy_file\":") == 0 &&
 		    buf_json_string(&ev, pol->file, strlen(pol->file)) == 0 && buf_puts(&ev, "}\n") == 0)
@@ -447,7 +449,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	if (limits_cgroup_pids_hit(&cg))
 		fprintf(stderr, "airlock: process limit of %llu reached; process creation failed inside the sandbox\n",
 			(unsigned long long)pol->sandbox.limits.pids);
-	if (opts->audit_dir) {
+	if (audit_dir) {
 		struct error aerr = { 0 };
 		if (auditlog_finish(&s.audit, *exit_code, &aerr) < 0) {
 			fprintf(stderr, "airlock: %s\n", aerr.msg);

@@ -145,3 +145,16 @@ test_audit_writer_death_ends_the_run() {
 	assert_eq 125 "$rc" "exit status after the audit writer died"
 	assert_contains "$(cat "$T/d.err")" "audit writer stopped" "the message says why"
 }
+
+test_audit_from_the_policy_with_the_agents_name() {
+	printf 'version: 1\nidentity: {agent: "nightly-refactor-bot"}\naudit: {dir: %s}\n' "$T/plog" >"$T/p.yaml"
+	al --policy "$T/p.yaml" -- /bin/true
+	assert_rc 0 "a run whose policy asks for the audit log"
+	local log
+	log=$(ls "$T"/plog/*.jsonl 2>/dev/null)
+	[ -f "$log" ] || fail "no log in the policy's audit.dir"
+	assert_contains "$(head -n1 "$log")" '"agent":"nightly-refactor-bot"' "the agent's name is in the certificate"
+	verify "$log"
+	assert_eq 0 "$VRC" "verify: $VOUT"
+	assert_contains "$VOUT" "agent nightly-refactor-bot" "verify names the agent"
+}

@@ -409,7 +409,7 @@ static void test_unknown_keys(void **state)
 	(void)state;
 	BAD("version: 1\nnet: {}\n",
 	    "policy.yaml:2:1: net: unknown key; valid keys here are version, name, sandbox, "
-	    "filesystem, process, network, credentials");
+	    "filesystem, process, network, credentials, identity, audit");
 	BAD("version: 1\nnetwork:\n  allow: []\n",
 	    "policy.yaml:3:3: network.allow: unknown key; valid keys here are mode, default, "
 	    "endpoints, allow_private, resolve, upstream_ca, leak_scan, log");
@@ -439,11 +439,11 @@ static void test_unknown_keys(void **state)
 	/* Unknown keys are reported with the key quoted when it is unusual. */
 	BAD("version: 1\n\"a b\": 1\n",
 	    "policy.yaml:2:1: \"a b\": unknown key; valid keys here are version, name, sandbox, "
-	    "filesystem, process, network, credentials");
+	    "filesystem, process, network, credentials, identity, audit");
 	/* YAML merge keys are not special. */
 	BAD("version: 1\n<<: {name: x}\n",
 	    "policy.yaml:2:1: \"<<\": unknown key; valid keys here are version, name, sandbox, "
-	    "filesystem, process, network, credentials");
+	    "filesystem, process, network, credentials, identity, audit");
 }
 
 static void test_duplicate_keys(void **state)
@@ -480,6 +480,25 @@ static void test_name(void **state)
 	    "policy.yaml:2:7: name: \"\\u009b31m\" contains a control character; use printable text");
 	BAD("version: 1\nname: \"\\e[31m\"\n",
 	    "policy.yaml:2:7: name: \"\\x1b[31m\" contains a control character; use printable text");
+}
+
+static void test_identity_and_audit(void **state)
+{
+	_cleanup_policy_ struct policy *p =
+		load_ok("version: 1\nidentity: {agent: \"release-bot\"}\naudit: {dir: logs/audit}\n");
+	(void)state;
+
+	assert_string_equal(p->identity.agent, "release-bot");
+	/* Relative to the policy file's directory, like every path. */
+	assert_non_null(strstr(p->audit.dir, "/logs/audit"));
+	assert_true(p->audit.dir[0] == '/');
+	assert_round_trip(p);
+	BAD("version: 1\nidentity: {agent: \"a\\nb\"}\n",
+	    "policy.yaml:2:19: identity.agent: \"a\\nb\" contains a control character; use printable text");
+	BAD("version: 1\nidentity: {name: x}\n",
+	    "policy.yaml:2:12: identity.name: unknown key; valid keys here are agent");
+	BAD("version: 1\naudit: {log: x}\n", "policy.yaml:2:9: audit.log: unknown key; valid keys here are dir");
+	BAD("version: 1\naudit: [x]\n", "policy.yaml:2:8: audit: is a list; expected a map of settings (key: value lines)");
 }
 
 /* ---------------------------------------------------------------- */
@@ -1114,7 +1133,7 @@ static void test_bounds(void **state)
 		_cleanup_free_ char *bad17b = repeat(bad17, "]", 16, "\n");
 
 		BAD(ok16b, "policy.yaml:2:1: x: unknown key; valid keys here are version, name, "
-			   "sandbox, filesystem, process, network, credentials");
+			   "sandbox, filesystem, process, network, credentials, identity, audit");
 		BAD(bad17b, "policy.yaml:2:19: x[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]: lists "
 			    "and maps are nested more than 16 deep; a policy needs at most 7");
 	}
@@ -3397,6 +3416,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_keys),
 		cmocka_unit_test(test_duplicate_keys),
 		cmocka_unit_test(test_name),
+		cmocka_unit_test(test_identity_and_audit),
 		cmocka_unit_test(test_sandbox_enums_bad),
 		cmocka_unit_test(test_sandbox_shape),
 		cmocka_unit_test(test_host_ids),
