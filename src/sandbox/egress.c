@@ -259,5 +259,7 @@ void egress_stop(struct egress *e, struct trace_log *t)
 	if (e->log_fd >= 0)
 		close(e->log_fd);
 	buf_free(&e->partial);
+	bool lost = e->audit_lost; /* the caller still needs to know */
 	*e = (struct egress)EGRESS_INIT;
+	e->audit_lost = lost;
 }

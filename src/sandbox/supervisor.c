@@ -428,11 +428,15 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 
 	int status = s.cmd_status != -1 ? s.cmd_status : s.status;
 	*exit_code = exit_code_of(status);
+	/* The proxy's last records go to the log before the seal (this
+	 * resets s.egress: read what it says first). */
+	bool proxy_died = s.egress.died, audit_lost = s.egress.audit_lost;
 	egress_stop(&s.egress, s.trace);
-	if (s.egress.died) {
+	audit_lost = audit_lost || s.egress.audit_lost;
+	if (proxy_died) {
 		fprintf(stderr, "airlock: the egress proxy stopped; the run was ended (fail closed)\n");
 		*exit_code = SANDBOX_EXIT_SETUP;
-	} else if (s.audit.died || s.egress.audit_lost) {
+	} else if (s.audit.died || audit_lost) {
 		fprintf(stderr, "airlock: the audit writer stopped; the run was ended (fail closed)\n");
 		*exit_code = SANDBOX_EXIT_SETUP;
 	} else if (s.wall_hit) {
