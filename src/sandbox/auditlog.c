@@ -15,25 +15,10 @@
 #include <unistd.h>
 
 #include "policy/policy.h"
+#include "sandbox/internal.h"
 #include "sandbox/proto.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
-
-/* The writer's executable: beside our own. */
-static int writer_path(char *out, size_t len, struct error *err)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return error_sys(err, errno, "cannot find airlock's own executable");
-	self[n] = '\0';
-	*strrchr(self, '/') = '\0';
-	if ((size_t)snprintf(out, len, "%s/airlock-audit", self) >= len)
-		return error_set(err, ENAMETOOLONG, "path too long");
-	if (access(out, X_OK) < 0)
-		return error_sys(err, errno, "the audit writer %s is missing", out);
-	return 0;
-}
 
 static int mkdir_p(const char *path, struct error *err)
 {
@@ -51,9 +36,8 @@ static int mkdir_p(const char *path, struct error *err)
 	return 0;
 }
 
-/* SHA-256 of the policy file is the writer's to compute (it links
- * libcrypto); we pass the file's path through the environment-free argv
- * and let it hash. Here: the default authority key's place. */
+/* Where the local authority key lives by default. (The writer hashes
+ * the policy file itself: it links libcrypto, we do not.) */
 static void authority_path(char *out, size_t len)
 {
 	const char *state = getenv("XDG_STATE_HOME");
@@ -68,7 +52,7 @@ int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a
 {
 	*a = (struct auditlog)AUDITLOG_INIT;
 	char exe[PATH_MAX], key[PATH_MAX];
-	int r = writer_path(exe, sizeof(exe), err);
+	int r = sibling_path("airlock-audit", exe, sizeof(exe), err);
 	if (r < 0 || (r = mkdir_p(dir, err)) < 0)
 		return r;
 	authority_path(key, sizeof(key));
@@ -88,25 +72,11 @@ int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a
 	const char *boundary = policy_boundary_name(pol->sandbox.boundary);
 	const char *mode = policy_mode_name(pol->sandbox.mode);
 	const char *agent = pol->identity.agent ? pol->identity.agent : pol->name && pol->name[0] ? pol->name : "agent";
-	pid_t pid = fork();
+	char *argv[] = { exe, "write", (char *)dir, key, cfd, efd, (char *)agent, (char *)boundary,
+			 (char *)mode, pol->file, NULL };
+	pid_t pid = sibling_spawn(argv, cs[1], ep[0]);
 	if (pid < 0)
 		return error_sys(err, errno, "cannot start the audit writer");
-	if (pid == 0) {
-		fcntl(cs[1], F_SETFD, 0);
-		fcntl(ep[0], F_SETFD, 0);
-		int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (devnull >= 0) {
-			dup2(devnull, 0);
-			dup2(devnull, 1);
-		}
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		char *argv[] = { exe, "write", (char *)dir, key, cfd, efd, (char *)agent, (char *)boundary,
-				 (char *)mode, pol->file, NULL };
-		execv(exe, argv);
-		_exit(127);
-	}
 	close(cs[1]);
 	close(ep[0]);
 	a->pid = pid;

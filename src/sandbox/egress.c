@@ -39,30 +39,13 @@ static char *read_file(const char *path)
 	return b.data;
 }
 
-/* The proxy's executable: beside our own. */
-static int proxy_path(char *out, size_t len, struct error *err)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return error_sys(err, errno, "cannot find airlock's own executable");
-	self[n] = '\0';
-	char *slash = strrchr(self, '/');
-	*slash = '\0';
-	if ((size_t)snprintf(out, len, "%s/airlock-proxy", self) >= len)
-		return error_set(err, ENAMETOOLONG, "path too long");
-	if (access(out, X_OK) < 0)
-		return error_sys(err, errno, "the egress proxy %s is missing", out);
-	return 0;
-}
-
 int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct egress *e, struct error *err)
 {
 	*e = (struct egress)EGRESS_INIT;
 	if (pol->network.mode == POLICY_NET_NONE)
 		return 0;
 	char exe[PATH_MAX];
-	int r = proxy_path(exe, sizeof(exe), err);
+	int r = sibling_path("airlock-proxy", exe, sizeof(exe), err);
 	if (r < 0)
 		return r;
 	if (pol->network.log) {
@@ -88,26 +71,10 @@ int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct e
 	snprintf(rfd, sizeof(rfd), "%d", rp[1]);
 	snprintf(uid, sizeof(uid), "%u", plan->host_uid);
 	snprintf(gid, sizeof(gid), "%u", plan->host_gid);
-	pid_t pid = fork();
+	char *argv[] = { exe, pol->file, cwd, (char *)(home && home[0] == '/' ? home : "/"), cfd, rfd, uid, gid, NULL };
+	pid_t pid = sibling_spawn(argv, cs[1], rp[1]);
 	if (pid < 0)
 		return error_sys(err, errno, "cannot start the egress proxy");
-	if (pid == 0) {
-		/* Only the control socket, the records pipe and stdio cross. */
-		fcntl(cs[1], F_SETFD, 0);
-		fcntl(rp[1], F_SETFD, 0);
-		int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (devnull >= 0) {
-			dup2(devnull, 0);
-			dup2(devnull, 1);
-		}
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		char *argv[] = { exe, pol->file, cwd, (char *)(home && home[0] == '/' ? home : "/"), cfd, rfd, uid, gid,
-				 NULL };
-		execv(exe, argv);
-		_exit(127);
-	}
 	close(cs[1]);
 	close(rp[1]);
 	e->pid = pid;

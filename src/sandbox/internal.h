@@ -81,6 +81,12 @@ void plan_free(struct sandbox_plan *p);
 /* Does some endpoint ask for TLS interception? */
 bool intercepts(const struct policy *pol);
 
+/* sibling.c: the helper executables beside airlock's own. */
+int sibling_path(const char *name, char *out, size_t len, struct error *err) WUR;
+/* fork and exec argv[0] with only keep_a, keep_b and stdio open; the
+ * child's pid, or -1 (errno) when fork failed. */
+pid_t sibling_spawn(char *const argv[], int keep_a, int keep_b);
+
 /* plan.c */
 /* Set NAME=value in the plan's environment, replacing NAME if present. */
 int plan_env_set(struct sandbox_plan *p, const char *name, const char *value) WUR;
