@@ -17,6 +17,7 @@
 #endif
 
 #include "util/cleanup.h"
+#include "util/hex.h"
 
 /* ---- the reader ---- */
 
@@ -65,23 +66,13 @@ static inline int new_tok(struct reader *r, enum audit_json_type type, size_t st
 	return (int)r->ntok++;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* Four hex digits at s; -1 when they are not. */
 static long hex4(const char *s)
 {
 	long v = 0;
 	for (int k = 0; k < 4; k++) {
-		int h = hexval(s[k]);
+		int h = hex_digit_value((unsigned char)s[k]);
 		if (h < 0)
 			return -1;
 		v = v << 4 | h;

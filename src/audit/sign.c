@@ -18,6 +18,7 @@
 
 #include "audit/audit.h"
 #include "util/cleanup.h"
+#include "util/hex.h"
 
 struct audit_key {
 	EVP_PKEY *pkey;
@@ -163,16 +164,6 @@ bool audit_sig_ok(const uint8_t pub[AUDIT_PUB_LEN], const void *msg, size_t len,
 	return ok;
 }
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 int audit_pub_load(const char *path, uint8_t pub[AUDIT_PUB_LEN], struct error *err)
 {
@@ -184,11 +175,11 @@ int audit_pub_load(const char *path, uint8_t pub[AUDIT_PUB_LEN], struct error *e
 	text[n] = '\0';
 	/* One line of 64 hex digits... */
 	size_t hex = 0;
-	while (hex < n && hex_value(text[hex]) >= 0)
+	while (hex < n && hex_digit_value((unsigned char)text[hex]) >= 0)
 		hex++;
 	if (hex == 2 * AUDIT_PUB_LEN && (text[hex] == '\0' || text[hex] == '\n')) {
 		for (size_t i = 0; i < AUDIT_PUB_LEN; i++)
-			pub[i] = (uint8_t)(hex_value(text[2 * i]) << 4 | hex_value(text[2 * i + 1]));
+			pub[i] = (uint8_t)(hex_digit_value((unsigned char)text[2 * i]) << 4 | hex_digit_value((unsigned char)text[2 * i + 1]));
 		return 0;
 	}
 	/* ...or PEM. */

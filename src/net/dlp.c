@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "util/cleanup.h"
+#include "util/hex.h"
 
 #define DLP_MAX_SECRETS 256
 #define DLP_MAX_NEEDLE_BYTES (1u << 20)
@@ -440,20 +441,10 @@ static struct ac_match ac_scan(const struct ac *a, const uint8_t *buf, size_t le
 	return m;
 }
 
-static inline int hexval(uint8_t c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 static inline bool is_escape(const uint8_t *buf, size_t len, size_t i)
 {
-	return buf[i] == '%' && len - i > 2 && hexval(buf[i + 1]) >= 0 && hexval(buf[i + 2]) >= 0;
+	return buf[i] == '%' && len - i > 2 && hex_digit_value((unsigned char)buf[i + 1]) >= 0 && hex_digit_value((unsigned char)buf[i + 2]) >= 0;
 }
 
 /* The byte of the percent-decoded view at buf[*i], advancing *i. */
@@ -461,7 +452,7 @@ static inline uint8_t pct_next(const uint8_t *buf, size_t len, size_t *i)
 {
 	uint8_t c = buf[*i];
 	if (is_escape(buf, len, *i)) {
-		c = (uint8_t)(hexval(buf[*i + 1]) << 4 | hexval(buf[*i + 2]));
+		c = (uint8_t)(hex_digit_value((unsigned char)buf[*i + 1]) << 4 | hex_digit_value((unsigned char)buf[*i + 2]));
 		*i += 3;
 		return c;
 	}
@@ -672,10 +663,10 @@ static bool at_boundary(const uint8_t *b, size_t i)
 		return true;
 	if (i >= 2 && b[i - 2] == '\\')
 		return true;
-	if (i >= 3 && b[i - 3] == '%' && hexval(b[i - 2]) >= 0 && hexval(b[i - 1]) >= 0)
+	if (i >= 3 && b[i - 3] == '%' && hex_digit_value((unsigned char)b[i - 2]) >= 0 && hex_digit_value((unsigned char)b[i - 1]) >= 0)
 		return true;
-	if (i >= 6 && b[i - 6] == '\\' && b[i - 5] == 'u' && hexval(b[i - 4]) >= 0 &&
-	    hexval(b[i - 3]) >= 0 && hexval(b[i - 2]) >= 0 && hexval(b[i - 1]) >= 0)
+	if (i >= 6 && b[i - 6] == '\\' && b[i - 5] == 'u' && hex_digit_value((unsigned char)b[i - 4]) >= 0 &&
+	    hex_digit_value((unsigned char)b[i - 3]) >= 0 && hex_digit_value((unsigned char)b[i - 2]) >= 0 && hex_digit_value((unsigned char)b[i - 1]) >= 0)
 		return true;
 	return false;
 }

@@ -17,6 +17,7 @@
 #include "net/gitproto.h"
 #include "net/netpolicy.h"
 #include "util/error.h"
+#include "util/hex.h"
 
 /* ---- requests ---- */
 
@@ -194,16 +195,6 @@ static size_t oid_len(const char *id)
 
 /* ---- pkt-lines ---- */
 
-static int hex_digit(uint8_t c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 struct push_parse {
 	size_t oid;   /* hex digits of every id so far; 0 before the first */
@@ -316,7 +307,7 @@ int git_parse_push_commands(const uint8_t *body, size_t len, struct git_ref_upda
 		int r;
 
 		for (i = 0; i < 4 && i < avail; i++) {
-			int d = hex_digit(body[off + i]);
+			int d = hex_digit_value((unsigned char)body[off + i]);
 			if (d < 0)
 				return -EINVAL;
 			plen = plen * 16 + (size_t)d;

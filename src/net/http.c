@@ -17,6 +17,7 @@
  * Nothing here allocates; http_build_upstream_head appends to a buf.
  */
 #include "net/http.h"
+#include "util/hex.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -36,16 +37,6 @@ static bool is_digit(unsigned char c)
 	return c >= '0' && c <= '9';
 }
 
-static int hex_value(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* RFC 9110 §5.6.2 tchar: the characters of methods, field names and
  * transfer codings. */
@@ -670,8 +661,8 @@ static int check_percent(struct ctx *x, const char *s, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] != '%')
 			continue;
-		if (n - i < 3 || hex_value((unsigned char)s[i + 1]) < 0 ||
-		    hex_value((unsigned char)s[i + 2]) < 0)
+		if (n - i < 3 || hex_digit_value((unsigned char)(unsigned char)s[i + 1]) < 0 ||
+		    hex_digit_value((unsigned char)(unsigned char)s[i + 2]) < 0)
 			return BAD(x, "request target: invalid percent-encoding %s",
 				   quote(q, s + i, n - i < 3 ? n - i : 3));
 		i += 2;
@@ -685,7 +676,7 @@ static char path_char(const char *s, size_t n, size_t i, size_t *adv)
 {
 	*adv = 1;
 	if (s[i] == '%' && n - i >= 3) {
-		int v = hex_value((unsigned char)s[i + 1]) * 16 + hex_value((unsigned char)s[i + 2]);
+		int v = hex_digit_value((unsigned char)(unsigned char)s[i + 1]) * 16 + hex_digit_value((unsigned char)(unsigned char)s[i + 2]);
 		if (v == '.' || v == '/' || v == '\\' || v == ';') {
 			*adv = 3;
 			return (char)v;
@@ -1338,7 +1329,7 @@ int http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, size_
 
 		switch ((enum chunk_state)c->state) {
 		case CH_SIZE:
-			v = hex_value(ch);
+			v = hex_digit_value((unsigned char)ch);
 			if (v >= 0) {
 				if (c->line_len == CHUNK_DIGITS_MAX)
 					return chunk_fail(c, used, i, EOVERFLOW);
