@@ -661,8 +661,8 @@ static int check_percent(struct ctx *x, const char *s, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] != '%')
 			continue;
-		if (n - i < 3 || hex_digit_value((unsigned char)(unsigned char)s[i + 1]) < 0 ||
-		    hex_digit_value((unsigned char)(unsigned char)s[i + 2]) < 0)
+		if (n - i < 3 || hex_digit_value((unsigned char)s[i + 1]) < 0 ||
+		    hex_digit_value((unsigned char)s[i + 2]) < 0)
 			return BAD(x, "request target: invalid percent-encoding %s",
 				   quote(q, s + i, n - i < 3 ? n - i : 3));
 		i += 2;
@@ -676,7 +676,7 @@ static char path_char(const char *s, size_t n, size_t i, size_t *adv)
 {
 	*adv = 1;
 	if (s[i] == '%' && n - i >= 3) {
-		int v = hex_digit_value((unsigned char)(unsigned char)s[i + 1]) * 16 + hex_digit_value((unsigned char)(unsigned char)s[i + 2]);
+		int v = hex_digit_value((unsigned char)s[i + 1]) * 16 + hex_digit_value((unsigned char)s[i + 2]);
 		if (v == '.' || v == '/' || v == '\\' || v == ';') {
 			*adv = 3;
 			return (char)v;
