@@ -267,8 +267,15 @@ static int cmd_write(int argc, char **argv)
 			}
 			if (start)
 				buf_consume(&in, (size_t)(start - in.data));
-			if (in.len > AUDIT_EVENT_MAX_LINE * 4)
-				buf_reset(&in); /* a line that never ends: not ours */
+			if (in.len > AUDIT_EVENT_MAX_LINE * 4) {
+				/* A line that never ends is not one of ours: it is
+				 * dropped, and the log says so. */
+				buf_reset(&in);
+				if (write_json(&w, "{\"kind\":\"malformed_event\",\"decision\":\"deny\","
+						   "\"reason\":\"an event line longer than the writer accepts\"}",
+					       &err) < 0)
+					goto fatal;
+			}
 		}
 		if (w.since_checkpoint && time(NULL) >= w.last_checkpoint + AUDIT_CHECKPOINT_SECONDS &&
 		    checkpoint(&w, false, &err) < 0)
