@@ -32,6 +32,7 @@
 #include "audit/json.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
+#include "util/file.h"
 
 #define AUDIT_CHECKPOINT_RECORDS 1000
 #define AUDIT_CHECKPOINT_SECONDS 5
@@ -156,18 +157,10 @@ static int session_start(struct writer *w, struct audit_key *authority, struct e
 static void policy_hash(const char *path, char out[65])
 {
 	struct buf b = { 0 };
-	int fd = path[0] != '<' ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-	char chunk[8192];
-	ssize_t n;
-	while (fd >= 0 && (n = read(fd, chunk, sizeof(chunk))) > 0 && b.len < (16u << 20))
-		if (buf_append(&b, chunk, (size_t)n) < 0)
-			break;
-	if (fd >= 0) {
+	if (path[0] != '<' && file_read_all(path, 16u << 20, &b) == 0)
 		audit_sha256_hex(b.data ? b.data : "", b.len, out);
-		close(fd);
-	} else {
+	else
 		snprintf(out, 65, "none");
-	}
 	buf_free(&b);
 }
 

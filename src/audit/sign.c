@@ -18,6 +18,7 @@
 
 #include "audit/audit.h"
 #include "util/cleanup.h"
+#include "util/file.h"
 #include "util/hex.h"
 
 struct audit_key {
@@ -44,23 +45,6 @@ int audit_key_generate(struct audit_key **out, struct error *err)
 	}
 	EVP_PKEY_CTX_free(ctx);
 	*out = k;
-	return 0;
-}
-
-/* mkdir -p with mode for the missing parents of path. */
-static int make_parents(const char *path, struct error *err)
-{
-	char dir[4096];
-	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
-		return error_set(err, ENAMETOOLONG, "%s: path too long", path);
-	for (char *p = dir + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-			return error_sys(err, errno, "cannot make %s", dir);
-		*p = '/';
-	}
 	return 0;
 }
 
@@ -92,7 +76,14 @@ int audit_key_load_or_create(const char *path, struct audit_key **out, struct er
 	}
 	if (errno != ENOENT)
 		return error_sys(err, errno, "cannot open the authority key %s", path);
-	int r = make_parents(path, err);
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	int r = 0;
+	if (slash && slash != dir) {
+		*slash = '\0';
+		r = file_mkdir_p(dir, 0700, err);
+	}
 	if (r < 0)
 		return r;
 	struct audit_key *k;

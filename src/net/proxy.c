@@ -1298,6 +1298,7 @@ static void dns_answer(const uint8_t *pkt, size_t len, const struct sockaddr_sto
 		return;
 	}
 	struct rec rec = { .decision = "deny", .kind = "dns", .method = dns_type_name(q.qtype), .host = q.name };
+	const struct broker_cred *bc;
 	struct net_decision d = { 0 };
 	char what[128], reason[320];
 	int rcode = DNS_NXDOMAIN;
@@ -1311,8 +1312,7 @@ static void dns_answer(const uint8_t *pkt, size_t len, const struct sockaddr_sto
 		rec.kind = "leak";
 		rec.host = "(withheld: it carries a secret)";
 		rec.reason = reason;
-	} else if (cfg->broker && broker_find(cfg->broker, q.name, strlen(q.name))) {
-		const struct broker_cred *bc = broker_find(cfg->broker, q.name, strlen(q.name));
+	} else if ((bc = cfg->broker ? broker_find(cfg->broker, q.name, strlen(q.name)) : NULL)) {
 		rec.kind = "credential_misuse";
 		rec.credential = bc->pol->name;
 		rec.reason = "a credential's placeholder in a DNS name";

@@ -19,22 +19,7 @@
 #include "sandbox/proto.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
-
-static int mkdir_p(const char *path, struct error *err)
-{
-	char dir[4096];
-	if ((size_t)snprintf(dir, sizeof(dir), "%s/", path) >= sizeof(dir))
-		return error_set(err, ENAMETOOLONG, "%s: path too long", path);
-	for (char *p = dir + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-			return error_sys(err, errno, "cannot make the audit directory %s", dir);
-		*p = '/';
-	}
-	return 0;
-}
+#include "util/file.h"
 
 /* Where the local authority key lives by default. (The writer hashes
  * the policy file itself: it links libcrypto, we do not.) */
@@ -53,7 +38,7 @@ int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a
 	*a = (struct auditlog)AUDITLOG_INIT;
 	char exe[PATH_MAX], key[PATH_MAX];
 	int r = sibling_path("airlock-audit", exe, sizeof(exe), err);
-	if (r < 0 || (r = mkdir_p(dir, err)) < 0)
+	if (r < 0 || (r = file_mkdir_p(dir, 0700, err)) < 0)
 		return r;
 	authority_path(key, sizeof(key));
 	int ep[2], cs[2];

@@ -16,28 +16,13 @@
 #include "sandbox/creds.h"
 #include "sandbox/proto.h"
 #include "util/cleanup.h"
+#include "util/file.h"
 
 static const char *const system_bundles[] = {
 	"/etc/ssl/certs/ca-certificates.crt", /* Debian, Ubuntu, Alpine */
 	"/etc/pki/tls/certs/ca-bundle.crt",   /* Fedora, RHEL */
 	"/etc/ssl/cert.pem",                  /* Arch, BSDs */
 };
-
-static char *read_file(const char *path)
-{
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	if (!f)
-		return NULL;
-	struct buf b = { 0 };
-	char chunk[8192];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (buf_append(&b, chunk, n) < 0 || b.len > (8u << 20)) {
-			buf_free(&b);
-			return NULL;
-		}
-	return b.data;
-}
 
 int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct egress *e, struct error *err)
 {
@@ -97,12 +82,15 @@ int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct e
 	if (msg[0] == 'C') {
 		struct buf bundle = { 0 };
 		for (size_t i = 0; i < ARRAY_SIZE(system_bundles); i++) {
-			_cleanup_free_ char *sys = read_file(system_bundles[i]);
-			if (sys) {
-				if (buf_puts(&bundle, sys) < 0 || buf_puts(&bundle, "\n") < 0)
+			int rr = file_read_all(system_bundles[i], 8u << 20, &bundle);
+			if (rr == -ENOMEM)
+				goto oom;
+			if (rr == 0) {
+				if (buf_puts(&bundle, "\n") < 0)
 					goto oom;
 				break;
 			}
+			buf_reset(&bundle); /* missing or too large: the next one */
 		}
 		if (buf_puts(&bundle, msg + 1) < 0)
 			goto oom;
@@ -130,29 +118,15 @@ int egress_start(struct egress *e, const int fds[3], struct error *err)
 			msg[1 + n] = names[i];
 			send_fds[n++] = fds[i];
 		}
-	struct iovec iov = { .iov_base = msg, .iov_len = 1 + n };
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 3)];
-		struct cmsghdr align;
-	} ctl;
-	memset(&ctl, 0, sizeof(ctl));
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-			     .msg_controllen = CMSG_SPACE(sizeof(int) * n) };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-	if (!c || n == 0)
+	if (n == 0)
 		return error_set(err, EINVAL, "no socket for the proxy");
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int) * n);
-	memcpy(CMSG_DATA(c), send_fds, sizeof(int) * n);
-	ssize_t sent = sendmsg(e->control, &mh, MSG_NOSIGNAL);
-	int saved = errno;
+	int r = proto_send(e->control, msg, 1 + n, send_fds, n);
 	for (size_t i = 0; i < n; i++)
 		close(send_fds[i]);
 	close(e->control);
 	e->control = -1;
-	if (sent != (ssize_t)(1 + n))
-		return error_sys(err, saved, "cannot hand the proxy its sockets");
+	if (r < 0)
+		return error_sys(err, -r, "cannot hand the proxy its sockets");
 	return 0;
 }
 

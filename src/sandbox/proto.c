@@ -6,17 +6,11 @@
 
 #include "sandbox/proto.h"
 
-int proto_send_ready(int sock, const int fds_in[PROTO_MAX_FDS])
+int proto_send(int sock, const void *msg, size_t len, const int *fds, size_t n)
 {
-	char msg[2] = { PROTO_READY, 0 };
-	int fds[PROTO_MAX_FDS];
-	size_t n = 0;
-	for (int i = 0; i < PROTO_MAX_FDS; i++)
-		if (fds_in[i] >= 0) {
-			msg[1] |= (char)(1 << i);
-			fds[n++] = fds_in[i];
-		}
-	struct iovec iov = { .iov_base = msg, .iov_len = sizeof(msg) };
+	if (n > PROTO_MAX_FDS)
+		return -EINVAL;
+	struct iovec iov = { .iov_base = (void *)msg, .iov_len = len };
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * PROTO_MAX_FDS)];
 		struct cmsghdr align;
@@ -34,7 +28,23 @@ int proto_send_ready(int sock, const int fds_in[PROTO_MAX_FDS])
 		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
 		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
 	}
-	return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(msg) ? 0 : -errno;
+	ssize_t sent = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	if (sent < 0)
+		return -errno;
+	return sent == (ssize_t)len ? 0 : -EIO;
+}
+
+int proto_send_ready(int sock, const int fds_in[PROTO_MAX_FDS])
+{
+	char msg[2] = { PROTO_READY, 0 };
+	int fds[PROTO_MAX_FDS];
+	size_t n = 0;
+	for (int i = 0; i < PROTO_MAX_FDS; i++)
+		if (fds_in[i] >= 0) {
+			msg[1] |= (char)(1 << i);
+			fds[n++] = fds_in[i];
+		}
+	return proto_send(sock, msg, sizeof(msg), fds, n);
 }
 
 int proto_recv(int sock, char *buf, size_t len, int fds[PROTO_MAX_FDS])

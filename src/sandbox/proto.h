@@ -22,6 +22,10 @@
 
 #define PROTO_MAX_FDS 5
 
+/* Send msg[0..len) as one message with the n (<= PROTO_MAX_FDS) fds
+ * attached (SCM_RIGHTS). Returns 0 or a negative errno. */
+int proto_send(int sock, const void *msg, size_t len, const int *fds, size_t n);
+
 /* Send READY with the fds of fds[] that are >= 0, fds[i] being the one of
  * flag (1 << i): notify, pty master, listener, IPv6 listener, DNS. */
 int proto_send_ready(int sock, const int fds[PROTO_MAX_FDS]);
