@@ -15,6 +15,9 @@ static const char usage[] =
 	"                      (without --policy: the built-in default policy)\n"
 	"  audit verify LOG [--authority PUBKEY]\n"
 	"                      check a session's signed decision log\n"
+	"  handoff scan DIR [--since REF|--baseline FILE]\n"
+	"                      list the files host tools would execute or trust,\n"
+	"                      and what changed\n"
 	"  policy check FILE   validate a policy and print the effective policy\n"
 	"  policy default      print the built-in default policy\n"
 	"  doctor              what this kernel supports, and what airlock refuses\n"
@@ -39,6 +42,8 @@ int main(int argc, char **argv)
 		return cli_run(argc - 1, argv + 1);
 	if (!strcmp(verb, "audit"))
 		return cli_audit(argc - 1, argv + 1);
+	if (!strcmp(verb, "handoff"))
+		return cli_handoff(argc - 1, argv + 1);
 	if (!strcmp(verb, "policy"))
 		return cli_policy(argc - 1, argv + 1);
 	if (!strcmp(verb, "doctor"))

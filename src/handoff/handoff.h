@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef AIRLOCK_HANDOFF_HANDOFF_H
+#define AIRLOCK_HANDOFF_HANDOFF_H
+
+/*
+ * Trust hand-offs: files in a workspace that a tool on the host will later
+ * execute or trust (a git hook, a git config entry, an editor task, a
+ * virtualenv interpreter, a CI workflow, an agent's settings). An agent
+ * that cannot escape its sandbox can still write one of these and wait for
+ * the user's own tools to run it outside. This module names them (one
+ * table, shared by the scanner and by the policy's protected paths) and
+ * scans a directory for them.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "util/error.h"
+
+/* ---- the rule table ---- */
+
+struct handoff_rule {
+	const char *pattern;  /* glob relative to the workspace: '*' within a
+	                       * name, '**' across directories (a leading
+	                       * "**" + "/" matches at any depth, the root too) */
+	const char *category; /* git, editor, shell, python, node, ci,
+	                       * container, agent, build */
+	const char *why;      /* who runs it, in one line */
+	bool opt_in;          /* build entry points: protected only when the
+	                       * policy asks; the scanner still lists them */
+};
+
+/* The documented default set, ended by a NULL pattern. */
+extern const struct handoff_rule handoff_rules[];
+
+/* Glob match of a relative path ("a/b/c", no leading '/') against a rule
+ * pattern. Pure; bounded by the lengths of both. */
+bool handoff_glob_match(const char *pattern, const char *path);
+
+/* The first rule matching path, or NULL. */
+const struct handoff_rule *handoff_match(const char *path);
+
+/* ---- content checks ---- */
+
+/* A finding inside a hand-off file: something that runs a command. */
+struct handoff_finding {
+	unsigned line;   /* 1-based, 0 when not about one line */
+	char what[256];  /* e.g. "core.fsmonitor runs a command on every git status" */
+};
+
+#define HANDOFF_MAX_FINDINGS 16
+
+/* Look inside the file at relative path rel, whose bytes are data[0..len),
+ * for entries that make a host tool run a command (git config keys such
+ * as core.hooksPath, core.fsmonitor, core.sshCommand, filter and diff
+ * drivers, "!" aliases, includes; .gitattributes drivers; .gitmodules
+ * update commands; editor tasks that run on folder open). Fills at most
+ * max findings and returns how many. Pure. */
+size_t handoff_inspect(const char *rel, const char *data, size_t len, struct handoff_finding *out,
+		       size_t max);
+
+/* ---- scanning a directory ---- */
+
+enum handoff_change {
+	HANDOFF_PRESENT,  /* no baseline: the file is there */
+	HANDOFF_ADDED,
+	HANDOFF_MODIFIED,
+	HANDOFF_REMOVED,
+};
+
+struct handoff_entry {
+	char *path;                     /* relative to the scanned directory */
+	const struct handoff_rule *rule; /* NULL for an entry listed for another reason */
+	enum handoff_change change;
+	bool flagged;                   /* needs a human's eyes before a host tool runs */
+	char reason[512];               /* why it is listed or flagged */
+	char sha256[65];                /* of the contents (or of a link's target text) */
+	unsigned mode;                  /* st_mode */
+};
+
+struct handoff_report {
+	struct handoff_entry *e;
+	size_t n, cap;
+	size_t files_seen;
+};
+
+struct handoff_baseline;
+
+struct handoff_scan_opts {
+	const struct handoff_baseline *baseline; /* NULL: list what is there */
+	bool all_executables; /* also list every executable file (a baseline
+	                       * diff always lists new ones) */
+};
+
+/* Walk dir (never following symlinks, never leaving it) and fill rep with
+ * the hand-off files, executables and links of note. Returns 0 or a
+ * negative errno with err set. rep is the caller's (handoff_report_free). */
+int handoff_scan(const char *dir, const struct handoff_scan_opts *opts, struct handoff_report *rep,
+		 struct error *err);
+void handoff_report_free(struct handoff_report *rep);
+
+/* A baseline: every regular file's digest and mode, every link's target
+ * and every directory under dir, as text lines "D sha256 mode path", kept
+ * in a file by handoff_baseline_save. */
+int handoff_baseline_save(const char *dir, const char *file, struct error *err);
+int handoff_baseline_load(const char *file, struct handoff_baseline **out, struct error *err);
+/* A baseline made from git: the blobs of REF's tree, compared by git's
+ * object ids (git runs with hooks, fsmonitor and filters switched off). */
+int handoff_baseline_git(const char *dir, const char *ref, struct handoff_baseline **out, struct error *err);
+void handoff_baseline_free(struct handoff_baseline *b);
+
+/* Print the report as a table (or JSON lines when json). */
+void handoff_report_print(const struct handoff_report *rep, bool json, FILE *f);
+
+#endif
