@@ -41,6 +41,11 @@ bool handoff_glob_match(const char *pattern, const char *path);
 /* The first rule matching path, or NULL. */
 const struct handoff_rule *handoff_match(const char *path);
 
+/* Does target, a symlink's text (or a gitdir pointer) found at rel,
+ * leave the scanned directory? Lexically: absolute, or more ".." than
+ * the depth it climbs from. Pure. */
+bool handoff_path_escapes(const char *rel, const char *target);
+
 /* ---- content checks ---- */
 
 /* A finding inside a hand-off file: something that runs a command. */

@@ -332,8 +332,8 @@ size_t handoff_inspect(const char *rel, const char *data, size_t len, struct han
 			e++;
 		take_line(data, e, buf, sizeof(buf));
 		char *s = trim(buf);
-		if (!strncmp(s, "gitdir:", 7))
-			add(&k, 1, "points git at the repository %s: its hooks and config apply here", trim(s + 7));
+		if (!strncmp(s, "gitdir:", 7) && handoff_path_escapes(rel, trim(s + 7)))
+			add(&k, 1, "points git at the repository %s, outside the directory: its hooks and config apply here", trim(s + 7));
 	} else if (!strcmp(base, "config") || !strcmp(base, "config.worktree")) {
 		/* Only git's own config files: .git/config, a worktree's or a
 		 * submodule's. */

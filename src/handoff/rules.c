@@ -107,16 +107,23 @@ const struct handoff_rule handoff_rules[] = {
 #define GLOB_MAX 256
 enum { T_STAR = 256, T_DSTAR, T_DSTAR_SLASH };
 
+/* State flags: FRESH when a token was just reached (from the token before
+ * it, or at the start), LOOP when a wildcard consumed a byte and stays.
+ * "**" + "/" may be skipped only when fresh: once it has consumed a byte
+ * it must end with a '/'. */
+#define FRESH 1
+#define LOOP 2
+
 static void glob_closure(const unsigned *tok, size_t nt, unsigned char *set)
 {
 	for (size_t k = 0; k < nt; k++)
-		if (set[k] && tok[k] >= T_STAR)
-			set[k + 1] = 1;
+		if ((set[k] && (tok[k] == T_STAR || tok[k] == T_DSTAR)) || (set[k] & FRESH && tok[k] == T_DSTAR_SLASH))
+			set[k + 1] |= FRESH;
 }
 
 bool handoff_glob_match(const char *pattern, const char *path)
 {
-	unsigned tok[GLOB_MAX];
+	unsigned tok[GLOB_MAX] = { 0 };
 	unsigned char a[GLOB_MAX + 1], b[GLOB_MAX + 1];
 	unsigned char *cur = a, *next = b;
 	size_t nt = 0, plen = strlen(pattern);
@@ -145,7 +152,7 @@ bool handoff_glob_match(const char *pattern, const char *path)
 		}
 	}
 	memset(cur, 0, nt + 1);
-	cur[0] = 1;
+	cur[0] = FRESH;
 	glob_closure(tok, nt, cur);
 	for (const unsigned char *s = (const unsigned char *)path; *s; s++) {
 		bool any = false;
@@ -155,20 +162,26 @@ bool handoff_glob_match(const char *pattern, const char *path)
 				continue;
 			switch (tok[k]) {
 			case T_STAR:
-				if (*s != '/')
-					next[k] = any = 1;
+				if (*s != '/') {
+					next[k] |= LOOP;
+					any = true;
+				}
 				break;
 			case T_DSTAR:
-				next[k] = any = 1;
+				next[k] |= LOOP;
+				any = true;
 				break;
 			case T_DSTAR_SLASH:
-				next[k] = any = 1;
+				next[k] |= LOOP;
+				any = true;
 				if (*s == '/')
-					next[k + 1] = 1;
+					next[k + 1] |= FRESH;
 				break;
 			default:
-				if (tok[k] == *s)
-					next[k + 1] = any = 1;
+				if (tok[k] == *s) {
+					next[k + 1] |= FRESH;
+					any = true;
+				}
 				break;
 			}
 		}
@@ -180,6 +193,34 @@ bool handoff_glob_match(const char *pattern, const char *path)
 		next = t;
 	}
 	return cur[nt] != 0;
+}
+
+/* Does a link at rel (relative to the root) with this target leave the
+ * root? Lexically: an absolute target, or more ".." than the link's depth
+ * plus the names climbed back down. */
+bool handoff_path_escapes(const char *rel, const char *target)
+{
+	if (target[0] == '/')
+		return true;
+	int depth = 0;
+	for (const char *p = rel; *p; p++)
+		if (*p == '/')
+			depth++;
+	const char *p = target;
+	while (*p) {
+		const char *e = strchr(p, '/');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			if (--depth < 0)
+				return true;
+		} else if (n && !(n == 1 && p[0] == '.')) {
+			depth++;
+		}
+		p += n;
+		while (*p == '/')
+			p++;
+	}
+	return false;
 }
 
 const struct handoff_rule *handoff_match(const char *path)

@@ -199,34 +199,6 @@ static int digest_file(int dfd, const char *name, char sha[65], struct buf *head
 	return 0;
 }
 
-/* Does a link at rel (relative to the root) with this target leave the
- * root? Lexically: an absolute target, or more ".." than the link's depth
- * plus the names climbed back down. */
-static bool link_escapes(const char *rel, const char *target)
-{
-	if (target[0] == '/')
-		return true;
-	int depth = 0;
-	for (const char *p = rel; *p; p++)
-		if (*p == '/')
-			depth++;
-	const char *p = target;
-	while (*p) {
-		const char *e = strchr(p, '/');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		if (n == 2 && p[0] == '.' && p[1] == '.') {
-			if (--depth < 0)
-				return true;
-		} else if (n && !(n == 1 && p[0] == '.')) {
-			depth++;
-		}
-		p += n;
-		while (*p == '/')
-			p++;
-	}
-	return false;
-}
-
 static void set_reason(struct handoff_entry *x, const char *fmt, ...) PRINTF_LIKE(2, 3);
 static void set_reason(struct handoff_entry *x, const char *fmt, ...)
 {
@@ -282,7 +254,7 @@ static int visit(struct walk *w, int dfd, const char *name, const char *rel, con
 		target[n] = '\0';
 		sha256_hex(target, (size_t)n, sha);
 	}
-	bool outside = is_link && link_escapes(rel, target);
+	bool outside = is_link && handoff_path_escapes(rel, target);
 	bool wanted = rule || exec || setid || outside || is_link;
 	if (w->collect) {
 		/* Saving a baseline: every file's digest (a later scan

