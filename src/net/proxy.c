@@ -271,6 +271,16 @@ static void upstream_close(struct conn *c)
 /* Resolve host (or take its address), check every address against the
  * SSRF rules, connect to the first that answers. The address connected to
  * is one that was checked: there is no second lookup to rebind. */
+/* An idle upstream connection that is readable holds bytes no request
+ * asked for (a response smuggled behind a bodiless one, arriving late) or
+ * was closed by the server: either way it must not carry the next
+ * request, whose answer would be those bytes. */
+static bool upstream_stale(const struct conn *c)
+{
+	struct pollfd p = { .fd = c->ufd, .events = POLLIN };
+	return poll(&p, 1, 0) != 0;
+}
+
 static int upstream_connect(const char *host, bool is_ip, const struct net_addr *ip, uint16_t port,
 			    struct net_decision *d, char *reason, size_t reason_len)
 {
@@ -727,7 +737,8 @@ static bool forward_response(struct conn *c, const struct http_request *req, boo
 
 	switch (resp.body) {
 	case HTTP_BODY_NONE:
-		keep = true;
+		/* Bytes past a bodiless response: the upstream is out of step. */
+		keep = rb.len == 0;
 		break;
 	case HTTP_BODY_LENGTH: {
 		uint64_t left = resp.content_length - with;
@@ -931,8 +942,15 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		injected = br.verdict == BROKER_INJECT;
 	}
 
-	/* Upstream: reuse the connection to the same place, else connect. */
-	if (!c->cssl && (c->ufd < 0 || strcmp(c->uhost, host) != 0 || c->uport != port)) {
+	/* Upstream: reuse the connection to the same place, else connect.
+	 * An intercepted tunnel's upstream is fixed: one with bytes that no
+	 * request asked for is out of step, and the tunnel ends. */
+	if (c->cssl && c->ussl && SSL_pending(c->ussl) > 0) {
+		answer(c, 502, "bad gateway", "the upstream server sent bytes no request asked for");
+		buf_wipe(&side);
+		return false;
+	}
+	if (!c->cssl && (c->ufd < 0 || upstream_stale(c) || strcmp(c->uhost, host) != 0 || c->uport != port)) {
 		upstream_close(c);
 		int fd = upstream_connect(host, kind == 1, &ip, port, &d, reason, sizeof(reason));
 		if (fd < 0) {

@@ -29,6 +29,7 @@ import socketserver
 import ssl
 import subprocess
 import sys
+import time
 import threading
 
 d = sys.argv[1]
@@ -139,6 +140,21 @@ class Echo(http.server.BaseHTTPRequestHandler):
             return self.static()
         if self.command == "GET" and "/gen-" in self.path:
             return self.generated()
+        if self.path.endswith("/desync"):
+            # A response with no body followed by bytes that read as a
+            # second response: a proxy that reuses this connection would
+            # hand them to the client's next request.
+            # The extra bytes come a little later, in a read of their own
+            # (bytes that arrive only after the next request went out are
+            # that request's answer as far as anyone can tell), and the
+            # connection stays open for the next request.
+            self.wfile.write(b"HTTP/1.1 204 No Content\r\n\r\n")
+            self.wfile.flush()
+            time.sleep(0.1)
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nSMUGGLED")
+            self.wfile.flush()
+            self.close_connection = False
+            return
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n).decode("utf-8", "replace") if n else ""
         out = json.dumps({"method": self.command, "path": self.path, "headers": dict(self.headers),

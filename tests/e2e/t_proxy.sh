@@ -244,6 +244,30 @@ PY
 	assert_match "$OUT" '^HTTP/1.0 200|^HTTP/1.1 200' "the same request, well-formed"
 }
 
+test_proxy_upstream_out_of_step_is_not_reused() {
+	start_servers
+	# Two requests on one client connection; the first upstream answer is
+	# a bodiless 204 followed by bytes that look like another response.
+	cat >"$WS/desync.py" <<'PY'
+import http.client, sys, time
+hp = sys.argv[1]
+c = http.client.HTTPConnection("127.0.0.1", 3128, timeout=20)
+for path in ("/public/desync", "/public/next"):
+    if path == "/public/next":
+        time.sleep(0.5)  # the stray bytes are there before the next request
+    c.request("GET", f"http://api.test:{hp}{path}", headers={"Host": f"api.test:{hp}"})
+    r = c.getresponse()
+    body = r.read()
+    print(path, r.status, body[:60].decode("latin-1"))
+    if r.will_close:
+        c.close()
+PY
+	al_policy "$(net_policy)" -- /usr/bin/python3 ./desync.py "$HP"
+	assert_contains "$OUT" "/public/desync 204" "the bodiless response"
+	assert_not_contains "$OUT" "SMUGGLED" "bytes after a bodiless response given to the next request"
+	assert_match "$OUT" '/public/next 200 \{"method": "GET", "path": "/public/next"' "the next request answered by the server"
+}
+
 test_proxy_websocket_only_where_allowed() {
 	start_servers
 	cat >"$WS/ws.py" <<'PY'
