@@ -11,6 +11,9 @@
  *       once the log is open, "E" + message when it cannot start.
  *   airlock-audit verify LOG [--authority PUBKEY]
  *   airlock-audit show LOG [--decision D] [--kind K]
+ *   airlock-audit suggest LOG [--policy FILE]
+ *       the policy additions that would allow the log's denials (see
+ *       suggest.h); refuses a log that fails verification
  *
  * This is the only process that holds a signing key; it parses nothing
  * from the sandbox directly (events come from the supervisor, which also
@@ -18,7 +21,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +35,7 @@
 
 #include "audit/audit.h"
 #include "audit/json.h"
+#include "audit/suggest.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
 #include "util/file.h"
@@ -507,6 +513,170 @@ static int cmd_read(int argc, char **argv)
 	return 0;
 }
 
+/* ---- suggest ---- */
+
+static const char suggest_usage[] = "usage: airlock policy suggest LOG [--policy FILE]\n";
+
+/* Feed the first `records` lines of log (the verified ones) to s. */
+static int suggest_read(struct suggest *s, const char *log, uint64_t records, struct error *err)
+{
+	_cleanup_fclose_ FILE *f = fopen(log, "re");
+	if (!f)
+		return error_sys(err, errno, "cannot open %s", log);
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	for (uint64_t lineno = 1; lineno <= records; lineno++) {
+		if ((n = getline(&line, &cap, f)) <= 0)
+			return error_set(err, EIO, "%s:%llu: the log ends before the records verify read",
+					 log, (unsigned long long)lineno);
+		if (line[n - 1] == '\n')
+			n--;
+		int r = suggest_add_line(s, line, (size_t)n, lineno, err);
+		if (r < 0)
+			return error_prefix(err, "%s", log), r;
+	}
+	return 0;
+}
+
+static int load_policy(const char *file, struct policy **out, struct error *err)
+{
+	char cwd[PATH_MAX];
+	if (!getcwd(cwd, sizeof(cwd)))
+		return error_sys(err, errno, "cannot determine the current directory");
+	const char *home = getenv("HOME");
+	if (!home || home[0] != '/') {
+		struct passwd *pw = getpwuid(getuid());
+		home = pw && pw->pw_dir ? pw->pw_dir : "/";
+	}
+	struct policy_ctx ctx = { .home = home, .cwd = cwd };
+	return policy_load_file(file, &ctx, out, err);
+}
+
+static void suggest_freep(struct suggest **s)
+{
+	suggest_free(*s);
+}
+
+static int cmd_suggest(int argc, char **argv)
+{
+	const char *log = NULL, *policy_file = NULL;
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc) {
+			policy_file = argv[++i];
+		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(suggest_usage, stdout);
+			return 0;
+		} else if (!log && argv[i][0] != '-') {
+			log = argv[i];
+		} else {
+			fputs(suggest_usage, stderr);
+			return 2;
+		}
+	}
+	if (!log) {
+		fputs(suggest_usage, stderr);
+		return 2;
+	}
+	/* Only what the session wrote is evidence of what it needs: an
+	 * edited log could smuggle any allowance into the suggestion. */
+	struct audit_report rep;
+	int v = audit_verify_file(log, NULL, &rep);
+	if (v == 2) {
+		if (rep.bad_line)
+			fprintf(stderr, "airlock: %s:%llu: the log fails verification, so nothing is suggested from it: %s\n",
+				log, (unsigned long long)rep.bad_line, rep.problem);
+		else
+			fprintf(stderr, "airlock: %s: the log fails verification, so nothing is suggested from it: %s\n", log,
+				rep.problem);
+		return 3;
+	}
+	if (v == 1)
+		fprintf(stderr, "airlock: warning: %s: %s; suggesting from the %llu records verified\n", log, rep.problem,
+			(unsigned long long)rep.records);
+
+	struct error err = { 0 };
+	_cleanup_(suggest_freep) struct suggest *s = NULL;
+	if (suggest_new(NULL, &s) < 0 || suggest_read(s, log, rep.records, &err) < 0) {
+		fprintf(stderr, "airlock: %s\n", err.msg[0] ? err.msg : "out of memory");
+		return 2;
+	}
+	if (suggest_denials(s) == 0) {
+		fprintf(stderr, "airlock: nothing to suggest: %s records no denial (%llu records)\n", log,
+			(unsigned long long)rep.records);
+		return 0;
+	}
+
+	/* The base policy: the one given, else the one the log names when it
+	 * is a file still readable here. */
+	char named[4096];
+	snprintf(named, sizeof(named), "%s", suggest_log_policy_file(s));
+	if (!policy_file && named[0] == '/' && access(named, R_OK) == 0)
+		policy_file = named;
+	else if (!policy_file)
+		fprintf(stderr, "airlock: %s names %s%s%s; printing the additions only (give --policy FILE for a whole "
+				"policy)\n",
+			log, named[0] ? "the policy " : "no policy file", named,
+			named[0] == '/' ? ", which cannot be read here" : "");
+	_cleanup_policy_ struct policy *pol = NULL;
+	if (policy_file) {
+		if (load_policy(policy_file, &pol, &err) < 0) {
+			fprintf(stderr, "airlock: %s\n", err.msg);
+			return 2;
+		}
+		char sha[65];
+		policy_hash(policy_file, sha);
+		const char *logged = suggest_log_policy_sha256(s);
+		if (logged[0] && strcmp(sha, logged) != 0)
+			fprintf(stderr, "airlock: warning: %s is not the policy file the session ran with "
+					"(its SHA-256 differs from the log's policy_sha256)\n",
+				policy_file);
+		suggest_free(s);
+		s = NULL;
+		if (suggest_new(pol, &s) < 0 || suggest_read(s, log, rep.records, &err) < 0) {
+			fprintf(stderr, "airlock: %s\n", err.msg[0] ? err.msg : "out of memory");
+			return 2;
+		}
+	}
+	suggest_finish(s);
+
+	printf("# airlock policy suggest: %llu denial%s in %s\n", (unsigned long long)suggest_denials(s),
+	       suggest_denials(s) == 1 ? "" : "s", log);
+	suggest_print_unanswered(s, stdout);
+	if (!pol) {
+		if (suggest_has_additions(s))
+			suggest_print_fragment(s, stdout);
+		else
+			printf("# No addition is offered.\n");
+		return 0;
+	}
+	if (suggest_merge(s, pol, &err) < 0) {
+		fprintf(stderr, "airlock: %s\n", err.msg);
+		return 2;
+	}
+	/* What is printed must be a policy airlock accepts: read it back. */
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	if (!mem) {
+		fprintf(stderr, "airlock: out of memory\n");
+		return 2;
+	}
+	policy_print(pol, mem);
+	fclose(mem);
+	_cleanup_policy_ struct policy *back = NULL;
+	char cwd[PATH_MAX];
+	const char *home = getenv("HOME");
+	struct policy_ctx ctx = { .home = home && home[0] == '/' ? home : "/",
+				  .cwd = getcwd(cwd, sizeof(cwd)) ? cwd : "/" };
+	if (policy_load_buffer("(suggested policy)", NULL, text, len, &ctx, &back, &err) < 0) {
+		fprintf(stderr, "airlock: the merged policy would not be accepted, so it is not printed: %s\n", err.msg);
+		return 2;
+	}
+	fwrite(text, 1, len, stdout);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "write") == 0)
@@ -516,6 +686,8 @@ int main(int argc, char **argv)
 	if (argc >= 2 && (strcmp(argv[1], "show") == 0 || strcmp(argv[1], "export") == 0 ||
 			  strcmp(argv[1], "stats") == 0))
 		return cmd_read(argc, argv);
+	if (argc >= 2 && strcmp(argv[1], "suggest") == 0)
+		return cmd_suggest(argc, argv);
 	fprintf(stderr, "usage: airlock audit verify LOG [--authority PUBKEY]\n");
 	return 2;
 }
