@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 
 #include "audit/json.h"
+#include "net/addr.h"
 #include "net/netpolicy.h"
 #include "policy/internal.h"
 #include "util/cleanup.h"
@@ -269,8 +270,8 @@ static int add_file(struct suggest *s, const struct suggest_denial *d)
 	if (hidden)
 		return list_add(&s->read, path, ex, 1);
 	return nonef(s, ex,
-		     "refused with %s on a path the sandbox shows: the log does not say which access was "
-		     "wanted, so no addition is offered",
+		     "refused with %s on a path the sandbox shows (its file permissions, or a Landlock right "
+		     "the policy does not grant): the log does not say which access was wanted",
 		     why[0] ? why : "an unknown error");
 }
 
@@ -341,6 +342,35 @@ static int endpoint_rule(struct sg_endpoint *e, const char *method, const char *
 static const char *const request_kinds[] = { "http", "tunnel-request", "transparent", NULL };
 static const char *const connection_kinds[] = { "connect", "transparent-tls", NULL };
 
+/* With the policy given, the proxy's address check can be foreseen for a
+ * numeric host or one the policy's `resolve` pins (no DNS is asked here):
+ * a private destination it would refuse next needs its exact address and
+ * port in allow_private; a metadata address is never offered. Returns 0,
+ * 1 when the denial is answered as not offered, or -ENOMEM. */
+static int private_need(struct suggest *s, const char *host, uint16_t port, const char *ex)
+{
+	const struct policy_network *net = &s->base->network;
+	char canon[256], text[80], entry[100];
+	struct net_addr a;
+	int kind = addr_normalize_host(host, canon, sizeof(canon), &a);
+	for (size_t i = 0; kind == 0 && i < net->n_resolve; i++)
+		if (strcmp(net->resolve[i].host, canon) == 0)
+			kind = addr_normalize_host(net->resolve[i].addr, text, sizeof(text), &a);
+	if (kind != 1)
+		return 0;
+	struct net_decision nd;
+	if (netpol_decide_address(net, &a, port, &nd))
+		return 0;
+	if (addr_classify(&a) == ADDR_METADATA) {
+		int r = nonef(s, ex, "%s:%u is a cloud metadata address: it is never offered", host, port);
+		return r < 0 ? r : 1;
+	}
+	addr_format(&a, text, sizeof(text));
+	snprintf(entry, sizeof(entry), strchr(text, ':') ? "[%s]:%u" : "%s:%u", text, port);
+	int r = list_add(&s->private_, entry, ex, 1);
+	return r < 0 ? r : 0;
+}
+
 /* A request or connection that needs host:port (and, for a request, its
  * method and path) allowed. from_rules: an endpoint matched and its rules
  * refused; rules_of: that endpoint's id, from the reason. */
@@ -361,6 +391,11 @@ static int add_net(struct suggest *s, const struct suggest_denial *d, const char
 					     ep->id, d->host, port);
 			base = (int)(ep - s->base->network.endpoints);
 		}
+	}
+	if (s->base) {
+		int r = private_need(s, d->host, port, ex);
+		if (r != 0)
+			return r < 0 ? r : 0;
 	}
 	char *rule_path = NULL;
 	if (request) {
@@ -559,6 +594,8 @@ const char *suggest_log_policy_sha256(const struct suggest *s)
 	return s->policy_sha256;
 }
 
+static char *note_of(uint64_t count, const char *example);
+
 /* ---- minimising ---- */
 
 /* Fold item it into into (counts add up; into's example stays). */
@@ -691,18 +728,12 @@ void suggest_finish(struct suggest *s)
 	 * moot (and on 443 need interception). */
 	for (size_t i = 0; i < s->n_eps; i++) {
 		struct sg_endpoint *e = &s->eps[i];
-		char note[600];
-		if (e->whole && e->base < 0)
-			snprintf(note, sizeof(note), "%llu denial%s, e.g. %s", (unsigned long long)e->count,
-				 e->count == 1 ? "" : "s", e->example);
-		else if (e->base >= 0)
-			snprintf(note, sizeof(note), "rules added to %s", s->base->network.endpoints[e->base].id);
-		else if (e->base_id)
-			snprintf(note, sizeof(note), "rules for endpoint %s, which names this host and port", e->base_id);
-		else
-			snprintf(note, sizeof(note), "%llu denial%s, e.g. %s", (unsigned long long)e->count,
-				 e->count == 1 ? "" : "s", e->example);
-		e->note = strdup(note);
+		if (e->base_id) {
+			if (asprintf(&e->note, "rules for endpoint %s, which names this host and port", e->base_id) < 0)
+				e->note = NULL;
+		} else {
+			e->note = note_of(e->count, e->example);
+		}
 	}
 }
 
