@@ -339,6 +339,26 @@ static int endpoint_rule(struct sg_endpoint *e, const char *method, const char *
 	return 0;
 }
 
+/* A "." or ".." segment, raw or %2E-encoded: the proxy never matches
+ * such a path with a rule (netpolicy.c says why). */
+static bool dot_segment(const char *path)
+{
+	for (const char *seg = path; seg; seg = strchr(seg, '/') ? strchr(seg, '/') + 1 : NULL) {
+		size_t n = strcspn(seg, "/"), dots = 0, other = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (seg[i] == '.')
+				dots++;
+			else if (seg[i] == '%' && i + 2 < n + 1 && seg[i + 1] == '2' && (seg[i + 2] == 'e' || seg[i + 2] == 'E'))
+				dots++, i += 2;
+			else
+				other++;
+		}
+		if (other == 0 && (dots == 1 || dots == 2))
+			return true;
+	}
+	return false;
+}
+
 static const char *const request_kinds[] = { "http", "tunnel-request", "transparent", NULL };
 static const char *const connection_kinds[] = { "connect", "transparent-tls", NULL };
 
@@ -410,7 +430,7 @@ static int add_net(struct suggest *s, const struct suggest_denial *d, const char
 			return none(s, "a request without a valid method: no rule names it", ex);
 		if (strchr(p, '*') || policy_glob_normalize(p, true, &rule_path) != POLICY_GLOB_OK)
 			return none(s, "a path a rule cannot name exactly (a '*', space, '#' or byte outside ASCII)", ex);
-		if (strstr(d->reason ? d->reason : "", "a . or .. segment"))
+		if (dot_segment(p) || strstr(d->reason ? d->reason : "", "a . or .. segment"))
 			return none(s, "a path with a . or .. segment is never matched by a rule", ex);
 	}
 	_cleanup_free_ char *rp = rule_path;
