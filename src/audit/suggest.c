@@ -478,6 +478,15 @@ static int add_network(struct suggest *s, const struct suggest_denial *d)
 	bool known = is_one_of(d->kind, request_kinds) || is_one_of(d->kind, connection_kinds);
 	if (!known || !d->host || d->port < 1 || d->port > 65535)
 		return nonef(s, ex, "%s refused: %s", d->kind, why[0] ? why : "no reason recorded");
+	/* The host as a policy writes it; anything else (a wildcard, a URL)
+	 * is no host an entry can name exactly. */
+	char canon[POLICY_HOST_MAX];
+	enum policy_host_status hs = policy_host_normalize(d->host, canon);
+	if (hs != POLICY_HOST_NAME && hs != POLICY_HOST_IP)
+		return nonef(s, ex, "%s refused for a host no policy entry names exactly", d->kind);
+	struct suggest_denial named = *d;
+	named.host = canon;
+	d = &named;
 	if (starts(why, "no network.endpoints entry allows") || strstr(why, ": endpoint ") ||
 	    starts(why, "the policy has no network section"))
 		return add_net(s, d, ex, false, NULL);
