@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -517,12 +518,19 @@ static int cmd_read(int argc, char **argv)
 
 static const char suggest_usage[] = "usage: airlock policy suggest LOG [--policy FILE]\n";
 
-/* Feed the first `records` lines of log (the verified ones) to s. */
-static int suggest_read(struct suggest *s, const char *log, uint64_t records, struct error *err)
+/* Feed the first `records` lines of the log copy at fd (the verified
+ * ones) to s; log names it in messages. */
+static int suggest_read(struct suggest *s, int fd, const char *log, uint64_t records, struct error *err)
 {
-	_cleanup_fclose_ FILE *f = fopen(log, "re");
-	if (!f)
-		return error_sys(err, errno, "cannot open %s", log);
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return error_sys(err, errno, "cannot read %s", log);
+	int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	_cleanup_fclose_ FILE *f = dup_fd >= 0 ? fdopen(dup_fd, "r") : NULL;
+	if (!f) {
+		if (dup_fd >= 0)
+			close(dup_fd);
+		return error_sys(err, errno, "cannot read %s", log);
+	}
 	_cleanup_free_ char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
@@ -537,6 +545,43 @@ static int suggest_read(struct suggest *s, const char *log, uint64_t records, st
 			return error_prefix(err, "%s", log), r;
 	}
 	return 0;
+}
+
+/* The log's bytes in an anonymous memory file (bounded: a log is records
+ * of at most AUDIT_LINE_MAX bytes, and suggest keeps only what they ask
+ * for, but the copy is whole). Returns its fd or a negative errno. */
+#define SUGGEST_LOG_MAX (4ULL << 30)
+static int copy_log(const char *log, struct error *err)
+{
+	_cleanup_close_ int in = open(log, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (in < 0)
+		return error_sys(err, errno, "cannot open %s", log);
+	_cleanup_close_ int mem = memfd_create("airlock-suggest-log", MFD_CLOEXEC);
+	if (mem < 0)
+		return error_sys(err, errno, "cannot copy %s", log);
+	char buf[65536];
+	unsigned long long total = 0;
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return error_sys(err, errno, "cannot read %s", log);
+		if (n == 0)
+			break;
+		if ((total += (unsigned long long)n) > SUGGEST_LOG_MAX)
+			return error_set(err, EFBIG, "%s is larger than %llu bytes, more than suggest reads", log,
+					 SUGGEST_LOG_MAX);
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(mem, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				return error_sys(err, errno, "cannot copy %s", log);
+			off += w;
+		}
+	}
+	return TAKE_FD(mem);
 }
 
 static int load_policy(const char *file, struct policy **out, struct error *err)
@@ -579,9 +624,21 @@ static int cmd_suggest(int argc, char **argv)
 		return 2;
 	}
 	/* Only what the session wrote is evidence of what it needs: an
-	 * edited log could smuggle any allowance into the suggestion. */
+	 * edited log could smuggle any allowance into the suggestion. The
+	 * log is copied once into memory, and that copy is both verified and
+	 * read, so the file cannot change between the two. */
+	_cleanup_close_ int copy = -1;
+	char copy_path[64];
+	{
+		struct error cerr = { 0 };
+		if ((copy = copy_log(log, &cerr)) < 0) {
+			fprintf(stderr, "airlock: %s\n", cerr.msg);
+			return 2;
+		}
+	}
+	snprintf(copy_path, sizeof(copy_path), "/proc/self/fd/%d", copy);
 	struct audit_report rep;
-	int v = audit_verify_file(log, NULL, &rep);
+	int v = audit_verify_file(copy_path, NULL, &rep);
 	if (v == 2) {
 		if (rep.bad_line)
 			fprintf(stderr, "airlock: %s:%llu: the log fails verification, so nothing is suggested from it: %s\n",
@@ -597,7 +654,7 @@ static int cmd_suggest(int argc, char **argv)
 
 	struct error err = { 0 };
 	_cleanup_(suggest_freep) struct suggest *s = NULL;
-	if (suggest_new(NULL, &s) < 0 || suggest_read(s, log, rep.records, &err) < 0) {
+	if (suggest_new(NULL, &s) < 0 || suggest_read(s, copy, log, rep.records, &err) < 0) {
 		fprintf(stderr, "airlock: %s\n", err.msg[0] ? err.msg : "out of memory");
 		return 2;
 	}
@@ -633,7 +690,7 @@ static int cmd_suggest(int argc, char **argv)
 				policy_file);
 		suggest_free(s);
 		s = NULL;
-		if (suggest_new(pol, &s) < 0 || suggest_read(s, log, rep.records, &err) < 0) {
+		if (suggest_new(pol, &s) < 0 || suggest_read(s, copy, log, rep.records, &err) < 0) {
 			fprintf(stderr, "airlock: %s\n", err.msg[0] ? err.msg : "out of memory");
 			return 2;
 		}
