@@ -302,23 +302,30 @@ static int set_example(char **slot, const char *ex)
 	return *slot ? 0 : -ENOMEM;
 }
 
-/* A rule for one request: its path without the query, with the method. */
+/* A rule for one request: its path without the query, with the method.
+ * A path holds one rule with every method seen there (a second one when
+ * the first is full: nothing seen is left out). */
 static int endpoint_rule(struct sg_endpoint *e, const char *method, const char *path, const char *ex)
 {
+	struct sg_rule *room = NULL;
 	for (size_t i = 0; i < e->n_rules; i++) {
 		struct sg_rule *r = &e->rules[i];
 		if (strcmp(r->path, path) != 0)
 			continue;
-		r->count++;
 		for (size_t k = 0; k < r->n_methods; k++)
-			if (strcmp(r->methods[k], method) == 0)
+			if (strcmp(r->methods[k], method) == 0) {
+				r->count++;
 				return 0;
-		if (r->n_methods == SG_MAX_METHODS)
-			return 0; /* the rule already lists every method a request line can carry here */
-		r->methods[r->n_methods] = strdup(method);
-		if (!r->methods[r->n_methods])
+			}
+		if (!room && r->n_methods < SG_MAX_METHODS)
+			room = r;
+	}
+	if (room) {
+		room->methods[room->n_methods] = strdup(method);
+		if (!room->methods[room->n_methods])
 			return -ENOMEM;
-		r->n_methods++;
+		room->n_methods++;
+		room->count++;
 		return 0;
 	}
 	struct sg_rule *v = realloc(e->rules, (e->n_rules + 1) * sizeof(*v));

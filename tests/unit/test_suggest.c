@@ -275,6 +275,22 @@ static void test_endpoints_by_host_and_port(void **state)
 	assert_null(strstr(out, "*"));     /* nothing wider than what was seen */
 	assert_int_equal(count_of(out, "- host: \"api.test\""), 2);
 	suggest_free(s);
+
+	/* More methods on one path than one rule holds: none is left out. */
+	assert_int_equal(suggest_new(NULL, &s), 0);
+	char m[8];
+	for (int i = 0; i < 20; i++) {
+		snprintf(m, sizeof(m), "X%d", i);
+		request(s, "http", m, "api.test", 8080, "/many", NO_ENDPOINT);
+	}
+	_cleanup_free_ char *many = fragment(s);
+	for (int i = 0; i < 20; i++) {
+		char q[16];
+		snprintf(q, sizeof(q), "\"X%d\"", i);
+		assert_int_equal(count_of(many, q), 1);
+	}
+	assert_int_equal(count_of(many, "path: \"/many\""), 2);
+	suggest_free(s);
 }
 
 /* With the policy given: rules go into the endpoint that decides the host
