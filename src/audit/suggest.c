@@ -424,7 +424,7 @@ static int add_net(struct suggest *s, const struct suggest_denial *d, const char
 		if (r != 0)
 			return r < 0 ? r : 0;
 	}
-	char *rule_path = NULL;
+	_cleanup_free_ char *rp = NULL;
 	if (request) {
 		/* One rule per path; the query is left open (a rule's query
 		 * glob is for the policy's author to narrow). */
@@ -435,12 +435,11 @@ static int add_net(struct suggest *s, const struct suggest_denial *d, const char
 			return -ENOMEM;
 		if (!d->method || !policy_method_valid(d->method))
 			return none(s, "a request without a valid method: no rule names it", ex);
-		if (strchr(p, '*') || policy_glob_normalize(p, true, &rule_path) != POLICY_GLOB_OK)
+		if (strchr(p, '*') || policy_glob_normalize(p, true, &rp) != POLICY_GLOB_OK)
 			return none(s, "a path a rule cannot name exactly (a '*', space, '#' or byte outside ASCII)", ex);
 		if (dot_segment(p) || strstr(d->reason ? d->reason : "", "a . or .. segment"))
 			return none(s, "a path with a . or .. segment is never matched by a rule", ex);
 	}
-	_cleanup_free_ char *rp = rule_path;
 	struct sg_endpoint *e = endpoint_for(s, d->host, port, base);
 	if (!e)
 		return -ENOMEM;
