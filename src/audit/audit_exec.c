@@ -516,7 +516,7 @@ static int cmd_read(int argc, char **argv)
 
 /* ---- suggest ---- */
 
-static const char suggest_usage[] = "usage: airlock policy suggest LOG [--policy FILE]\n";
+static const char suggest_usage[] = "usage: airlock policy suggest LOG [--policy [FILE]]\n";
 
 /* Feed the first `records` lines of the log copy at fd (the verified
  * ones) to s; log names it in messages. */
@@ -606,9 +606,15 @@ static void suggest_freep(struct suggest **s)
 static int cmd_suggest(int argc, char **argv)
 {
 	const char *log = NULL, *policy_file = NULL;
+	bool merge = false; /* --policy: FILE, or alone the file the log names */
 	for (int i = 2; i < argc; i++) {
-		if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc) {
-			policy_file = argv[++i];
+		if (strcmp(argv[i], "--policy") == 0) {
+			merge = true;
+			if (i + 1 < argc && argv[i + 1][0] != '-')
+				policy_file = argv[++i];
+		} else if (strncmp(argv[i], "--policy=", 9) == 0 && argv[i][9]) {
+			merge = true;
+			policy_file = argv[i] + 9;
 		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			fputs(suggest_usage, stdout);
 			return 0;
@@ -664,30 +670,42 @@ static int cmd_suggest(int argc, char **argv)
 		return 0;
 	}
 
-	/* The base policy: the one given, else the one the log names when it
-	 * is a file still readable here. */
+	/* The base policy: the one given, or with --policy alone the one the
+	 * log names, when it is a file still readable here. */
 	char named[4096];
 	snprintf(named, sizeof(named), "%s", suggest_log_policy_file(s));
-	if (!policy_file && named[0] == '/' && access(named, R_OK) == 0)
+	if (merge && !policy_file) {
+		if (named[0] != '/' || access(named, R_OK) != 0) {
+			fprintf(stderr, "airlock: %s names %s%s%s; give the policy as --policy FILE\n", log,
+				named[0] ? "the policy file " : "no policy file", named,
+				named[0] ? ", which cannot be read here" : "");
+			return 2;
+		}
 		policy_file = named;
-	else if (!policy_file)
-		fprintf(stderr, "airlock: %s names %s%s%s; printing the additions only (give --policy FILE for a whole "
-				"policy)\n",
-			log, named[0] ? "the policy " : "no policy file", named,
-			named[0] == '/' ? ", which cannot be read here" : "");
+	}
+	/* Even for the additions alone, the policy the log names (when it
+	 * can be read) tells what it already allows or denies on purpose. */
+	bool implicit = !policy_file && named[0] == '/' && access(named, R_OK) == 0;
+	const char *base_file = policy_file ? policy_file : implicit ? named : NULL;
 	_cleanup_policy_ struct policy *pol = NULL;
-	if (policy_file) {
-		if (load_policy(policy_file, &pol, &err) < 0) {
+	if (base_file && load_policy(base_file, &pol, &err) < 0) {
+		if (!implicit) {
 			fprintf(stderr, "airlock: %s\n", err.msg);
 			return 2;
 		}
+		fprintf(stderr, "airlock: warning: the policy the log names does not load, so additions are not "
+				"checked against it: %s\n",
+			err.msg);
+		pol = NULL;
+	}
+	if (pol) {
 		char sha[65];
-		policy_hash(policy_file, sha);
+		policy_hash(base_file, sha);
 		const char *logged = suggest_log_policy_sha256(s);
 		if (logged[0] && strcmp(sha, logged) != 0)
 			fprintf(stderr, "airlock: warning: %s is not the policy file the session ran with "
 					"(its SHA-256 differs from the log's policy_sha256)\n",
-				policy_file);
+				base_file);
 		suggest_free(s);
 		s = NULL;
 		if (suggest_new(pol, &s) < 0 || suggest_read(s, copy, log, rep.records, &err) < 0) {
@@ -700,7 +718,7 @@ static int cmd_suggest(int argc, char **argv)
 	printf("# airlock policy suggest: %llu denial%s in %s\n", (unsigned long long)suggest_denials(s),
 	       suggest_denials(s) == 1 ? "" : "s", log);
 	suggest_print_unanswered(s, stdout);
-	if (!pol) {
+	if (!merge) {
 		if (suggest_has_additions(s))
 			suggest_print_fragment(s, stdout);
 		else

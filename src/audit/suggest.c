@@ -763,8 +763,9 @@ void suggest_finish(struct suggest *s)
 	 * moot (and on 443 need interception). */
 	for (size_t i = 0; i < s->n_eps; i++) {
 		struct sg_endpoint *e = &s->eps[i];
-		if (e->base_id) {
-			if (asprintf(&e->note, "rules for endpoint %s, which names this host and port", e->base_id) < 0)
+		const char *of = e->base >= 0 ? s->base->network.endpoints[e->base].id : e->base_id;
+		if (of) {
+			if (asprintf(&e->note, "rules to add to endpoint %s, which names this host and port", of) < 0)
 				e->note = NULL;
 		} else {
 			e->note = note_of(e->count, e->example);

@@ -8,7 +8,7 @@
 static const char policy_usage[] =
 	"usage: airlock policy check FILE\n"
 	"       airlock policy default\n"
-	"       airlock policy suggest LOG [--policy FILE]\n"
+	"       airlock policy suggest LOG [--policy [FILE]]\n"
 	"\n"
 	"check    validate FILE and print the effective policy (defaults filled in,\n"
 	"         paths resolved) with the file:line each value came from.\n"
@@ -16,9 +16,9 @@ static const char policy_usage[] =
 	"default  print the built-in policy used when 'airlock run' has no --policy.\n"
 	"suggest  read the denials of a signed decision log (sandbox.mode: learn, or\n"
 	"         --trace-denials, with --audit DIR) and print the smallest policy\n"
-	"         additions that allow them: with --policy FILE (default: the policy\n"
-	"         the log names, when readable) FILE with them merged in, else the\n"
-	"         additions alone. Refuses a log that fails verification (exit 3).\n";
+	"         additions that allow them, as a YAML fragment; with --policy FILE,\n"
+	"         FILE with them merged in (--policy alone: the policy file the log\n"
+	"         names). Refuses a log that fails verification (exit 3).\n";
 
 int cli_policy(int argc, char **argv)
 {

@@ -102,6 +102,16 @@ test_learn_then_suggest_lets_the_job_run() {
 	assert_contains "$SOUT" "      ports: [$HP]" "its port only"
 	assert_contains "$SOUT" '          path: "/public/item"' "the path requested, no glob"
 	assert_contains "$SOUT" "  mode: enforce" "the suggested policy enforces"
+	# --policy alone takes the policy file the log names: the same.
+	suggest "$log1" --policy
+	assert_eq 0 "$SRC" "suggest --policy alone: $SERR"
+	assert_eq "$(cat "$T/suggested.yaml")" "$SOUT" "--policy alone merges into the policy the log names"
+	# Without --policy: the additions alone, not a whole policy.
+	suggest "$log1"
+	assert_eq 0 "$SRC" "suggest without --policy: $SERR"
+	assert_contains "$SOUT" "    - \"$RD/in.csv\"  # 1 denial" "the fragment has the additions"
+	assert_not_contains "$SOUT" "version: 1" "the fragment is not a whole policy"
+	assert_not_contains "$SOUT" "other.test" "nor repeats what the policy has"
 	local check
 	check=$(cd "$WS" && "$AIRLOCK" policy check "$T/suggested.yaml" 2>&1) ||
 		fail "airlock policy check refuses the suggested policy: $check"
