@@ -11,6 +11,9 @@
  *       once the log is open, "E" + message when it cannot start.
  *   airlock-audit verify LOG [--authority PUBKEY]
  *   airlock-audit show LOG [--decision D] [--kind K]
+ *   airlock-audit suggest LOG [--policy FILE]
+ *       the policy additions that would allow the log's denials (see
+ *       suggest.h); refuses a log that fails verification
  *
  * This is the only process that holds a signing key; it parses nothing
  * from the sandbox directly (events come from the supervisor, which also
@@ -18,18 +21,22 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "audit/audit.h"
 #include "audit/json.h"
+#include "audit/suggest.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
 #include "util/file.h"
@@ -507,6 +514,244 @@ static int cmd_read(int argc, char **argv)
 	return 0;
 }
 
+/* ---- suggest ---- */
+
+static const char suggest_usage[] = "usage: airlock policy suggest LOG [--policy [FILE]]\n";
+
+/* Feed the first `records` lines of the log copy at fd (the verified
+ * ones) to s; log names it in messages. */
+static int suggest_read(struct suggest *s, int fd, const char *log, uint64_t records, struct error *err)
+{
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return error_sys(err, errno, "cannot read %s", log);
+	int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	_cleanup_fclose_ FILE *f = dup_fd >= 0 ? fdopen(dup_fd, "r") : NULL;
+	if (!f) {
+		if (dup_fd >= 0)
+			close(dup_fd);
+		return error_sys(err, errno, "cannot read %s", log);
+	}
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	for (uint64_t lineno = 1; lineno <= records; lineno++) {
+		if ((n = getline(&line, &cap, f)) <= 0)
+			return error_set(err, EIO, "%s:%llu: the log ends before the records verify read",
+					 log, (unsigned long long)lineno);
+		if (line[n - 1] == '\n')
+			n--;
+		int r = suggest_add_line(s, line, (size_t)n, lineno, err);
+		if (r < 0)
+			return error_prefix(err, "%s", log), r;
+	}
+	return 0;
+}
+
+/* The log's bytes in an anonymous memory file (bounded: a log is records
+ * of at most AUDIT_LINE_MAX bytes, and suggest keeps only what they ask
+ * for, but the copy is whole). Returns its fd or a negative errno. */
+#define SUGGEST_LOG_MAX (4ULL << 30)
+static int copy_log(const char *log, struct error *err)
+{
+	_cleanup_close_ int in = open(log, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (in < 0)
+		return error_sys(err, errno, "cannot open %s", log);
+	_cleanup_close_ int mem = memfd_create("airlock-suggest-log", MFD_CLOEXEC);
+	if (mem < 0)
+		return error_sys(err, errno, "cannot copy %s", log);
+	char buf[65536];
+	unsigned long long total = 0;
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return error_sys(err, errno, "cannot read %s", log);
+		if (n == 0)
+			break;
+		if ((total += (unsigned long long)n) > SUGGEST_LOG_MAX)
+			return error_set(err, EFBIG, "%s is larger than %llu bytes, more than suggest reads", log,
+					 SUGGEST_LOG_MAX);
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(mem, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				return error_sys(err, errno, "cannot copy %s", log);
+			off += w;
+		}
+	}
+	return TAKE_FD(mem);
+}
+
+static int load_policy(const char *file, struct policy **out, struct error *err)
+{
+	char cwd[PATH_MAX];
+	if (!getcwd(cwd, sizeof(cwd)))
+		return error_sys(err, errno, "cannot determine the current directory");
+	const char *home = getenv("HOME");
+	if (!home || home[0] != '/') {
+		struct passwd *pw = getpwuid(getuid());
+		home = pw && pw->pw_dir ? pw->pw_dir : "/";
+	}
+	struct policy_ctx ctx = { .home = home, .cwd = cwd };
+	return policy_load_file(file, &ctx, out, err);
+}
+
+static void suggest_freep(struct suggest **s)
+{
+	suggest_free(*s);
+}
+
+static int cmd_suggest(int argc, char **argv)
+{
+	const char *log = NULL, *policy_file = NULL;
+	bool merge = false; /* --policy: FILE, or alone the file the log names */
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--policy") == 0) {
+			merge = true;
+			if (i + 1 < argc && argv[i + 1][0] != '-')
+				policy_file = argv[++i];
+		} else if (strncmp(argv[i], "--policy=", 9) == 0 && argv[i][9]) {
+			merge = true;
+			policy_file = argv[i] + 9;
+		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(suggest_usage, stdout);
+			return 0;
+		} else if (!log && argv[i][0] != '-') {
+			log = argv[i];
+		} else {
+			fputs(suggest_usage, stderr);
+			return 2;
+		}
+	}
+	if (!log) {
+		fputs(suggest_usage, stderr);
+		return 2;
+	}
+	/* Only what the session wrote is evidence of what it needs: an
+	 * edited log could smuggle any allowance into the suggestion. The
+	 * log is copied once into memory, and that copy is both verified and
+	 * read, so the file cannot change between the two. */
+	_cleanup_close_ int copy = -1;
+	char copy_path[64];
+	{
+		struct error cerr = { 0 };
+		if ((copy = copy_log(log, &cerr)) < 0) {
+			fprintf(stderr, "airlock: %s\n", cerr.msg);
+			return 2;
+		}
+	}
+	snprintf(copy_path, sizeof(copy_path), "/proc/self/fd/%d", copy);
+	struct audit_report rep;
+	int v = audit_verify_file(copy_path, NULL, &rep);
+	if (v == 2) {
+		if (rep.bad_line)
+			fprintf(stderr, "airlock: %s:%llu: the log fails verification, so nothing is suggested from it: %s\n",
+				log, (unsigned long long)rep.bad_line, rep.problem);
+		else
+			fprintf(stderr, "airlock: %s: the log fails verification, so nothing is suggested from it: %s\n", log,
+				rep.problem);
+		return 3;
+	}
+	if (v == 1)
+		fprintf(stderr, "airlock: warning: %s: %s; suggesting from the %llu records verified\n", log, rep.problem,
+			(unsigned long long)rep.records);
+
+	struct error err = { 0 };
+	_cleanup_(suggest_freep) struct suggest *s = NULL;
+	if (suggest_new(NULL, &s) < 0 || suggest_read(s, copy, log, rep.records, &err) < 0) {
+		fprintf(stderr, "airlock: %s\n", err.msg[0] ? err.msg : "out of memory");
+		return 2;
+	}
+	if (suggest_denials(s) == 0) {
+		fprintf(stderr, "airlock: nothing to suggest: %s records no denial (%llu records)\n", log,
+			(unsigned long long)rep.records);
+		return 0;
+	}
+
+	/* The base policy: the one given, or with --policy alone the one the
+	 * log names, when it is a file still readable here. */
+	char named[4096];
+	snprintf(named, sizeof(named), "%s", suggest_log_policy_file(s));
+	if (merge && !policy_file) {
+		if (named[0] != '/' || access(named, R_OK) != 0) {
+			fprintf(stderr, "airlock: %s names %s%s%s; give the policy as --policy FILE\n", log,
+				named[0] ? "the policy file " : "no policy file", named,
+				named[0] ? ", which cannot be read here" : "");
+			return 2;
+		}
+		policy_file = named;
+	}
+	/* Even for the additions alone, the policy the log names (when it
+	 * can be read) tells what it already allows or denies on purpose. */
+	bool implicit = !policy_file && named[0] == '/' && access(named, R_OK) == 0;
+	const char *base_file = policy_file ? policy_file : implicit ? named : NULL;
+	_cleanup_policy_ struct policy *pol = NULL;
+	if (base_file && load_policy(base_file, &pol, &err) < 0) {
+		if (!implicit) {
+			fprintf(stderr, "airlock: %s\n", err.msg);
+			return 2;
+		}
+		fprintf(stderr, "airlock: warning: the policy the log names does not load, so additions are not "
+				"checked against it: %s\n",
+			err.msg);
+		pol = NULL;
+	}
+	if (pol) {
+		char sha[65];
+		policy_hash(base_file, sha);
+		const char *logged = suggest_log_policy_sha256(s);
+		if (logged[0] && strcmp(sha, logged) != 0)
+			fprintf(stderr, "airlock: warning: %s is not the policy file the session ran with "
+					"(its SHA-256 differs from the log's policy_sha256)\n",
+				base_file);
+		suggest_free(s);
+		s = NULL;
+		if (suggest_new(pol, &s) < 0 || suggest_read(s, copy, log, rep.records, &err) < 0) {
+			fprintf(stderr, "airlock: %s\n", err.msg[0] ? err.msg : "out of memory");
+			return 2;
+		}
+	}
+	suggest_finish(s);
+
+	printf("# airlock policy suggest: %llu denial%s in %s\n", (unsigned long long)suggest_denials(s),
+	       suggest_denials(s) == 1 ? "" : "s", log);
+	suggest_print_unanswered(s, stdout);
+	if (!merge) {
+		if (suggest_has_additions(s))
+			suggest_print_fragment(s, stdout);
+		else
+			printf("# No addition is offered.\n");
+		return 0;
+	}
+	if (suggest_merge(s, pol, &err) < 0) {
+		fprintf(stderr, "airlock: %s\n", err.msg);
+		return 2;
+	}
+	/* What is printed must be a policy airlock accepts: read it back. */
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	if (!mem) {
+		fprintf(stderr, "airlock: out of memory\n");
+		return 2;
+	}
+	policy_print(pol, mem);
+	fclose(mem);
+	_cleanup_policy_ struct policy *back = NULL;
+	char cwd[PATH_MAX];
+	const char *home = getenv("HOME");
+	struct policy_ctx ctx = { .home = home && home[0] == '/' ? home : "/",
+				  .cwd = getcwd(cwd, sizeof(cwd)) ? cwd : "/" };
+	if (policy_load_buffer("(suggested policy)", NULL, text, len, &ctx, &back, &err) < 0) {
+		fprintf(stderr, "airlock: the merged policy would not be accepted, so it is not printed: %s\n", err.msg);
+		return 2;
+	}
+	fwrite(text, 1, len, stdout);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "write") == 0)
@@ -516,6 +761,8 @@ int main(int argc, char **argv)
 	if (argc >= 2 && (strcmp(argv[1], "show") == 0 || strcmp(argv[1], "export") == 0 ||
 			  strcmp(argv[1], "stats") == 0))
 		return cmd_read(argc, argv);
+	if (argc >= 2 && strcmp(argv[1], "suggest") == 0)
+		return cmd_suggest(argc, argv);
 	fprintf(stderr, "usage: airlock audit verify LOG [--authority PUBKEY]\n");
 	return 2;
 }

@@ -13,6 +13,11 @@ int cli_policy(int argc, char **argv);
 int cli_doctor(int argc, char **argv);
 int cli_version(int argc, char **argv);
 
+/* Hand over to airlock-audit (the only executable that links libcrypto):
+ * exec it with verb and argv[1..argc). Returns only on failure, with the
+ * exit code. */
+int cli_audit_exec(const char *verb, int argc, char **argv);
+
 /* Load FILE, or the built-in default when file is NULL. */
 int cli_load_policy(const char *file, struct policy **out, struct error *err);
 

@@ -20,6 +20,8 @@ static const char usage[] =
 	"                      and what changed\n"
 	"  policy check FILE   validate a policy and print the effective policy\n"
 	"  policy default      print the built-in default policy\n"
+	"  policy suggest LOG [--policy [FILE]]\n"
+	"                      the smallest policy additions that allow a log's denials\n"
 	"  doctor              what this kernel supports, and what airlock refuses\n"
 	"  version             print the version\n"
 	"\n"

@@ -8,11 +8,17 @@
 static const char policy_usage[] =
 	"usage: airlock policy check FILE\n"
 	"       airlock policy default\n"
+	"       airlock policy suggest LOG [--policy [FILE]]\n"
 	"\n"
 	"check    validate FILE and print the effective policy (defaults filled in,\n"
 	"         paths resolved) with the file:line each value came from.\n"
 	"         Exit 0 when valid, 2 with a file:line:column message when not.\n"
-	"default  print the built-in policy used when 'airlock run' has no --policy.\n";
+	"default  print the built-in policy used when 'airlock run' has no --policy.\n"
+	"suggest  read the denials of a signed decision log (sandbox.mode: learn, or\n"
+	"         --trace-denials, with --audit DIR) and print the smallest policy\n"
+	"         additions that allow them, as a YAML fragment; with --policy FILE,\n"
+	"         FILE with them merged in (--policy alone: the policy file the log\n"
+	"         names). Refuses a log that fails verification (exit 3).\n";
 
 int cli_policy(int argc, char **argv)
 {
@@ -21,6 +27,8 @@ int cli_policy(int argc, char **argv)
 		return argc < 2 ? SANDBOX_EXIT_USAGE : 0;
 	}
 	const char *file = NULL;
+	if (!strcmp(argv[1], "suggest"))
+		return cli_audit_exec("suggest", argc - 1, argv + 1);
 	if (!strcmp(argv[1], "check")) {
 		if (argc != 3) {
 			fputs(policy_usage, stderr);

@@ -27,6 +27,9 @@ struct policy_loc {
 	const char *file;
 	unsigned line; /* 1-based; 0 = built-in default */
 	unsigned col;  /* 1-based */
+	const char *note; /* borrowed; when set, the printer writes this comment
+	                   * instead of file:line (`policy suggest` says why an
+	                   * entry was added) */
 };
 
 enum policy_boundary {
@@ -279,6 +282,13 @@ int policy_default(const struct policy_ctx *ctx, struct policy **out, struct err
  * comments) to f. The output is a valid policy that parses back to the same
  * settings. */
 void policy_print(const struct policy *p, FILE *f);
+
+/* s as a YAML double-quoted scalar that reads back to s exactly. */
+void policy_print_string(FILE *f, const char *s);
+
+/* s as the text of a YAML comment: anything that could end the line or act
+ * on a terminal becomes '?'. */
+void policy_print_comment(FILE *f, const char *s);
 
 void policy_free(struct policy *p);
 

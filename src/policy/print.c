@@ -261,9 +261,22 @@ static void print_name(FILE *f, const char *name)
 		print_str(f, name);
 }
 
+void policy_print_string(FILE *f, const char *s)
+{
+	print_str(f, s);
+}
+
+void policy_print_comment(FILE *f, const char *s)
+{
+	print_comment_text(f, s);
+}
+
 static void end_line(FILE *f, const struct policy_loc *loc)
 {
-	if (loc->line > 0 && loc->file) {
+	if (loc->note) {
+		fputs("  # ", f);
+		print_comment_text(f, loc->note);
+	} else if (loc->line > 0 && loc->file) {
 		fputs("  # ", f);
 		print_comment_text(f, loc->file);
 		fprintf(f, ":%u", loc->line);

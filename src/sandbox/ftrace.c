@@ -14,6 +14,7 @@
  * PTRACE_O_EXITKILL ends every tracee if the supervisor dies.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@
 struct pending {
 	pid_t tid;
 	int nr;
+	bool creates; /* the call makes the file at path when it succeeds */
 	char path[512];
 };
 
@@ -57,6 +59,39 @@ static int path_arg(int nr)
 	default:
 		return -1;
 	}
+}
+
+/* Whether the call creates the file its path names: then ENOENT for a
+ * path missing on both sides still means a denial when its directory
+ * exists outside (the sandbox hides that directory). openat2 carries its
+ * flags in memory and is left out. */
+static bool creates(int nr, const uint64_t args[6])
+{
+	switch (nr) {
+	case SYS_creat: case SYS_mkdir: case SYS_mkdirat: case SYS_mknod: case SYS_mknodat:
+	case SYS_symlink: case SYS_symlinkat:
+		return true;
+	case SYS_open:
+		return (args[1] & O_CREAT) != 0;
+	case SYS_openat:
+		return (args[2] & O_CREAT) != 0;
+	default:
+		return false;
+	}
+}
+
+/* The directory part of an absolute path exists on the host as a
+ * directory. */
+static bool dir_exists(const char *path)
+{
+	char dir[512];
+	const char *slash = strrchr(path, '/');
+	if (path[0] != '/' || !slash || slash == path || (size_t)(slash - path) >= sizeof(dir))
+		return false;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	struct stat st;
+	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 static void read_string(pid_t pid, unsigned long long addr, char *buf, size_t len)
@@ -138,6 +173,7 @@ bool ftrace_handle(struct ftrace *f, struct trace_log *log, pid_t tid, int statu
 			struct pending *p = a >= 0 ? slot(f, tid, true) : NULL;
 			if (p) {
 				p->nr = (int)si.seccomp.nr;
+				p->creates = creates(p->nr, si.seccomp.args);
 				read_string(tid, si.seccomp.args[a], p->path, sizeof(p->path));
 				resume = PTRACE_SYSCALL; /* stop again at its exit */
 			}
@@ -152,9 +188,12 @@ bool ftrace_handle(struct ftrace *f, struct trace_log *log, pid_t tid, int statu
 			/* The sandbox shows host paths at their own names, so a
 			 * path missing inside but present outside was hidden. */
 			bool hidden = e == ENOENT && p->path[0] == '/' && lstat(p->path, &st) == 0;
-			if (e == EACCES || e == EPERM || e == EROFS || hidden) {
+			bool dir_hidden = e == ENOENT && !hidden && p->creates && p->path[0] == '/' &&
+					  dir_exists(p->path);
+			if (e == EACCES || e == EPERM || e == EROFS || hidden || dir_hidden) {
 				char name[64];
-				trace_record_file(log, tid, seccomp_syscall_name(p->nr, name, sizeof(name)), p->path, e);
+				trace_record_file(log, tid, seccomp_syscall_name(p->nr, name, sizeof(name)), p->path, e,
+						  dir_hidden);
 			}
 		}
 		forget(f, tid);

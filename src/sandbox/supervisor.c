@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -363,8 +364,14 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		goto out;
 	if (audit_dir) {
 		struct buf ev = { 0 };
+		/* Absolute, so that `airlock policy suggest` finds the file
+		 * from wherever it is run. */
+		char abs[PATH_MAX];
+		const char *pf = pol->file;
+		if (pf[0] != '/' && pf[0] != '<' && realpath(pf, abs))
+			pf = abs;
 		if (buf_puts(&ev, "{\"kind\":\"policy_loaded\",\"decision\":\"allow\",\"policy_file\":") == 0 &&
-		    buf_json_string(&ev, pol->file, strlen(pol->file)) == 0 && buf_puts(&ev, "}\n") == 0)
+		    buf_json_string(&ev, pf, strlen(pf)) == 0 && buf_puts(&ev, "}\n") == 0)
 			(void)auditlog_event(&s.audit, ev.data, ev.len);
 		buf_free(&ev);
 	}

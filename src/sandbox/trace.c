@@ -109,13 +109,17 @@ void trace_record_syscall(struct trace_log *t, const struct seccomp_notif *req)
 	emit(t, "syscall_denied", name, NULL, comm, "EPERM [seccomp]");
 }
 
-void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, const char *path, int err)
+void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, const char *path, int err,
+		       bool dir_hidden)
 {
 	if (!t)
 		return;
 	char comm[32], what[512];
 	comm_of(pid, comm, sizeof(comm));
-	const char *why = err == EACCES ? "EACCES [filesystem]"
+	/* WARNING: `airlock policy suggest` (src/audit/suggest.c) reads these
+	 * reasons to tell a read from a write; keep the two in step. */
+	const char *why = dir_hidden    ? "ENOENT [hidden: its directory exists outside the sandbox]"
+			  : err == EACCES ? "EACCES [filesystem]"
 			  : err == EPERM  ? "EPERM [filesystem]"
 			  : err == EROFS  ? "EROFS [read-only]"
 			  : err == ENOENT ? "ENOENT [hidden: exists outside the sandbox]"

@@ -6,6 +6,7 @@
  * reported at exit (`airlock run --trace-denials`, and learn mode). */
 
 #include <linux/seccomp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -18,9 +19,12 @@ void trace_free(struct trace_log *t);
 /* A syscall refused by the seccomp filter, from a user notification. */
 void trace_record_syscall(struct trace_log *t, const struct seccomp_notif *req);
 
-/* A file operation refused with EACCES/EPERM (Landlock or permissions).
- * path and detail are copied. */
-void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, const char *path, int err);
+/* A file operation refused with EACCES/EPERM (Landlock or permissions),
+ * EROFS, or ENOENT for a host path the sandbox hides. dir_hidden: the path
+ * itself does not exist but the call would have created it in a directory
+ * that exists outside the sandbox. path is copied. */
+void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, const char *path, int err,
+		       bool dir_hidden);
 
 /* Any other denial, as a line of text (copied). */
 void trace_record_text(struct trace_log *t, const char *what);

@@ -329,7 +329,7 @@ static void test_trace_log_bounded(void **state)
 	for (int i = 0; i < 1000; i++) {
 		char path[32];
 		snprintf(path, sizeof(path), "/secret/%d", i % 300);
-		trace_record_file(t, getpid(), "openat", path, EACCES);
+		trace_record_file(t, getpid(), "openat", path, EACCES, false);
 	}
 	char *out = NULL;
 	size_t len = 0;

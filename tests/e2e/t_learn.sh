@@ -1,0 +1,194 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+#
+# Learn mode and `airlock policy suggest`: a job runs under a policy that
+# misses four of its needs (a file to read outside the workspace, a new
+# file to write in another directory, a binary outside process.exec, an
+# HTTP endpoint); learn mode enforces and records each denial in the
+# signed log; suggest turns the log into a policy that `policy check`
+# accepts and under which the same job succeeds with no denial, while the
+# neighbours of what was added (another file beside the one read, another
+# path on the same host) stay refused. The servers are t_proxy.sh's.
+
+# shellcheck source=tests/e2e/t_proxy.sh
+. "$here/t_proxy.sh"
+
+# The job, its directories and the learn-mode policy. Sets RD (a file to
+# read), WR (a directory to write in), BIN (a binary), JOB (the job's
+# command line); writes $T/learn.yaml.
+learn_setup() {
+	start_servers
+	write_client
+	RD=$(mktemp -d /var/tmp/airlock-e2e-rd.XXXXXX)
+	WR=$(mktemp -d /var/tmp/airlock-e2e-wr.XXXXXX)
+	BIN=$(mktemp -d /var/tmp/airlock-e2e-bin.XXXXXX)
+	printf '%s\n%s\n%s\n' "$RD" "$WR" "$BIN" >>"$T/.rm_dirs"
+	chmod 755 "$RD" "$WR" "$BIN"
+	printf 'input-data\n' >"$RD/in.csv"
+	printf 'not-asked-for\n' >"$RD/other.csv"
+	chmod 644 "$RD/in.csv" "$RD/other.csv"
+	# As root the sandbox runs as an unprivileged uid: let it write there.
+	e2e_is_root && chmod 777 "$WR"
+	cp "$PROBE" "$BIN/tool" && chmod 755 "$BIN/tool"
+	cat >"$WS/job.sh" <<EOF
+cat $RD/in.csv && echo read-ok
+echo result >$WR/out.txt && echo write-ok
+$BIN/tool list >/dev/null && echo exec-ok
+python3 ./fetch.py GET http://api.test:$HP/public/item
+EOF
+	cat >"$T/learn.yaml" <<YAML
+version: 1
+sandbox:
+  mode: learn
+process:
+  exec: [/usr]
+network:
+  resolve: { api.test: 127.0.0.1 }
+  allow_private: [127.0.0.1:$HP]
+  endpoints:
+    - host: other.test
+      ports: [$HP]
+YAML
+	JOB="/usr/bin/sh ./job.sh"
+}
+
+# suggest ARGS...: `airlock policy suggest` from the workspace; sets SOUT,
+# SERR, SRC.
+suggest() {
+	(cd "$WS" && HOME="$E2E_HOME" "$AIRLOCK" policy suggest "$@" >"$T/suggest.out" 2>"$T/suggest.err")
+	SRC=$?
+	SOUT=$(cat "$T/suggest.out")
+	SERR=$(cat "$T/suggest.err")
+}
+
+# The only log in directory $1.
+log_in() {
+	local l
+	l=$(ls "$1"/*.jsonl 2>/dev/null)
+	[ -f "$l" ] || fail "no audit log in $1$(e2e_last_run)"
+	printf '%s' "$l"
+}
+
+test_learn_then_suggest_lets_the_job_run() {
+	learn_setup
+	mkdir -p "$T/audit1" "$T/audit2" "$T/audit3"
+	# shellcheck disable=SC2086
+	al --policy "$T/learn.yaml" --audit "$T/audit1" -- $JOB
+	# Learn mode enforced: every one of the four failed.
+	assert_not_contains "$OUT" "read-ok" "learn mode: the read outside the workspace was refused"
+	assert_not_contains "$OUT" "write-ok" "learn mode: the write in another directory was refused"
+	assert_not_contains "$OUT" "exec-ok" "learn mode: the binary outside process.exec was refused"
+	assert_match "$OUT" '^403 ' "learn mode: the request to an unlisted host was refused"
+	assert_no_file "$WR/out.txt" "learn mode: nothing was written"
+	local log1 text1
+	log1=$(log_in "$T/audit1")
+	text1=$(cat "$log1")
+	assert_match "$text1" "\"path\":\"$RD/in.csv\".*\"kind\":\"file_denied\"" "the log records the denied read"
+	assert_match "$text1" "\"path\":\"$WR/out.txt\".*\"kind\":\"file_denied\"" "the log records the denied write"
+	assert_match "$text1" "\"syscall\":\"execve\"" "the log records the denied exec"
+	assert_match "$text1" '"hostname":"api.test".*"decision":"deny"' "the log records the denied request"
+
+	suggest "$log1" --policy "$T/learn.yaml"
+	assert_eq 0 "$SRC" "suggest: $SERR"
+	printf '%s\n' "$SOUT" >"$T/suggested.yaml"
+	# Exact: the file, the directory written in, the binary, host and port
+	# and path, and nothing wider.
+	assert_match "$SOUT" "^    - \"$RD/in.csv\"  # 1 denial: openat\(\"$RD/in.csv\"\) by cat" "the file read, exactly"
+	assert_match "$SOUT" "^    - \"$WR\"  # 1 denial: openat\(\"$WR/out.txt\"\) by sh" "the directory the file is created in"
+	assert_match "$SOUT" "^    - \"$BIN/tool\"  # 1 denial: execve" "the binary itself"
+	assert_no_match "$SOUT" "\"$RD\"" "not the directory of the file read"
+	assert_no_match "$SOUT" "\"$BIN\"" "not the directory of the binary"
+	assert_contains "$SOUT" "    - host: \"api.test\"  # 1 denial: GET http://api.test:$HP/public/item" "the endpoint"
+	assert_contains "$SOUT" "      ports: [$HP]" "its port only"
+	assert_contains "$SOUT" '          path: "/public/item"' "the path requested, no glob"
+	assert_contains "$SOUT" "  mode: enforce" "the suggested policy enforces"
+	# --policy alone takes the policy file the log names: the same.
+	suggest "$log1" --policy
+	assert_eq 0 "$SRC" "suggest --policy alone: $SERR"
+	assert_eq "$(cat "$T/suggested.yaml")" "$SOUT" "--policy alone merges into the policy the log names"
+	# Without --policy: the additions alone, not a whole policy.
+	suggest "$log1"
+	assert_eq 0 "$SRC" "suggest without --policy: $SERR"
+	assert_contains "$SOUT" "    - \"$RD/in.csv\"  # 1 denial" "the fragment has the additions"
+	assert_not_contains "$SOUT" "version: 1" "the fragment is not a whole policy"
+	assert_not_contains "$SOUT" "other.test" "nor repeats what the policy has"
+	local check
+	check=$(cd "$WS" && "$AIRLOCK" policy check "$T/suggested.yaml" 2>&1) ||
+		fail "airlock policy check refuses the suggested policy: $check"
+
+	# The same job under the suggested policy: all four work, no denial.
+	# shellcheck disable=SC2086
+	al --policy "$T/suggested.yaml" --audit "$T/audit2" -- $JOB
+	assert_rc 0 "the job under the suggested policy"
+	assert_contains "$OUT" "read-ok" "the read now works"
+	assert_contains "$OUT" "write-ok" "the write now works"
+	assert_contains "$OUT" "exec-ok" "the exec now works"
+	assert_match "$OUT" '^200 .*"path": "/public/item"' "the request now goes through"
+	assert_eq "result" "$(cat "$WR/out.txt")" "the file written"
+	local text2
+	text2=$(cat "$(log_in "$T/audit2")")
+	assert_contains "$text2" '"mode":"enforce"' "the second run enforced"
+	assert_not_contains "$text2" '"decision":"deny"' "no denial under the suggested policy"
+	assert_eq 0 "$("$AIRLOCK" audit verify "$(log_in "$T/audit2")" >/dev/null 2>&1; echo $?)" "the second log verifies"
+
+	# The neighbours of what was added stay refused.
+	al --policy "$T/suggested.yaml" --audit "$T/audit3" -- /usr/bin/sh -c \
+		"cat $RD/other.csv; python3 ./fetch.py GET http://api.test:$HP/private/x; cp $BIN/tool ./t2 && ./t2 list >/dev/null && echo copy-ran"
+	assert_not_contains "$OUT" "not-asked-for" "another file beside the one read stays hidden"
+	assert_match "$OUT" '^403 ' "another path on the same host is refused"
+	assert_not_contains "$OUT" "copy-ran" "a copy of the binary elsewhere does not run"
+}
+
+# A learn run with one denied read; sets LOG.
+learn_one_denial() {
+	RD=$(mktemp -d /var/tmp/airlock-e2e-rd.XXXXXX)
+	printf '%s\n' "$RD" >>"$T/.rm_dirs"
+	chmod 755 "$RD"
+	printf 'x\n' >"$RD/f" && chmod 644 "$RD/f"
+	printf 'version: 1\nsandbox:\n  mode: learn\n' >"$T/learn.yaml"
+	mkdir -p "$T/audit"
+	al --policy "$T/learn.yaml" --audit "$T/audit" -- /usr/bin/sh -c "cat $RD/f; echo done"
+	assert_contains "$OUT" "done" "the learn run ran"
+	LOG=$(log_in "$T/audit")
+}
+
+test_suggest_refuses_a_tampered_log() {
+	learn_one_denial
+	cp "$LOG" "$T/orig"
+	suggest "$LOG" --policy "$T/learn.yaml"
+	assert_eq 0 "$SRC" "suggest from the intact log: $SERR"
+	assert_contains "$SOUT" "\"$RD/f\"" "the intact log's suggestion"
+	# A denial's path changed after the session wrote it.
+	local d
+	d=$(grep -n '"kind":"file_denied"' "$T/orig" | head -n1 | cut -d: -f1)
+	[ -n "$d" ] || fail "no file_denied record in the log"
+	sed "${d}s|$RD/f|/etc/passwd|g" "$T/orig" >"$LOG"
+	suggest "$LOG" --policy "$T/learn.yaml"
+	assert_eq 3 "$SRC" "suggest from an edited log"
+	assert_contains "$SERR" "$LOG:$d:" "the refusal names the first bad line"
+	assert_contains "$SERR" "fails verification" "and says why"
+	assert_eq "" "$SOUT" "nothing is suggested from it"
+	# Cut short (no seal): a warning, and the suggestion still comes.
+	head -n -1 "$T/orig" >"$LOG"
+	suggest "$LOG" --policy "$T/learn.yaml"
+	assert_eq 0 "$SRC" "suggest from an unsealed log: $SERR"
+	assert_contains "$SERR" "warning" "an unsealed log is warned about"
+	assert_contains "$SERR" "unsealed" "and called unsealed"
+	assert_contains "$SOUT" "\"$RD/f\"" "the suggestion from the records verified"
+	# Not a log at all: an error naming the file and the line.
+	printf 'version: 1\n' >"$T/not-a-log.jsonl"
+	suggest "$T/not-a-log.jsonl"
+	assert_ne 0 "$SRC" "suggest from a file that is not a log"
+	assert_contains "$SERR" "$T/not-a-log.jsonl:1:" "the error names file and line"
+}
+
+test_suggest_nothing_when_nothing_was_denied() {
+	printf 'version: 1\nsandbox:\n  mode: learn\n' >"$T/learn.yaml"
+	mkdir -p "$T/audit"
+	al --policy "$T/learn.yaml" --audit "$T/audit" -- /usr/bin/sh -c 'echo fine >./out.txt && cat ./out.txt'
+	assert_eq "fine" "$OUT" "the allowed job ran"
+	suggest "$(log_in "$T/audit")"
+	assert_eq 0 "$SRC" "suggest from a log without denials: $SERR"
+	assert_contains "$SERR" "nothing to suggest" "says there is nothing to suggest"
+	assert_eq "" "$SOUT" "and prints no policy"
+}
