@@ -8,6 +8,7 @@
 /* One entry point per verb; each returns the process exit code. */
 int cli_run(int argc, char **argv);
 int cli_audit(int argc, char **argv);
+int cli_identity(int argc, char **argv);
 int cli_policy(int argc, char **argv);
 int cli_doctor(int argc, char **argv);
 int cli_version(int argc, char **argv);

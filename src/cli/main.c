@@ -15,6 +15,8 @@ static const char usage[] =
 	"                      (without --policy: the built-in default policy)\n"
 	"  audit verify LOG [--authority PUBKEY]\n"
 	"                      check a session's signed decision log\n"
+	"  identity verify TOKEN [--authority PUBKEY] [--audience AUD] [--at EPOCH]\n"
+	"                      check an Airlock-Identity header's token\n"
 	"  policy check FILE   validate a policy and print the effective policy\n"
 	"  policy default      print the built-in default policy\n"
 	"  doctor              what this kernel supports, and what airlock refuses\n"
@@ -39,6 +41,8 @@ int main(int argc, char **argv)
 		return cli_run(argc - 1, argv + 1);
 	if (!strcmp(verb, "audit"))
 		return cli_audit(argc - 1, argv + 1);
+	if (!strcmp(verb, "identity"))
+		return cli_identity(argc - 1, argv + 1);
 	if (!strcmp(verb, "policy"))
 		return cli_policy(argc - 1, argv + 1);
 	if (!strcmp(verb, "doctor"))
