@@ -231,7 +231,10 @@ int identity_token_sign(struct identity_signer *s, const char *aud, int64_t now,
 	int64_t exp = now + IDENTITY_LIFETIME, last = s->cert.not_after / 1000;
 	if (strlen(aud) > IDENTITY_AUD_MAX)
 		return -ENAMETOOLONG;
-	if (now >= last || now * 1000 < s->cert.not_before)
+	/* The certificate's times are in milliseconds, now in seconds: the
+	 * first request can come within the second the certificate was
+	 * made, which the skew covers (as it does for verifiers). */
+	if (now >= last || now * 1000 < s->cert.not_before - IDENTITY_SKEW * 1000)
 		return -EKEYEXPIRED; /* the certificate does not cover now */
 	if (exp > last)
 		exp = last;
@@ -424,7 +427,8 @@ static int verify(const char *token, size_t len, const uint8_t *authority, const
 	if (c->iat > now + IDENTITY_SKEW)
 		return error_set(err, EINVAL, "the token is issued at %" PRId64 ", in the future (now %" PRId64 ")",
 				 c->iat, now);
-	if (now > INT64_MAX / 1000 || now < 0 || now * 1000 < ci.not_before || now * 1000 >= ci.not_after)
+	if (now > INT64_MAX / 1000 || now < 0 || now * 1000 < ci.not_before - IDENTITY_SKEW * 1000 ||
+	    now * 1000 >= ci.not_after)
 		return error_set(err, EINVAL,
 				 "the certificate is not valid at %" PRId64 " (valid from %" PRId64 " to %" PRId64 " ms)",
 				 now, ci.not_before, ci.not_after);

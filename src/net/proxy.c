@@ -802,6 +802,7 @@ static bool add_identity(const struct conn *c, const char *host, uint16_t port, 
 	head->len -= 2; /* before the empty line */
 	int r = buf_puts(head, IDENTITY_HEADER_NAME ": ");
 	if (r == 0 && (r = identity_token_get(cfg->identity, aud, time(NULL), head)) < 0 && r != -ENOMEM) {
+		memcpy(head->data + end - 2, "\r\n", 2);
 		head->len = end;
 		head->data[end] = '\0';
 		return true;
