@@ -478,7 +478,9 @@ static int cmd_identity_verify(int argc, char **argv)
 	int r = identity_token_verify(token, strlen(token), have ? pub : NULL, audience, now, &c, &err);
 	free(in);
 	if (r < 0) {
-		printf("invalid identity token: %s\n", printable(err.msg));
+		printf("invalid identity token: %s%s%s%s\n", printable(err.msg),
+		       have && !authority ? " (checked against the local authority " : "", have && !authority ? where : "",
+		       have && !authority ? ")" : "");
 		return 1;
 	}
 	char auth[2 * AUDIT_PUB_LEN + 1];
