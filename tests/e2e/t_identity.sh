@@ -12,8 +12,8 @@
 # shellcheck source=tests/e2e/t_proxy.sh
 . "$here/t_proxy.sh"
 
-id_policy() { # HEADER(true|false)
-	net_policy
+id_policy() { # HEADER(true|false) [NETWORK-LINES]
+	net_policy "${2:-}"
 	cat <<YAML
 identity:
   agent: e2e-bot
@@ -125,4 +125,26 @@ test_identity_header_needs_the_audit_log() {
 	mkdir -p "$T/audit"
 	al --policy "$T/policy.yaml" --audit "$T/audit" -- /bin/true
 	assert_eq 0 "$RC" "the same policy with --audit runs: $ERR"
+}
+
+test_identity_header_on_redirected_requests() {
+	start_servers
+	write_client
+	mkdir -p "$T/audit"
+	# Transparent mode, a client that knows nothing of the proxy: plain
+	# HTTP and TLS to an intercepted endpoint, both redirected.
+	al_policy "$(id_policy true "  mode: transparent")" -- /usr/bin/env -u HTTP_PROXY -u http_proxy \
+		-u HTTPS_PROXY -u https_proxy /bin/sh -c \
+		"python3 ./fetch.py GET http://api.test:$HP/public/t '' 'Airlock-Identity: forged-by-agent'; python3 ./fetch.py GET https://secure.test:$SP/ok/t '' 'Airlock-Identity: forged-by-agent'"
+	assert_match "$OUT" '^200 .*"path": "/public/t"' "the redirected plain request went through"
+	assert_match "$OUT" '200 .*"path": "/ok/t"' "the redirected TLS request went through"
+	assert_not_contains "$OUT" "forged-by-agent" "the agent's own Airlock-Identity never arrives"
+	assert_contains "$(cat "$T/net.jsonl")" '"kind":"transparent"' "the plain request was redirected"
+	authority_pub
+	SESSION=$(basename "$(ls "$T"/audit/*.jsonl)" .jsonl)
+	idverify "$(received_token 1)" --authority "$T/authority.pub" --audience "http://api.test:$HP"
+	assert_eq 0 "$VRC" "the redirected plain request's token verifies: $VOUT"
+	assert_match "$VOUT" "session +$SESSION" "for the audit log's session"
+	idverify "$(received_token 2)" --authority "$T/authority.pub" --audience "https://secure.test:$SP"
+	assert_eq 0 "$VRC" "the redirected TLS request's token verifies: $VOUT"
 }
