@@ -15,8 +15,10 @@
  * and a seal line at the end. `airlock audit verify` needs only the
  * authority's public key.
  *
- * Only airlock-audit links this library (and libcrypto); it runs outside
- * the sandbox, where the agent cannot reach the log or the keys.
+ * airlock-audit links this library (and libcrypto); it runs outside the
+ * sandbox, where the agent cannot reach the log or the keys. airlock-proxy
+ * links it for identity.c alone (the Airlock-Identity header, signed with
+ * the session key the writer hands over when identity.header is on).
  */
 
 #include <stdbool.h>

@@ -15,9 +15,11 @@
  *   airlock-audit verify LOG [--authority PUBKEY]
  *   airlock-audit show LOG [--decision D] [--kind K]
  *
- * This is the only process that holds a signing key; it parses nothing
- * from the sandbox directly (events come from the supervisor, which also
- * passes on the proxy's records).
+ * This is the only process that holds the authority key, and the session
+ * key's maker; it hands the session key on only for identity.header (to
+ * the proxy, through the supervisor). It parses nothing from the sandbox
+ * directly (events come from the supervisor, which also passes on the
+ * proxy's records).
  */
 #include <errno.h>
 #include <fcntl.h>
