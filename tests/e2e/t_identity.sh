@@ -83,6 +83,13 @@ test_identity_header_carries_a_verifiable_token() {
 	VRC=$?
 	assert_eq 0 "$VRC" "a token on stdin, the local authority by default: $VOUT"
 	assert_contains "$VOUT" "(the local authority)" "which it says"
+	# With no authority at all: checked against the one the token names,
+	# and said to prove nothing about who that is.
+	mkdir -p "$T/nohome"
+	VOUT=$(HOME="$T/nohome" XDG_STATE_HOME= "$AIRLOCK" identity verify "$plain" 2>&1)
+	VRC=$?
+	assert_eq 0 "$VRC" "a token without any authority key to check against: $VOUT"
+	assert_contains "$VOUT" "UNANCHORED" "is reported unanchored"
 
 	# The neighbours that must fail.
 	idverify "$plain" --authority "$T/authority.pub" --audience "https://secure.test:$SP"
@@ -119,7 +126,7 @@ test_identity_header_needs_the_audit_log() {
 	start_servers
 	write_client
 	al_policy "$(net_policy; printf 'identity:\n  header: true\n')" -- /bin/true
-	assert_ne 0 "$RC" "identity.header without an audit log is refused"
+	assert_eq 2 "$RC" "identity.header without an audit log is refused as a usage error"
 	assert_contains "$ERR" "identity.header" "the error names the field"
 	assert_contains "$ERR" "audit" "and what it needs"
 	mkdir -p "$T/audit"
@@ -147,4 +154,28 @@ test_identity_header_on_redirected_requests() {
 	assert_match "$VOUT" "session +$SESSION" "for the audit log's session"
 	idverify "$(received_token 2)" --authority "$T/authority.pub" --audience "https://secure.test:$SP"
 	assert_eq 0 "$VRC" "the redirected TLS request's token verifies: $VOUT"
+}
+
+test_identity_header_on_brokered_requests() {
+	start_servers
+	write_client
+	mkdir -p "$T/audit"
+	export E2E_ID_SECRET="id-sek-$RANDOM$RANDOM"
+	# A credential the proxy adds to every matching request: the
+	# brokered request carries the identity header too.
+	al_policy "$(id_policy true)
+credentials:
+  - name: k
+    source: env:E2E_ID_SECRET
+    inject: always
+    bindings:
+      - { id: k-ok, host: secure.test, port: $SP, header: X-Api-Key, template: \"{secret}\", paths: [\"/ok/**\"] }" \
+		-- /usr/bin/python3 ./fetch.py GET "https://secure.test:$SP/ok/brokered" '' 'Airlock-Identity: forged-by-agent'
+	assert_match "$OUT" '^200 .*"path": "/ok/brokered"' "the brokered request went through: $ERR"
+	assert_contains "$OUT" "\"X-Api-Key\": \"$E2E_ID_SECRET\"" "with the credential swapped in"
+	assert_not_contains "$OUT" "forged-by-agent" "and without the agent's Airlock-Identity"
+	authority_pub
+	idverify "$(received_token 1)" --authority "$T/authority.pub" --audience "https://secure.test:$SP"
+	assert_eq 0 "$VRC" "the brokered request's token verifies: $VOUT"
+	assert_match "$VOUT" 'agent +e2e-bot' "naming the agent"
 }
