@@ -86,7 +86,7 @@ test_identity_header_carries_a_verifiable_token() {
 	# With no authority at all: checked against the one the token names,
 	# and said to prove nothing about who that is.
 	mkdir -p "$T/nohome"
-	VOUT=$(HOME="$T/nohome" XDG_STATE_HOME= "$AIRLOCK" identity verify "$plain" 2>&1)
+	VOUT=$(HOME="$T/nohome" XDG_STATE_HOME='' "$AIRLOCK" identity verify "$plain" 2>&1)
 	VRC=$?
 	assert_eq 0 "$VRC" "a token without any authority key to check against: $VOUT"
 	assert_contains "$VOUT" "UNANCHORED" "is reported unanchored"
