@@ -15,8 +15,10 @@
  * and a seal line at the end. `airlock audit verify` needs only the
  * authority's public key.
  *
- * Only airlock-audit links this library (and libcrypto); it runs outside
- * the sandbox, where the agent cannot reach the log or the keys.
+ * airlock-audit links this library (and libcrypto); it runs outside the
+ * sandbox, where the agent cannot reach the log or the keys. airlock-proxy
+ * links it for identity.c alone (the Airlock-Identity header, signed with
+ * the session key the writer hands over when identity.header is on).
  */
 
 #include <stdbool.h>
@@ -137,7 +139,12 @@ int audit_key_generate(struct audit_key **out, struct error *err);
 /* Load the PEM private key at path, or create it (0600, parent directory
  * made 0700) when absent. */
 int audit_key_load_or_create(const char *path, struct audit_key **out, struct error *err);
+/* Load the PEM private key at path; -ENOENT when there is none. */
+int audit_key_load(const char *path, struct audit_key **out, struct error *err);
 void audit_key_free(struct audit_key *k);
+/* The private key's 32-byte seed (RFC 8032), for handing the session key
+ * to the egress proxy; the caller wipes it. */
+int audit_key_seed(const struct audit_key *k, uint8_t seed[32]);
 void audit_key_public(const struct audit_key *k, uint8_t pub[AUDIT_PUB_LEN]);
 int audit_sign(const struct audit_key *k, const void *msg, size_t len, uint8_t sig[AUDIT_SIG_LEN]);
 bool audit_sig_ok(const uint8_t pub[AUDIT_PUB_LEN], const void *msg, size_t len, const uint8_t sig[AUDIT_SIG_LEN]);

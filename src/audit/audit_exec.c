@@ -2,22 +2,27 @@
 /*
  * airlock-audit: the audit log's writer and verifier.
  *
- *   airlock-audit write LOG-DIR AUTHORITY-KEY CONTROL-FD EVENTS-FD AGENT BOUNDARY MODE POLICY-FILE
+ *   airlock-audit write LOG-DIR AUTHORITY-KEY CONTROL-FD EVENTS-FD AGENT BOUNDARY MODE POLICY-FILE IDENTITY
  *       started by `airlock run`: holds the session key, chains every
  *       event read from EVENTS-FD (one flat JSON object per line) into
  *       LOG-DIR/SESSION.jsonl, signs a checkpoint every AUDIT_CHECKPOINT_RECORDS records and
  *       every AUDIT_CHECKPOINT_SECONDS, and seals the log when the events
  *       end (EOF) or on SIGTERM. Answers "S" + session id on CONTROL-FD
- *       once the log is open, "E" + message when it cannot start.
+ *       once the log is open, "E" + message when it cannot start; then,
+ *       when IDENTITY is "identity", the session key for the egress
+ *       proxy's identity header ("I", see identity_handoff).
+ *   airlock-audit identity-verify TOKEN|- [--authority PUBKEY] [--audience AUD] [--at EPOCH]
  *   airlock-audit verify LOG [--authority PUBKEY]
  *   airlock-audit show LOG [--decision D] [--kind K]
  *   airlock-audit suggest LOG [--policy FILE]
  *       the policy additions that would allow the log's denials (see
  *       suggest.h); refuses a log that fails verification
  *
- * This is the only process that holds a signing key; it parses nothing
- * from the sandbox directly (events come from the supervisor, which also
- * passes on the proxy's records).
+ * This is the only process that holds the authority key, and the session
+ * key's maker; it hands the session key on only for identity.header (to
+ * the proxy, through the supervisor). It parses nothing from the sandbox
+ * directly (events come from the supervisor, which also passes on the
+ * proxy's records).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,8 +40,10 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "audit/identity.h"
 #include "audit/json.h"
 #include "audit/suggest.h"
+#include "sandbox/auditlog.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
 #include "util/file.h"
@@ -72,6 +79,8 @@ struct writer {
 	struct audit_key *session_key;
 	uint64_t since_checkpoint;
 	time_t last_checkpoint;
+	struct buf cert;  /* the session certificate's JSON text */
+	char cert_sig[2 * AUDIT_SIG_LEN + 1]; /* the authority's signature over it */
 	struct buf line;  /* scratch for one record */
 	struct buf batch; /* records of a burst, written together */
 };
@@ -146,6 +155,7 @@ static int session_start(struct writer *w, struct audit_key *authority, struct e
 		r = -EIO;
 	if (r == 0) {
 		hex(sig, sizeof(sig), sig_hex);
+		memcpy(w->cert_sig, sig_hex, sizeof(w->cert_sig));
 		r = buf_puts(&ev, "{\"kind\":\"session_start\",\"decision\":\"allow\",\"certificate\":") ?:
 			buf_json_string(&ev, cert.data, cert.len) ?:
 			buf_printf(&ev, ",\"certificate_sig\":\"%s\",\"authority\":\"%s\"}", sig_hex, apub_hex);
@@ -154,8 +164,43 @@ static int session_start(struct writer *w, struct audit_key *authority, struct e
 		r = write_json(w, ev.data, err);
 	else
 		r = error_set(err, -r, "cannot make the session certificate");
-	buf_free(&cert);
+	w->cert = cert; /* kept for the identity hand-off */
 	buf_free(&ev);
+	return r;
+}
+
+/* identity.header: the session key's seed and the certificate go to the
+ * supervisor, which forwards them to the egress proxy over the proxy's
+ * control socket and wipes its copy ('I' seed(32) sig(128 hex) cert).
+ *
+ * Why this way: the proxy signs the identity header with the very key
+ * that signs this log and that the certificate names, so a downstream
+ * token and the log prove the same session. The control socket to the
+ * supervisor already exists, is a socketpair (no path in any file
+ * system), and both its ends live outside the sandbox, which was cloned
+ * before this message is read, so no copy of the key is in the sandbox's
+ * memory either. The alternatives were worse: a second key would need a
+ * second certificate and leave the log and the header unlinked, and
+ * passing the key through the environment or a file would let it leak
+ * into /proc or onto disk. */
+static int identity_handoff(struct writer *w, int control, struct error *err)
+{
+	size_t cap = 1 + 32 + 2 * AUDIT_SIG_LEN + w->cert.len;
+	uint8_t *msg = malloc(cap);
+	if (!msg)
+		return error_set(err, ENOMEM, "out of memory");
+	msg[0] = 'I';
+	int r = audit_key_seed(w->session_key, msg + 1);
+	if (r == 0) {
+		memcpy(msg + 33, w->cert_sig, 2 * AUDIT_SIG_LEN);
+		memcpy(msg + 33 + 2 * AUDIT_SIG_LEN, w->cert.data, w->cert.len);
+		if (send(control, msg, cap, MSG_NOSIGNAL) != (ssize_t)cap)
+			r = error_sys(err, errno, "cannot hand the session key to the supervisor");
+	} else {
+		r = error_set(err, EIO, "cannot read the session key's seed");
+	}
+	explicit_bzero(msg, cap);
+	free(msg);
 	return r;
 }
 
@@ -184,7 +229,7 @@ static int cmd_write(int argc, char **argv)
 	/* Dies with the supervisor: a session whose supervisor was killed
 	 * stays unsealed, and verify says so. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (argc != 10) {
+	if (argc != 11) {
 		fprintf(stderr, "airlock-audit write: started by airlock run, not by hand\n");
 		return 2;
 	}
@@ -222,6 +267,8 @@ static int cmd_write(int argc, char **argv)
 	int n = snprintf(ok, sizeof(ok), "S%s\t%s", w.s.session_id, path);
 	if (send(control, ok, (size_t)n, MSG_NOSIGNAL) != n)
 		_exit(1);
+	if (strcmp(argv[10], "identity") == 0 && identity_handoff(&w, control, &err) < 0)
+		goto fatal;
 	close(control);
 
 	struct sigaction sa = { .sa_handler = on_term };
@@ -338,6 +385,132 @@ static int cmd_verify(int argc, char **argv)
 		printf("%s: %s\n", log, rep.problem);
 	printf("%s: %llu records verified before that\n", log, (unsigned long long)rep.records);
 	return r == 1 ? 1 : 3;
+}
+
+/* ---- identity tokens ---- */
+
+/* A value from a token for the terminal: controls shown as '?'. */
+static const char *printable(char *s)
+{
+	for (char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return s;
+}
+
+static void print_time(const char *label, int64_t t)
+{
+	char when[64];
+	time_t secs = (time_t)t;
+	struct tm tm;
+	if (!gmtime_r(&secs, &tm) || !strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(when, sizeof(when), "?");
+	printf("%-10s %s (%lld)\n", label, when, (long long)t);
+}
+
+static int cmd_identity_verify(int argc, char **argv)
+{
+	static const char usage[] =
+		"usage: airlock identity verify TOKEN|- [--authority PUBKEY] [--audience AUD] [--at EPOCH]\n";
+	const char *token = NULL, *authority = NULL, *audience = NULL, *at = NULL;
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--authority") == 0 && i + 1 < argc)
+			authority = argv[++i];
+		else if (strcmp(argv[i], "--audience") == 0 && i + 1 < argc)
+			audience = argv[++i];
+		else if (strcmp(argv[i], "--at") == 0 && i + 1 < argc)
+			at = argv[++i];
+		else if (!token && (argv[i][0] != '-' || strcmp(argv[i], "-") == 0))
+			token = argv[i];
+		else {
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (!token) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	int64_t now = time(NULL);
+	if (at) {
+		char *end;
+		errno = 0;
+		long long v = strtoll(at, &end, 10);
+		if (errno || end == at || *end || v < 0) {
+			fprintf(stderr, "airlock: --at %s: not a time in seconds since the epoch\n", at);
+			return 2;
+		}
+		now = v;
+	}
+	/* The token from stdin: one line, bounded like an argument. */
+	char *in = NULL;
+	if (strcmp(token, "-") == 0) {
+		in = malloc(IDENTITY_TOKEN_MAX + 2);
+		if (!in)
+			return 2;
+		size_t n = fread(in, 1, IDENTITY_TOKEN_MAX + 1, stdin);
+		while (n && (in[n - 1] == '\n' || in[n - 1] == '\r' || in[n - 1] == ' '))
+			n--;
+		in[n] = '\0';
+		token = in;
+	}
+	struct error err = { 0 };
+	uint8_t pub[AUDIT_PUB_LEN];
+	char where[4096] = "";
+	const char *anchor = "the one given";
+	bool have = false;
+	if (authority) {
+		if (audit_pub_load(authority, pub, &err) < 0) {
+			fprintf(stderr, "airlock: %s\n", err.msg);
+			free(in);
+			return 2;
+		}
+		have = true;
+	} else {
+		/* No key given: the local authority's, which signed this
+		 * machine's sessions. */
+		struct audit_key *k = NULL;
+		auditlog_authority_path(where, sizeof(where));
+		int r = audit_key_load(where, &k, &err);
+		if (r == 0) {
+			audit_key_public(k, pub);
+			audit_key_free(k);
+			have = true;
+			anchor = "the local authority";
+		} else if (r != -ENOENT) {
+			fprintf(stderr, "airlock: %s\n", err.msg);
+			free(in);
+			return 2;
+		}
+	}
+	struct identity_claims c;
+	int r = identity_token_verify(token, strlen(token), have ? pub : NULL, audience, now, &c, &err);
+	free(in);
+	if (r < 0) {
+		printf("invalid identity token: %s%s%s%s\n", printable(err.msg),
+		       have && !authority ? " (checked against the local authority " : "", have && !authority ? where : "",
+		       have && !authority ? ")" : "");
+		return 1;
+	}
+	char auth[2 * AUDIT_PUB_LEN + 1];
+	hex(c.authority, sizeof(c.authority), auth);
+	printf("valid identity token\n");
+	printf("%-10s %s\n", "agent", printable(c.agent));
+	printf("%-10s %s\n", "session", c.session);
+	printf("%-10s %s\n", "audience", printable(c.aud));
+	print_time("issued", c.iat);
+	print_time("expires", c.exp);
+	printf("%-10s %s\n", "boundary", printable(c.boundary));
+	printf("%-10s %s\n", "policy", printable(c.policy_sha256));
+	printf("%-10s %s\n", "host", printable(c.host));
+	printf("%-10s %s\n", "token id", printable(c.jti));
+	if (c.anchored)
+		printf("%-10s %s (%s)\n", "authority", auth, anchor);
+	else
+		printf("%-10s %s (UNANCHORED: no authority key at %s; anyone can make a key and sign a token, "
+		       "pass --authority PUBKEY)\n",
+		       "authority", auth, where);
+	return 0;
 }
 
 /* ---- reading a log for people: show, stats, export ---- */
@@ -758,6 +931,8 @@ int main(int argc, char **argv)
 		return cmd_write(argc, argv);
 	if (argc >= 2 && strcmp(argv[1], "verify") == 0)
 		return cmd_verify(argc, argv);
+	if (argc >= 2 && strcmp(argv[1], "identity-verify") == 0)
+		return cmd_identity_verify(argc, argv);
 	if (argc >= 2 && (strcmp(argv[1], "show") == 0 || strcmp(argv[1], "export") == 0 ||
 			  strcmp(argv[1], "stats") == 0))
 		return cmd_read(argc, argv);

@@ -48,38 +48,44 @@ int audit_key_generate(struct audit_key **out, struct error *err)
 	return 0;
 }
 
-int audit_key_load_or_create(const char *path, struct audit_key **out, struct error *err)
+int audit_key_load(const char *path, struct audit_key **out, struct error *err)
 {
 	FILE *f = fopen(path, "re");
-	if (f) {
-		struct stat st;
-		if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077)) {
-			fclose(f);
-			return error_set(err, EPERM, "%s: the authority key is readable by others (mode %o); chmod 600 it",
-					 path, st.st_mode & 0777);
-		}
-		EVP_PKEY *pkey = PEM_read_PrivateKey(f, NULL, NULL, NULL);
-		fclose(f);
-		if (!pkey || EVP_PKEY_id(pkey) != EVP_PKEY_ED25519) {
-			EVP_PKEY_free(pkey);
-			ERR_clear_error();
-			return error_set(err, EINVAL, "%s: not an Ed25519 private key in PEM", path);
-		}
-		struct audit_key *k = calloc(1, sizeof(*k));
-		if (!k) {
-			EVP_PKEY_free(pkey);
-			return error_set(err, ENOMEM, "out of memory");
-		}
-		k->pkey = pkey;
-		*out = k;
-		return 0;
-	}
-	if (errno != ENOENT)
+	if (!f)
 		return error_sys(err, errno, "cannot open the authority key %s", path);
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077)) {
+		fclose(f);
+		return error_set(err, EPERM, "%s: the authority key is readable by others (mode %o); chmod 600 it",
+				 path, st.st_mode & 0777);
+	}
+	EVP_PKEY *pkey = PEM_read_PrivateKey(f, NULL, NULL, NULL);
+	fclose(f);
+	if (!pkey || EVP_PKEY_id(pkey) != EVP_PKEY_ED25519) {
+		EVP_PKEY_free(pkey);
+		ERR_clear_error();
+		return error_set(err, EINVAL, "%s: not an Ed25519 private key in PEM", path);
+	}
+	struct audit_key *k = calloc(1, sizeof(*k));
+	if (!k) {
+		EVP_PKEY_free(pkey);
+		return error_set(err, ENOMEM, "out of memory");
+	}
+	k->pkey = pkey;
+	*out = k;
+	return 0;
+}
+
+int audit_key_load_or_create(const char *path, struct audit_key **out, struct error *err)
+{
+	int r = audit_key_load(path, out, err);
+	if (r != -ENOENT)
+		return r;
+	error_clear(err);
+	FILE *f;
 	char dir[4096];
 	snprintf(dir, sizeof(dir), "%s", path);
 	char *slash = strrchr(dir, '/');
-	int r = 0;
 	if (slash && slash != dir) {
 		*slash = '\0';
 		r = file_mkdir_p(dir, 0700, err);
@@ -120,6 +126,17 @@ void audit_key_free(struct audit_key *k)
 		return;
 	EVP_PKEY_free(k->pkey);
 	free(k);
+}
+
+int audit_key_seed(const struct audit_key *k, uint8_t seed[32])
+{
+	size_t len = 32;
+	if (EVP_PKEY_get_raw_private_key(k->pkey, seed, &len) <= 0 || len != 32) {
+		explicit_bzero(seed, 32);
+		ERR_clear_error();
+		return -EIO;
+	}
+	return 0;
 }
 
 void audit_key_public(const struct audit_key *k, uint8_t pub[AUDIT_PUB_LEN])

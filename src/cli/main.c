@@ -18,6 +18,8 @@ static const char usage[] =
 	"  handoff scan DIR [--since REF|--baseline FILE]\n"
 	"                      list the files host tools would execute or trust,\n"
 	"                      and what changed\n"
+	"  identity verify TOKEN [--authority PUBKEY] [--audience AUD] [--at EPOCH]\n"
+	"                      check an Airlock-Identity header's token\n"
 	"  policy check FILE   validate a policy and print the effective policy\n"
 	"  policy default      print the built-in default policy\n"
 	"  policy suggest LOG [--policy [FILE]]\n"
@@ -46,6 +48,8 @@ int main(int argc, char **argv)
 		return cli_audit(argc - 1, argv + 1);
 	if (!strcmp(verb, "handoff"))
 		return cli_handoff(argc - 1, argv + 1);
+	if (!strcmp(verb, "identity"))
+		return cli_identity(argc - 1, argv + 1);
 	if (!strcmp(verb, "policy"))
 		return cli_policy(argc - 1, argv + 1);
 	if (!strcmp(verb, "doctor"))

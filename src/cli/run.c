@@ -67,6 +67,15 @@ int cli_run(int argc, char **argv)
 		fprintf(stderr, "airlock: %s\n", err.msg);
 		return SANDBOX_EXIT_USAGE;
 	}
+	/* A policy that cannot run as written is a usage error (exit 2), not
+	 * a sandbox that failed to build; sandbox_run checks it as well. */
+	if (pol->identity.header && !audit_dir && !pol->audit.dir) {
+		fprintf(stderr,
+			"airlock: %s: identity.header: true needs the signed decision log, whose session key signs "
+			"the header; set audit.dir in the policy or pass --audit DIR\n",
+			pol->file);
+		return SANDBOX_EXIT_USAGE;
+	}
 	struct sandbox_opts so = { .policy = pol, .argv = argv + optind, .trace_denials = trace,
 				 .audit_dir = audit_dir };
 	int code = 0;

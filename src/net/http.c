@@ -1232,6 +1232,12 @@ static int build_head(const struct http_request *req, bool keep_upgrade, struct 
 		}
 		if (is_hop_by_hop(h))
 			continue;
+		/* WARNING: the signed identity header is the proxy's to add,
+		 * never the agent's to send (it would claim to be another
+		 * session, or replay a token it saw): dropped always, whether
+		 * identity.header is on or not. */
+		if (name_is(h, "Airlock-Identity"))
+			continue;
 		/* WARNING: framing fields are never dropped, whatever the
 		 * Connection field says; the parser refuses such a list, and
 		 * this holds for any other caller. */

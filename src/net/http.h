@@ -112,7 +112,8 @@ const struct http_header *http_find_header(const struct http_header *h, size_t n
 /* The head to send upstream for req, in origin form, with hop-by-hop
  * headers removed (Connection and what it lists, Keep-Alive,
  * Proxy-Connection, Proxy-Authorization, Proxy-Authenticate, TE, Trailer,
- * Upgrade unless keep_upgrade), and "Connection: keep-alive" or
+ * Upgrade unless keep_upgrade), and Airlock-Identity (the proxy's own,
+ * which the agent may not send), and "Connection: keep-alive" or
  * "Connection: upgrade" as appropriate. Appends to out. */
 int http_build_upstream_head(const struct http_request *req, bool keep_upgrade, struct buf *out) WUR;
 

@@ -798,6 +798,29 @@ out:
 	return false;
 }
 
+/* identity.header: the signed Airlock-Identity header, for the
+ * destination as its audience, at the end of head (built by
+ * http_build_upstream_head, which always drops one the agent sent: the
+ * agent cannot speak for the session). false only when out of memory;
+ * when no token can be made (the certificate has expired) the request
+ * goes without one, as it would with the feature off. */
+static bool add_identity(const struct conn *c, const char *host, uint16_t port, struct buf *head)
+{
+	char aud[IDENTITY_AUD_MAX + 1];
+	if (!cfg->identity || head->len < 4 || identity_audience(c->cssl ? "https" : "http", host, port, aud) < 0)
+		return true;
+	size_t end = head->len;
+	head->len -= 2; /* before the empty line */
+	int r = buf_puts(head, IDENTITY_HEADER_NAME ": ");
+	if (r == 0 && (r = identity_token_get(cfg->identity, aud, time(NULL), head)) < 0 && r != -ENOMEM) {
+		memcpy(head->data + end - 2, "\r\n", 2);
+		head->len = end;
+		head->data[end] = '\0';
+		return true;
+	}
+	return r == 0 && buf_puts(head, "\r\n\r\n") == 0;
+}
+
 static bool handle_request(struct conn *c, struct http_request *req)
 {
 	const struct policy_network *net = &cfg->policy->network;
@@ -968,7 +991,7 @@ static bool handle_request(struct conn *c, struct http_request *req)
 
 	struct buf head = { 0 };
 	bool ok = http_build_upstream_head(req, req->upgrade_websocket, &head) == 0 &&
-		  io_write(c->ufd, c->ussl, head.data, head.len) &&
+		  add_identity(c, host, port, &head) && io_write(c->ufd, c->ussl, head.data, head.len) &&
 		  (!body.len || io_write(c->ufd, c->ussl, body.data, body.len));
 	rec.up = head.len + body.len;
 	if (ok && rest.active)
@@ -1422,6 +1445,8 @@ static void wipe_and_exit(int sig)
 	for (size_t i = 0; b && i < b->n; i++)
 		if (b->v[i].secret)
 			explicit_bzero(b->v[i].secret, b->v[i].secret_len);
+	if (cfg)
+		identity_signer_wipe(cfg->identity);
 	_exit(0);
 }
 

@@ -7,14 +7,17 @@
  * serves the listening socket created inside the sandbox's network
  * namespace. Every request is decided by the policy; every decision is
  * sent as one JSON line on records_fd to the supervisor, which logs it.
- * The proxy holds no signing key and no file of the supervisor's; it drops
- * to an unprivileged uid before it reads a byte from the sandbox.
+ * The proxy holds no file of the supervisor's, and no signing key unless
+ * identity.header is on (then the session key, to sign the
+ * Airlock-Identity header); it drops to an unprivileged uid before it
+ * reads a byte from the sandbox.
  */
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "audit/identity.h"
 #include "net/broker.h"
 #include "net/dlp.h"
 #include "net/tls.h"
@@ -39,6 +42,7 @@ struct proxy_config {
 	struct dlp *dlp;               /* secrets to refuse sending out; may be NULL */
 	struct broker *broker;         /* credentials to swap in where bound; may be NULL */
 	struct tls_ca *ca;             /* the session CA, when some endpoint intercepts */
+	struct identity_signer *identity; /* identity.header: signs Airlock-Identity; else NULL */
 	uid_t drop_uid;                /* ids to drop to when started as root */
 	gid_t drop_gid;
 };

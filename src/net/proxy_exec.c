@@ -12,7 +12,9 @@
  * its (the supervisor's) environment with the leak scanner, makes the
  * session CA when an endpoint intercepts TLS and sends its certificate on
  * CONTROL-FD ("C" + PEM, or "N"; "E" + message on failure), then waits
- * there for the listening socket (SCM_RIGHTS) and serves it.
+ * there for the credentials ('K'), the session key for the identity
+ * header ('I', with identity.header) and the listening socket
+ * (SCM_RIGHTS), and serves it.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -133,7 +135,24 @@ int main(int argc, char **argv)
 	int n;
 	if (!broker || !buf)
 		_exit(1);
-	while ((n = proto_recv(control, buf, cap, fds)) > 0 && buf[0] == 'K') {
+	struct identity_signer *identity = NULL;
+	while ((n = proto_recv(control, buf, cap, fds)) > 0 && (buf[0] == 'K' || buf[0] == 'I')) {
+		if (buf[0] == 'I') {
+			/* The session key and certificate (auditlog.h's 'I'
+			 * message), once: identity_signer_new checks that the
+			 * key is the one the certificate names. */
+			char sig[2 * 64 + 1];
+			if (identity || n < 1 + IDENTITY_SEED_LEN + 128 + 2)
+				_exit(1);
+			memcpy(sig, buf + 1 + IDENTITY_SEED_LEN, 128);
+			sig[128] = '\0';
+			const char *cert = buf + 1 + IDENTITY_SEED_LEN + 128;
+			if (identity_signer_new((const uint8_t *)buf + 1, cert, (size_t)(buf + n - cert), sig, &identity,
+						&err) < 0)
+				refuse(control, err.msg);
+			explicit_bzero(buf, cap);
+			continue;
+		}
 		const char *name = buf + 1;
 		const char *ph = memchr(name, '\0', (size_t)n - 1) ? name + strlen(name) + 1 : NULL;
 		const char *secret = ph && ph < buf + n ? ph + strlen(ph) + 1 : NULL;
@@ -151,6 +170,8 @@ int main(int argc, char **argv)
 	}
 	if (n < 2 || buf[0] != 'L' || buf[1] != '4' || !broker_complete(broker))
 		_exit(1); /* the sandbox was never built */
+	if (pol->identity.header && !identity)
+		_exit(1); /* no request may leave without the header asked for */
 	int listen6 = -1, dns = -1;
 	for (int i = 1; i < n; i++) {
 		if (fds[i - 1] < 0)
@@ -174,6 +195,7 @@ int main(int argc, char **argv)
 		.dlp = dlp,
 		.broker = broker,
 		.ca = ca,
+		.identity = identity,
 		.drop_uid = (uid_t)strtoul(argv[6], NULL, 10),
 		.drop_gid = (gid_t)strtoul(argv[7], NULL, 10),
 	};

@@ -288,10 +288,10 @@ static int load_name(struct loader *l, const struct policy_ynode *n)
 	return r;
 }
 
-/* identity: {agent: NAME} */
+/* identity: {agent: NAME, header: BOOL} */
 static int load_identity(struct loader *l, const struct policy_ynode *n)
 {
-	static const char *const keys[] = { "agent", NULL };
+	static const char *const keys[] = { "agent", "header", NULL };
 	const struct policy_ynode *v;
 	int r = want_map(l, n, "identity");
 	if (r == 0)
@@ -300,6 +300,17 @@ static int load_identity(struct loader *l, const struct policy_ynode *n)
 		r = load_label(l, v, "identity.agent", "the agent's name in decision records", &l->p->identity.agent);
 		if (r == 0)
 			l->p->origin.agent = loc_of(l, v);
+	}
+	if (r == 0 && (v = map_get(n, "header"))) {
+		r = load_bool(l, v, "identity.header", &l->p->identity.header);
+		if (r == 0)
+			l->p->origin.identity_header = loc_of(l, v);
+		/* Loaded after network: the header goes only on the proxy's
+		 * requests, so without one it would silently do nothing. */
+		if (r == 0 && l->p->identity.header && l->p->network.mode == POLICY_NET_NONE)
+			r = FAIL(l, v, "identity.header",
+				 "the policy has no network section, so no request could carry the identity header; "
+				 "add a network section or drop identity.header");
 	}
 	return r;
 }

@@ -237,6 +237,7 @@ struct policy {
 
 	struct {
 		char *agent;                /* the agent's name in records and certificates, or NULL */
+		bool header;                /* the proxy adds a signed Airlock-Identity header */
 	} identity;
 
 	struct {
@@ -249,7 +250,7 @@ struct policy {
 		struct policy_loc memory, pids, open_files, cpu, wall;
 		struct policy_loc baseline, exec, env_pass, env_set;
 		struct policy_loc net_mode, upstream_ca, max_body, allow_compressed, net_log;
-		struct policy_loc agent, audit_dir;
+		struct policy_loc agent, identity_header, audit_dir;
 	} origin;
 };
 

@@ -707,10 +707,16 @@ void policy_print(const struct policy *p, FILE *f)
 
 	print_network(f, p);
 	print_credentials(f, p);
+	if (p->identity.agent || p->identity.header)
+		fputs("identity:\n", f);
 	if (p->identity.agent) {
-		fputs("identity:\n  agent: ", f);
+		fputs("  agent: ", f);
 		print_str(f, p->identity.agent);
 		end_line(f, &p->origin.agent);
+	}
+	if (p->identity.header) {
+		fputs("  header: true", f);
+		end_line(f, &p->origin.identity_header);
 	}
 	if (p->audit.dir) {
 		fputs("audit:\n  dir: ", f);
@@ -830,6 +836,7 @@ bool policy_equal(const struct policy *a, const struct policy *b)
 	const struct policy_limits *la = &a->sandbox.limits, *lb = &b->sandbox.limits;
 
 	if (a->version != b->version || !str_eq(a->name, b->name) || !str_eq(a->identity.agent, b->identity.agent) ||
+	    a->identity.header != b->identity.header ||
 	    !str_eq(a->audit.dir, b->audit.dir) ||
 	    a->sandbox.boundary != b->sandbox.boundary ||
 	    !str_eq(a->sandbox.workspace, b->sandbox.workspace) ||

@@ -21,9 +21,9 @@
 #include "util/cleanup.h"
 #include "util/file.h"
 
-/* Where the local authority key lives by default. (The writer hashes
- * the policy file itself: it links libcrypto, we do not.) */
-static void authority_path(char *out, size_t len)
+/* (The writer hashes the policy file itself: it links libcrypto, we do
+ * not.) */
+void auditlog_authority_path(char *out, size_t len)
 {
 	const char *state = getenv("XDG_STATE_HOME");
 	const char *home = getenv("HOME");
@@ -40,7 +40,7 @@ int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a
 	int r = sibling_path("airlock-audit", exe, sizeof(exe), err);
 	if (r < 0 || (r = file_mkdir_p(dir, 0700, err)) < 0)
 		return r;
-	authority_path(key, sizeof(key));
+	auditlog_authority_path(key, sizeof(key));
 	int ep[2], cs[2];
 	/* A stream socket rather than a pipe: a send to a writer that died
 	 * fails with EPIPE instead of raising SIGPIPE. */
@@ -58,13 +58,14 @@ int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a
 	const char *mode = policy_mode_name(pol->sandbox.mode);
 	const char *agent = pol->identity.agent ? pol->identity.agent : pol->name && pol->name[0] ? pol->name : "agent";
 	char *argv[] = { exe, "write", (char *)dir, key, cfd, efd, (char *)agent, (char *)boundary,
-			 (char *)mode, pol->file, NULL };
+			 (char *)mode, pol->file, pol->identity.header ? "identity" : "-", NULL };
 	pid_t pid = sibling_spawn(argv, cs[1], ep[0]);
 	if (pid < 0)
 		return error_sys(err, errno, "cannot start the audit writer");
 	close(cs[1]);
 	close(ep[0]);
 	a->pid = pid;
+	a->want_identity = pol->identity.header;
 	a->control = cs[0];
 	a->events = ep[1];
 	return 0;
@@ -80,6 +81,22 @@ int auditlog_ready(struct auditlog *a, struct error *err)
 	for (int i = 0; i < PROTO_MAX_FDS; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
+	if (n > 1 && msg[0] == 'S' && a->want_identity) {
+		/* The session key for the proxy's identity header: held only
+		 * until egress_identity has sent it on. */
+		a->identity = malloc(AUDITLOG_IDENTITY_MAX + 1);
+		int k = a->identity ? proto_recv(a->control, (char *)a->identity, AUDITLOG_IDENTITY_MAX + 1, fds) : -1;
+		for (int i = 0; k >= 0 && i < PROTO_MAX_FDS; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		if (k < 1 + 32 + 128 + 2 || a->identity[0] != 'I') {
+			auditlog_identity_wipe(a);
+			close(a->control);
+			a->control = -1;
+			return error_set(err, EIO, "the audit writer did not hand over the session key for identity.header");
+		}
+		a->identity_len = (size_t)k;
+	}
 	close(a->control);
 	a->control = -1;
 	if (n <= 1 || msg[0] != 'S')
@@ -92,6 +109,15 @@ int auditlog_ready(struct auditlog *a, struct error *err)
 	snprintf(a->session, sizeof(a->session), "%s", msg + 1);
 	snprintf(a->path, sizeof(a->path), "%s", tab + 1);
 	return 0;
+}
+
+void auditlog_identity_wipe(struct auditlog *a)
+{
+	if (a->identity)
+		explicit_bzero(a->identity, AUDITLOG_IDENTITY_MAX + 1);
+	free(a->identity);
+	a->identity = NULL;
+	a->identity_len = 0;
 }
 
 bool auditlog_event(struct auditlog *a, const char *line, size_t len)
@@ -119,6 +145,7 @@ bool auditlog_reaped(struct auditlog *a, pid_t pid)
 
 int auditlog_finish(struct auditlog *a, int exit_status, struct error *err)
 {
+	auditlog_identity_wipe(a);
 	if (a->pid <= 0) {
 		if (a->events >= 0)
 			close(a->events);

@@ -23,16 +23,32 @@ struct auditlog {
 	bool died;             /* the writer exited while the sandbox ran */
 	char session[37];
 	char path[4096];       /* the session's log */
+	bool want_identity;    /* identity.header: the writer hands over the session key */
+	uint8_t *identity;     /* its 'I' message until the proxy has it, or NULL; wiped */
+	size_t identity_len;
 };
 
+/* The 'I' message: 'I', the session key's seed (32 bytes), the
+ * certificate's signature (128 hex digits), the certificate's JSON text
+ * (at most 2048 bytes, IDENTITY_CERT_MAX). */
+#define AUDITLOG_IDENTITY_MAX (1 + 32 + 128 + 2048)
+
 #define AUDITLOG_INIT { .control = -1, .events = -1 }
+
+/* Where the local authority key lives: $XDG_STATE_HOME/airlock/authority.key,
+ * else ~/.local/state/airlock/authority.key. */
+void auditlog_authority_path(char *out, size_t len);
 
 /* Start the writer for a log under dir (created 0700 when missing). */
 int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a, struct error *err) WUR;
 
 /* Wait for the writer's answer: the log is open and its first record
- * (the session certificate) written. */
+ * (the session certificate) written. With identity.header, also take the
+ * session key and certificate for the proxy into a->identity. */
 int auditlog_ready(struct auditlog *a, struct error *err) WUR;
+
+/* Wipe and free the identity message, if any. */
+void auditlog_identity_wipe(struct auditlog *a);
 
 /* One decision: a flat JSON object, a line of at most PIPE_BUF bytes,
  * newline included. false when the writer is gone. */

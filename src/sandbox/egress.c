@@ -105,6 +105,19 @@ oom:
 	return error_set(err, ENOMEM, "out of memory");
 }
 
+int egress_identity(struct egress *e, struct auditlog *a, struct error *err)
+{
+	if (!a->identity)
+		return 0;
+	int r = 0;
+	/* Like a credential: over the control socket, never through the
+	 * sandbox, and our copy wiped as soon as it is sent. */
+	if (e->control < 0 || send(e->control, a->identity, a->identity_len, MSG_NOSIGNAL) != (ssize_t)a->identity_len)
+		r = error_sys(err, e->control < 0 ? EPIPE : errno, "cannot hand the session key to the egress proxy");
+	auditlog_identity_wipe(a);
+	return r;
+}
+
 int egress_start(struct egress *e, const int fds[3], struct error *err)
 {
 	/* 'L', then one letter per fd attached, in order: '4' the listener,

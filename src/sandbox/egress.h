@@ -34,6 +34,11 @@ struct egress {
 int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct egress *e,
 		   struct error *err) WUR;
 
+/* identity.header: send the session key and certificate the audit writer
+ * handed over (a->identity) to the proxy, then wipe them. Before
+ * egress_start. Nothing to do without them. */
+int egress_identity(struct egress *e, struct auditlog *a, struct error *err) WUR;
+
 /* Hand the proxy its sockets from inside the sandbox: fds[0] the
  * listener, fds[1] its IPv6 twin and fds[2] the DNS socket (transparent
  * mode; -1 when absent). This call closes them. */

@@ -288,6 +288,14 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	bool trace = opts->trace_denials || pol->sandbox.mode == POLICY_MODE_LEARN;
 	/* --audit DIR, else the policy's audit.dir. */
 	const char *audit_dir = opts->audit_dir ? opts->audit_dir : pol->audit.dir;
+	/* The header is signed by the session key of the decision log: no
+	 * log, no key, and a header nobody can tie to a log is worse than
+	 * none. */
+	if (pol->identity.header && !audit_dir)
+		return error_set(err, EINVAL,
+				 "%s: identity.header: true needs the signed decision log, whose session key signs the "
+				 "header; set audit.dir in the policy or pass --audit DIR",
+				 pol->file);
 	if ((r = plan_build(pol, opts->argv, trace, &plan, err)) < 0) {
 		plan_free(&plan);
 		return r;
@@ -360,7 +368,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		goto out;
 	/* The log must be open, its session certificate written, before the
 	 * sandbox may start the command. */
-	if ((r = auditlog_ready(&s.audit, err)) < 0)
+	if ((r = auditlog_ready(&s.audit, err)) < 0 || (r = egress_identity(&s.egress, &s.audit, err)) < 0)
 		goto out;
 	if (audit_dir) {
 		struct buf ev = { 0 };

@@ -80,3 +80,76 @@ ssize_t base64_decode(const char *in, size_t len, uint8_t *out, size_t cap)
 	}
 	return (ssize_t)n;
 }
+
+static const char url_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+int base64url_encode(const uint8_t *in, size_t len, struct buf *out)
+{
+	int r = buf_reserve(out, (len + 2) / 3 * 4 + 1);
+	if (r < 0)
+		return r;
+	char *o = out->data + out->len;
+	size_t i = 0;
+	for (; i + 3 <= len; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+		*o++ = url_alphabet[v >> 18];
+		*o++ = url_alphabet[(v >> 12) & 63];
+		*o++ = url_alphabet[(v >> 6) & 63];
+		*o++ = url_alphabet[v & 63];
+	}
+	if (i < len) {
+		uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < len ? (uint32_t)in[i + 1] << 8 : 0);
+		*o++ = url_alphabet[v >> 18];
+		*o++ = url_alphabet[(v >> 12) & 63];
+		if (i + 1 < len)
+			*o++ = url_alphabet[(v >> 6) & 63];
+	}
+	out->len = (size_t)(o - out->data);
+	out->data[out->len] = '\0';
+	return 0;
+}
+
+static int url_value_of(char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '-')
+		return 62;
+	if (c == '_')
+		return 63;
+	return -1;
+}
+
+ssize_t base64url_decode(const char *in, size_t len, uint8_t *out, size_t cap)
+{
+	if (len % 4 == 1)
+		return -EINVAL;
+	size_t n = 0;
+	for (size_t i = 0; i < len; i += 4) {
+		size_t k = len - i < 4 ? len - i : 4;
+		uint32_t w = 0;
+		for (size_t j = 0; j < 4; j++) {
+			int v = j < k ? url_value_of(in[i + j]) : 0;
+			if (v < 0)
+				return -EINVAL;
+			w = w << 6 | (uint32_t)v;
+		}
+		/* k characters carry k*6 bits: k-1 whole bytes, and the bits
+		 * below them must be zero. */
+		size_t bytes = k - 1;
+		if ((bytes == 1 && (w & 0xffff)) || (bytes == 2 && (w & 0xff)))
+			return -EINVAL;
+		if (n + bytes > cap)
+			return -ENOSPC;
+		out[n++] = (uint8_t)(w >> 16);
+		if (bytes > 1)
+			out[n++] = (uint8_t)(w >> 8);
+		if (bytes > 2)
+			out[n++] = (uint8_t)w;
+	}
+	return (ssize_t)n;
+}

@@ -1210,6 +1210,20 @@ static void test_upstream_head(void **state)
 		 "Content-Length: 2\r\n"
 		 "Connection: keep-alive\r\n"
 		 "\r\n");
+	/* the agent's Airlock-Identity, in any case and however many, never
+	 * goes on (the proxy adds its own signed one); its neighbour does */
+	upstream("GET /p HTTP/1.1\r\n"
+		 "Host: a\r\n"
+		 "Airlock-Identity: forged\r\n"
+		 "airlock-identity: forged2\r\n"
+		 "Airlock-Identity-X: kept\r\n"
+		 "\r\n",
+		 false,
+		 "GET /p HTTP/1.1\r\n"
+		 "Host: a\r\n"
+		 "Airlock-Identity-X: kept\r\n"
+		 "Connection: keep-alive\r\n"
+		 "\r\n");
 	/* absolute form becomes origin form; Host stays in its place */
 	upstream("POST http://a.example:8080/x/y?z=1 HTTP/1.1\r\n"
 		 "User-Agent: u\r\n"

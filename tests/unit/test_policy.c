@@ -496,7 +496,23 @@ static void test_identity_and_audit(void **state)
 	BAD("version: 1\nidentity: {agent: \"a\\nb\"}\n",
 	    "policy.yaml:2:19: identity.agent: \"a\\nb\" contains a control character; use printable text");
 	BAD("version: 1\nidentity: {name: x}\n",
-	    "policy.yaml:2:12: identity.name: unknown key; valid keys here are agent");
+	    "policy.yaml:2:12: identity.name: unknown key; valid keys here are agent, header");
+	assert_false(p->identity.header); /* off unless asked for */
+
+	/* identity.header: needs a network section to mean anything. */
+	_cleanup_policy_ struct policy *h = load_ok("version: 1\nnetwork:\n  endpoints: [{host: api.example}]\n"
+						    "identity: {agent: bot, header: true}\n");
+	assert_true(h->identity.header);
+	assert_round_trip(h);
+	_cleanup_policy_ struct policy *off = load_ok("version: 1\nnetwork:\n  endpoints: [{host: api.example}]\n"
+						      "identity: {header: false}\n");
+	assert_false(off->identity.header);
+	assert_round_trip(off);
+	BAD("version: 1\nidentity: {header: true}\n",
+	    "policy.yaml:2:20: identity.header: the policy has no network section, so no request could carry the "
+	    "identity header; add a network section or drop identity.header");
+	BAD("version: 1\nnetwork:\n  endpoints: [{host: api.example}]\nidentity: {header: yes}\n",
+	    "policy.yaml:4:20: identity.header: \"yes\" is not a boolean; write true or false");
 	BAD("version: 1\naudit: {log: x}\n", "policy.yaml:2:9: audit.log: unknown key; valid keys here are dir");
 	BAD("version: 1\naudit: [x]\n", "policy.yaml:2:8: audit: is a list; expected a map of settings (key: value lines)");
 }

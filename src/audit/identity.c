@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Identity assertions: compact JWS tokens signed by the session key
+ * (audit/identity.h says what they hold).
+ */
+#include "audit/identity.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "audit/audit.h"
+#include "audit/json.h"
+#include "util/base64.h"
+#include "util/cleanup.h"
+
+/* Decoded sizes: the header is the certificate escaped (at most six
+ * bytes for one) plus a few members; the claims are short fields. */
+#define HEADER_MAX (6 * IDENTITY_CERT_MAX + 512)
+#define CLAIMS_MAX 2048
+#define HEADER_TOKENS 16
+#define CLAIMS_TOKENS 32
+#define CERT_TOKENS 32
+
+struct cert_info {
+	char agent[128], session[37], boundary[16], policy[65], host[256];
+	int64_t not_before, not_after;
+	uint8_t session_key[AUDIT_PUB_LEN], authority[AUDIT_PUB_LEN];
+};
+
+struct cache_entry {
+	char aud[IDENTITY_AUD_MAX + 1];
+	int64_t iat;
+	struct buf token;
+};
+
+struct identity_signer {
+	uint8_t seed[IDENTITY_SEED_LEN];
+	struct cert_info cert;
+	char iss[72];
+	struct buf header; /* the protected header, base64url: the same for every token */
+	pthread_mutex_t lock;
+	struct cache_entry cache[IDENTITY_CACHE];
+	unsigned next;     /* the entry replaced next when aud is not cached */
+};
+
+static void tohex(const uint8_t *in, size_t n, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	for (size_t k = 0; k < n; k++) {
+		out[2 * k] = hex[in[k] >> 4];
+		out[2 * k + 1] = hex[in[k] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Exactly 2n lower-case hex digits into out[n]. */
+static bool unhex(const char *s, size_t len, uint8_t *out, size_t n)
+{
+	if (len != 2 * n)
+		return false;
+	for (size_t k = 0; k < n; k++) {
+		int hi = hexval(s[2 * k]), lo = hexval(s[2 * k + 1]);
+		if (hi < 0 || lo < 0)
+			return false;
+		out[k] = (uint8_t)(hi << 4 | lo);
+	}
+	return true;
+}
+
+/* The string member key of object 0 into out; false when absent, not a
+ * string, or too long. */
+static bool member_str(const struct audit_json *j, const char *key, char *out, size_t cap)
+{
+	int t = audit_json_member(j, 0, key);
+	return t >= 0 && audit_json_str(j, t, out, cap) >= 0;
+}
+
+static bool member_int(const struct audit_json *j, const char *key, int64_t *out)
+{
+	int t = audit_json_member(j, 0, key);
+	return t >= 0 && audit_json_int(j, t, out) == 0;
+}
+
+/* Members of object 0 not among keys[]: the first one's index, or -1. */
+static int unknown_member(const struct audit_json *j, const char *const *keys)
+{
+	for (int m = 1; m < (int)j->tok[0].end; m = (int)j->tok[m + 1].end) {
+		bool known = false;
+		for (size_t k = 0; keys[k] && !known; k++)
+			known = audit_json_key_is(j, m, keys[k]);
+		if (!known)
+			return m;
+	}
+	return -1;
+}
+
+static void iss_of(const uint8_t authority[AUDIT_PUB_LEN], char out[72])
+{
+	char h[65];
+	audit_sha256_hex(authority, AUDIT_PUB_LEN, h);
+	snprintf(out, 72, "sha256:%s", h);
+}
+
+/* The certificate as airlock-audit writes it (audit_exec.c session_start). */
+static int cert_read(const char *text, size_t len, struct cert_info *ci, struct error *err)
+{
+	static const char *const keys[] = { "agent", "session", "boundary", "policy_sha256", "host", "not_before",
+					    "not_after", "session_key", "authority", NULL };
+	struct audit_json_tok tok[CERT_TOKENS];
+	struct audit_json j;
+	char hex[2 * AUDIT_PUB_LEN + 1];
+	if (len > IDENTITY_CERT_MAX)
+		return error_set(err, EINVAL, "the certificate is longer than %d bytes", IDENTITY_CERT_MAX);
+	if (audit_json_parse(&j, text, len, tok, CERT_TOKENS, 1) < 0 || tok[0].type != AUDIT_JSON_OBJECT)
+		return error_set(err, EINVAL, "the certificate is not a JSON object");
+	if (unknown_member(&j, keys) >= 0)
+		return error_set(err, EINVAL, "the certificate has a member a session certificate does not have");
+	if (!member_str(&j, "agent", ci->agent, sizeof(ci->agent)) ||
+	    !member_str(&j, "session", ci->session, sizeof(ci->session)) ||
+	    !member_str(&j, "boundary", ci->boundary, sizeof(ci->boundary)) ||
+	    !member_str(&j, "policy_sha256", ci->policy, sizeof(ci->policy)) ||
+	    !member_str(&j, "host", ci->host, sizeof(ci->host)))
+		return error_set(err, EINVAL,
+				 "the certificate lacks agent, session, boundary, policy_sha256 or host, or one is too long");
+	if (!member_int(&j, "not_before", &ci->not_before) || !member_int(&j, "not_after", &ci->not_after))
+		return error_set(err, EINVAL, "the certificate lacks not_before or not_after");
+	if (!member_str(&j, "session_key", hex, sizeof(hex)) ||
+	    !unhex(hex, strlen(hex), ci->session_key, AUDIT_PUB_LEN) ||
+	    !member_str(&j, "authority", hex, sizeof(hex)) || !unhex(hex, strlen(hex), ci->authority, AUDIT_PUB_LEN))
+		return error_set(err, EINVAL, "the certificate's session_key or authority is not 64 hex digits");
+	/* Printed and compared as text: a UUID's characters only. */
+	if (strlen(ci->session) != 36 || strspn(ci->session, "0123456789abcdef-") != 36)
+		return error_set(err, EINVAL, "the certificate's session is not a UUID");
+	return 0;
+}
+
+/* ---- signing ---- */
+
+static int sign_raw(const uint8_t seed[IDENTITY_SEED_LEN], const void *msg, size_t len, uint8_t sig[AUDIT_SIG_LEN])
+{
+	/* The key is made from the seed for each signature and freed at
+	 * once (OpenSSL clears it): between signatures the only copy is our
+	 * seed, which a signal handler can wipe. Signatures are rare (one
+	 * per audience every half lifetime), so the derivation costs
+	 * nothing that matters. */
+	EVP_PKEY *pkey = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, seed, IDENTITY_SEED_LEN);
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	size_t slen = AUDIT_SIG_LEN;
+	int ok = pkey && md && EVP_DigestSignInit(md, NULL, NULL, NULL, pkey) > 0 &&
+		 EVP_DigestSign(md, sig, &slen, msg, len) > 0 && slen == AUDIT_SIG_LEN;
+	EVP_MD_CTX_free(md);
+	EVP_PKEY_free(pkey);
+	ERR_clear_error();
+	return ok ? 0 : -EIO;
+}
+
+int identity_signer_new(const uint8_t seed[IDENTITY_SEED_LEN], const char *cert, size_t cert_len,
+			const char *cert_sig_hex, struct identity_signer **out, struct error *err)
+{
+	uint8_t sig[AUDIT_SIG_LEN], pub[AUDIT_PUB_LEN];
+	struct cert_info ci;
+	int r = cert_read(cert, cert_len, &ci, err);
+	if (r < 0)
+		return r;
+	if (!unhex(cert_sig_hex, strlen(cert_sig_hex), sig, sizeof(sig)) ||
+	    !audit_sig_ok(ci.authority, cert, cert_len, sig))
+		return error_set(err, EINVAL, "the session certificate's signature does not verify");
+	EVP_PKEY *pkey = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, seed, IDENTITY_SEED_LEN);
+	size_t plen = sizeof(pub);
+	bool same = pkey && EVP_PKEY_get_raw_public_key(pkey, pub, &plen) > 0 && plen == sizeof(pub) &&
+		    memcmp(pub, ci.session_key, sizeof(pub)) == 0;
+	EVP_PKEY_free(pkey);
+	ERR_clear_error();
+	if (!same)
+		return error_set(err, EINVAL, "the session key is not the one the certificate names");
+
+	struct identity_signer *s = calloc(1, sizeof(*s));
+	if (!s)
+		return error_set(err, ENOMEM, "out of memory");
+	memcpy(s->seed, seed, IDENTITY_SEED_LEN);
+	s->cert = ci;
+	iss_of(ci.authority, s->iss);
+	pthread_mutex_init(&s->lock, NULL);
+	struct buf h = { 0 };
+	r = buf_printf(&h, "{\"alg\":\"EdDSA\",\"typ\":\"" IDENTITY_TYP "\",\"kid\":\"%s\",\"airlock_cert\":",
+		       ci.session) ?:
+		buf_json_string(&h, cert, cert_len) ?: buf_printf(&h, ",\"airlock_cert_sig\":\"%s\"}", cert_sig_hex) ?:
+		base64url_encode((const uint8_t *)h.data, h.len, &s->header);
+	buf_free(&h);
+	if (r < 0) {
+		identity_signer_free(s);
+		return error_set(err, ENOMEM, "out of memory");
+	}
+	*out = s;
+	return 0;
+}
+
+void identity_signer_wipe(struct identity_signer *s)
+{
+	if (s)
+		explicit_bzero(s->seed, sizeof(s->seed));
+}
+
+void identity_signer_free(struct identity_signer *s)
+{
+	if (!s)
+		return;
+	identity_signer_wipe(s);
+	for (size_t i = 0; i < IDENTITY_CACHE; i++)
+		buf_free(&s->cache[i].token);
+	buf_free(&s->header);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+int identity_token_sign(struct identity_signer *s, const char *aud, int64_t now, struct buf *out)
+{
+	uint8_t rnd[16], sig[AUDIT_SIG_LEN];
+	char jti[33];
+	int64_t exp = now + IDENTITY_LIFETIME, last = s->cert.not_after / 1000;
+	if (strlen(aud) > IDENTITY_AUD_MAX)
+		return -ENAMETOOLONG;
+	/* The certificate's times are in milliseconds, now in seconds: the
+	 * first request can come within the second the certificate was
+	 * made, which the skew covers (as it does for verifiers). */
+	if (now >= last || now * 1000 < s->cert.not_before - IDENTITY_SKEW * 1000)
+		return -EKEYEXPIRED; /* the certificate does not cover now */
+	if (exp > last)
+		exp = last;
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return -EIO;
+	tohex(rnd, sizeof(rnd), jti);
+	struct buf claims = { 0 };
+	size_t start = out->len;
+	int r = buf_printf(&claims, "{\"iss\":\"%s\",\"sub\":", s->iss) ?:
+		buf_json_string(&claims, s->cert.agent, strlen(s->cert.agent)) ?:
+		buf_printf(&claims, ",\"sid\":\"%s\",\"aud\":", s->cert.session) ?:
+		buf_json_string(&claims, aud, strlen(aud)) ?:
+		buf_printf(&claims, ",\"iat\":%" PRId64 ",\"exp\":%" PRId64 ",\"jti\":\"%s\",\"policy_sha256\":",
+			   now, exp, jti) ?:
+		buf_json_string(&claims, s->cert.policy, strlen(s->cert.policy)) ?: buf_puts(&claims, ",\"boundary\":") ?:
+		buf_json_string(&claims, s->cert.boundary, strlen(s->cert.boundary)) ?: buf_puts(&claims, "}") ?:
+		buf_append(out, s->header.data, s->header.len) ?: buf_puts(out, ".") ?:
+		base64url_encode((const uint8_t *)claims.data, claims.len, out);
+	buf_free(&claims);
+	if (r == 0)
+		r = sign_raw(s->seed, out->data + start, out->len - start, sig);
+	if (r == 0)
+		r = buf_puts(out, ".") ?: base64url_encode(sig, sizeof(sig), out);
+	if (r < 0) {
+		out->len = start;
+		if (out->data)
+			out->data[start] = '\0';
+	}
+	return r;
+}
+
+int identity_token_get(struct identity_signer *s, const char *aud, int64_t now, struct buf *out)
+{
+	pthread_mutex_lock(&s->lock);
+	struct cache_entry *e = NULL;
+	for (size_t i = 0; i < IDENTITY_CACHE && !e; i++)
+		if (s->cache[i].token.len && strcmp(s->cache[i].aud, aud) == 0)
+			e = &s->cache[i];
+	int r = 0;
+	/* Re-signed after half its lifetime, and when the clock went back. */
+	if (!e || now < e->iat || now - e->iat >= IDENTITY_LIFETIME / 2) {
+		if (!e) {
+			e = &s->cache[s->next];
+			s->next = (s->next + 1) % IDENTITY_CACHE;
+		}
+		buf_reset(&e->token);
+		e->aud[0] = '\0';
+		r = identity_token_sign(s, aud, now, &e->token);
+		if (r == 0) {
+			snprintf(e->aud, sizeof(e->aud), "%s", aud);
+			e->iat = now;
+		}
+	}
+	if (r == 0)
+		r = buf_append(out, e->token.data, e->token.len);
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+int identity_audience(const char *scheme, const char *host, uint16_t port, char out[IDENTITY_AUD_MAX + 1])
+{
+	bool dflt = (strcmp(scheme, "http") == 0 && port == 80) || (strcmp(scheme, "https") == 0 && port == 443);
+	bool v6 = strchr(host, ':') != NULL;
+	char p[8] = "";
+	if (!dflt)
+		snprintf(p, sizeof(p), ":%u", port);
+	int n = snprintf(out, IDENTITY_AUD_MAX + 1, "%s://%s%s%s%s", scheme, v6 ? "[" : "", host, v6 ? "]" : "", p);
+	return n < 0 || n > IDENTITY_AUD_MAX ? -ENAMETOOLONG : 0;
+}
+
+/* ---- verifying ---- */
+
+struct verify_buffers {
+	uint8_t header[HEADER_MAX];
+	uint8_t claims[CLAIMS_MAX];
+	char cert[IDENTITY_CERT_MAX + 1];
+	struct audit_json_tok htok[HEADER_TOKENS], ctok[CLAIMS_TOKENS];
+};
+
+/* Whether string member key of object 0 is exactly want (after
+ * unescaping). */
+static bool member_is(const struct audit_json *j, const char *key, const char *want)
+{
+	int t = audit_json_member(j, 0, key);
+	return t >= 0 && j->tok[t].type == AUDIT_JSON_STRING && audit_json_key_is(j, t, want);
+}
+
+static int verify(const char *token, size_t len, const uint8_t *authority, const char *audience, int64_t now,
+		  struct identity_claims *c, struct verify_buffers *b, struct error *err)
+{
+	static const char *const header_keys[] = { "alg", "typ", "kid", "airlock_cert", "airlock_cert_sig", NULL };
+	static const char *const claim_keys[] = { "iss", "sub", "sid", "aud", "iat", "exp", "jti", "policy_sha256",
+						  "boundary", NULL };
+	memset(c, 0, sizeof(*c));
+	if (len == 0)
+		return error_set(err, EINVAL, "the token is empty");
+	if (len > IDENTITY_TOKEN_MAX)
+		return error_set(err, EINVAL, "the token is longer than %d characters", IDENTITY_TOKEN_MAX);
+	const char *dot1 = memchr(token, '.', len);
+	const char *dot2 = dot1 ? memchr(dot1 + 1, '.', len - (size_t)(dot1 + 1 - token)) : NULL;
+	if (!dot2 || memchr(dot2 + 1, '.', len - (size_t)(dot2 + 1 - token)))
+		return error_set(err, EINVAL, "not a compact JWS: it must be three base64url parts joined by dots");
+	size_t hlen = (size_t)(dot1 - token), plen = (size_t)(dot2 - dot1 - 1), slen = len - (size_t)(dot2 + 1 - token);
+
+	/* The protected header and the certificate it carries. */
+	ssize_t hn = base64url_decode(token, hlen, b->header, sizeof(b->header));
+	if (hn <= 0)
+		return error_set(err, EINVAL, "the protected header is not %s",
+				 hn == -ENOSPC ? "of a size a token has" : "base64url");
+	struct audit_json h, p;
+	if (audit_json_parse(&h, (const char *)b->header, (size_t)hn, b->htok, HEADER_TOKENS, 1) < 0 ||
+	    b->htok[0].type != AUDIT_JSON_OBJECT)
+		return error_set(err, EINVAL, "the protected header is not a JSON object");
+	int bad = unknown_member(&h, header_keys);
+	if (bad >= 0)
+		return error_set(err, EINVAL, "the protected header has a member no airlock token has");
+	if (!member_is(&h, "alg", "EdDSA"))
+		return error_set(err, EINVAL, "the protected header's alg is not EdDSA");
+	if (!member_is(&h, "typ", IDENTITY_TYP))
+		return error_set(err, EINVAL, "the protected header's typ is not " IDENTITY_TYP);
+	int ct = audit_json_member(&h, 0, "airlock_cert");
+	char sighex[2 * AUDIT_SIG_LEN + 1];
+	uint8_t csig[AUDIT_SIG_LEN];
+	int clen = ct >= 0 ? audit_json_str(&h, ct, b->cert, sizeof(b->cert)) : -EINVAL;
+	if (clen < 0)
+		return error_set(err, EINVAL, "the protected header has no airlock_cert, or a longer one than %d bytes",
+				 IDENTITY_CERT_MAX);
+	if (!member_str(&h, "airlock_cert_sig", sighex, sizeof(sighex)) ||
+	    !unhex(sighex, strlen(sighex), csig, sizeof(csig)))
+		return error_set(err, EINVAL, "the protected header's airlock_cert_sig is not 128 hex digits");
+	struct cert_info ci;
+	int r = cert_read(b->cert, (size_t)clen, &ci, err);
+	if (r < 0)
+		return error_prefix(err, "airlock_cert");
+	char got[65];
+	if (authority && memcmp(authority, ci.authority, AUDIT_PUB_LEN) != 0) {
+		tohex(ci.authority, AUDIT_PUB_LEN, got);
+		return error_set(err, EINVAL, "the certificate is signed by authority %s, not the one given", got);
+	}
+	if (!audit_sig_ok(ci.authority, b->cert, (size_t)clen, csig)) {
+		tohex(ci.authority, AUDIT_PUB_LEN, got);
+		return error_set(err, EINVAL, "bad certificate signature: it does not verify with authority %s", got);
+	}
+	if (!member_is(&h, "kid", ci.session))
+		return error_set(err, EINVAL, "the protected header's kid is not the certificate's session");
+
+	/* The JWS signature, over the first two parts as sent (RFC 7515
+	 * section 5.2), by the certified session key. */
+	uint8_t sig[AUDIT_SIG_LEN + 1];
+	ssize_t sn = base64url_decode(dot2 + 1, slen, sig, sizeof(sig));
+	if (sn != AUDIT_SIG_LEN)
+		return error_set(err, EINVAL, "the signature is not 64 bytes of base64url");
+	if (!audit_sig_ok(ci.session_key, token, (size_t)(dot2 - token), sig))
+		return error_set(err, EINVAL, "bad token signature: it does not verify with the certified session key");
+
+	/* The claims: signed, so anything wrong here was signed wrong. */
+	ssize_t pn = base64url_decode(dot1 + 1, plen, b->claims, sizeof(b->claims));
+	if (pn <= 0)
+		return error_set(err, EINVAL, "the claims are not %s", pn == -ENOSPC ? "of a size a token has" : "base64url");
+	if (audit_json_parse(&p, (const char *)b->claims, (size_t)pn, b->ctok, CLAIMS_TOKENS, 1) < 0 ||
+	    b->ctok[0].type != AUDIT_JSON_OBJECT)
+		return error_set(err, EINVAL, "the claims are not a JSON object");
+	if (unknown_member(&p, claim_keys) >= 0)
+		return error_set(err, EINVAL, "the claims hold one no airlock token has");
+	char iss[72];
+	iss_of(ci.authority, iss);
+	if (!member_is(&p, "iss", iss))
+		return error_set(err, EINVAL, "iss is not the fingerprint of the certificate's authority");
+	if (!member_is(&p, "sub", ci.agent))
+		return error_set(err, EINVAL, "sub is not the certificate's agent");
+	if (!member_is(&p, "sid", ci.session))
+		return error_set(err, EINVAL, "sid is not the certificate's session");
+	if (!member_is(&p, "policy_sha256", ci.policy))
+		return error_set(err, EINVAL, "policy_sha256 is not the certificate's");
+	if (!member_is(&p, "boundary", ci.boundary))
+		return error_set(err, EINVAL, "boundary is not the certificate's");
+	if (!member_str(&p, "aud", c->aud, sizeof(c->aud)) || !c->aud[0])
+		return error_set(err, EINVAL, "aud is missing, or longer than %d bytes", IDENTITY_AUD_MAX);
+	if (!member_str(&p, "jti", c->jti, sizeof(c->jti)) || !c->jti[0])
+		return error_set(err, EINVAL, "jti is missing, or longer than 64 bytes");
+	if (!member_int(&p, "iat", &c->iat) || !member_int(&p, "exp", &c->exp))
+		return error_set(err, EINVAL, "iat or exp is missing or not an integer");
+
+	/* Time. */
+	if (c->exp <= c->iat || c->exp - c->iat > IDENTITY_MAX_LIFETIME)
+		return error_set(err, EINVAL, "exp %" PRId64 " is not within %d s after iat %" PRId64, c->exp,
+				 IDENTITY_MAX_LIFETIME, c->iat);
+	if (now >= c->exp)
+		return error_set(err, EINVAL, "the token expired at %" PRId64 " (now %" PRId64 ")", c->exp, now);
+	if (c->iat > now + IDENTITY_SKEW)
+		return error_set(err, EINVAL, "the token is issued at %" PRId64 ", in the future (now %" PRId64 ")",
+				 c->iat, now);
+	if (now > INT64_MAX / 1000 || now < 0 || now * 1000 < ci.not_before - IDENTITY_SKEW * 1000 ||
+	    now * 1000 >= ci.not_after)
+		return error_set(err, EINVAL,
+				 "the certificate is not valid at %" PRId64 " (valid from %" PRId64 " to %" PRId64 " ms)",
+				 now, ci.not_before, ci.not_after);
+	if (c->iat * 1000 < ci.not_before - IDENTITY_SKEW * 1000 || c->exp > ci.not_after / 1000)
+		return error_set(err, EINVAL, "the token's validity is outside its certificate's");
+	if (audience && strcmp(audience, c->aud) != 0)
+		return error_set(err, EINVAL, "the token is for audience %.*s, not %.*s", 100, c->aud, 100, audience);
+
+	memcpy(c->agent, ci.agent, sizeof(c->agent));
+	memcpy(c->session, ci.session, sizeof(c->session));
+	memcpy(c->policy_sha256, ci.policy, sizeof(c->policy_sha256));
+	memcpy(c->boundary, ci.boundary, sizeof(c->boundary));
+	memcpy(c->host, ci.host, sizeof(c->host));
+	memcpy(c->authority, ci.authority, sizeof(c->authority));
+	c->not_before = ci.not_before;
+	c->not_after = ci.not_after;
+	c->anchored = authority != NULL;
+	return 0;
+}
+
+int identity_token_verify(const char *token, size_t len, const uint8_t *authority, const char *audience, int64_t now,
+			  struct identity_claims *c, struct error *err)
+{
+	/* About 20 KiB: on the heap, the proxy's threads have small stacks
+	 * and a verifier may be embedded anywhere. */
+	struct verify_buffers *b = malloc(sizeof(*b));
+	if (!b)
+		return error_set(err, ENOMEM, "out of memory");
+	int r = verify(token, len, authority, audience, now, c, b, err);
+	free(b);
+	if (r < 0)
+		memset(c, 0, sizeof(*c));
+	return r;
+}
