@@ -270,6 +270,31 @@ static int plan_ids(struct sandbox_plan *p, const struct policy *pol, const stru
 	return 0;
 }
 
+void plan_observe(struct sandbox_plan *p)
+{
+	/* Only the workspace and the policy's write paths stay, and only
+	 * started as root: shown at their own place (so nothing changes) but
+	 * through an idmapped mount (idmap.c), so that the sandbox's
+	 * unprivileged uid writes there as it would in enforce mode. */
+	size_t kept = 0;
+	for (size_t i = 0; i < p->n_mounts; i++) {
+		struct mount_entry *m = &p->mounts[i];
+		if (p->privileged && m->kind == MOUNT_BIND && m->user_path && !m->readonly) {
+			p->mounts[kept++] = *m;
+			continue;
+		}
+		free(m->src);
+		free(m->dst);
+		if (m->tree_fd >= 0)
+			close(m->tree_fd);
+	}
+	p->n_mounts = kept;
+	for (size_t i = 0; i < p->n_rules; i++)
+		free(p->rules[i].path);
+	p->n_rules = 0;
+	p->observe = true;
+}
+
 int plan_build(const struct policy *pol, char *const *argv, bool trace, struct sandbox_plan *p, struct error *err)
 {
 	char real[PATH_MAX];
@@ -427,9 +452,9 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 	if (lim->cpu_seconds)
 		p->rlimits[p->n_rlimits++] = (typeof(p->rlimits[0])){ RLIMIT_CPU, lim->cpu_seconds };
 
-	if (pol->network.mode != POLICY_NET_NONE)
+	if (policy_net_mode(pol) != POLICY_NET_NONE)
 		p->proxy_port = PROXY_PORT;
-	p->transparent = pol->network.mode == POLICY_NET_TRANSPARENT;
+	p->transparent = policy_net_mode(pol) == POLICY_NET_TRANSPARENT;
 	if (intercepts(pol) && add_rule(p, "/run/airlock", LL_READ) < 0)
 		goto oom;
 	if (build_env(p, pol) < 0)

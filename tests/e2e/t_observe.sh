@@ -1,0 +1,165 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+#
+# sandbox.mode: observe. Nothing is enforced: the agent sees the host's
+# tree and the proxy lets through what the policy would refuse, but every
+# such decision is recorded (enforced: false), and stderr says so before
+# the command starts and after it ends. Each observe run is paired with
+# the same run in enforce mode, where every one of those actions fails.
+# The servers and the client are t_proxy.sh's.
+
+# shellcheck source=tests/e2e/t_proxy.sh
+. "$here/t_proxy.sh"
+
+# A directory outside the policy, made by the test, with a file to read;
+# sets OUTSIDE. Writable by the sandbox's uid (65534 when started as root).
+make_outside() {
+	OUTSIDE=$(mktemp -d /tmp/airlock-e2e-observe.XXXXXX) || fail "mktemp"
+	printf '%s\n' "$OUTSIDE" >>"$T/.rm_dirs"
+	chmod 1777 "$OUTSIDE"
+	printf 'outside-data\n' >"$OUTSIDE/secret.txt"
+	chmod 644 "$OUTSIDE/secret.txt"
+}
+
+# observe_policy MODE [none]: the policy both runs share; "none" leaves
+# out the network section.
+observe_policy() {
+	printf 'version: 1\nsandbox:\n  mode: %s\n' "$1"
+	[ "${2:-}" = none ] && return 0
+	cat <<YAML
+network:
+  resolve: { api.test: 127.0.0.1, other.test: 127.0.0.1 }
+  allow_private: [127.0.0.1:$HP]
+  endpoints:
+    - host: api.test
+      ports: [$HP]
+      rules:
+        - { id: api-read, methods: [GET], path: "/public/**" }
+YAML
+}
+
+# The agent's script: a read and a write outside the policy, a request to
+# a host no endpoint names, and an allowed request.
+write_agent() {
+	cat >"$WS/agent.sh" <<SH
+cat "$OUTSIDE/secret.txt" && echo READ-OK
+echo written >"$OUTSIDE/new.txt" && echo WRITE-OK
+echo "denied-host: \$(python3 ./fetch.py GET http://other.test:$HP/x)"
+echo "allowed-host: \$(python3 ./fetch.py GET http://api.test:$HP/public/a)"
+SH
+}
+
+# Lines of the log matching every pattern given.
+log_lines() { # LOG PATTERN...
+	local out
+	out=$(cat "$1")
+	shift
+	local p
+	for p in "$@"; do
+		out=$(printf '%s\n' "$out" | grep -F -- "$p")
+	done
+	printf '%s' "$out"
+}
+
+test_observe_records_and_lets_through_what_enforce_denies() {
+	start_servers
+	write_client
+	make_outside
+	write_agent
+	observe_policy observe >"$T/observe.yaml"
+	mkdir -p "$T/audit"
+	al --policy "$T/observe.yaml" --audit "$T/audit" -- /bin/sh ./agent.sh
+	assert_rc 0 "the observed script ran"
+	assert_contains "$OUT" "outside-data" "observe: the file outside the policy was read"
+	assert_contains "$OUT" "READ-OK" "observe: the read succeeded"
+	assert_contains "$OUT" "WRITE-OK" "observe: the write succeeded"
+	assert_eq "written" "$(cat "$OUTSIDE/new.txt" 2>/dev/null)" "observe: the write reached the real file"
+	assert_match "$OUT" '^denied-host: 200 ' "observe: the request to a denied host went through"
+	assert_match "$OUT" '^allowed-host: 200 ' "observe: the allowed request went through"
+	# The warnings: the first line of stderr (before anything ran) and the
+	# last one, with the count of would-be denials.
+	assert_eq "airlock: WARNING: observe mode: nothing is enforced; decisions are only recorded" \
+		"$(printf '%s\n' "$ERR" | head -n1)" "the start warning comes first"
+	assert_match "$(printf '%s\n' "$ERR" | tail -n1)" \
+		'^airlock: WARNING: observe mode: nothing was enforced; [0-9]+ operations would have been denied$' \
+		"the end warning comes last"
+	local n
+	n=$(printf '%s\n' "$ERR" | tail -n1 | sed -E 's/.*enforced; ([0-9]+) operations.*/\1/')
+	[ "$n" -ge 3 ] || fail "at least the read, the write and the request would have been denied, counted $n$(e2e_last_run)"
+	assert_contains "$ERR" "would deny (not enforced): openat(\"$OUTSIDE/secret.txt\")" "the read is reported"
+
+	local log
+	log=$(ls "$T"/audit/*.jsonl)
+	VOUT=$("$AIRLOCK" audit verify "$log" 2>&1) || fail "audit verify: $VOUT"
+	assert_contains "$VOUT" "intact and sealed" "the log verifies"
+	[ -n "$(log_lines "$log" '"kind":"file_denied"' "\"path\":\"$OUTSIDE/secret.txt\"" \
+		'"decision":"deny","enforced":false')" ] || fail "no unenforced deny record of the read: $(cat "$log")"
+	[ -n "$(log_lines "$log" '"kind":"file_denied"' "\"path\":\"$OUTSIDE/new.txt\"" \
+		'"decision":"deny","enforced":false')" ] || fail "no unenforced deny record of the write: $(cat "$log")"
+	[ -n "$(log_lines "$log" '"kind":"http"' '"hostname":"other.test"' 'not enforced (observe mode)' \
+		'"decision":"deny","enforced":false')" ] || fail "no unenforced deny record of the request: $(cat "$log")"
+	[ -n "$(log_lines "$log" '"kind":"http"' '"hostname":"api.test"' '"decision":"allow"')" ] ||
+		fail "no allow record of the allowed request: $(cat "$log")"
+	assert_not_contains "$(cat "$log")" '"enforced":true' "in observe mode no record claims enforcement here"
+	assert_contains "$(cat "$log")" '"mode":"observe"' "the records name the mode"
+
+	# The neighbour: the same script under the same policy in enforce mode.
+	rm -f "$OUTSIDE/new.txt"
+	observe_policy enforce >"$T/enforce.yaml"
+	al --policy "$T/enforce.yaml" -- /bin/sh ./agent.sh
+	assert_not_contains "$OUT" "outside-data" "enforce: the file outside is not read"
+	assert_not_contains "$OUT" "READ-OK" "enforce: the read fails"
+	assert_not_contains "$OUT" "WRITE-OK" "enforce: the write fails"
+	assert_no_file "$OUTSIDE/new.txt" "enforce: nothing was written outside"
+	assert_match "$OUT" '^denied-host: 403 ' "enforce: the request to a denied host is refused"
+	assert_match "$OUT" '^allowed-host: 200 ' "enforce: the allowed request still works"
+	assert_not_contains "$ERR" "observe mode" "enforce mode prints no observe warning"
+}
+
+test_observe_policy_check_warns() {
+	printf 'version: 1\nsandbox:\n  mode: observe\n' >"$T/observe.yaml"
+	local err rc
+	err=$("$AIRLOCK" policy check "$T/observe.yaml" 2>&1 >/dev/null)
+	rc=$?
+	assert_eq 0 "$rc" "an observe policy is valid"
+	assert_contains "$err" "WARNING: observe mode: nothing is enforced" "policy check warns"
+	printf 'version: 1\nsandbox:\n  mode: enforce\n' >"$T/enforce.yaml"
+	err=$("$AIRLOCK" policy check "$T/enforce.yaml" 2>&1 >/dev/null)
+	assert_not_contains "$err" "WARNING" "an enforce policy gets no warning"
+}
+
+# Without a network section observe mode still puts the proxy in front:
+# the request is seen, recorded as what the policy (no network at all)
+# would deny, and let through. Enforce mode has no network at all.
+test_observe_without_network_section_goes_through_the_proxy() {
+	start_servers
+	write_client
+	make_outside
+	# The proxy resolves the name itself: without a network section there
+	# is no `resolve`, so the address is asked for by number.
+	observe_policy observe none >"$T/observe.yaml"
+	al --policy "$T/observe.yaml" -- python3 ./fetch.py GET "http://127.0.0.1:$HP/x"
+	assert_rc 0 "observe run"
+	assert_match "$OUT" '^200 ' "observe: the request went through the proxy"
+	assert_contains "$ERR" "no network section" "observe: reported as what the policy would deny"
+	assert_contains "$ERR" "not enforced" "and as not enforced"
+	observe_policy enforce none >"$T/enforce.yaml"
+	al --policy "$T/enforce.yaml" -- python3 ./fetch.py GET "http://127.0.0.1:$HP/x"
+	assert_match "$OUT" '^ERROR ' "enforce: no network at all"
+}
+
+# seccomp is no access decision: observe mode keeps the filter, and the
+# log says that refusal was enforced.
+test_observe_keeps_the_seccomp_filter() {
+	observe_policy observe none >"$T/observe.yaml"
+	mkdir -p "$T/audit"
+	al --policy "$T/observe.yaml" --audit "$T/audit" -- ./airlock-probe unshare-user
+	check_blocked unshare-user
+	local log
+	log=$(ls "$T"/audit/*.jsonl)
+	[ -n "$(log_lines "$log" '"kind":"syscall_denied"' '"decision":"deny","enforced":true')" ] ||
+		fail "the seccomp refusal is recorded as enforced: $(cat "$log")"
+	# The neighbour: an ordinary process in the same sandbox runs.
+	al --policy "$T/observe.yaml" -- ./airlock-probe clone-ok
+	check_allowed clone-ok
+}
