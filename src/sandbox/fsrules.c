@@ -115,7 +115,6 @@ void fsrules_free(struct fsrules *r)
 enum fsrules_verdict fsrules_check(const struct fsrules *r, const char *path, uint64_t access,
 				   fsrules_exists_fn exists, void *ctx)
 {
-	access &= r->handled;
 	if (!access || path[0] != '/')
 		return FSR_ALLOW;
 
@@ -171,11 +170,13 @@ enum fsrules_verdict fsrules_check(const struct fsrules *r, const char *path, ui
 		break;
 	}
 
+	/* A read-only mount refuses writes whatever the kernel's Landlock
+	 * ABI; Landlock only judges the rights it handles. */
 	uint64_t granted = 0;
 	for (size_t i = 0; i < r->n_rules; i++)
 		if (under(path, r->rules[i].path))
 			granted |= r->rules[i].access;
-	return (access & ~granted) ? FSR_DENY_ACCESS : FSR_ALLOW;
+	return (access & r->handled & ~granted) ? FSR_DENY_ACCESS : FSR_ALLOW;
 }
 
 const char *fsrules_verdict_name(enum fsrules_verdict v)
