@@ -8,8 +8,8 @@
 # the same run in enforce mode, where every one of those actions fails.
 # The servers and the client are t_proxy.sh's.
 
-# shellcheck source=tests/e2e/t_proxy.sh
-. "$here/t_proxy.sh"
+# shellcheck source=tests/e2e/t_credentials.sh
+. "$here/t_credentials.sh"
 
 # A directory outside the policy, made by the test, with a file to read;
 # sets OUTSIDE. Writable by the sandbox's uid (65534 when started as root).
@@ -38,12 +38,13 @@ network:
 YAML
 }
 
-# The agent's script: a read and a write outside the policy, a request to
-# a host no endpoint names, and an allowed request.
+# The agent's script: a read, a write and a program run outside the
+# policy, a request to a host no endpoint names, and an allowed request.
 write_agent() {
 	cat >"$WS/agent.sh" <<SH
 cat "$OUTSIDE/secret.txt" && echo READ-OK
 echo written >"$OUTSIDE/new.txt" && echo WRITE-OK
+cp /bin/true "$OUTSIDE/tool" && "$OUTSIDE/tool" && echo EXEC-OK
 echo "denied-host: \$(python3 ./fetch.py GET http://other.test:$HP/x)"
 echo "allowed-host: \$(python3 ./fetch.py GET http://api.test:$HP/public/a)"
 SH
@@ -74,6 +75,7 @@ test_observe_records_and_lets_through_what_enforce_denies() {
 	assert_contains "$OUT" "READ-OK" "observe: the read succeeded"
 	assert_contains "$OUT" "WRITE-OK" "observe: the write succeeded"
 	assert_eq "written" "$(cat "$OUTSIDE/new.txt" 2>/dev/null)" "observe: the write reached the real file"
+	assert_contains "$OUT" "EXEC-OK" "observe: the program outside the policy ran"
 	assert_match "$OUT" '^denied-host: 200 ' "observe: the request to a denied host went through"
 	assert_match "$OUT" '^allowed-host: 200 ' "observe: the allowed request went through"
 	# The warnings: the first line of stderr (before anything ran) and the
@@ -96,6 +98,8 @@ test_observe_records_and_lets_through_what_enforce_denies() {
 		'"decision":"deny","enforced":false')" ] || fail "no unenforced deny record of the read: $(cat "$log")"
 	[ -n "$(log_lines "$log" '"kind":"file_denied"' "\"path\":\"$OUTSIDE/new.txt\"" \
 		'"decision":"deny","enforced":false')" ] || fail "no unenforced deny record of the write: $(cat "$log")"
+	[ -n "$(log_lines "$log" '"kind":"exec_denied"' "\"path\":\"$OUTSIDE/tool\"" \
+		'"decision":"deny","enforced":false')" ] || fail "no unenforced exec_denied record: $(cat "$log")"
 	[ -n "$(log_lines "$log" '"kind":"http"' '"hostname":"other.test"' 'not enforced (observe mode)' \
 		'"decision":"deny","enforced":false')" ] || fail "no unenforced deny record of the request: $(cat "$log")"
 	[ -n "$(log_lines "$log" '"kind":"http"' '"hostname":"api.test"' '"decision":"allow"')" ] ||
@@ -110,6 +114,7 @@ test_observe_records_and_lets_through_what_enforce_denies() {
 	assert_not_contains "$OUT" "outside-data" "enforce: the file outside is not read"
 	assert_not_contains "$OUT" "READ-OK" "enforce: the read fails"
 	assert_not_contains "$OUT" "WRITE-OK" "enforce: the write fails"
+	assert_not_contains "$OUT" "EXEC-OK" "enforce: the program outside does not run"
 	assert_no_file "$OUTSIDE/new.txt" "enforce: nothing was written outside"
 	assert_match "$OUT" '^denied-host: 403 ' "enforce: the request to a denied host is refused"
 	assert_match "$OUT" '^allowed-host: 200 ' "enforce: the allowed request still works"
@@ -162,4 +167,37 @@ test_observe_keeps_the_seccomp_filter() {
 	# The neighbour: an ordinary process in the same sandbox runs.
 	al --policy "$T/observe.yaml" -- ./airlock-probe clone-ok
 	check_allowed clone-ok
+}
+
+# Observe mode skips blocking; it never grants. A placeholder used where no
+# binding allows it goes out as the agent wrote it, never as the secret.
+test_observe_never_injects_a_credential_outside_its_binding() {
+	cred_setup
+	local obs=$'sandbox:\n  mode: observe'
+	# shellcheck disable=SC2016
+	al_policy "$(cred_policy "$obs")" -- /bin/sh -c \
+		'curl -sS -X DELETE -H "Authorization: Bearer $API_TOKEN" https://secure.test:'"$SP"'/api/whoami'
+	assert_contains "$OUT" '"method": "DELETE"' "observe: the misused placeholder's request reached the server"
+	assert_contains "$OUT" '"auth": "missing"' "observe: without the secret (a method the binding does not name)"
+	# shellcheck disable=SC2016
+	al_policy "$(cred_policy "$obs")" -- /bin/sh -c \
+		'curl -sS -H "Authorization: Bearer $API_TOKEN" https://other.test:'"$SP"'/api/whoami'
+	assert_contains "$OUT" '"auth": "missing"' "observe: the placeholder sent to another host is not the secret"
+	# The neighbour: where the binding allows it, the secret still goes in.
+	# shellcheck disable=SC2016
+	al_policy "$(cred_policy "$obs")" -- /bin/sh -c \
+		'curl -sS -H "Authorization: Bearer $API_TOKEN" https://secure.test:'"$SP"'/api/whoami'
+	assert_contains "$OUT" '"auth": "ok"' "observe: injected where the binding allows"
+	local log
+	log=$(cat "$T/net.jsonl")
+	[ -n "$(printf '%s\n' "$log" | grep -F '"kind":"credential_misuse"' | grep -F '"enforced":false' |
+		grep -F 'not enforced (observe mode)')" ] || fail "misuse recorded as not enforced: $log"
+	local leaked
+	leaked=$(grep -rl --exclude-dir=srv --exclude=git-token --exclude=q-token -- "$SECRET" "$T" 2>/dev/null)
+	assert_eq "" "$leaked" "no file the run wrote holds the secret"
+	# Enforce mode refuses the same request.
+	# shellcheck disable=SC2016
+	al_policy "$(cred_policy)" -- /bin/sh -c \
+		'curl -sS -X DELETE -H "Authorization: Bearer $API_TOKEN" https://secure.test:'"$SP"'/api/whoami'
+	assert_contains "$OUT" "credential misuse" "enforce: the misuse is refused"
 }
