@@ -360,7 +360,9 @@ static void observe_call(struct ftrace *f, struct trace_log *log, pid_t tid, int
 				access |= LL_FS_READ_FILE;
 			if (acc == O_WRONLY || acc == O_RDWR)
 				access |= LL_FS_WRITE_FILE;
-			if ((flags & O_TRUNC) && exists && acc != O_RDONLY)
+			/* O_TRUNC truncates (and Landlock checks it) only on a
+			 * regular file: `>/dev/null` is no truncation. */
+			if ((flags & O_TRUNC) && exists && S_ISREG(st.st_mode) && acc != O_RDONLY)
 				access |= LL_FS_TRUNCATE;
 		}
 		if (!exists) {

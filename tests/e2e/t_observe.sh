@@ -201,3 +201,19 @@ test_observe_never_injects_a_credential_outside_its_binding() {
 		'curl -sS -X DELETE -H "Authorization: Bearer $API_TOKEN" https://secure.test:'"$SP"'/api/whoami'
 	assert_contains "$OUT" "credential misuse" "enforce: the misuse is refused"
 }
+
+# The neighbour of every would-be denial above: work the policy allows
+# (in the workspace, the baseline, /dev/null, a file of its own in /tmp)
+# is recorded as nothing at all.
+test_observe_allowed_work_records_nothing() {
+	observe_policy observe none >"$T/observe.yaml"
+	al --policy "$T/observe.yaml" -- /bin/sh -c '
+		echo hi >./f && cat ./f >/dev/null && mkdir ./d && mv ./f ./d/g && rm -r ./d
+		ls / /usr/bin >/dev/null && cat /etc/os-release >/dev/null
+		t=/tmp/airlock-e2e-observe-own.$$
+		echo mine >"$t" && cat "$t" && rm "$t"'
+	assert_rc 0 "the allowed work ran"
+	assert_contains "$OUT" "mine" "its own file in /tmp"
+	assert_contains "$ERR" "airlock: no operation would have been denied" "nothing reported"
+	assert_contains "$ERR" "nothing was enforced; 0 operations would have been denied" "none counted"
+}
