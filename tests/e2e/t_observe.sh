@@ -217,3 +217,31 @@ test_observe_allowed_work_records_nothing() {
 	assert_contains "$ERR" "airlock: no operation would have been denied" "nothing reported"
 	assert_contains "$ERR" "nothing was enforced; 0 operations would have been denied" "none counted"
 }
+
+# Transparent mode: the sandbox's DNS answers a name no endpoint allows
+# (recorded as a would-be denial) and the redirected connection is let
+# through; in enforce mode the name does not resolve.
+test_observe_transparent_dns_and_redirect() {
+	start_servers
+	local pol
+	pol=$(net_policy "  mode: transparent
+sandbox:
+  mode: observe")
+	al_policy "$pol" -- /usr/bin/env -u HTTP_PROXY -u http_proxy -u HTTPS_PROXY -u https_proxy \
+		-u ALL_PROXY -u all_proxy /usr/bin/curl -sS --noproxy '*' "http://other.test:$HP/x"
+	assert_rc 0 "observe: curl ignoring the proxy reached a name no endpoint allows"
+	assert_contains "$OUT" '"path": "/x"' "observe: the server answered"
+	local log
+	log=$(cat "$T/net.jsonl")
+	[ -n "$(printf '%s\n' "$log" | grep -F '"kind":"dns"' | grep -F '"host":"other.test"' |
+		grep -F '"decision":"deny"' | grep -F '"enforced":false')" ] ||
+		fail "the DNS answer is recorded as a would-be denial: $log"
+	[ -n "$(printf '%s\n' "$log" | grep -F '"kind":"transparent"' | grep -F '"host":"other.test"' |
+		grep -F '"enforced":false')" ] || fail "the redirected request is recorded as a would-be denial: $log"
+	# Enforce mode: no answer for the name.
+	al_policy "$(net_policy "  mode: transparent")" -- /usr/bin/env -u HTTP_PROXY -u http_proxy \
+		-u HTTPS_PROXY -u https_proxy -u ALL_PROXY -u all_proxy \
+		/usr/bin/curl -sS --noproxy '*' "http://other.test:$HP/x"
+	assert_ne 0 "$RC" "enforce: the name does not resolve"
+	assert_not_contains "$OUT" '"path": "/x"' "enforce: the server was never reached"
+}
