@@ -62,6 +62,11 @@ static int make_mount_point(int rootfd, const char *path, bool leaf_dir, struct 
 		char *next = strtok_r(NULL, "/", &save);
 		bool last = next == NULL;
 		if (last && !leaf_dir) {
+			/* Already there (observe mode mounts over the host's
+			 * own file): nothing to make, and nothing to open. */
+			struct stat st;
+			if (fstatat(dir, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+				return 0;
 			int fd = openat(dir, comp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 			if (fd < 0 && errno != EEXIST && errno != EISDIR)
 				return error_sys(err, errno, "cannot create mount point %s", path);
@@ -250,6 +255,11 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 		} else {
 			trees[i] = sys_open_tree(AT_FDCWD, m->src,
 						 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+			/* Observe mode's read-only cover of the policy file:
+			 * a file the sandbox's uid cannot even reach, it
+			 * cannot change either. */
+			if (trees[i] < 0 && plan->observe && errno == EACCES)
+				continue;
 			if (trees[i] < 0) {
 				r = error_sys(err, errno, "cannot bind %s", m->src);
 				goto out;
@@ -302,6 +312,8 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 			break;
 		}
 		case MOUNT_BIND:
+			if (trees[i] < 0)
+				break; /* observe mode: out of the sandbox's reach, see above */
 			r = make_mount_point(rootfd, m->dst, m->is_dir, err);
 			if (r >= 0)
 				r = attach(trees[i], m->dst, err);

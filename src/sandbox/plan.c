@@ -270,7 +270,7 @@ static int plan_ids(struct sandbox_plan *p, const struct policy *pol, const stru
 	return 0;
 }
 
-void plan_observe(struct sandbox_plan *p)
+int plan_observe(struct sandbox_plan *p, const struct policy *pol)
 {
 	/* Only the workspace and the policy's write paths stay, and only
 	 * started as root: shown at their own place (so nothing changes) but
@@ -293,6 +293,15 @@ void plan_observe(struct sandbox_plan *p)
 		free(p->rules[i].path);
 	p->n_rules = 0;
 	p->observe = true;
+	/* The policy file stays read-only (and, a mount point, cannot be
+	 * renamed over or unlinked): an agent that rewrote it during an
+	 * observed run would weaken every enforced run after it. */
+	char real[PATH_MAX];
+	if (pol->file && strcmp(pol->file, "<default>") != 0 && realpath(pol->file, real)) {
+		if (add_mount(p, MOUNT_BIND, real, real, true, false, 0) < 0)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 int plan_build(const struct policy *pol, char *const *argv, bool trace, struct sandbox_plan *p, struct error *err)

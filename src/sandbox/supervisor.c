@@ -317,7 +317,10 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 			r = error_set(err, ENOMEM, "out of memory");
 			goto out;
 		}
-		plan_observe(&plan);
+		if (plan_observe(&plan, pol) < 0) {
+			r = error_set(err, ENOMEM, "out of memory");
+			goto out;
+		}
 	}
 	if (plan.privileged && (r = idmap_prepare(&plan, err)) < 0)
 		goto out;

@@ -245,3 +245,26 @@ sandbox:
 	assert_ne 0 "$RC" "enforce: the name does not resolve"
 	assert_not_contains "$OUT" '"path": "/x"' "enforce: the server was never reached"
 }
+
+# The policy file stays read-only in observe mode: an agent that rewrote
+# it would weaken every enforced run after this one. A file beside it, as
+# writable, is written.
+test_observe_keeps_the_policy_file_read_only() {
+	make_outside
+	observe_policy observe none >"$OUTSIDE/policy.yaml"
+	printf 'neighbour\n' >"$OUTSIDE/beside.yaml"
+	chmod 666 "$OUTSIDE/policy.yaml" "$OUTSIDE/beside.yaml"
+	cp "$OUTSIDE/policy.yaml" "$T/policy.orig"
+	al --policy "$OUTSIDE/policy.yaml" -- /bin/sh -c "
+		grep -q 'mode: observe' '$OUTSIDE/policy.yaml' && echo READ-OK
+		echo '  mode: enforce' >>'$OUTSIDE/policy.yaml' && echo APPEND-OK
+		mv '$OUTSIDE/policy.yaml' '$OUTSIDE/moved.yaml' && echo MOVE-OK
+		echo changed >>'$OUTSIDE/beside.yaml' && echo BESIDE-OK"
+	assert_rc 0 "the observed script ran"
+	assert_contains "$OUT" "READ-OK" "the policy file can be read"
+	assert_not_contains "$OUT" "APPEND-OK" "the policy file cannot be written"
+	assert_not_contains "$OUT" "MOVE-OK" "the policy file cannot be moved away"
+	assert_contains "$OUT" "BESIDE-OK" "the file beside it can"
+	cmp -s "$OUTSIDE/policy.yaml" "$T/policy.orig" || fail "the policy file changed$(e2e_last_run)"
+	assert_contains "$(cat "$OUTSIDE/beside.yaml")" "changed" "the neighbour was written"
+}
