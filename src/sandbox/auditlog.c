@@ -23,7 +23,7 @@
 
 /* Where the local authority key lives by default. (The writer hashes
  * the policy file itself: it links libcrypto, we do not.) */
-static void authority_path(char *out, size_t len)
+void auditlog_authority_path(char *out, size_t len)
 {
 	const char *state = getenv("XDG_STATE_HOME");
 	const char *home = getenv("HOME");
@@ -40,7 +40,7 @@ int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a
 	int r = sibling_path("airlock-audit", exe, sizeof(exe), err);
 	if (r < 0 || (r = file_mkdir_p(dir, 0700, err)) < 0)
 		return r;
-	authority_path(key, sizeof(key));
+	auditlog_authority_path(key, sizeof(key));
 	int ep[2], cs[2];
 	/* A stream socket rather than a pipe: a send to a writer that died
 	 * fails with EPIPE instead of raising SIGPIPE. */

@@ -95,9 +95,12 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 	       struct error *err) WUR;
 
 /* Observe mode: turn an enforce plan (already copied into fsrules by the
- * caller) into observe mode's: no mounts but those idmapping needs and a
- * read-only policy file, no Landlock rules. Returns 0 or -ENOMEM. */
-int plan_observe(struct sandbox_plan *p, const struct policy *pol) WUR;
+ * caller) into observe mode's: no Landlock rules, and no mounts but those
+ * idmapping needs and the covers of airlock's own files (the policy file,
+ * audit_dir and network.log read-only, authority_dir hidden; each may be
+ * NULL or missing). Returns 0 or -ENOMEM. */
+int plan_observe(struct sandbox_plan *p, const struct policy *pol, const char *audit_dir,
+		 const char *authority_dir) WUR;
 
 /* mount.c: runs in the child, in its new user+mount namespace. */
 int mount_build_root(const struct sandbox_plan *plan, struct error *err) WUR;

@@ -270,7 +270,19 @@ static int plan_ids(struct sandbox_plan *p, const struct policy *pol, const stru
 	return 0;
 }
 
-int plan_observe(struct sandbox_plan *p, const struct policy *pol)
+/* Observe mode: cover path read-only (or hide it) when it exists. */
+static int observe_cover(struct sandbox_plan *p, const char *path, bool hide)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	if (!path || !realpath(path, real) || stat(real, &st) < 0)
+		return 0;
+	if (hide)
+		return add_mount(p, S_ISDIR(st.st_mode) ? MOUNT_HIDE_DIR : MOUNT_HIDE_FILE, NULL, real, true, false, 0);
+	return add_mount(p, MOUNT_BIND, real, real, true, S_ISDIR(st.st_mode), 0);
+}
+
+int plan_observe(struct sandbox_plan *p, const struct policy *pol, const char *audit_dir, const char *authority_dir)
 {
 	/* Only the workspace and the policy's write paths stay, and only
 	 * started as root: shown at their own place (so nothing changes) but
@@ -293,14 +305,17 @@ int plan_observe(struct sandbox_plan *p, const struct policy *pol)
 		free(p->rules[i].path);
 	p->n_rules = 0;
 	p->observe = true;
-	/* The policy file stays read-only (and, a mount point, cannot be
-	 * renamed over or unlinked): an agent that rewrote it during an
-	 * observed run would weaken every enforced run after it. */
-	char real[PATH_MAX];
-	if (pol->file && strcmp(pol->file, "<default>") != 0 && realpath(pol->file, real)) {
-		if (add_mount(p, MOUNT_BIND, real, real, true, false, 0) < 0)
-			return -ENOMEM;
-	}
+	/* airlock's own files are no decision of the policy, and stay out of
+	 * the agent's hands: the policy file read-only (a mount point, it
+	 * cannot be renamed over or unlinked either: an agent that rewrote it
+	 * during an observed run would weaken every enforced run after it),
+	 * the audit log and network log read-only (the record of this run),
+	 * and the authority key hidden (with it, any log could be forged). */
+	const char *policy_file = pol->file && strcmp(pol->file, "<default>") != 0 ? pol->file : NULL;
+	if (observe_cover(p, policy_file, false) < 0 || observe_cover(p, audit_dir, false) < 0 ||
+	    observe_cover(p, pol->network.log, false) < 0 || observe_cover(p, authority_dir, true) < 0)
+		return -ENOMEM;
+	sort_by_depth(p->mounts, p->n_mounts);
 	return 0;
 }
 

@@ -34,6 +34,7 @@
 #include "sandbox/landlock_abi.h"
 #include "sandbox/trace.h"
 #include "util/cleanup.h"
+#include "util/file.h"
 
 #define CLONE_FLAGS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
 
@@ -317,7 +318,14 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 			r = error_set(err, ENOMEM, "out of memory");
 			goto out;
 		}
-		if (plan_observe(&plan, pol) < 0) {
+		char key[PATH_MAX];
+		auditlog_authority_path(key, sizeof(key));
+		*strrchr(key, '/') = '\0';
+		/* Both made now, before the writer makes the key: the covers
+		 * need something to cover. */
+		if (audit_dir && ((r = file_mkdir_p(audit_dir, 0700, err)) < 0 || (r = file_mkdir_p(key, 0700, err)) < 0))
+			goto out;
+		if (plan_observe(&plan, pol, audit_dir, key) < 0) {
 			r = error_set(err, ENOMEM, "out of memory");
 			goto out;
 		}

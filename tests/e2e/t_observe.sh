@@ -268,3 +268,26 @@ test_observe_keeps_the_policy_file_read_only() {
 	cmp -s "$OUTSIDE/policy.yaml" "$T/policy.orig" || fail "the policy file changed$(e2e_last_run)"
 	assert_contains "$(cat "$OUTSIDE/beside.yaml")" "changed" "the neighbour was written"
 }
+
+# The record of the run and the key that certifies it stay out of the
+# agent's hands in observe mode: the audit log is read-only, the authority
+# key hidden. Other files of the home are read as usual.
+test_observe_keeps_the_log_and_the_authority_key_out_of_reach() {
+	mkdir -p "$T/audit"
+	e2e_is_root && chmod 755 "$E2E_HOME"
+	printf 'neighbour\n' >"$E2E_HOME/airlock-e2e-neighbour.txt"
+	printf '%s\n' "$E2E_HOME/airlock-e2e-neighbour.txt" >>"$T/.fake_files"
+	chmod 644 "$E2E_HOME/airlock-e2e-neighbour.txt"
+	observe_policy observe none >"$T/observe.yaml"
+	local key="$E2E_HOME/.local/state/airlock/authority.key"
+	al --policy "$T/observe.yaml" --audit "$T/audit" -- /bin/sh -c "
+		cat '$key' >/dev/null 2>&1 && echo KEY-READ
+		for f in '$T'/audit/*.jsonl; do echo x >>\"\$f\" && echo LOG-WRITTEN; done
+		cat '$E2E_HOME/airlock-e2e-neighbour.txt'"
+	assert_rc 0 "the observed script ran"
+	assert_file "$key" "the authority key exists"
+	assert_not_contains "$OUT" "KEY-READ" "the authority key cannot be read"
+	assert_not_contains "$OUT" "LOG-WRITTEN" "the audit log cannot be written"
+	assert_contains "$OUT" "neighbour" "another file of the home is read"
+	VOUT=$("$AIRLOCK" audit verify "$(ls "$T"/audit/*.jsonl)" 2>&1) || fail "audit verify: $VOUT"
+}

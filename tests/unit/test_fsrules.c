@@ -241,7 +241,7 @@ static void test_from_a_real_plan(void **state)
 	assert_int_equal(fsrules_check(&fr, beside_f, LL_FS_READ_FILE, host_exists_real, NULL), FSR_DENY_HIDDEN);
 	/* Once the plan is observe mode's, it has no rules left: the
 	 * evaluator's copy is what keeps them. */
-	assert_int_equal(plan_observe(&p, pol), 0);
+	assert_int_equal(plan_observe(&p, pol, NULL, NULL), 0);
 	assert_int_equal(p.n_rules, 0);
 	assert_true(p.observe);
 	assert_int_equal(fsrules_check(&fr, beside_f, LL_FS_READ_FILE, host_exists_real, NULL), FSR_DENY_HIDDEN);
