@@ -670,6 +670,21 @@ int audit_record_build(const struct audit_event *ev, const struct audit_session 
 		f.s[F_SIG] = NULL;
 	}
 
+	/* Observe mode: a record is not enforced, unless its event says it
+	 * was (a seccomp refusal, a request the proxy could not forward). An
+	 * event can only say so, never take enforcement away from a session
+	 * that enforces. */
+	struct audit_session enforced_copy;
+	if (!s->enforced) {
+		for (size_t k = 0; k < ev->n; k++)
+			if (ev->f[k].v.type == AUDIT_BOOL && ev->f[k].v.b && strcmp(ev->f[k].key, "enforced") == 0) {
+				enforced_copy = *s;
+				enforced_copy.enforced = true;
+				s = &enforced_copy;
+				break;
+			}
+	}
+
 	/* Cut the agent's strings shorter until the line fits: every record
 	 * is kept, the longest values are what give. */
 	static const size_t caps[] = { SIZE_MAX, 4096, 1024, 256, 64 };

@@ -46,6 +46,8 @@ int cli_policy(int argc, char **argv)
 		return SANDBOX_EXIT_USAGE;
 	}
 	policy_print(pol, stdout);
+	if (pol->sandbox.mode == POLICY_MODE_OBSERVE)
+		fprintf(stderr, POLICY_OBSERVE_WARNING "\n");
 	return 0;
 }
 

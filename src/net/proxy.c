@@ -92,6 +92,7 @@ struct rec {
 	const char *reason;
 	int status;
 	uint64_t up, down;
+	bool observed; /* observe mode: denied by the policy, let through anyway */
 };
 
 /* The record as one JSON line, every free-text field cut to cap bytes. */
@@ -120,12 +121,24 @@ static int format_record(const struct rec *r, size_t cap, struct buf *b)
 		e = buf_printf(b, ",\"port\":%u", r->port);
 	if (!e && r->status)
 		e = buf_printf(b, ",\"status\":%d", r->status);
+	/* Observe mode: whether a denial was enforced (a request that cannot
+	 * be forwarded at all still is refused). */
+	if (!e && cfg->observe && strcmp(r->decision, "deny") == 0)
+		e = buf_puts(b, r->observed ? ",\"enforced\":false" : ",\"enforced\":true");
 	return e ?: buf_printf(b, ",\"bytes_up\":%llu,\"bytes_down\":%llu}\n", (unsigned long long)r->up,
 			       (unsigned long long)r->down);
 }
 
 static void record(const struct rec *r)
 {
+	struct rec copy;
+	char why[768];
+	if (r->observed) {
+		copy = *r;
+		snprintf(why, sizeof(why), "%s; not enforced (observe mode)", r->reason ? r->reason : "denied");
+		copy.reason = why;
+		r = &copy;
+	}
 	/* One write(2) of at most PIPE_BUF bytes to a pipe is atomic: records
 	 * from concurrent connections never interleave and no lock is held on
 	 * the request path. Fields the agent controls can grow sixfold when
@@ -146,6 +159,30 @@ static void record(const struct rec *r)
 	if (w != (ssize_t)b.len)
 		_exit(1); /* the supervisor is gone: nothing may pass unrecorded */
 	buf_free(&b);
+}
+
+/* Observe mode: a denial the policy would make is recorded and the
+ * request goes on as if it were allowed. The first is kept: it is the one
+ * enforce mode would have refused on. Returns true when the caller goes
+ * on, false when it must refuse (enforce and learn modes).
+ * WARNING: letting through never means granting: a credential is never
+ * injected where its bindings do not allow it (handle_request). */
+static bool let_through(struct rec *rec, char *store, size_t len, const char *kind, const char *rule,
+			const char *reason)
+{
+	if (!cfg->observe)
+		return false;
+	if (!rec->observed) {
+		rec->observed = true;
+		rec->decision = "deny";
+		snprintf(store, len, "%s", reason ? reason : "denied");
+		rec->reason = store;
+		if (kind)
+			rec->kind = kind;
+		if (rule)
+			rec->rule = rule;
+	}
+	return true;
 }
 
 /* ---- I/O on either side, plain or TLS ---- */
@@ -282,8 +319,9 @@ static bool upstream_stale(const struct conn *c)
 }
 
 static int upstream_connect(const char *host, bool is_ip, const struct net_addr *ip, uint16_t port,
-			    struct net_decision *d, char *reason, size_t reason_len)
+			    struct net_decision *d, char *reason, size_t reason_len, struct net_decision *would)
 {
+	would->reason[0] = '\0';
 	const struct policy_network *net = &cfg->policy->network;
 	struct net_addr addrs[MAX_ADDRS];
 	int n;
@@ -300,6 +338,12 @@ static int upstream_connect(const char *host, bool is_ip, const struct net_addr 
 	}
 	for (int i = 0; i < n; i++)
 		if (!netpol_decide_address(net, &addrs[i], port, d)) {
+			/* Observe mode: noted in would, connected anyway. */
+			if (cfg->observe) {
+				if (!would->reason[0])
+					*would = *d;
+				continue;
+			}
 			snprintf(reason, reason_len, "%s", d->reason);
 			return -EACCES;
 		}
@@ -829,10 +873,11 @@ static bool handle_request(struct conn *c, struct http_request *req)
 	char host[HTTP_MAX_HOST + 1], reason[512];
 	struct net_addr ip;
 	uint16_t port;
-	const struct policy_endpoint *ep;
-	struct net_decision d = { 0 };
+	const struct policy_endpoint *ep = NULL;
+	struct net_decision d = { 0 }, would;
 	struct buf body = { 0 };
 	bool keep = false;
+	char obs[512]; /* observe mode: the reason of the denial let through */
 
 	if (req->query)
 		rec.target_len = (size_t)(req->query + req->query_len - req->path);
@@ -850,9 +895,11 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		if (strcmp(host, c->thost) != 0 || (req->port_explicit && req->port != c->tport)) {
 			snprintf(reason, sizeof(reason), "Host %s disagrees with the tunnel's %s:%u", host, c->thost,
 				 c->tport);
-			answer(c, 403, "denied", reason);
-			rec.reason = reason;
-			goto deny;
+			if (!let_through(&rec, obs, sizeof(obs), NULL, NULL, reason)) {
+				answer(c, 403, "denied", reason);
+				rec.reason = reason;
+				goto deny;
+			}
 		}
 		ep = c->tep;
 		rec.port = port;
@@ -865,9 +912,11 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		if (strcmp(host, c->thost) != 0 || (req->port_explicit && req->port != c->tport)) {
 			snprintf(reason, sizeof(reason), "Host %s disagrees with the connection's destination %s:%u",
 				 host, c->thost, c->tport);
-			answer(c, 403, "denied", reason);
-			rec.reason = reason;
-			goto deny;
+			if (!let_through(&rec, obs, sizeof(obs), NULL, NULL, reason)) {
+				answer(c, 403, "denied", reason);
+				rec.reason = reason;
+				goto deny;
+			}
 		}
 	} else {
 		if (req->form != HTTP_TARGET_ABSOLUTE || strcmp(req->scheme, "http") != 0) {
@@ -883,39 +932,47 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		/* Outside a tunnel the endpoint is decided here. */
 		if (!netpol_decide_host(net, host, port, &d)) {
 			snprintf(reason, sizeof(reason), "%s %s:%u: %s", req->method, host, port, d.reason);
+			if (!let_through(&rec, obs, sizeof(obs), NULL, d.rule, d.reason)) {
+				answer(c, 403, "denied", reason);
+				rec.rule = d.rule;
+				rec.reason = d.reason;
+				goto deny;
+			}
+		}
+		ep = d.ep; /* NULL when observe mode let a denied host through */
+	}
+	if (ep && !netpol_decide_request(ep, req->method, req->path, req->path_len, req->query, req->query_len,
+					 req->upgrade_websocket, &d)) {
+		snprintf(reason, sizeof(reason), "%s %s:%u%.*s: %s", req->method, host, port,
+			 (int)(rec.target_len > 200 ? 200 : rec.target_len), req->path, d.reason);
+		if (!let_through(&rec, obs, sizeof(obs), NULL, d.rule, d.reason)) {
 			answer(c, 403, "denied", reason);
 			rec.rule = d.rule;
 			rec.reason = d.reason;
 			goto deny;
 		}
-		ep = d.ep;
 	}
-	if (!netpol_decide_request(ep, req->method, req->path, req->path_len, req->query, req->query_len,
-				   req->upgrade_websocket, &d)) {
-		snprintf(reason, sizeof(reason), "%s %s:%u%.*s: %s", req->method, host, port,
-			 (int)(rec.target_len > 200 ? 200 : rec.target_len), req->path, d.reason);
-		answer(c, 403, "denied", reason);
+	if (!rec.observed)
 		rec.rule = d.rule;
-		rec.reason = d.reason;
-		goto deny;
-	}
-	rec.rule = d.rule;
 	if (req->upgrade && !req->upgrade_websocket) {
 		answer(c, 403, "denied", "only WebSocket upgrades can be allowed");
 		rec.reason = "upgrade to a protocol other than websocket";
 		goto deny;
 	}
-	if (req->body != HTTP_BODY_NONE && compressed(req) && !net->allow_compressed) {
+	if (req->body != HTTP_BODY_NONE && compressed(req) && !net->allow_compressed &&
+	    !let_through(&rec, obs, sizeof(obs), NULL, NULL, "compressed body")) {
 		answer(c, 415, "denied", "compressed request bodies cannot be scanned for leaks "
 					 "(network.leak_scan.allow_compressed is false)");
 		rec.reason = "compressed body";
 		goto deny;
 	}
 	/* A git push the broker decides from its first commands may be
-	 * larger than max_body: its pack (compressed) is streamed after them. */
+	 * larger than max_body: its pack (compressed) is streamed after them.
+	 * Observe mode streams any body over max_body (its first max_body
+	 * bytes are scanned). */
 	struct body_rest rest = { 0 };
 	bool may_stream = cfg->broker && c->cssl && broker_git_push(cfg->broker, host, port, req);
-	int cb = collect_body(c, req, net->max_body, &body, may_stream ? &rest : NULL);
+	int cb = collect_body(c, req, net->max_body, &body, may_stream || cfg->observe ? &rest : NULL);
 	if (cb == 0) {
 		answer(c, 413, "denied", "the request body is larger than network.leak_scan.max_body");
 		rec.reason = "body over max_body";
@@ -923,16 +980,20 @@ static bool handle_request(struct conn *c, struct http_request *req)
 	}
 	if (cb < 0)
 		goto out;
+	if (cb == 2 && !may_stream)
+		(void)let_through(&rec, obs, sizeof(obs), NULL, NULL, "body over max_body");
 	char what[128];
 	if (leak_check(req, &body, what, sizeof(what))) {
 		snprintf(reason, sizeof(reason), "the request carries %s", what);
-		answer(c, 403, "leak blocked", reason);
-		rec.kind = "leak";
-		rec.reason = reason;
 		/* The target may carry the secret itself: keep it out of the log. */
 		rec.target = "(withheld: it carries a secret)";
 		rec.target_len = strlen(rec.target);
-		goto deny;
+		if (!let_through(&rec, obs, sizeof(obs), "leak", NULL, reason)) {
+			answer(c, 403, "leak blocked", reason);
+			rec.kind = "leak";
+			rec.reason = reason;
+			goto deny;
+		}
 	}
 
 	/* Credentials: a placeholder becomes its secret only where one of
@@ -941,6 +1002,10 @@ static bool handle_request(struct conn *c, struct http_request *req)
 	bool injected = false;
 	if (cfg->broker && cfg->broker->n) {
 		struct broker_result br;
+		/* Observe mode lets a misused placeholder through as the agent
+		 * sent it: req is restored from this copy, so no secret goes
+		 * where no binding puts it. */
+		struct http_request sent = *req;
 		if (broker_apply(cfg->broker, host, port, req, body.data, body.len, &side, &br) < 0) {
 			answer(c, 403, "denied", "the request's credentials cannot be applied");
 			rec.reason = "credentials cannot be applied";
@@ -954,13 +1019,18 @@ static bool handle_request(struct conn *c, struct http_request *req)
 				 br.credential);
 		}
 		if (br.verdict == BROKER_MISUSE || br.verdict == BROKER_DENY) {
-			answer(c, 403, br.verdict == BROKER_MISUSE ? "credential misuse" : "denied", br.reason);
-			rec.kind = br.verdict == BROKER_MISUSE ? "credential_misuse" : "git";
-			rec.rule = br.binding ? br.binding : rec.rule;
-			snprintf(reason, sizeof(reason), "%s", br.reason);
-			rec.reason = reason;
+			const char *k = br.verdict == BROKER_MISUSE ? "credential_misuse" : "git";
 			buf_wipe(&side);
-			goto deny;
+			if (!let_through(&rec, obs, sizeof(obs), k, br.binding, br.reason)) {
+				answer(c, 403, br.verdict == BROKER_MISUSE ? "credential misuse" : "denied", br.reason);
+				rec.kind = k;
+				rec.rule = br.binding ? br.binding : rec.rule;
+				snprintf(reason, sizeof(reason), "%s", br.reason);
+				rec.reason = reason;
+				goto deny;
+			}
+			*req = sent;
+			br.verdict = BROKER_PASS;
 		}
 		injected = br.verdict == BROKER_INJECT;
 	}
@@ -975,12 +1045,16 @@ static bool handle_request(struct conn *c, struct http_request *req)
 	}
 	if (!c->cssl && (c->ufd < 0 || upstream_stale(c) || strcmp(c->uhost, host) != 0 || c->uport != port)) {
 		upstream_close(c);
-		int fd = upstream_connect(host, kind == 1, &ip, port, &d, reason, sizeof(reason));
+		int fd = upstream_connect(host, kind == 1, &ip, port, &d, reason, sizeof(reason), &would);
+		if (would.reason[0])
+			(void)let_through(&rec, obs, sizeof(obs), NULL, would.rule, would.reason);
 		if (fd < 0) {
 			answer(c, fd == -EACCES ? 403 : 502, fd == -EACCES ? "denied" : "bad gateway", reason);
-			rec.reason = reason;
-			if (fd == -EACCES)
-				rec.rule = d.rule;
+			if (!rec.observed) {
+				rec.reason = reason;
+				if (fd == -EACCES)
+					rec.rule = d.rule;
+			}
 			buf_wipe(&side);
 			goto deny;
 		}
@@ -1008,14 +1082,16 @@ static bool handle_request(struct conn *c, struct http_request *req)
 	if (!ok) {
 		answer(c, 502, "bad gateway", "the upstream connection failed");
 		upstream_close(c);
-		rec.reason = "upstream write failed";
-		rec.decision = "allow";
+		if (!rec.observed) {
+			rec.reason = "upstream write failed";
+			rec.decision = "allow";
+		}
 		record(&rec);
 		goto out;
 	}
 	bool upgraded = false;
 	keep = forward_response(c, req, req->upgrade_websocket, &rec.down, &rec.status, &upgraded);
-	rec.decision = "allow";
+	rec.decision = rec.observed ? "deny" : "allow";
 	if (upgraded) {
 		relay(c, &rec.up, &rec.down);
 		keep = false;
@@ -1063,9 +1139,10 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 	const struct policy_network *net = &cfg->policy->network;
 	char host[HTTP_MAX_HOST + 1], reason[512];
 	struct net_addr ip;
-	struct net_decision d = { 0 };
+	struct net_decision d = { 0 }, would;
 	struct rec rec = { .decision = "deny", .kind = announce ? "connect" : "transparent-tls",
 			   .method = announce ? "CONNECT" : NULL, .port = port };
+	char obs[512]; /* observe mode: the reason of the denial let through */
 	const char *verb = announce ? "CONNECT" : "TLS to";
 	int kind = addr_normalize_host(target_host, host, sizeof(host), &ip);
 	rec.host = kind >= 0 ? host : target_host;
@@ -1079,30 +1156,40 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 	const struct broker_cred *bc = cfg->broker ? broker_find(cfg->broker, host, strlen(host)) : NULL;
 	if (bc) {
 		snprintf(reason, sizeof(reason), "the placeholder of credential %s in the host name", bc->pol->name);
-		if (announce)
-			answer(c, 403, "credential misuse", reason);
-		rec.kind = "credential_misuse";
 		rec.credential = bc->pol->name;
-		rec.reason = reason;
-		record(&rec);
-		return;
+		if (!let_through(&rec, obs, sizeof(obs), "credential_misuse", NULL, reason)) {
+			if (announce)
+				answer(c, 403, "credential misuse", reason);
+			rec.kind = "credential_misuse";
+			rec.reason = reason;
+			record(&rec);
+			return;
+		}
 	}
 	if (!netpol_decide_host(net, host, port, &d)) {
 		snprintf(reason, sizeof(reason), "%s %s:%u: %s", verb, host, port, d.reason);
-		if (announce)
-			answer(c, 403, "denied", reason);
-		rec.rule = d.rule;
-		rec.reason = d.reason;
-		record(&rec);
-		return;
+		if (!let_through(&rec, obs, sizeof(obs), NULL, d.rule, d.reason)) {
+			if (announce)
+				answer(c, 403, "denied", reason);
+			rec.rule = d.rule;
+			rec.reason = d.reason;
+			record(&rec);
+			return;
+		}
 	}
+	/* NULL when observe mode let a denied host through: a tunnel
+	 * spliced as it is, not intercepted. */
 	const struct policy_endpoint *ep = d.ep;
-	rec.rule = d.rule;
-	int fd = upstream_connect(host, kind == 1, &ip, port, &d, reason, sizeof(reason));
+	if (!rec.observed)
+		rec.rule = d.rule;
+	int fd = upstream_connect(host, kind == 1, &ip, port, &d, reason, sizeof(reason), &would);
+	if (would.reason[0])
+		(void)let_through(&rec, obs, sizeof(obs), NULL, would.rule, would.reason);
 	if (fd < 0) {
 		if (announce)
 			answer(c, fd == -EACCES ? 403 : 502, fd == -EACCES ? "denied" : "bad gateway", reason);
-		rec.reason = reason;
+		if (!rec.observed)
+			rec.reason = reason;
 		record(&rec);
 		return;
 	}
@@ -1111,7 +1198,7 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 	if (announce && !cwrite(c, ok, sizeof(ok) - 1))
 		return;
 
-	if (ep->intercept) {
+	if (ep && ep->intercept) {
 		struct error err = { 0 };
 		if (!cfg->ca || c->in.len) {
 			rec.reason = cfg->ca ? "bytes before the TLS handshake" : "no session CA";
@@ -1138,9 +1225,11 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 		if ((sni && strcasecmp(sni, host) != 0) || (!sni && kind == 0)) {
 			snprintf(reason, sizeof(reason), "TLS SNI %s does not match %s %s", sni ? sni : "(none)",
 				 verb, host);
-			rec.reason = reason;
-			record(&rec);
-			return;
+			if (!let_through(&rec, obs, sizeof(obs), NULL, NULL, reason)) {
+				rec.reason = reason;
+				record(&rec);
+				return;
+			}
 		}
 		c->ussl = SSL_new(upstream_ctx);
 		if (!c->ussl || tls_client_set_host(c->ussl, host, &err) < 0 || !SSL_set_fd(c->ussl, c->ufd) ||
@@ -1154,8 +1243,10 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 			record(&rec);
 			return;
 		}
-		rec.decision = "allow";
-		rec.reason = "intercepted";
+		if (!rec.observed) {
+			rec.decision = "allow";
+			rec.reason = "intercepted";
+		}
 		record(&rec);
 		snprintf(c->thost, sizeof(c->thost), "%s", host);
 		c->tport = port;
@@ -1177,11 +1268,13 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 		else
 			snprintf(reason, sizeof(reason), "the tunnel to %s:%u did not start with a TLS ClientHello %s",
 				 host, port, r == -ENOENT ? "naming the host" : "");
-		rec.reason = reason;
-		record(&rec);
-		return;
+		if (!let_through(&rec, obs, sizeof(obs), NULL, NULL, reason)) {
+			rec.reason = reason;
+			record(&rec);
+			return;
+		}
 	}
-	rec.decision = "allow";
+	rec.decision = rec.observed ? "deny" : "allow";
 	if (!io_write(c->ufd, NULL, c->in.data, c->in.len))
 		return;
 	rec.up = c->in.len;
@@ -1363,12 +1456,20 @@ static void dns_answer(const uint8_t *pkt, size_t len, const struct sockaddr_sto
 	} else {
 		rec.rule = d.rule;
 		rec.decision = "allow";
+	}
+	/* Observe mode answers a name the policy would refuse as if it were
+	 * allowed (the connection that follows is decided, and let through,
+	 * on its own). */
+	if (q.qclass == 1 && strcmp(rec.decision, "deny") == 0 && cfg->observe)
+		rec.observed = true;
+	if (q.qclass == 1 && (strcmp(rec.decision, "allow") == 0 || rec.observed)) {
 		rcode = DNS_NOERROR;
 		if (q.qtype == 1 /* A */) {
 			r = dns_synth_lookup_name(synth, q.name, a4);
 			if (r < 0) {
 				rcode = DNS_SERVFAIL;
 				rec.decision = "deny";
+				rec.observed = false;
 				rec.reason = "the synthetic address pool is exhausted";
 			} else {
 				answer_a = a4;

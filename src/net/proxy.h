@@ -43,6 +43,7 @@ struct proxy_config {
 	struct broker *broker;         /* credentials to swap in where bound; may be NULL */
 	struct tls_ca *ca;             /* the session CA, when some endpoint intercepts */
 	struct identity_signer *identity; /* identity.header: signs Airlock-Identity; else NULL */
+	bool observe;                  /* sandbox.mode: observe: record what the policy would deny, let it through */
 	uid_t drop_uid;                /* ids to drop to when started as root */
 	gid_t drop_gid;
 };

@@ -196,6 +196,7 @@ int main(int argc, char **argv)
 		.broker = broker,
 		.ca = ca,
 		.identity = identity,
+		.observe = pol->sandbox.mode == POLICY_MODE_OBSERVE,
 		.drop_uid = (uid_t)strtoul(argv[6], NULL, 10),
 		.drop_gid = (gid_t)strtoul(argv[7], NULL, 10),
 	};

@@ -41,7 +41,7 @@ enum policy_boundary {
 enum policy_mode {
 	POLICY_MODE_ENFORCE = 0,
 	POLICY_MODE_LEARN,   /* enforce, and report what was denied */
-	POLICY_MODE_OBSERVE, /* no enforcement (refused by this build's run) */
+	POLICY_MODE_OBSERVE, /* nothing enforced: decisions are only recorded */
 };
 
 struct policy_path {
@@ -300,6 +300,23 @@ static inline void policy_freep(struct policy **p)
 #define _cleanup_policy_ __attribute__((cleanup(policy_freep)))
 
 const char *policy_mode_name(enum policy_mode m);
+
+/* The network mode a run uses. Observe mode without a network section
+ * still puts the proxy in front of the sandbox (with no endpoints, so that
+ * every request is recorded as one the policy would deny): the agent's
+ * traffic is then seen, rather than cut off, which would be enforcing. */
+static inline enum policy_net_mode policy_net_mode(const struct policy *p)
+{
+	if (p->network.mode == POLICY_NET_NONE && p->sandbox.mode == POLICY_MODE_OBSERVE)
+		return POLICY_NET_PROXY;
+	return p->network.mode;
+}
+
+/* The line `airlock run` and `airlock policy check` print on stderr for a
+ * policy in observe mode. */
+#define POLICY_OBSERVE_WARNING \
+	"airlock: WARNING: observe mode: nothing is enforced; decisions are only recorded"
+
 const char *policy_boundary_name(enum policy_boundary b);
 
 #endif

@@ -21,8 +21,8 @@
 #include "util/cleanup.h"
 #include "util/file.h"
 
-/* (The writer hashes the policy file itself: it links libcrypto, we do
- * not.) */
+/* Where the local authority key lives by default. (The writer hashes
+ * the policy file itself: it links libcrypto, we do not.) */
 void auditlog_authority_path(char *out, size_t len)
 {
 	const char *state = getenv("XDG_STATE_HOME");

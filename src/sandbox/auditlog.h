@@ -40,6 +40,10 @@ struct auditlog {
 void auditlog_authority_path(char *out, size_t len);
 
 /* Start the writer for a log under dir (created 0700 when missing). */
+/* Where the local authority key lives: $XDG_STATE_HOME/airlock or
+ * ~/.local/state/airlock, authority.key. */
+void auditlog_authority_path(char *out, size_t len);
+
 int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a, struct error *err) WUR;
 
 /* Wait for the writer's answer: the log is open and its first record

@@ -218,8 +218,16 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 		fail(sync_fd, &err);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		(error_sys(&err, errno, "PR_SET_NO_NEW_PRIVS"), fail(sync_fd, &err));
-	if (landlock_apply(plan, &err) < 0)
+	/* Observe mode: no ruleset (the supervisor judges each path-taking
+	 * call against enforce mode's rules instead, see ftrace.c); what
+	 * stays is what is no policy decision: signals and abstract sockets
+	 * do not cross out of the sandbox (ABI 6+). */
+	int lr = plan->observe ? landlock_scope_self() : landlock_apply(plan, &err);
+	if (lr < 0) {
+		if (plan->observe)
+			error_sys(&err, -lr, "landlock: cannot scope signals and abstract sockets");
 		fail(sync_fd, &err);
+	}
 	int notify_fd = -1;
 	if (seccomp_apply(plan, &notify_fd, &err) < 0)
 		fail(sync_fd, &err);

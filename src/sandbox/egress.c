@@ -27,7 +27,7 @@ static const char *const system_bundles[] = {
 int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct egress *e, struct error *err)
 {
 	*e = (struct egress)EGRESS_INIT;
-	if (pol->network.mode == POLICY_NET_NONE)
+	if (policy_net_mode(pol) == POLICY_NET_NONE)
 		return 0;
 	char exe[PATH_MAX];
 	int r = sibling_path("airlock-proxy", exe, sizeof(exe), err);
@@ -152,7 +152,8 @@ static void take_line(struct egress *e, const char *line, size_t len, struct tra
 	if (t && len > 1 && memmem(line, len, "\"decision\":\"deny\"", 17)) {
 		char what[512];
 		snprintf(what, sizeof(what), "network %.*s", (int)(len - 1 > 480 ? 480 : len - 1), line);
-		trace_record_text(t, what);
+		/* Observe mode: the proxy let it through and says so. */
+		trace_record_text(t, what, memmem(line, len, "\"enforced\":false", sizeof("\"enforced\":false") - 1) != NULL);
 	}
 }
 

@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,10 +28,15 @@
 #include <unistd.h>
 
 #include "sandbox/ftrace.h"
+#include "sandbox/fsrules.h"
+#include "sandbox/landlock_abi.h"
 #include "sandbox/internal.h"
 #include "sandbox/trace.h"
+#include "util/cleanup.h"
 
 #define MAX_TRACKED 1024
+/* Entries the sandbox itself made below a private mount (observe mode). */
+#define MAX_MADE 4096
 
 struct pending {
 	pid_t tid;
@@ -42,6 +48,12 @@ struct pending {
 struct ftrace {
 	struct pending p[MAX_TRACKED];
 	size_t n;
+	/* Observe mode: the rules enforce mode would apply (borrowed), and
+	 * what the sandbox created during the run, which enforce mode's
+	 * private /tmp and home would hold too. */
+	const struct fsrules *observe;
+	char *made[MAX_MADE];
+	size_t n_made;
 };
 
 /* Which argument holds the path that Landlock judged. */
@@ -141,7 +153,16 @@ struct ftrace *ftrace_new(void)
 
 void ftrace_free(struct ftrace *f)
 {
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->n_made; i++)
+		free(f->made[i]);
 	free(f);
+}
+
+void ftrace_observe(struct ftrace *f, const struct fsrules *rules)
+{
+	f->observe = rules;
 }
 
 int ftrace_attach(pid_t init, struct error *err)
@@ -151,6 +172,312 @@ int ftrace_attach(pid_t init, struct error *err)
 	if (ptrace(PTRACE_SEIZE, init, 0, opts) < 0)
 		return error_sys(err, errno, "cannot trace the sandbox for --trace-denials");
 	return 0;
+}
+
+/* ---- observe mode: judge each call at its entry, let it run ---- */
+
+/* A normalised absolute path from base and a path: no "//", ".", "..". */
+static void normalise(const char *base, const char *rel, char *out, size_t len)
+{
+	char tmp[PATH_MAX * 2];
+	snprintf(tmp, sizeof(tmp), "%s/%s", rel[0] == '/' ? "" : base, rel);
+	size_t o = 0;
+	out[o++] = '/';
+	for (char *save = NULL, *c = strtok_r(tmp, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		if (strcmp(c, ".") == 0)
+			continue;
+		if (strcmp(c, "..") == 0) {
+			while (o > 1 && out[o - 1] != '/')
+				o--;
+			if (o > 1)
+				o--;
+			continue;
+		}
+		size_t n = strlen(c);
+		if (o + n + 2 >= len)
+			break;
+		if (o > 1)
+			out[o++] = '/';
+		memcpy(out + o, c, n);
+		o += n;
+	}
+	out[o] = '\0';
+}
+
+static bool own_tree(const char *path)
+{
+	static const char *const own[] = { "/proc", "/dev", "/run" };
+	for (size_t i = 0; i < ARRAY_SIZE(own); i++) {
+		size_t n = strlen(own[i]);
+		if (strncmp(path, own[i], n) == 0 && (path[n] == '\0' || path[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/* Where dirfd's path (a relative path's base) is, read from /proc: the
+ * tracee's cwd for AT_FDCWD, else its open directory. */
+static bool base_of(pid_t tid, int dirfd, char *out, size_t len)
+{
+	char link[64];
+	if (dirfd == AT_FDCWD)
+		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)tid);
+	else
+		snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)tid, dirfd);
+	ssize_t n = readlink(link, out, len - 1);
+	if (n <= 0 || out[0] != '/')
+		return false;
+	out[n] = '\0';
+	return true;
+}
+
+/* The path the kernel will judge: absolute, and with its symlinks
+ * resolved (the last one only when the call follows it). Observe mode's
+ * tree is the host's but for the sandbox's own /proc, /dev and /run,
+ * so the supervisor resolves names as the sandbox would; those three are
+ * taken as written. */
+static bool resolve_path(pid_t tid, int dirfd, unsigned long long addr, bool follow, char *out, size_t len)
+{
+	char raw[PATH_MAX], base[PATH_MAX] = "/", abs[PATH_MAX];
+	read_string(tid, addr, raw, sizeof(raw));
+	if (raw[0] == '\0' || (raw[0] == '?' && raw[1] == '\0'))
+		return false;
+	if (raw[0] != '/' && !base_of(tid, dirfd, base, sizeof(base)))
+		return false;
+	normalise(base, raw, abs, sizeof(abs));
+	char real[PATH_MAX];
+	if (own_tree(abs)) {
+		snprintf(out, len, "%s", abs);
+	} else if (follow && realpath(abs, real)) {
+		snprintf(out, len, "%s", real);
+	} else {
+		char *slash = strrchr(abs, '/');
+		if (slash == abs || !slash) {
+			snprintf(out, len, "%s", abs);
+			return true;
+		}
+		*slash = '\0';
+		if (realpath(abs, real))
+			snprintf(out, len, "%s/%s", strcmp(real, "/") == 0 ? "" : real, slash + 1);
+		else
+			snprintf(out, len, "%s/%s", abs, slash + 1);
+	}
+	return true;
+}
+
+struct exists_ctx {
+	const struct ftrace *f;
+	pid_t tid;
+};
+
+/* lstat as the sandbox sees it: through its root (its own /proc and /dev). */
+static int sandbox_lstat(pid_t tid, const char *path, struct stat *st)
+{
+	char p[PATH_MAX + 32];
+	snprintf(p, sizeof(p), "/proc/%d/root%s", (int)tid, path);
+	return lstat(p, st);
+}
+
+static bool exists_for_rules(const char *path, void *vctx)
+{
+	const struct exists_ctx *c = vctx;
+	for (size_t i = 0; i < c->f->n_made; i++)
+		if (strcmp(c->f->made[i], path) == 0)
+			return false; /* made by the sandbox: enforce mode would show it */
+	struct stat st;
+	return sandbox_lstat(c->tid, path, &st) == 0;
+}
+
+static void parent_of(const char *path, char *out, size_t len)
+{
+	snprintf(out, len, "%s", path);
+	char *slash = strrchr(out, '/');
+	if (slash == out)
+		out[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+}
+
+static uint64_t make_right(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFDIR: return LL_FS_MAKE_DIR;
+	case S_IFCHR: return LL_FS_MAKE_CHAR;
+	case S_IFBLK: return LL_FS_MAKE_BLOCK;
+	case S_IFIFO: return LL_FS_MAKE_FIFO;
+	case S_IFSOCK: return LL_FS_MAKE_SOCK;
+	case S_IFLNK: return LL_FS_MAKE_SYM;
+	default: return LL_FS_MAKE_REG;
+	}
+}
+
+/* Judge one access; record it when enforce mode would have refused it.
+ * Returns true when it would have been allowed. */
+static bool judge(struct ftrace *f, struct trace_log *log, pid_t tid, int nr, const char *shown, const char *at,
+		  uint64_t access, bool exec)
+{
+	struct exists_ctx ctx = { f, tid };
+	enum fsrules_verdict v = fsrules_check(f->observe, at, access, exists_for_rules, &ctx);
+	if (v == FSR_ALLOW)
+		return true;
+	char name[64];
+	trace_record_would_deny(log, tid, seccomp_syscall_name(nr, name, sizeof(name)), shown, exec,
+				fsrules_verdict_name(v));
+	return false;
+}
+
+/* A new entry the sandbox makes below a private mount is one enforce
+ * mode would show it too (in its private /tmp, say). */
+static void note_made(struct ftrace *f, const char *path)
+{
+	if (f->n_made < MAX_MADE && (f->made[f->n_made] = strdup(path)))
+		f->n_made++;
+}
+
+/* Creating path (of type mode): the parent needs the make right. */
+static void judge_create(struct ftrace *f, struct trace_log *log, pid_t tid, int nr, const char *path, mode_t mode,
+			 uint64_t extra)
+{
+	char parent[PATH_MAX];
+	struct stat st;
+	if (sandbox_lstat(tid, path, &st) == 0)
+		return; /* EEXIST in either mode */
+	parent_of(path, parent, sizeof(parent));
+	if (judge(f, log, tid, nr, path, parent, make_right(mode) | extra, false))
+		note_made(f, path);
+}
+
+static void observe_call(struct ftrace *f, struct trace_log *log, pid_t tid, int nr, const uint64_t *a)
+{
+	char path[PATH_MAX], parent[PATH_MAX];
+	struct stat st;
+	int dirfd = AT_FDCWD;
+	unsigned long long addr = 0;
+	unsigned long long flags = 0;
+
+	switch (nr) {
+	case SYS_open: case SYS_creat: case SYS_openat: case SYS_openat2: {
+		if (nr == SYS_open) {
+			addr = a[0];
+			flags = a[1];
+		} else if (nr == SYS_creat) {
+			addr = a[0];
+			flags = O_CREAT | O_WRONLY | O_TRUNC;
+		} else {
+			dirfd = (int)a[0];
+			addr = a[1];
+			flags = a[2];
+			if (nr == SYS_openat2) {
+				/* struct open_how starts with the flags. */
+				uint64_t how = 0;
+				struct iovec l = { &how, sizeof(how) }, r = { (void *)(uintptr_t)a[2], sizeof(how) };
+				if (process_vm_readv(tid, &l, 1, &r, 1, 0) != sizeof(how))
+					return;
+				flags = how;
+			}
+		}
+		if (flags & O_PATH)
+			return; /* Landlock judges no O_PATH open */
+		bool creat = flags & O_CREAT;
+		bool follow = !(flags & O_NOFOLLOW) && !((flags & O_CREAT) && (flags & O_EXCL));
+		if (!resolve_path(tid, dirfd, addr, follow, path, sizeof(path)))
+			return;
+		bool exists = sandbox_lstat(tid, path, &st) == 0;
+		if (!exists && !creat)
+			return; /* ENOENT in either mode */
+		int acc = (int)(flags & O_ACCMODE);
+		uint64_t access = 0;
+		if (exists && S_ISDIR(st.st_mode))
+			access = LL_FS_READ_DIR;
+		else {
+			if (acc == O_RDONLY || acc == O_RDWR)
+				access |= LL_FS_READ_FILE;
+			if (acc == O_WRONLY || acc == O_RDWR)
+				access |= LL_FS_WRITE_FILE;
+			/* O_TRUNC truncates (and Landlock checks it) only on a
+			 * regular file: `>/dev/null` is no truncation. */
+			if ((flags & O_TRUNC) && exists && S_ISREG(st.st_mode) && acc != O_RDONLY)
+				access |= LL_FS_TRUNCATE;
+		}
+		if (!exists) {
+			/* A new file: made in its parent, then opened. */
+			parent_of(path, parent, sizeof(parent));
+			if (!judge(f, log, tid, nr, path, parent, LL_FS_MAKE_REG, false))
+				return;
+			note_made(f, path);
+		}
+		judge(f, log, tid, nr, path, path, access, false);
+		return;
+	}
+	case SYS_execve: case SYS_execveat:
+		if (nr == SYS_execveat) {
+			dirfd = (int)a[0];
+			addr = a[1];
+		} else {
+			addr = a[0];
+		}
+		if (!resolve_path(tid, dirfd, addr, true, path, sizeof(path)) || sandbox_lstat(tid, path, &st) < 0)
+			return;
+		judge(f, log, tid, nr, path, path, LL_FS_EXECUTE, true);
+		return;
+	case SYS_truncate:
+		if (resolve_path(tid, AT_FDCWD, a[0], true, path, sizeof(path)) && sandbox_lstat(tid, path, &st) == 0)
+			judge(f, log, tid, nr, path, path, LL_FS_TRUNCATE, false);
+		return;
+	case SYS_mkdir: case SYS_mkdirat:
+		if (resolve_path(tid, nr == SYS_mkdir ? AT_FDCWD : (int)a[0], nr == SYS_mkdir ? a[0] : a[1], false, path,
+				 sizeof(path)))
+			judge_create(f, log, tid, nr, path, S_IFDIR, 0);
+		return;
+	case SYS_mknod: case SYS_mknodat:
+		if (resolve_path(tid, nr == SYS_mknod ? AT_FDCWD : (int)a[0], nr == SYS_mknod ? a[0] : a[1], false, path,
+				 sizeof(path)))
+			judge_create(f, log, tid, nr, path, (mode_t)(nr == SYS_mknod ? a[1] : a[2]), 0);
+		return;
+	case SYS_symlink: case SYS_symlinkat:
+		if (resolve_path(tid, nr == SYS_symlink ? AT_FDCWD : (int)a[1], nr == SYS_symlink ? a[1] : a[2], false,
+				 path, sizeof(path)))
+			judge_create(f, log, tid, nr, path, S_IFLNK, 0);
+		return;
+	case SYS_unlink: case SYS_rmdir: case SYS_unlinkat: {
+		bool dir = nr == SYS_rmdir || (nr == SYS_unlinkat && (a[2] & AT_REMOVEDIR));
+		if (!resolve_path(tid, nr == SYS_unlinkat ? (int)a[0] : AT_FDCWD, nr == SYS_unlinkat ? a[1] : a[0], false,
+				  path, sizeof(path)) ||
+		    sandbox_lstat(tid, path, &st) < 0)
+			return;
+		parent_of(path, parent, sizeof(parent));
+		judge(f, log, tid, nr, path, parent, dir ? LL_FS_REMOVE_DIR : LL_FS_REMOVE_FILE, false);
+		return;
+	}
+	case SYS_rename: case SYS_renameat: case SYS_renameat2: case SYS_link: case SYS_linkat: {
+		bool two_fds = nr != SYS_rename && nr != SYS_link;
+		bool link = nr == SYS_link || nr == SYS_linkat;
+		char to[PATH_MAX], to_parent[PATH_MAX];
+		if (!resolve_path(tid, two_fds ? (int)a[0] : AT_FDCWD, two_fds ? a[1] : a[0], false, path, sizeof(path)) ||
+		    !resolve_path(tid, two_fds ? (int)a[2] : AT_FDCWD, two_fds ? a[3] : a[1], false, to, sizeof(to)) ||
+		    sandbox_lstat(tid, path, &st) < 0)
+			return;
+		parent_of(path, parent, sizeof(parent));
+		parent_of(to, to_parent, sizeof(to_parent));
+		/* Moving or linking across directories also needs REFER. */
+		uint64_t refer = strcmp(parent, to_parent) != 0 ? LL_FS_REFER : 0;
+		if (!link &&
+		    !judge(f, log, tid, nr, path, parent, (S_ISDIR(st.st_mode) ? LL_FS_REMOVE_DIR : LL_FS_REMOVE_FILE) | refer,
+			   false))
+			return;
+		if (link && refer && !judge(f, log, tid, nr, path, parent, refer, false))
+			return;
+		struct stat tst;
+		uint64_t make = make_right(st.st_mode) | refer;
+		if (sandbox_lstat(tid, to, &tst) == 0)
+			make |= S_ISDIR(tst.st_mode) ? LL_FS_REMOVE_DIR : LL_FS_REMOVE_FILE; /* replaced */
+		if (judge(f, log, tid, nr, to, to_parent, make, false))
+			note_made(f, to);
+		return;
+	}
+	default:
+		return;
+	}
 }
 
 bool ftrace_handle(struct ftrace *f, struct trace_log *log, pid_t tid, int status)
@@ -170,7 +497,9 @@ bool ftrace_handle(struct ftrace *f, struct trace_log *log, pid_t tid, int statu
 		struct __ptrace_syscall_info si;
 		if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, sizeof(si), &si) > 0 && si.op == PTRACE_SYSCALL_INFO_SECCOMP) {
 			int a = path_arg((int)si.seccomp.nr);
-			struct pending *p = a >= 0 ? slot(f, tid, true) : NULL;
+			struct pending *p = a >= 0 && !f->observe ? slot(f, tid, true) : NULL;
+			if (f->observe)
+				observe_call(f, log, tid, (int)si.seccomp.nr, si.seccomp.args);
 			if (p) {
 				p->nr = (int)si.seccomp.nr;
 				p->creates = creates(p->nr, si.seccomp.args);

@@ -13,6 +13,13 @@ struct ftrace;
 struct ftrace *ftrace_new(void);
 void ftrace_free(struct ftrace *f);
 
+struct fsrules;
+
+/* Observe mode: judge each traced path-taking call at its entry against
+ * rules (borrowed; enforce mode's), record what would have been denied,
+ * and let every call run. */
+void ftrace_observe(struct ftrace *f, const struct fsrules *rules);
+
 /* Seize the sandbox's init; its descendants are traced automatically. */
 int ftrace_attach(pid_t init, struct error *err) WUR;
 

@@ -67,6 +67,7 @@ struct sandbox_plan {
 	bool transparent;  /* network.mode: transparent: redirect all TCP and DNS to the proxy */
 	char *ca_bundle;   /* PEM for /run/airlock/ca.pem (system roots + session CA), or NULL */
 	bool pty;          /* give the command a pty from the sandbox's own devpts */
+	bool observe;      /* sandbox.mode: observe: the host's tree, no Landlock ruleset (see plan_observe) */
 	char *home;        /* inside path of the private home, or NULL */
 };
 
@@ -92,6 +93,14 @@ pid_t sibling_spawn(char *const argv[], int keep_a, int keep_b);
 int plan_env_set(struct sandbox_plan *p, const char *name, const char *value) WUR;
 int plan_build(const struct policy *pol, char *const *argv, bool trace, struct sandbox_plan *out,
 	       struct error *err) WUR;
+
+/* Observe mode: turn an enforce plan (already copied into fsrules by the
+ * caller) into observe mode's: no Landlock rules, and no mounts but those
+ * idmapping needs and the covers of airlock's own files (the policy file,
+ * audit_dir and network.log read-only, authority_dir hidden; each may be
+ * NULL or missing). Returns 0 or -ENOMEM. */
+int plan_observe(struct sandbox_plan *p, const struct policy *pol, const char *audit_dir,
+		 const char *authority_dir) WUR;
 
 /* mount.c: runs in the child, in its new user+mount namespace. */
 int mount_build_root(const struct sandbox_plan *plan, struct error *err) WUR;

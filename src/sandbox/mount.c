@@ -26,8 +26,10 @@
 #include "util/cleanup.h"
 
 /* The staging point. It is only ever mounted over inside our private mount
- * namespace; the host's /tmp is untouched. */
+ * namespace; the host's /tmp is untouched. Observe mode builds no new root
+ * and works on its copy of the host's tree in place (stage ""). */
 #define STAGE "/tmp"
+static const char *stage = STAGE;
 
 static int sys_open_tree(int dfd, const char *path, unsigned flags)
 {
@@ -60,6 +62,11 @@ static int make_mount_point(int rootfd, const char *path, bool leaf_dir, struct 
 		char *next = strtok_r(NULL, "/", &save);
 		bool last = next == NULL;
 		if (last && !leaf_dir) {
+			/* Already there (observe mode mounts over the host's
+			 * own file): nothing to make, and nothing to open. */
+			struct stat st;
+			if (fstatat(dir, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+				return 0;
 			int fd = openat(dir, comp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 			if (fd < 0 && errno != EEXIST && errno != EISDIR)
 				return error_sys(err, errno, "cannot create mount point %s", path);
@@ -82,7 +89,7 @@ static int make_mount_point(int rootfd, const char *path, bool leaf_dir, struct 
 /* STAGE + dst, refusing (never truncating) an over-long path. */
 static int staged(char *buf, size_t len, const char *dst, struct error *err)
 {
-	int n = snprintf(buf, len, STAGE "%s", dst);
+	int n = snprintf(buf, len, "%s%s", stage, dst);
 	if (n < 0 || (size_t)n >= len)
 		return error_set(err, ENAMETOOLONG, "path too long: %s", dst);
 	return 0;
@@ -140,8 +147,10 @@ static int build_dev(int rootfd, int *devtrees, struct error *err)
 		r = make_mount_point(rootfd, "/dev/shm", true, err);
 	if (r < 0)
 		return r;
-	if (mount("devpts", STAGE "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
-		  "newinstance,ptmxmode=0666,mode=0620") < 0)
+	char pts[PATH_MAX];
+	if ((r = staged(pts, sizeof(pts), "/dev/pts", err)) < 0)
+		return r;
+	if (mount("devpts", pts, "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620") < 0)
 		return error_sys(err, errno, "cannot mount devpts");
 	r = mount_tmpfs_at("/dev/shm", "mode=1777", MS_NOSUID | MS_NODEV | MS_NOEXEC, err);
 	if (r < 0)
@@ -246,6 +255,11 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 		} else {
 			trees[i] = sys_open_tree(AT_FDCWD, m->src,
 						 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+			/* Observe mode's read-only cover of the policy file:
+			 * a file the sandbox's uid cannot even reach, it
+			 * cannot change either. */
+			if (trees[i] < 0 && plan->observe && errno == EACCES)
+				continue;
 			if (trees[i] < 0) {
 				r = error_sys(err, errno, "cannot bind %s", m->src);
 				goto out;
@@ -259,12 +273,16 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 			goto out;
 	}
 
-	/* 2. A fresh tmpfs as the new root. */
-	if (mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0) {
+	/* 2. A fresh tmpfs as the new root. Observe mode: the host's tree
+	 * (our namespace's copy of it) stays the root; only the sandbox's own
+	 * /dev, /proc and /run go on top. */
+	if (plan->observe) {
+		stage = "";
+	} else if (mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0) {
 		r = error_sys(err, errno, "cannot mount the new root");
 		goto out;
 	}
-	rootfd = open(STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	rootfd = open(plan->observe ? "/" : STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0) {
 		r = error_sys(err, errno, "cannot open the new root");
 		goto out;
@@ -294,6 +312,8 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 			break;
 		}
 		case MOUNT_BIND:
+			if (trees[i] < 0)
+				break; /* observe mode: out of the sandbox's reach, see above */
 			r = make_mount_point(rootfd, m->dst, m->is_dir, err);
 			if (r >= 0)
 				r = attach(trees[i], m->dst, err);
@@ -322,6 +342,10 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 		case MOUNT_HIDE_DIR:
 			r = mount_tmpfs_at(m->dst, "mode=0555,size=4k", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
 					   err);
+			/* Observe mode covers airlock's own files on the host's
+			 * tree: one the sandbox's uid cannot reach needs none. */
+			if (r == -EACCES && plan->observe)
+				r = 0;
 			if (r < 0)
 				goto out;
 			break;
@@ -348,9 +372,26 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 		goto out;
 	/* Must precede the umount of the old root: the kernel only lets a
 	 * user namespace mount procfs while a full procfs is visible. */
-	if (mount("proc", STAGE "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+	char procdir[PATH_MAX];
+	if ((r = staged(procdir, sizeof(procdir), "/proc", err)) < 0)
+		goto out;
+	if (mount("proc", procdir, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
 		r = error_sys(err, errno, "cannot mount /proc");
 		goto out;
+	}
+	/* Observe mode: the host's /run holds its runtime sockets (container
+	 * engines, systemd, D-Bus), ways out of every namespace the sandbox
+	 * keeps; a private /run replaces it, and holds the CA bundle. */
+	if (plan->observe) {
+		struct stat st;
+		if (stat("/run", &st) == 0 && S_ISDIR(st.st_mode)) {
+			r = mount_tmpfs_at("/run", "mode=0755", MS_NOSUID | MS_NODEV, err);
+			if (r < 0)
+				goto out;
+		} else if (plan->ca_bundle) {
+			r = error_set(err, ENOENT, "observe mode: no /run to hold the CA bundle");
+			goto out;
+		}
 	}
 
 	/* The CA bundle that trusts the session CA, where the agent can read
@@ -359,7 +400,10 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 		r = make_mount_point(rootfd, "/run/airlock/ca.pem", false, err);
 		if (r < 0)
 			goto out;
-		int fd = open(STAGE "/run/airlock/ca.pem", O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+		char ca[PATH_MAX];
+		if ((r = staged(ca, sizeof(ca), "/run/airlock/ca.pem", err)) < 0)
+			goto out;
+		int fd = open(ca, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
 		size_t len = strlen(plan->ca_bundle);
 		if (fd < 0 || write(fd, plan->ca_bundle, len) != (ssize_t)len || fchmod(fd, 0444) < 0) {
 			r = error_sys(err, errno, "cannot write the CA bundle");
@@ -368,6 +412,11 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 			goto out;
 		}
 		close(fd);
+	}
+
+	if (plan->observe) {
+		r = chdir("/") < 0 ? error_sys(err, errno, "chdir /") : 0;
+		goto out;
 	}
 
 	/* 4. The root itself becomes read-only; /tmp, /dev, home stay writable
@@ -396,6 +445,7 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 	}
 	r = 0;
 out:
+	stage = STAGE;
 	for (size_t i = 0; i < ARRAY_SIZE(devtrees); i++)
 		if (devtrees[i] >= 0)
 			close(devtrees[i]);

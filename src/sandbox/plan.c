@@ -270,6 +270,55 @@ static int plan_ids(struct sandbox_plan *p, const struct policy *pol, const stru
 	return 0;
 }
 
+/* Observe mode: cover path read-only (or hide it) when it exists. */
+static int observe_cover(struct sandbox_plan *p, const char *path, bool hide)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	if (!path || !realpath(path, real) || stat(real, &st) < 0)
+		return 0;
+	if (hide)
+		return add_mount(p, S_ISDIR(st.st_mode) ? MOUNT_HIDE_DIR : MOUNT_HIDE_FILE, NULL, real, true, false, 0);
+	return add_mount(p, MOUNT_BIND, real, real, true, S_ISDIR(st.st_mode), 0);
+}
+
+int plan_observe(struct sandbox_plan *p, const struct policy *pol, const char *audit_dir, const char *authority_dir)
+{
+	/* Only the workspace and the policy's write paths stay, and only
+	 * started as root: shown at their own place (so nothing changes) but
+	 * through an idmapped mount (idmap.c), so that the sandbox's
+	 * unprivileged uid writes there as it would in enforce mode. */
+	size_t kept = 0;
+	for (size_t i = 0; i < p->n_mounts; i++) {
+		struct mount_entry *m = &p->mounts[i];
+		if (p->privileged && m->kind == MOUNT_BIND && m->user_path && !m->readonly) {
+			p->mounts[kept++] = *m;
+			continue;
+		}
+		free(m->src);
+		free(m->dst);
+		if (m->tree_fd >= 0)
+			close(m->tree_fd);
+	}
+	p->n_mounts = kept;
+	for (size_t i = 0; i < p->n_rules; i++)
+		free(p->rules[i].path);
+	p->n_rules = 0;
+	p->observe = true;
+	/* airlock's own files are no decision of the policy, and stay out of
+	 * the agent's hands: the policy file read-only (a mount point, it
+	 * cannot be renamed over or unlinked either: an agent that rewrote it
+	 * during an observed run would weaken every enforced run after it),
+	 * the audit log and network log read-only (the record of this run),
+	 * and the authority key hidden (with it, any log could be forged). */
+	const char *policy_file = pol->file && strcmp(pol->file, "<default>") != 0 ? pol->file : NULL;
+	if (observe_cover(p, policy_file, false) < 0 || observe_cover(p, audit_dir, false) < 0 ||
+	    observe_cover(p, pol->network.log, false) < 0 || observe_cover(p, authority_dir, true) < 0)
+		return -ENOMEM;
+	sort_by_depth(p->mounts, p->n_mounts);
+	return 0;
+}
+
 int plan_build(const struct policy *pol, char *const *argv, bool trace, struct sandbox_plan *p, struct error *err)
 {
 	char real[PATH_MAX];
@@ -427,9 +476,9 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 	if (lim->cpu_seconds)
 		p->rlimits[p->n_rlimits++] = (typeof(p->rlimits[0])){ RLIMIT_CPU, lim->cpu_seconds };
 
-	if (pol->network.mode != POLICY_NET_NONE)
+	if (policy_net_mode(pol) != POLICY_NET_NONE)
 		p->proxy_port = PROXY_PORT;
-	p->transparent = pol->network.mode == POLICY_NET_TRANSPARENT;
+	p->transparent = policy_net_mode(pol) == POLICY_NET_TRANSPARENT;
 	if (intercepts(pol) && add_rule(p, "/run/airlock", LL_READ) < 0)
 		goto oom;
 	if (build_env(p, pol) < 0)

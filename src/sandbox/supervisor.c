@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <sched.h>
@@ -29,9 +30,12 @@
 #include "sandbox/proto.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/egress.h"
+#include "sandbox/fsrules.h"
 #include "sandbox/ftrace.h"
+#include "sandbox/landlock_abi.h"
 #include "sandbox/trace.h"
 #include "util/cleanup.h"
+#include "util/file.h"
 
 #define CLONE_FLAGS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
 
@@ -253,6 +257,15 @@ static int event_loop(struct run_state *s, struct term *t, const struct policy *
 	}
 }
 
+/* A rule's path as the kernel would hold it: Landlock opens it, following
+ * its links (/bin, a link to usr/bin, grants beneath /usr/bin). */
+static void canon_path(char *path, size_t len)
+{
+	char real[PATH_MAX];
+	if (realpath(path, real) && strlen(real) < len)
+		memcpy(path, real, strlen(real) + 1);
+}
+
 static int exit_code_of(int status)
 {
 	if (WIFEXITED(status))
@@ -267,6 +280,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	const struct policy *pol = opts->policy;
 	struct sandbox_plan plan;
 	struct cgroup_handle cg = { 0 };
+	struct fsrules rules = { 0 };
 	struct term term = { .master = -1 };
 	int sfd = -1, r;
 	int sv[2] = { -1, -1 };
@@ -280,12 +294,15 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 				 "sandbox.boundary: %s is not available in this build; only \"process\" is "
 				 "(airlock refuses to run a weaker boundary than the policy asks for)",
 				 policy_boundary_name(pol->sandbox.boundary));
-	if (pol->sandbox.mode == POLICY_MODE_OBSERVE)
-		return error_set(err, ENOTSUP,
-				 "sandbox.mode: observe (no enforcement) is not available in this build; use "
-				 "enforce, or learn to enforce and report what was denied");
-
-	bool trace = opts->trace_denials || pol->sandbox.mode == POLICY_MODE_LEARN;
+	/* Observe mode enforces no policy decision: the filesystem is the
+	 * host's, the proxy lets through what it would refuse. It must never
+	 * be mistaken for a sandbox: a warning before the command starts and
+	 * another after it ends. It traces, to record what would have been
+	 * denied. */
+	bool observe = pol->sandbox.mode == POLICY_MODE_OBSERVE;
+	if (observe)
+		fprintf(stderr, POLICY_OBSERVE_WARNING "\n");
+	bool trace = opts->trace_denials || pol->sandbox.mode == POLICY_MODE_LEARN || observe;
 	/* --audit DIR, else the policy's audit.dir. */
 	const char *audit_dir = opts->audit_dir ? opts->audit_dir : pol->audit.dir;
 	/* The header is signed by the session key of the decision log: no
@@ -299,6 +316,28 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	if ((r = plan_build(pol, opts->argv, trace, &plan, err)) < 0) {
 		plan_free(&plan);
 		return r;
+	}
+	if (observe) {
+		/* What enforce mode would have built is kept to judge by; the
+		 * sandbox gets the host's tree and no ruleset. On a kernel
+		 * without Landlock (enforce mode would refuse to run) the
+		 * rights of ABI 3 are judged. */
+		int abi = landlock_abi();
+		if (fsrules_from_plan(&plan, landlock_fs_mask(abi > 0 ? abi : 3), canon_path, &rules) < 0) {
+			r = error_set(err, ENOMEM, "out of memory");
+			goto out;
+		}
+		char key[PATH_MAX];
+		auditlog_authority_path(key, sizeof(key));
+		*strrchr(key, '/') = '\0';
+		/* Both made now, before the writer makes the key: the covers
+		 * need something to cover. */
+		if (audit_dir && ((r = file_mkdir_p(audit_dir, 0700, err)) < 0 || (r = file_mkdir_p(key, 0700, err)) < 0))
+			goto out;
+		if (plan_observe(&plan, pol, audit_dir, key) < 0) {
+			r = error_set(err, ENOMEM, "out of memory");
+			goto out;
+		}
 	}
 	if (plan.privileged && (r = idmap_prepare(&plan, err)) < 0)
 		goto out;
@@ -327,6 +366,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	}
 	if (audit_dir)
 		trace_set_sink(s.trace, audit_sink, &s.audit);
+	if (observe)
+		trace_set_observe(s.trace);
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		r = error_sys(err, errno, "socketpair");
@@ -416,7 +457,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	if (net_fds[0] >= 0) {
 		if ((r = egress_start(&s.egress, net_fds, err)) < 0)
 			goto out;
-	} else if (pol->network.mode != POLICY_NET_NONE) {
+	} else if (policy_net_mode(pol) != POLICY_NET_NONE) {
 		r = error_set(err, EIO, "sandbox setup failed: no proxy socket");
 		goto out;
 	}
@@ -426,6 +467,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 			r = error_set(err, ENOMEM, "out of memory");
 			goto out;
 		}
+		if (observe)
+			ftrace_observe(s.ftrace, &rules);
 		if ((r = ftrace_attach(pid, err)) < 0)
 			goto out;
 		if (send(s.sync, &ack, 1, MSG_NOSIGNAL) != 1) {
@@ -477,6 +520,10 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	}
 	if (s.trace)
 		trace_report(s.trace, stderr);
+	if (observe)
+		fprintf(stderr,
+			"airlock: WARNING: observe mode: nothing was enforced; %lu operation%s would have been denied\n",
+			trace_observed(s.trace), trace_observed(s.trace) == 1 ? "" : "s");
 	r = 0;
 out:
 	term_restore(&term);
@@ -506,6 +553,7 @@ out:
 	limits_cgroup_destroy(&cg);
 	trace_free(s.trace);
 	ftrace_free(s.ftrace);
+	fsrules_free(&rules);
 	plan_free(&plan);
 	return r;
 }

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,12 +19,15 @@
 struct trace_entry {
 	char what[512];
 	unsigned long count;
+	bool observed; /* observe mode: would have been denied, was not */
 };
 
 struct trace_log {
 	struct trace_entry e[TRACE_MAX_ENTRIES];
 	size_t n;
 	unsigned long dropped;
+	unsigned long observed; /* operations let through that enforce mode would deny */
+	bool observe;           /* the session is in observe mode */
 	void (*sink)(void *ctx, const char *line, size_t len);
 	void *sink_ctx;
 };
@@ -36,9 +40,22 @@ void trace_set_sink(struct trace_log *t, void (*sink)(void *ctx, const char *lin
 	t->sink_ctx = ctx;
 }
 
-/* One denial as an audit event: {"kind":KIND,"decision":"deny",...}. */
+void trace_set_observe(struct trace_log *t)
+{
+	if (t)
+		t->observe = true;
+}
+
+unsigned long trace_observed(const struct trace_log *t)
+{
+	return t ? t->observed : 0;
+}
+
+/* One denial as an audit event: {"kind":KIND,"decision":"deny",...}. In
+ * observe mode each says whether it was enforced: a seccomp refusal still
+ * is (the filter stays), a file access is only recorded. */
 static void emit(struct trace_log *t, const char *kind, const char *syscall, const char *file, const char *command,
-		 const char *reason)
+		 const char *reason, bool enforced)
 {
 	if (!t->sink)
 		return;
@@ -49,6 +66,8 @@ static void emit(struct trace_log *t, const char *kind, const char *syscall, con
 	for (size_t i = 0; i < ARRAY_SIZE(keys) && !r; i++)
 		if (vals[i])
 			r = buf_printf(&b, ",\"%s\":", keys[i]) ?: buf_json_string(&b, vals[i], strlen(vals[i]));
+	if (t->observe && !r)
+		r = buf_puts(&b, enforced ? ",\"enforced\":true" : ",\"enforced\":false");
 	r = r ?: buf_puts(&b, "}\n");
 	if (!r && b.len <= 4000)
 		t->sink(t->sink_ctx, b.data, b.len);
@@ -81,10 +100,12 @@ static void comm_of(pid_t pid, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
-static void add(struct trace_log *t, const char *what)
+static void add(struct trace_log *t, const char *what, bool observed)
 {
+	if (observed)
+		t->observed++;
 	for (size_t i = 0; i < t->n; i++)
-		if (strcmp(t->e[i].what, what) == 0) {
+		if (t->e[i].observed == observed && strcmp(t->e[i].what, what) == 0) {
 			t->e[i].count++;
 			return;
 		}
@@ -93,6 +114,7 @@ static void add(struct trace_log *t, const char *what)
 		return;
 	}
 	snprintf(t->e[t->n].what, sizeof(t->e[t->n].what), "%s", what);
+	t->e[t->n].observed = observed;
 	t->e[t->n++].count = 1;
 }
 
@@ -105,8 +127,8 @@ void trace_record_syscall(struct trace_log *t, const struct seccomp_notif *req)
 	comm_of((pid_t)req->pid, comm, sizeof(comm));
 	snprintf(what, sizeof(what), "%s(0x%llx, 0x%llx, ...) = EPERM [seccomp] by %s", name,
 		 (unsigned long long)req->data.args[0], (unsigned long long)req->data.args[1], comm);
-	add(t, what);
-	emit(t, "syscall_denied", name, NULL, comm, "EPERM [seccomp]");
+	add(t, what, false);
+	emit(t, "syscall_denied", name, NULL, comm, "EPERM [seccomp]", true);
 }
 
 void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, const char *path, int err,
@@ -125,14 +147,27 @@ void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, cons
 			  : err == ENOENT ? "ENOENT [hidden: exists outside the sandbox]"
 					  : strerror(err);
 	snprintf(what, sizeof(what), "%s(\"%s\") = %s by %s", syscall, path, why, comm);
-	add(t, what);
-	emit(t, "file_denied", syscall, path, comm, why);
+	add(t, what, false);
+	emit(t, "file_denied", syscall, path, comm, why, true);
 }
 
-void trace_record_text(struct trace_log *t, const char *what)
+void trace_record_would_deny(struct trace_log *t, pid_t pid, const char *syscall, const char *path, bool exec,
+			     const char *why)
+{
+	if (!t)
+		return;
+	char comm[32], what[512], reason[160];
+	comm_of(pid, comm, sizeof(comm));
+	snprintf(what, sizeof(what), "%s(\"%s\") = %s by %s", syscall, path, why, comm);
+	add(t, what, true);
+	snprintf(reason, sizeof(reason), "would be %s; not enforced (observe mode)", why);
+	emit(t, exec ? "exec_denied" : "file_denied", syscall, path, comm, reason, false);
+}
+
+void trace_record_text(struct trace_log *t, const char *what, bool observed)
 {
 	if (t)
-		add(t, what);
+		add(t, what, observed);
 }
 
 void trace_report(const struct trace_log *t, FILE *f)
@@ -140,14 +175,16 @@ void trace_report(const struct trace_log *t, FILE *f)
 	if (!t)
 		return;
 	if (t->n == 0) {
-		fprintf(f, "airlock: no operation was denied\n");
+		fprintf(f, t->observe ? "airlock: no operation would have been denied\n"
+				      : "airlock: no operation was denied\n");
 		return;
 	}
 	for (size_t i = 0; i < t->n; i++) {
+		const char *how = t->e[i].observed ? "would deny (not enforced)" : "denied";
 		if (t->e[i].count > 1)
-			fprintf(f, "airlock: denied: %s (%lu times)\n", t->e[i].what, t->e[i].count);
+			fprintf(f, "airlock: %s: %s (%lu times)\n", how, t->e[i].what, t->e[i].count);
 		else
-			fprintf(f, "airlock: denied: %s\n", t->e[i].what);
+			fprintf(f, "airlock: %s: %s\n", how, t->e[i].what);
 	}
 	if (t->dropped)
 		fprintf(f, "airlock: %lu further denials not listed\n", t->dropped);

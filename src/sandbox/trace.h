@@ -26,8 +26,22 @@ void trace_record_syscall(struct trace_log *t, const struct seccomp_notif *req);
 void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, const char *path, int err,
 		       bool dir_hidden);
 
-/* Any other denial, as a line of text (copied). */
-void trace_record_text(struct trace_log *t, const char *what);
+/* Observe mode: an operation enforce mode would have refused with why
+ * ("EACCES [filesystem]", ...) and that was let through. exec: it was a
+ * program's execution (an exec_denied record), else a file access. */
+void trace_record_would_deny(struct trace_log *t, pid_t pid, const char *syscall, const char *path, bool exec,
+			     const char *why);
+
+/* Any other denial, as a line of text (copied); observed: it was only
+ * recorded, not enforced (observe mode). */
+void trace_record_text(struct trace_log *t, const char *what, bool observed);
+
+/* The session is in observe mode: records say whether they were enforced,
+ * and the report says what would have been denied. */
+void trace_set_observe(struct trace_log *t);
+
+/* How many operations were let through that enforce mode would deny. */
+unsigned long trace_observed(const struct trace_log *t);
 
 /* Every denial recorded from now on is also passed to sink, as one flat
  * JSON line (newline included) for the audit log. */

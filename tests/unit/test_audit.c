@@ -407,7 +407,23 @@ static void test_record_golden(void **state)
 	assert_non_null(strstr(a.data, ",\"disposition_id\":17,\"action_id\":1,\"status_id\":1,\"airlock\":"
 				       "{\"decision\":\"deny\",\"enforced\":false,\"kind\":\"connect\""));
 	assert_non_null(strstr(a.data, "\"mode\":\"observe\""));
+	/* An event that was enforced all the same (a seccomp refusal in
+	 * observe mode) says so and is recorded as blocked... */
+	parse_ok("{\"decision\":\"deny\",\"kind\":\"connect\",\"host\":\"x.example\",\"port\":22,\"enforced\":true}");
+	buf_reset(&a);
+	assert_int_equal(audit_record_build(&ev, &s, 1, ZEROS, 5, &a), 0);
+	assert_non_null(strstr(a.data, ",\"disposition_id\":2,\"action_id\":2,\"status_id\":2,\"airlock\":"
+				       "{\"decision\":\"deny\",\"enforced\":true,"));
+	/* ...but no event takes enforcement away from a session that
+	 * enforces. */
 	s.enforced = true;
+	snprintf(s.mode, sizeof(s.mode), "enforce");
+	parse_ok("{\"decision\":\"deny\",\"kind\":\"connect\",\"host\":\"x.example\",\"port\":22,\"enforced\":false}");
+	buf_reset(&a);
+	assert_int_equal(audit_record_build(&ev, &s, 1, ZEROS, 5, &a), 0);
+	assert_non_null(strstr(a.data, "{\"decision\":\"deny\",\"enforced\":true,"));
+	assert_null(strstr(a.data, "\"enforced\":false"));
+	parse_ok("{\"decision\":\"deny\",\"kind\":\"connect\",\"host\":\"x.example\",\"port\":22}");
 	buf_reset(&a);
 	assert_int_equal(audit_record_build(&ev, &s, 1, ZEROS, 5, &a), 0);
 	assert_non_null(strstr(a.data, "\"activity_id\":5,\"type_uid\":400105,"));
