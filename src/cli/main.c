@@ -18,6 +18,9 @@ static const char usage[] =
 	"  handoff scan DIR [--since REF|--baseline FILE]\n"
 	"                      list the files host tools would execute or trust,\n"
 	"                      and what changed\n"
+	"  conformance --runtime PREFIX [--profile baseline|strict] [--format table|json|junit]\n"
+	"                      attack a runtime (airlock or any other) with the probe\n"
+	"                      and report which requirements held\n"
 	"  policy check FILE   validate a policy and print the effective policy\n"
 	"  policy default      print the built-in default policy\n"
 	"  doctor              what this kernel supports, and what airlock refuses\n"
@@ -44,6 +47,8 @@ int main(int argc, char **argv)
 		return cli_audit(argc - 1, argv + 1);
 	if (!strcmp(verb, "handoff"))
 		return cli_handoff(argc - 1, argv + 1);
+	if (!strcmp(verb, "conformance"))
+		return cli_conformance(argc - 1, argv + 1);
 	if (!strcmp(verb, "policy"))
 		return cli_policy(argc - 1, argv + 1);
 	if (!strcmp(verb, "doctor"))
