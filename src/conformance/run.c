@@ -517,7 +517,7 @@ int conf_run(const struct conf_opts *opts, struct conf_result *res, struct conf_
 {
 	char probe[PATH_MAX], root[PATH_MAX], ws[PATH_MAX + 8], outside[PATH_MAX + 16],
 		home[PATH_MAX + 8], audit[PATH_MAX + 8], sock[PATH_MAX + 16], errlog[PATH_MAX + 16],
-		wsprobe[PATH_MAX + 32];
+		wsprobe[PATH_MAX + 32], batchpath[PATH_MAX + 32];
 	int r;
 	/* Everything the exits below release, declared before the first
 	 * goto so that no cleanup ever runs on an uninitialised variable. */
@@ -525,7 +525,7 @@ int conf_run(const struct conf_opts *opts, struct conf_result *res, struct conf_
 	int lo_tcp = 0, lo_udp = 0;
 	_cleanup_close_ int lo_fd = -1, sock_fd = -1, leak = -1;
 	int ns_fds[5] = { -1, -1, -1, -1, -1 }, ns_stream[5] = { 1, 1, 1, 0, 0 };
-	_cleanup_buf_ struct buf script = { 0 }, output = { 0 };
+	_cleanup_buf_ struct buf script = { 0 }, output = { 0 }, batch = { 0 };
 	bool uses_audit = false;
 	size_t nent = 0, cap = 0, argc = 0, acap = 0;
 	_cleanup_free_ struct entry *ent = NULL;
@@ -691,8 +691,11 @@ int conf_run(const struct conf_opts *opts, struct conf_result *res, struct conf_
 	PUSH_ARG("-c");
 	PUSH_ARG((char *)script.data);
 	PUSH_ARG("airlock-conformance");
-	PUSH_ARG("./airlock-probe");
-	PUSH_ARG("batch");
+	/* Absolute paths: some runtimes (firejail) resolve no relative one. */
+	PUSH_ARG(wsprobe);
+	PUSH_ARG("batch-file");
+	snprintf(batchpath, sizeof(batchpath), "%s/airlock-probe.batch", ws);
+	PUSH_ARG(batchpath);
 	for (size_t i = 0; i < conf_nreqs; i++) {
 		const struct conf_req *q = &conf_reqs[i];
 		if ((q->need == CONF_NEED_NETNS && !have_netns) || (q->need == CONF_NEED_AUDIT && !uses_audit))
@@ -702,13 +705,22 @@ int conf_run(const struct conf_opts *opts, struct conf_result *res, struct conf_
 			for (size_t k = 0; k < CONF_MAX_PROBES && pl[k]; k++) {
 				char tmpl[512], *save = NULL;
 				snprintf(tmpl, sizeof(tmpl), "%s", pl[k]);
-				if (nent)
-					PUSH_ARG(",");
 				for (char *tok = strtok_r(tmpl, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
 					char arg[PATH_MAX + 64];
 					if ((r = conf_expand(tok, vars, arg, sizeof(arg), err)) < 0)
 						goto out_services;
-					PUSH_ARG(arg);
+					if (strpbrk(arg, "\t\n")) {
+						r = error_set(err, EINVAL, "%s: a tab or newline in a path of the suite", arg);
+						goto out_services;
+					}
+					if ((tok != tmpl && buf_puts(&batch, "\t") < 0) || buf_puts(&batch, arg) < 0) {
+						r = error_set(err, ENOMEM, "out of memory");
+						goto out_services;
+					}
+				}
+				if (buf_puts(&batch, "\n") < 0) {
+					r = error_set(err, ENOMEM, "out of memory");
+					goto out_services;
 				}
 				if (nent == cap) {
 					cap = cap ? cap * 2 : 64;
@@ -724,6 +736,10 @@ int conf_run(const struct conf_opts *opts, struct conf_result *res, struct conf_
 		}
 	}
 #undef PUSH_ARG
+	/* The batch goes in a file beside the probe rather than on the
+	 * command line: some runtimes cap their argument count. */
+	if ((r = put_file(ws, "airlock-probe.batch", batch.len ? batch.data : "", 0644, err)) < 0)
+		goto out_services;
 
 	/* The environment: the caller's, with the temporary HOME, the canary
 	 * under the names real secrets have, and a Docker socket to find. */

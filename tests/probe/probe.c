@@ -2911,6 +2911,7 @@ static int serve_abstract(int argc, char **argv)
 
 static int run_all(int argc, char **argv);
 static int run_batch(int argc, char **argv);
+static int run_batch_file(int argc, char **argv);
 static int list_tests(int argc, char **argv);
 
 struct probe_helper {
@@ -2924,6 +2925,7 @@ static const struct probe_helper helpers[] = {
 	{"list", "", list_tests, "list tests and helpers"},
 	{"all", "", run_all, "run every test that takes no argument, each in its own process"},
 	{"batch", "TEST [ARGS] [, TEST [ARGS]]...", run_batch, "run the tests given, separated by ',', each in its own process; lines start with '@N '"},
+	{"batch-file", "FILE", run_batch_file, "batch, one test per line of FILE, arguments separated by tabs"},
 	{"serve-tcp", "PORT SECONDS", serve_tcp, "listen on 127.0.0.1:PORT (0: any), print 'port N', answer connections"},
 	{"serve-udp", "PORT SECONDS", serve_udp, "echo datagrams on 127.0.0.1:PORT (0: any), print 'port N'"},
 	{"serve-abstract", "NAME SECONDS", serve_abstract, "listen on the abstract unix socket @NAME"},
@@ -3038,6 +3040,44 @@ static int run_batch(int argc, char **argv)
 	}
 	printf("@end\n");
 	return worst;
+}
+
+/* The same, the tests read from FILE: one per line, the name and its
+ * arguments separated by tabs. Some runtimes cap the length of their own
+ * command line (firejail: 128 arguments), and the conformance suite's
+ * batch is longer than that. */
+static int run_batch_file(int argc, char **argv)
+{
+	static char buf[1 << 20];
+	static char *args[16384];
+	int nargs = 0;
+	ssize_t n;
+	char *p, *line;
+
+	if (argc != 1) {
+		fprintf(stderr, "usage: airlock-probe batch-file FILE\n");
+		return EXIT_USAGE;
+	}
+	n = read_small_file(argv[0], buf, sizeof(buf));
+	if (n < 0 || n == (ssize_t)sizeof(buf) - 1) {
+		fprintf(stderr, "airlock-probe: %s: %s\n", argv[0], n < 0 ? errname(errno) : "too long");
+		return EXIT_PROBE_ERROR;
+	}
+	for (p = buf; (line = strsep(&p, "\n"));) {
+		char *field;
+		if (!*line)
+			continue;
+		if (nargs > 0)
+			args[nargs++] = (char *)",";
+		while ((field = strsep(&line, "\t"))) {
+			if (nargs >= (int)(sizeof(args) / sizeof(args[0])) - 1) {
+				fprintf(stderr, "airlock-probe: %s: too many arguments\n", argv[0]);
+				return EXIT_PROBE_ERROR;
+			}
+			args[nargs++] = field;
+		}
+	}
+	return run_batch(nargs, args);
 }
 
 static void usage(FILE *f)
