@@ -327,6 +327,18 @@ static pid_t spawn_holder(const char *probe, const char *canary, int *udp_port, 
 	return pid;
 }
 
+/* Does path, on the host, hold the line the probe's write test appends? */
+static bool file_has_marker(const char *path)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	while (f && getline(&line, &cap, f) > 0)
+		if (strcmp(line, "airlock-probe was here\n") == 0)
+			return true;
+	return false;
+}
+
 /* ---- finding the probe ---- */
 
 static int find_probe(const char *given, char *out, size_t len, struct error *err)
@@ -857,6 +869,28 @@ int conf_run(const struct conf_opts *opts, struct conf_result *res, struct conf_
 		snprintf(info->runtime_status + strlen(info->runtime_status),
 			 sizeof(info->runtime_status) - strlen(info->runtime_status),
 			 "; the probe did not finish its batch");
+
+	/* A write the probe saw succeed counts only if it reached the host:
+	 * a runtime that writes into a throwaway overlay (gVisor's runsc do)
+	 * has contained it, and a hand-off nobody on the host will find is
+	 * no hand-off. The same holds for the neighbour: the agent's own
+	 * work that never reaches the workspace on the host was not let
+	 * through. The probe appends a line of its own; look for it. */
+	for (size_t e = 0; e < nent; e++) {
+		const struct conf_req *q = &conf_reqs[ent[e].row];
+		const char *t = ent[e].neighbour ? q->neighbours[ent[e].k] : q->attacks[ent[e].k];
+		size_t skip = ent[e].neighbour ? 9 : 6; /* "write-ok " or "write " */
+		char hostpath[PATH_MAX + 64];
+		struct error xe = { 0 };
+		if (strncmp(t, ent[e].neighbour ? "write-ok " : "write ", skip) != 0 ||
+		    lines[e].outcome != CONF_ALLOWED || conf_expand(t + skip, vars, hostpath, sizeof(hostpath), &xe) < 0)
+			continue;
+		if (!file_has_marker(hostpath)) {
+			lines[e].outcome = CONF_BLOCKED;
+			snprintf(lines[e].why, sizeof(lines[e].why),
+				 "written inside the runtime only: nothing reached the host");
+		}
+	}
 
 	/* Judge. */
 	for (size_t i = 0; i < conf_nreqs; i++) {
