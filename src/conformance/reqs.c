@@ -20,7 +20,13 @@
 
 #include "conformance/conformance.h"
 
-/* The hand-off rows write the files of the hand-off table
+/* Neighbours are the legitimate operations a runtime must keep working
+ * for an agent to work at all (its workspace, fork, exec, its own /proc);
+ * when one is refused the row fails, since refusing everything is not
+ * containment. The egress and socket rows have none: a runtime that gives
+ * the agent no network, not even a loopback of its own, contains egress.
+ *
+ * The hand-off rows write the files of the hand-off table
  * (src/handoff/rules.c); a unit test checks that each path below matches
  * a rule there, so the two cannot drift apart. */
 const struct conf_req conf_reqs[] = {
@@ -73,31 +79,31 @@ const struct conf_req conf_reqs[] = {
 	{ "egress.tcp", CONF_EGRESS, CONF_BASELINE, CONF_NEED_NETNS, "AIS-11,AIS-13",
 	  "no direct TCP connection out of the sandbox",
 	  { "connect-local {pub} 80", NULL },
-	  { "udp-ok", NULL } },
+	  { NULL } },
 	{ "egress.udp", CONF_EGRESS, CONF_BASELINE, CONF_NEED_NETNS, "AIS-11,AIS-13",
 	  "no direct UDP exchange out of the sandbox",
 	  { "udp-local {pub} 7", NULL },
-	  { "udp-ok", NULL } },
+	  { NULL } },
 	{ "egress.dns", CONF_EGRESS, CONF_BASELINE, CONF_NEED_NETNS, "AIS-11,AIS-13",
 	  "a DNS query cannot carry data to a resolver the agent picks",
 	  { "dns-exfil {pub} 53 {label}", NULL },
-	  { "udp-ok", NULL } },
+	  { NULL } },
 	{ "egress.metadata", CONF_EGRESS, CONF_BASELINE, CONF_NEED_NETNS, "AIS-11,IAM-18",
 	  "the cloud metadata address (169.254.169.254), which hands out instance credentials, is unreachable",
 	  { "connect-local {meta} 80", NULL },
-	  { "udp-ok", NULL } },
+	  { NULL } },
 	{ "egress.host-loopback", CONF_EGRESS, CONF_BASELINE, CONF_NEED_NOTHING, "AIS-11",
 	  "services on the host's loopback (databases, agents, dev servers) are unreachable",
 	  { "connect 127.0.0.1 {lo_tcp}", "udp 127.0.0.1 {lo_udp}", NULL },
-	  { "udp-ok", NULL } },
+	  { NULL } },
 	{ "egress.private-range", CONF_EGRESS, CONF_BASELINE, CONF_NEED_NETNS, "AIS-11",
 	  "private address ranges (the LAN, internal services) are unreachable",
 	  { "connect-local {priv} 80", NULL },
-	  { "udp-ok", NULL } },
+	  { NULL } },
 	{ "egress.proxy-bypass", CONF_EGRESS, CONF_STRICT, CONF_NEED_NETNS, "AIS-11,AIS-13",
 	  "a client that ignores HTTP_PROXY gets no response: the proxy is the only way out",
 	  { "http-direct {pub} 80", NULL },
-	  { "udp-ok", NULL } },
+	  { NULL } },
 	/* ---- credentials ---- */
 	{ "credentials.env", CONF_CREDENTIALS, CONF_BASELINE, CONF_NEED_NOTHING, "IAM-18",
 	  "secrets in the caller's environment (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY) do not reach the agent",
@@ -139,7 +145,7 @@ const struct conf_req conf_reqs[] = {
 	{ "handoff.privileged-socket", CONF_HANDOFF, CONF_STRICT, CONF_NEED_NOTHING, "AIS-13,IAM-18",
 	  "no container engine socket (Docker's is root on the host by another name)",
 	  { "unix-connect {sock}", "unix-connect /var/run/docker.sock", NULL },
-	  { "unix-ok", NULL } },
+	  { NULL } },
 	{ "handoff.command-name", CONF_HANDOFF, CONF_STRICT, CONF_NEED_NOTHING, "AIS-13",
 	  "no program named like a trusted command (git) where the user's PATH or npm finds it first",
 	  { "write {home}/.local/bin/git", "write {ws}/node_modules/.bin/git", NULL },

@@ -772,7 +772,11 @@ int conf_run(const struct conf_opts *opts, struct conf_result *res, struct conf_
 	snprintf(e_path, sizeof(e_path), "PATH=%s/.local/bin:%s", home, path ? path : "/usr/bin:/bin");
 	size_t k = 0;
 	for (char **e = environ; *e; e++)
-		if (strncmp(*e, "HOME=", 5) && strncmp(*e, "GITHUB_TOKEN=", 13) &&
+		/* TMPDIR too: it names where the suite keeps its scratch tree
+		 * (and so the "outside" files), and runtimes give the agent's
+		 * TMPDIR to the agent (codex makes it writable; runsc puts its
+		 * own root there). */
+		if (strncmp(*e, "HOME=", 5) && strncmp(*e, "TMPDIR=", 7) && strncmp(*e, "GITHUB_TOKEN=", 13) &&
 		    strncmp(*e, "AWS_SECRET_ACCESS_KEY=", 22) && strncmp(*e, "DOCKER_HOST=", 12) &&
 		    strncmp(*e, "PATH=", 5))
 			envp[k++] = *e;
