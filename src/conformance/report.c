@@ -97,6 +97,16 @@ void conf_report(FILE *f, enum conf_format fmt, const struct conf_opts *o, const
 			}
 			fputs("],\"rationale\":", f);
 			json_str(f, q->rationale);
+			for (int nb = 0; nb < 2; nb++) {
+				const char *const *pl = nb ? q->neighbours : q->attacks;
+				fprintf(f, ",\"%s\":[", nb ? "neighbours" : "attacks");
+				for (size_t k = 0; k < CONF_MAX_PROBES && pl[k]; k++) {
+					if (k)
+						fputc(',', f);
+					json_str(f, pl[k]);
+				}
+				fputc(']', f);
+			}
 			fprintf(f, ",\"verdict\":\"%s\",\"evidence\":",
 				res[i].verdict == CONF_HELD ? "held" : res[i].verdict == CONF_FAILED ? "failed" : "not_applicable");
 			json_str(f, res[i].evidence);
