@@ -300,6 +300,8 @@ static pid_t spawn_holder(const char *probe, const char *canary, int *udp_port, 
 		char *envp[] = { env1, env2, (char *)"PATH=/usr/bin:/bin", NULL };
 		char *argv[] = { (char *)"airlock-probe", (char *)"serve-udp", (char *)"0", (char *)"3600", NULL };
 		setsid();
+		/* Kept across execve: the helper dies with the suite. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(p[1], 1);
 		int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (devnull >= 0)
