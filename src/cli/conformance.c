@@ -16,7 +16,8 @@ static const char conformance_usage[] =
 	"                           [--format table|json|junit] [--probe PATH] [--keep]\n"
 	"                           [--timeout SECONDS]\n"
 	"\n"
-	"Runs the static probe through PREFIX (a command prefix run by /bin/sh, e.g.\n"
+	"Runs the static probe through PREFIX (a command prefix run by /bin/sh in the\n"
+	"suite's workspace, so with absolute paths: e.g.\n"
 	"'airlock run --', 'bwrap ... --', 'firejail --quiet', 'runsc do') from a\n"
 	"scratch workspace, and reports each requirement as held, FAILED or n/a, with\n"
 	"the evidence. In PREFIX, {workspace}, {home} and {audit} stand for the\n"
@@ -83,6 +84,15 @@ int cli_conformance(int argc, char **argv)
 	}
 	if (!o.runtime || !o.runtime[0]) {
 		fprintf(stderr, "airlock conformance: --runtime PREFIX is required\n\n%s", conformance_usage);
+		return 2;
+	}
+	/* The prefix runs in the scratch workspace: a relative program path
+	 * would name nothing there. */
+	size_t wl = strcspn(o.runtime, " \t");
+	if (o.runtime[0] != '/' && memchr(o.runtime, '/', wl)) {
+		fprintf(stderr,
+			"airlock conformance: --runtime: \"%.*s\" is a relative path, but the prefix runs in the suite's workspace; give it absolute\n",
+			(int)wl, o.runtime);
 		return 2;
 	}
 	struct conf_result *res = calloc(conf_nreqs, sizeof(*res));

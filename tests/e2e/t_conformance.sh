@@ -153,6 +153,9 @@ assert {"AIS-11", "AIS-13", "IAM-18", "LOG"} <= {c for x in r for c in x["aicm"]
 	assert_contains "$ERR" '--profile: "lax" is not baseline or strict' "message"
 	conf_run --runtime env --format yaml
 	assert_rc 2 "bad format"
+	conf_run --runtime "build/src/airlock run --"
+	assert_rc 2 "relative runtime path"
+	assert_contains "$ERR" '"build/src/airlock" is a relative path' "message"
 	conf_run --runtime env --probe "$T/nonexistent"
 	assert_rc 2 "missing probe"
 	assert_contains "$ERR" "--probe $T/nonexistent" "message names the probe"
