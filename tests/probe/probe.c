@@ -3020,8 +3020,12 @@ static int run_batch(int argc, char **argv)
 			if (pid < 0)
 				return EXIT_PROBE_ERROR;
 			if (pid == 0) {
+				int rc;
 				printf("@%d ", idx);
-				_exit(run_test(t, nargs, argv + start + 1));
+				rc = run_test(t, nargs, argv + start + 1);
+				/* _exit skips atexit: remove the test's scratch here. */
+				scratch_cleanup();
+				_exit(rc);
 			}
 			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 				;
