@@ -10,6 +10,9 @@
  * working (neighbours), and what the suite must set up first. run.c builds
  * that setup, runs the probe once through the runtime and judges each row;
  * report.c prints the rows as a table, JSON or JUnit XML.
+ *
+ * Ownership: every function here fills buffers its caller owns and keeps
+ * no pointer to them; the table and its strings are static.
  */
 
 #include <stdbool.h>
@@ -116,7 +119,7 @@ enum conf_format { CONF_TABLE, CONF_JSON, CONF_JUNIT };
 void conf_report(FILE *f, enum conf_format fmt, const struct conf_opts *opts,
 		 const struct conf_info *info, const struct conf_result *res);
 
-/* Is row i part of the profile (strict includes baseline)? */
+/* Is the requirement part of the profile (strict includes baseline)? */
 bool conf_in_profile(const struct conf_req *r, bool strict);
 
 #endif
