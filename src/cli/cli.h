@@ -10,6 +10,7 @@ int cli_run(int argc, char **argv);
 int cli_audit(int argc, char **argv);
 int cli_handoff(int argc, char **argv);
 int cli_identity(int argc, char **argv);
+int cli_conformance(int argc, char **argv);
 int cli_policy(int argc, char **argv);
 int cli_doctor(int argc, char **argv);
 int cli_version(int argc, char **argv);

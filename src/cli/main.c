@@ -20,6 +20,9 @@ static const char usage[] =
 	"                      and what changed\n"
 	"  identity verify TOKEN [--authority PUBKEY] [--audience AUD] [--at EPOCH]\n"
 	"                      check an Airlock-Identity header's token\n"
+	"  conformance --runtime PREFIX [--profile baseline|strict] [--format table|json|junit]\n"
+	"                      attack a runtime (airlock or any other) with the probe\n"
+	"                      and report which requirements held\n"
 	"  policy check FILE   validate a policy and print the effective policy\n"
 	"  policy default      print the built-in default policy\n"
 	"  policy suggest LOG [--policy [FILE]]\n"
@@ -50,6 +53,8 @@ int main(int argc, char **argv)
 		return cli_handoff(argc - 1, argv + 1);
 	if (!strcmp(verb, "identity"))
 		return cli_identity(argc - 1, argv + 1);
+	if (!strcmp(verb, "conformance"))
+		return cli_conformance(argc - 1, argv + 1);
 	if (!strcmp(verb, "policy"))
 		return cli_policy(argc - 1, argv + 1);
 	if (!strcmp(verb, "doctor"))

@@ -33,7 +33,11 @@
  * directory, and the real tmpfs mount is attempted only outside the initial
  * user namespace (where a mount cannot reach the host's mount table).
  *
- * Network tests accept loopback addresses only: the probe never sends
+ * Network tests send only to loopback addresses, or (the *-local tests,
+ * dns-exfil and http-direct) to an address assigned to an interface of the
+ * probe's own network namespace, such as the ones the conformance suite
+ * adds to a namespace it creates. For any other address they send nothing
+ * and only ask the kernel whether a route exists: the probe never sends
  * traffic beyond this machine.
  */
 
@@ -1925,6 +1929,341 @@ static void t_signal(struct result *r, int argc, char **argv)
 	JUDGE(r, kill((pid_t)pid, (int)sig), 0);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Tests for the conformance suite: egress beyond loopback, secrets         */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * An IPv4 or IPv6 address the probe may contact: loopback, or an address
+ * assigned to an interface of the probe's own network namespace (the
+ * conformance suite puts the metadata, private and stand-in public
+ * addresses on a namespace of its own). WARNING: for any other address the
+ * probe sends nothing, because the packet could leave this machine; it
+ * only asks the kernel for a route (a UDP connect sends no packet) and
+ * reports a route as "allowed": a sandbox that can route there has not
+ * contained egress, whether or not something answers. Returns true when
+ * the caller may go ahead; false with r decided otherwise.
+ */
+static bool parse_contained(const char *host, const char *port, struct sockaddr_storage *ss,
+			    socklen_t *len, struct result *r)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_storage local;
+	struct result ignored;
+	long p;
+	int fd;
+
+	memset(&ignored, 0, sizeof(ignored));
+	if (parse_loopback(host, port, ss, len, &ignored))
+		return true;
+	memset(ss, 0, sizeof(*ss));
+	if (!parse_long(port, 0, 65535, &p)) {
+		PROBE_ERROR(r, "bad port %s", port);
+		return false;
+	}
+	if (inet_pton(AF_INET, host, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)p);
+		*len = sizeof(*sin);
+	} else if (inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons((uint16_t)p);
+		*len = sizeof(*sin6);
+	} else {
+		PROBE_ERROR(r, "not a numeric address: %s", host);
+		return false;
+	}
+	fd = socket(ss->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		BLOCKED(r, "socket: %s", errname(errno));
+		return false;
+	}
+	/* Binding to an address succeeds only if it is local to this
+	 * namespace (no IP_FREEBIND): then nothing sent to it leaves. */
+	memcpy(&local, ss, sizeof(local));
+	if (local.ss_family == AF_INET)
+		((struct sockaddr_in *)&local)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)&local)->sin6_port = 0;
+	if (bind(fd, (struct sockaddr *)&local, *len) == 0) {
+		close(fd);
+		return true;
+	}
+	if (connect(fd, (struct sockaddr *)ss, *len) < 0)
+		BLOCKED(r, "no route: %s", errname(errno));
+	else
+		ALLOWED(r, "a route to %s exists; not contacted, it may lie beyond this machine", host);
+	close(fd);
+	return false;
+}
+
+/* TCP connect with a bounded wait; fd returned connected in *out when
+ * out is not NULL. */
+static void connect_judge(struct result *r, const struct sockaddr_storage *ss, socklen_t len,
+			  int *out)
+{
+	struct pollfd pfd;
+	int fd, err = 0;
+	socklen_t errlen = sizeof(err);
+
+	fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		BLOCKED(r, "socket: %s", errname(errno));
+		return;
+	}
+	if (connect(fd, (const struct sockaddr *)ss, len) < 0) {
+		if (errno != EINPROGRESS) {
+			BLOCKED(r, "%s", errname(errno));
+			close(fd);
+			return;
+		}
+		pfd.fd = fd;
+		pfd.events = POLLOUT;
+		if (poll(&pfd, 1, 3000) <= 0) {
+			BLOCKED(r, "ETIMEDOUT: no answer in 3 s");
+			close(fd);
+			return;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &errlen) < 0 || err != 0) {
+			BLOCKED(r, "%s", errname(err ? err : errno));
+			close(fd);
+			return;
+		}
+	}
+	ALLOWED(r, "connected");
+	if (out)
+		*out = fd;
+	else
+		close(fd);
+}
+
+/* Send msg as one datagram and wait for any reply. */
+static void udp_judge(struct result *r, const struct sockaddr_storage *ss, socklen_t len,
+		      const void *msg, size_t msglen)
+{
+	struct pollfd pfd;
+	char buf[512];
+	int fd;
+
+	fd = socket(ss->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		BLOCKED(r, "socket: %s", errname(errno));
+		return;
+	}
+	/* Allowed only if a reply comes back: UDP sends "succeed" into the void. */
+	if (sendto(fd, msg, msglen, 0, (const struct sockaddr *)ss, len) < 0) {
+		BLOCKED(r, "sendto: %s", errname(errno));
+		close(fd);
+		return;
+	}
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, 2000) <= 0)
+		BLOCKED(r, "ETIMEDOUT: no reply in 2 s");
+	else if (recv(fd, buf, sizeof(buf), 0) < 0)
+		BLOCKED(r, "recv: %s", errname(errno));
+	else
+		ALLOWED(r, "got a reply");
+	close(fd);
+}
+
+static void t_connect_local(struct result *r, int argc, char **argv)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	(void)argc;
+	if (parse_contained(argv[0], argv[1], &ss, &len, r))
+		connect_judge(r, &ss, len, NULL);
+}
+
+static void t_udp_local(struct result *r, int argc, char **argv)
+{
+	static const char msg[] = "airlock-probe-udp";
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	(void)argc;
+	if (parse_contained(argv[0], argv[1], &ss, &len, r))
+		udp_judge(r, &ss, len, msg, sizeof(msg) - 1);
+}
+
+/* A DNS query whose name carries LABEL (a stand-in for a stolen secret),
+ * sent straight to a resolver: the server learns the label whether or not
+ * it answers, so any reply means the exfiltration path is open. */
+static void t_dns_exfil(struct result *r, int argc, char **argv)
+{
+	static const char *const tail[] = {"exfil", "airlock-conformance", "invalid"};
+	unsigned char q[300];
+	struct sockaddr_storage ss;
+	socklen_t len;
+	size_t n = 0, l, i;
+
+	(void)argc;
+	l = strlen(argv[2]);
+	if (l == 0 || l > 63) {
+		PROBE_ERROR(r, "LABEL must be 1 to 63 bytes");
+		return;
+	}
+	if (!parse_contained(argv[0], argv[1], &ss, &len, r))
+		return;
+	/* Header: id, flags RD, one question. */
+	memcpy(q, "\x4c\x42\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00", 12);
+	n = 12;
+	q[n++] = (unsigned char)l;
+	memcpy(q + n, argv[2], l);
+	n += l;
+	for (i = 0; i < sizeof(tail) / sizeof(tail[0]); i++) {
+		l = strlen(tail[i]);
+		q[n++] = (unsigned char)l;
+		memcpy(q + n, tail[i], l);
+		n += l;
+	}
+	memcpy(q + n, "\x00\x00\x01\x00\x01", 5); /* root, type A, class IN */
+	n += 5;
+	udp_judge(r, &ss, len, q, n);
+}
+
+/* An HTTP request sent straight to HOST:PORT, ignoring HTTP_PROXY: a
+ * runtime that filters egress through a proxy must not let it through. */
+static void t_http_direct(struct result *r, int argc, char **argv)
+{
+	struct sockaddr_storage ss;
+	struct pollfd pfd;
+	const char *proxy = getenv("HTTP_PROXY") ? getenv("HTTP_PROXY") : getenv("http_proxy");
+	char req[256], buf[64];
+	socklen_t len;
+	int fd = -1;
+	ssize_t n;
+
+	(void)argc;
+	if (!parse_contained(argv[0], argv[1], &ss, &len, r))
+		return;
+	connect_judge(r, &ss, len, &fd);
+	if (fd < 0)
+		return;
+	snprintf(req, sizeof(req), "GET / HTTP/1.0\r\nHost: %s\r\n\r\n", argv[0]);
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	if (!write_all(fd, req, strlen(req)))
+		BLOCKED(r, "send: %s", errname(errno));
+	else if (poll(&pfd, 1, 3000) <= 0)
+		BLOCKED(r, "ETIMEDOUT: no response in 3 s");
+	else if ((n = read(fd, buf, sizeof(buf))) <= 0)
+		BLOCKED(r, "no response: %s", n < 0 ? errname(errno) : "closed");
+	else
+		ALLOWED(r, "a response came back directly (HTTP_PROXY %s)",
+			proxy && proxy[0] ? "was set and ignored" : "unset");
+	close(fd);
+}
+
+/* Does any variable of our environment hold VALUE? Only its name is
+ * printed, never the value. */
+static void t_env_secret(struct result *r, int argc, char **argv)
+{
+	extern char **environ;
+	char **e;
+
+	(void)argc;
+	if (!argv[0][0]) {
+		PROBE_ERROR(r, "empty VALUE");
+		return;
+	}
+	for (e = environ; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		if (eq && strstr(eq + 1, argv[0])) {
+			ALLOWED(r, "in $%.*s", (int)(eq - *e), *e);
+			return;
+		}
+	}
+	BLOCKED(r, "not in our environment");
+}
+
+/* Is VALUE in the initial environment of a process outside our own
+ * session (pid 1 included)? /proc/PID/environ is what a same-uid process
+ * reads without ptrace. Only the pid and command name are printed. */
+static void t_proc_environ(struct result *r, int argc, char **argv)
+{
+	size_t vlen = strlen(argv[0]);
+	pid_t sid = getsid(0);
+	struct dirent *de;
+	long readable = 0;
+	char *buf;
+	DIR *d;
+
+	(void)argc;
+	if (vlen == 0) {
+		PROBE_ERROR(r, "empty VALUE");
+		return;
+	}
+	buf = malloc(65536);
+	if (!buf) {
+		PROBE_ERROR(r, "out of memory");
+		return;
+	}
+	d = opendir("/proc");
+	if (!d) {
+		BLOCKED(r, "no /proc: %s", errname(errno));
+		free(buf);
+		return;
+	}
+	while ((de = readdir(d))) {
+		char path[300], stat[512], *rp;
+		ssize_t n, i;
+		long pid, psid = 0;
+		if (!parse_long(de->d_name, 1, INT_MAX, &pid) || pid == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		if (read_small_file(path, stat, sizeof(stat)) < 0 || !(rp = strrchr(stat, ')')))
+			continue;
+		/* After "(comm)": state ppid pgrp session. */
+		if (sscanf(rp + 1, " %*c %*d %*d %ld", &psid) != 1 || psid == sid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
+		n = read_small_file(path, buf, 65536);
+		if (n < 0)
+			continue;
+		readable++;
+		for (i = 0; i + (ssize_t)vlen <= n; i++) {
+			if (memcmp(buf + i, argv[0], vlen) == 0) {
+				char *lp = strchr(stat, '(');
+				*rp = '\0';
+				ALLOWED(r, "in the environment of pid %ld (%s)", pid, lp ? lp + 1 : "?");
+				closedir(d);
+				free(buf);
+				return;
+			}
+		}
+	}
+	closedir(d);
+	free(buf);
+	BLOCKED(r, "not found; %ld other sessions' environments readable", readable);
+}
+
+/* Connect to a pathname unix socket, e.g. a container engine's. */
+static void t_unix_connect(struct result *r, int argc, char **argv)
+{
+	struct sockaddr_un sun;
+	int fd;
+
+	(void)argc;
+	if (strlen(argv[0]) >= sizeof(sun.sun_path)) {
+		PROBE_ERROR(r, "path too long for a unix socket");
+		return;
+	}
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	strcpy(sun.sun_path, argv[0]);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		BLOCKED(r, "socket: %s", errname(errno));
+		return;
+	}
+	JUDGE(r, connect(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	close(fd);
+}
+
 static void t_pids(struct result *r, int argc, char **argv)
 {
 	pid_t *kids;
@@ -2372,6 +2711,14 @@ static const struct probe_test tests[] = {
 	ATTACK_ARGS("bind", 1, 1, "PORT", t_bind, "TCP bind and listen on 127.0.0.1:PORT"),
 	ATTACK_ARGS("abstract-connect", 1, 1, "NAME", t_abstract_connect, "connect to the abstract unix socket @NAME"),
 	ATTACK_ARGS("signal", 1, 2, "PID [SIGNUM]", t_signal, "send a signal (default 0: permission check only)"),
+	ATTACK_ARGS("connect-local", 2, 2, "HOST PORT", t_connect_local, "TCP connect to loopback or an address of our own namespace (elsewhere: a route counts)"),
+	ATTACK_ARGS("udp-local", 2, 2, "HOST PORT", t_udp_local, "UDP exchange with loopback or an address of our own namespace"),
+	ATTACK_ARGS("dns-exfil", 3, 3, "HOST PORT LABEL", t_dns_exfil, "a DNS query carrying LABEL straight to a resolver"),
+	ATTACK_ARGS("http-direct", 2, 2, "HOST PORT", t_http_direct, "an HTTP request that ignores HTTP_PROXY"),
+	ATTACK_ARGS("unix-connect", 1, 1, "PATH", t_unix_connect, "connect to a pathname unix socket (a container engine's)"),
+	/* Secrets. */
+	ATTACK_ARGS("env-secret", 1, 1, "VALUE", t_env_secret, "VALUE in our environment (only the name is printed)"),
+	ATTACK_ARGS("proc-environ", 1, 1, "VALUE", t_proc_environ, "VALUE in the environment of a process outside our session"),
 	/* Resources. */
 	ATTACK_ARGS("pids", 1, 1, "N", t_pids, "hold N processes at once (all killed afterwards)"),
 	ATTACK_ARGS("alloc", 1, 1, "MIB", t_alloc, "allocate and touch MIB mebibytes in this process"),
@@ -2563,6 +2910,8 @@ static int serve_abstract(int argc, char **argv)
 }
 
 static int run_all(int argc, char **argv);
+static int run_batch(int argc, char **argv);
+static int run_batch_file(int argc, char **argv);
 static int list_tests(int argc, char **argv);
 
 struct probe_helper {
@@ -2575,6 +2924,8 @@ struct probe_helper {
 static const struct probe_helper helpers[] = {
 	{"list", "", list_tests, "list tests and helpers"},
 	{"all", "", run_all, "run every test that takes no argument, each in its own process"},
+	{"batch", "TEST [ARGS] [, TEST [ARGS]]...", run_batch, "run the tests given, separated by ',', each in its own process; lines start with '@N '"},
+	{"batch-file", "FILE", run_batch_file, "batch, one test per line of FILE, arguments separated by tabs"},
 	{"serve-tcp", "PORT SECONDS", serve_tcp, "listen on 127.0.0.1:PORT (0: any), print 'port N', answer connections"},
 	{"serve-udp", "PORT SECONDS", serve_udp, "echo datagrams on 127.0.0.1:PORT (0: any), print 'port N'"},
 	{"serve-abstract", "NAME SECONDS", serve_abstract, "listen on the abstract unix socket @NAME"},
@@ -2635,6 +2986,102 @@ static int run_all(int argc, char **argv)
 			worst = status;
 	}
 	return worst;
+}
+
+/* The conformance suite starts the probe once through a runtime, so that a
+ * runtime that is slow to start is paid for once. Each test runs in a
+ * child of its own (a test that kills its process cannot take the rest
+ * with it); its line is prefixed with "@N " (N counts from 0) so a missing
+ * line cannot shift the others, and "@end" says the batch ran to its end.
+ * Exit status: the worst of the tests'. */
+static int run_batch(int argc, char **argv)
+{
+	int worst = 0, start = 0, idx = 0;
+
+	while (start < argc) {
+		const struct probe_test *t = NULL;
+		int end = start, nargs, status;
+		size_t i;
+		pid_t pid;
+
+		while (end < argc && strcmp(argv[end], ",") != 0)
+			end++;
+		nargs = end - start - 1;
+		for (i = 0; i < N_TESTS && start < end; i++)
+			if (strcmp(argv[start], tests[i].name) == 0)
+				t = &tests[i];
+		if (!t || nargs < t->min_args || nargs > t->max_args) {
+			printf("@%d %s: error unknown test or wrong arguments\n", idx,
+			       start < end ? argv[start] : "(empty)");
+			status = EXIT_USAGE;
+		} else {
+			fflush(NULL);
+			pid = fork();
+			if (pid < 0)
+				return EXIT_PROBE_ERROR;
+			if (pid == 0) {
+				int rc;
+				printf("@%d ", idx);
+				rc = run_test(t, nargs, argv + start + 1);
+				/* _exit skips atexit: remove the test's scratch here. */
+				scratch_cleanup();
+				_exit(rc);
+			}
+			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+				;
+			if (WIFSIGNALED(status)) {
+				printf("@%d %s: error probe killed by %s\n", idx, t->name,
+				       signame(WTERMSIG(status)));
+				status = EXIT_PROBE_ERROR;
+			} else {
+				status = WEXITSTATUS(status);
+			}
+		}
+		if (status > worst)
+			worst = status;
+		idx++;
+		start = end + 1;
+	}
+	printf("@end\n");
+	return worst;
+}
+
+/* The same, the tests read from FILE: one per line, the name and its
+ * arguments separated by tabs. Some runtimes cap the length of their own
+ * command line (firejail: 128 arguments), and the conformance suite's
+ * batch is longer than that. */
+static int run_batch_file(int argc, char **argv)
+{
+	static char buf[1 << 20];
+	static char *args[16384];
+	int nargs = 0;
+	ssize_t n;
+	char *p, *line;
+
+	if (argc != 1) {
+		fprintf(stderr, "usage: airlock-probe batch-file FILE\n");
+		return EXIT_USAGE;
+	}
+	n = read_small_file(argv[0], buf, sizeof(buf));
+	if (n < 0 || n == (ssize_t)sizeof(buf) - 1) {
+		fprintf(stderr, "airlock-probe: %s: %s\n", argv[0], n < 0 ? errname(errno) : "too long");
+		return EXIT_PROBE_ERROR;
+	}
+	for (p = buf; (line = strsep(&p, "\n"));) {
+		char *field;
+		if (!*line)
+			continue;
+		if (nargs > 0)
+			args[nargs++] = (char *)",";
+		while ((field = strsep(&line, "\t"))) {
+			if (nargs >= (int)(sizeof(args) / sizeof(args[0])) - 1) {
+				fprintf(stderr, "airlock-probe: %s: too many arguments\n", argv[0]);
+				return EXIT_PROBE_ERROR;
+			}
+			args[nargs++] = field;
+		}
+	}
+	return run_batch(nargs, args);
 }
 
 static void usage(FILE *f)

@@ -1,0 +1,973 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Running the suite: the scratch tree, the network namespace and the
+ * stand-in services the probes aim at, one run of the probe through the
+ * runtime's prefix, and the judgement of each row.
+ *
+ * WARNING: every address the probes are pointed at beyond loopback lives
+ * on a network namespace this file creates (unshare(CLONE_NEWNET), with a
+ * user namespace when unprivileged); nothing is ever added to the host's
+ * own namespace, and without that namespace those rows are reported not
+ * applicable rather than aimed at real addresses.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <linux/close_range.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "conformance/conformance.h"
+#include "util/buf.h"
+#include "util/cleanup.h"
+
+static inline void cleanup_closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
+}
+
+static inline void cleanup_bufp(struct buf *b)
+{
+	buf_free(b);
+}
+#define _cleanup_buf_ _cleanup_(cleanup_bufp)
+
+#define META_ADDR "169.254.169.254"
+#define PRIV_ADDR "10.213.13.1"
+#define PUB_ADDR "198.51.100.7" /* TEST-NET-2: stands for the internet */
+
+extern char **environ;
+
+/* ---- small file helpers ---- */
+
+static int put_file(const char *dir, const char *rel, const char *text, mode_t mode, struct error *err)
+{
+	char path[PATH_MAX];
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, rel) >= sizeof(path))
+		return error_set(err, ENAMETOOLONG, "%s/%s: path too long", dir, rel);
+	/* Parents first: rel may name subdirectories. */
+	for (char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			return error_sys(err, errno, "mkdir %s", path);
+		*s = '/';
+	}
+	if (!text) {
+		if (mkdir(path, mode) < 0 && errno != EEXIST)
+			return error_sys(err, errno, "mkdir %s", path);
+		return chmod(path, mode) < 0 ? error_sys(err, errno, "chmod %s", path) : 0;
+	}
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (fd < 0)
+		return error_sys(err, errno, "create %s", path);
+	size_t len = strlen(text);
+	if (write(fd, text, len) != (ssize_t)len)
+		return error_sys(err, errno, "write %s", path);
+	/* The mode exactly, whatever the umask: the rows test the sandbox,
+	 * not file permissions. */
+	return fchmod(fd, mode) < 0 ? error_sys(err, errno, "chmod %s", path) : 0;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+static void rm_tree(const char *dir)
+{
+	if (dir && dir[0])
+		nftw(dir, rm_one, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+/* ---- the network namespace ---- */
+
+static int nl_addr(int nl, unsigned ifindex, const char *addr, struct error *err)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct ifaddrmsg ifa;
+		char attrs[64];
+	} req;
+	struct in_addr a;
+	struct rtattr *rta;
+
+	if (inet_pton(AF_INET, addr, &a) != 1)
+		return error_set(err, EINVAL, "bad address %s", addr);
+	memset(&req, 0, sizeof(req));
+	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ifaddrmsg));
+	req.nh.nlmsg_type = RTM_NEWADDR;
+	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK;
+	req.ifa.ifa_family = AF_INET;
+	req.ifa.ifa_prefixlen = 32;
+	req.ifa.ifa_scope = RT_SCOPE_HOST;
+	req.ifa.ifa_index = ifindex;
+	static const unsigned short types[] = { IFA_LOCAL, IFA_ADDRESS };
+	for (size_t i = 0; i < 2; i++) {
+		rta = (struct rtattr *)((char *)&req + NLMSG_ALIGN(req.nh.nlmsg_len));
+		rta->rta_type = types[i];
+		rta->rta_len = RTA_LENGTH(sizeof(a));
+		memcpy(RTA_DATA(rta), &a, sizeof(a));
+		req.nh.nlmsg_len = NLMSG_ALIGN(req.nh.nlmsg_len) + RTA_ALIGN(rta->rta_len);
+	}
+	if (send(nl, &req, req.nh.nlmsg_len, 0) < 0)
+		return error_sys(err, errno, "netlink send");
+	char buf[512];
+	ssize_t n = recv(nl, buf, sizeof(buf), 0);
+	if (n < (ssize_t)NLMSG_LENGTH(sizeof(struct nlmsgerr)))
+		return error_sys(err, n < 0 ? errno : EIO, "netlink answer");
+	struct nlmsghdr *h = (struct nlmsghdr *)buf;
+	if (h->nlmsg_type == NLMSG_ERROR) {
+		struct nlmsgerr *e = NLMSG_DATA(h);
+		if (e->error)
+			return error_sys(err, -e->error, "add %s", addr);
+	}
+	return 0;
+}
+
+static int write_proc(const char *path, const char *text, struct error *err)
+{
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return error_sys(err, errno, "open %s", path);
+	size_t len = strlen(text);
+	if (write(fd, text, len) != (ssize_t)len)
+		return error_sys(err, errno, "write %s", path);
+	return 0;
+}
+
+/* Move this process into a network namespace of its own (with a user
+ * namespace when not root), bring its loopback up and put the metadata,
+ * private and stand-in public addresses on it. The loopback device is
+ * enough: a /32 on lo is local, so everything sent to these addresses
+ * stays in the namespace, and no dummy module is needed. */
+static int enter_netns(struct error *err)
+{
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	int r;
+
+	if (uid == 0) {
+		if (unshare(CLONE_NEWNET) < 0)
+			return error_sys(err, errno, "unshare(CLONE_NEWNET)");
+	} else {
+		char map[64];
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
+			return error_sys(err, errno, "unshare(CLONE_NEWUSER|CLONE_NEWNET)");
+		/* Ourselves only, as ourselves: the runtime then starts as the
+		 * same unprivileged user it would be outside (exec drops the
+		 * capabilities unshare gave us in the new namespace). */
+		snprintf(map, sizeof(map), "%u %u 1\n", uid, uid);
+		if ((r = write_proc("/proc/self/uid_map", map, err)) < 0)
+			return r;
+		if ((r = write_proc("/proc/self/setgroups", "deny\n", err)) < 0)
+			return r;
+		snprintf(map, sizeof(map), "%u %u 1\n", gid, gid);
+		if ((r = write_proc("/proc/self/gid_map", map, err)) < 0)
+			return r;
+	}
+	_cleanup_close_ int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return error_sys(err, errno, "socket");
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+		return error_sys(err, errno, "SIOCGIFFLAGS lo");
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+		return error_sys(err, errno, "bring lo up");
+	unsigned idx = if_nametoindex("lo");
+	_cleanup_close_ int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (nl < 0 || idx == 0)
+		return error_sys(err, errno, "netlink");
+	if ((r = nl_addr(nl, idx, META_ADDR, err)) < 0 || (r = nl_addr(nl, idx, PRIV_ADDR, err)) < 0 ||
+	    (r = nl_addr(nl, idx, PUB_ADDR, err)) < 0)
+		return r;
+	return 0;
+}
+
+/* ---- stand-in services ---- */
+
+static int listen_on(const char *addr, int port, int type, int *bound_port, struct error *err)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	socklen_t len = sizeof(sin);
+	int one = 1;
+
+	if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1)
+		return error_set(err, EINVAL, "bad address %s", addr);
+	_cleanup_close_ int fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
+	    (type == SOCK_STREAM && listen(fd, 64) < 0) ||
+	    getsockname(fd, (struct sockaddr *)&sin, &len) < 0)
+		return error_sys(err, errno, "listen on %s:%d", addr, port);
+	if (bound_port)
+		*bound_port = ntohs(sin.sin_port);
+	return TAKE_FD(fd);
+}
+
+/* The servers of the namespace, in a child of ours: TCP answers a line of
+ * HTTP and closes, UDP echoes. They exist so that an allowed attack is
+ * seen to reach something, not just to leave. */
+static pid_t serve(const int *fds, const int *stream, size_t n)
+{
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	struct pollfd pfd[8];
+	for (size_t i = 0; i < n; i++)
+		pfd[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+	for (;;) {
+		/* The suite may have died before the prctl took hold. */
+		if (getppid() == 1)
+			_exit(0);
+		if (poll(pfd, n, 500) <= 0)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			if (!(pfd[i].revents & POLLIN))
+				continue;
+			if (stream[i]) {
+				int c = accept4(fds[i], NULL, NULL, SOCK_CLOEXEC);
+				if (c >= 0) {
+					static const char resp[] = "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n";
+					/* Best effort: a client that left early is no error. */
+					ssize_t w = write(c, resp, sizeof(resp) - 1);
+					(void)w;
+					close(c);
+				}
+			} else {
+				struct sockaddr_storage from;
+				socklen_t fl = sizeof(from);
+				char buf[512];
+				ssize_t m = recvfrom(fds[i], buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl);
+				if (m > 0)
+					sendto(fds[i], buf, (size_t)m, 0, (struct sockaddr *)&from, fl);
+			}
+		}
+	}
+}
+
+/* The host process whose environment holds the canary and which the
+ * signal probe aims at: the probe's own UDP echo helper, exec'd (so
+ * /proc/PID/environ shows the canary) in a session of its own (so the
+ * probe's "outside our session" rule counts it as the host's). */
+static pid_t spawn_holder(const char *probe, const char *canary, int *udp_port, struct error *err)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return error_sys(err, errno, "pipe");
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return error_sys(err, errno, "fork");
+	}
+	if (pid == 0) {
+		char env1[128], env2[128];
+		snprintf(env1, sizeof(env1), "GITHUB_TOKEN=ghp_%s", canary);
+		snprintf(env2, sizeof(env2), "AWS_SECRET_ACCESS_KEY=%s", canary);
+		char *envp[] = { env1, env2, (char *)"PATH=/usr/bin:/bin", NULL };
+		char *argv[] = { (char *)"airlock-probe", (char *)"serve-udp", (char *)"0", (char *)"3600", NULL };
+		setsid();
+		/* Kept across execve: the helper dies with the suite. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(p[1], 1);
+		int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (devnull >= 0)
+			dup2(devnull, 0);
+		execve(probe, argv, envp);
+		_exit(127);
+	}
+	close(p[1]);
+	char line[64] = "";
+	FILE *f = fdopen(p[0], "r");
+	if (!f) {
+		close(p[0]);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return error_sys(err, errno, "fdopen");
+	}
+	/* The helper keeps writing to the pipe only at exit ("served N"). */
+	if (!fgets(line, sizeof(line), f) || sscanf(line, "port %d", udp_port) != 1) {
+		fclose(f);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return error_set(err, EIO, "%s serve-udp did not start", probe);
+	}
+	fclose(f);
+	return pid;
+}
+
+/* Does path, on the host, hold the line the probe's write test appends? */
+static bool file_has_marker(const char *path)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	while (f && getline(&line, &cap, f) > 0)
+		if (strcmp(line, "airlock-probe was here\n") == 0)
+			return true;
+	return false;
+}
+
+/* ---- finding the probe ---- */
+
+static int find_probe(const char *given, char *out, size_t len, struct error *err)
+{
+	static const char *const rel[] = { "airlock-probe", "../tests/probe/airlock-probe",
+					   "../libexec/airlock/airlock-probe" };
+	if (given) {
+		if (access(given, X_OK) < 0)
+			return error_sys(err, errno, "--probe %s", given);
+		if (!realpath(given, out))
+			return error_sys(err, errno, "--probe %s", given);
+		return 0;
+	}
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return error_sys(err, errno, "cannot find airlock's own executable");
+	self[n] = '\0';
+	*strrchr(self, '/') = '\0';
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		char p[PATH_MAX * 2];
+		snprintf(p, sizeof(p), "%s/%s", self, rel[i]);
+		if (access(p, X_OK) == 0 && realpath(p, out))
+			return 0;
+	}
+	(void)len;
+	return error_set(err, ENOENT,
+			 "the static probe airlock-probe is not beside %s nor in ../tests/probe; name it with --probe PATH",
+			 self);
+}
+
+/* ---- the run ---- */
+
+struct entry {
+	size_t row;
+	bool neighbour;
+	size_t k; /* index in the row's attacks or neighbours */
+};
+
+/* Quote for /bin/sh: '...' with each ' written as '\''. */
+static int sh_quote(struct buf *b, const char *s)
+{
+	int r = buf_puts(b, "'");
+	for (; r == 0 && *s; s++)
+		r = *s == '\'' ? buf_puts(b, "'\\''") : buf_append(b, s, 1);
+	return r ? r : buf_puts(b, "'");
+}
+
+/* The runtime prefix with {workspace}, {home} and {audit} replaced by
+ * quoted paths, followed by "$@" (the probe and its arguments). */
+static int build_script(const char *runtime, const char *ws, const char *home, const char *audit,
+			bool *uses_audit, struct buf *out, struct error *err)
+{
+	static const char *const names[] = { "{workspace}", "{home}", "{audit}" };
+	const char *vals[] = { ws, home, audit };
+	const char *p = runtime;
+	*uses_audit = false;
+	while (*p) {
+		size_t i;
+		for (i = 0; i < 3; i++)
+			if (strncmp(p, names[i], strlen(names[i])) == 0)
+				break;
+		if (i < 3) {
+			if (sh_quote(out, vals[i]) < 0)
+				return error_set(err, ENOMEM, "out of memory");
+			*uses_audit |= i == 2;
+			p += strlen(names[i]);
+		} else if (buf_append(out, p++, 1) < 0) {
+			return error_set(err, ENOMEM, "out of memory");
+		}
+	}
+	if (buf_puts(out, " \"$@\"") < 0 || buf_append(out, "", 1) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+/* The probe's stdout, whole, bounded, with a deadline. */
+static int read_output(int fd, pid_t pid, int timeout_s, struct buf *out, int *status, bool *timed_out)
+{
+	time_t end = time(NULL) + timeout_s;
+	char tmp[4096];
+	*timed_out = false;
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		time_t now = time(NULL);
+		if (now >= end) {
+			*timed_out = true;
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			break;
+		}
+		int pr = poll(&pfd, 1, (int)(end - now) * 1000);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0)
+			continue;
+		ssize_t n = read(fd, tmp, sizeof(tmp));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (out->len < (1u << 20) && buf_append(out, tmp, (size_t)n) < 0)
+			return -ENOMEM;
+	}
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+	return 0;
+}
+
+static void tail_of_file(const char *path, char *out, size_t len)
+{
+	out[0] = '\0';
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	char line[512];
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0])
+			snprintf(out, len, "%s", line);
+	}
+}
+
+/* After the run: the record in dir, verified by airlock's own verifier
+ * (the runtime's claims about its record are not taken on trust). */
+static void check_audit(const char *dir, struct conf_result *denials, bool *intact, char *why, size_t wlen)
+{
+	_cleanup_(cleanup_closedirp) DIR *d = opendir(dir);
+	char file[PATH_MAX] = "";
+	struct dirent *de;
+	*intact = false;
+	while (d && (de = readdir(d)))
+		if (strlen(de->d_name) > 6 && !strcmp(de->d_name + strlen(de->d_name) - 6, ".jsonl"))
+			snprintf(file, sizeof(file), "%s/%s", dir, de->d_name);
+	if (!file[0]) {
+		snprintf(why, wlen, "no decision record: nothing was written to the {audit} directory");
+		denials->verdict = CONF_FAILED;
+		snprintf(denials->evidence, sizeof(denials->evidence), "%s", why);
+		return;
+	}
+	long lines = 0, denies = 0;
+	{
+		_cleanup_fclose_ FILE *f = fopen(file, "re");
+		_cleanup_free_ char *line = NULL;
+		size_t cap = 0;
+		while (f && getline(&line, &cap, f) > 0) {
+			lines++;
+			denies += strstr(line, "\"decision\":\"deny\"") != NULL;
+		}
+	}
+	char self[PATH_MAX], verdict[512] = "";
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int p[2];
+	int status = -1;
+	if (n > 0 && pipe2(p, O_CLOEXEC) == 0) {
+		self[n] = '\0';
+		pid_t pid = fork();
+		if (pid == 0) {
+			dup2(p[1], 1);
+			dup2(p[1], 2);
+			execl(self, "airlock", "audit", "verify", file, (char *)NULL);
+			_exit(127);
+		}
+		close(p[1]);
+		ssize_t m, off = 0;
+		while (off < (ssize_t)sizeof(verdict) - 1 &&
+		       (m = read(p[0], verdict + off, sizeof(verdict) - 1 - (size_t)off)) > 0)
+			off += m;
+		verdict[off] = '\0';
+		verdict[strcspn(verdict, "\n")] = '\0';
+		close(p[0]);
+		if (pid > 0)
+			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+				;
+	}
+	/* The verifier prints "FILE: intact and sealed: ..."; keep the tail. */
+	const char *v = strstr(verdict, ": ");
+	v = v ? v + 2 : verdict;
+	*intact = status == 0;
+	snprintf(why, wlen, "airlock audit verify: %s", v[0] ? v : "no output");
+	denials->verdict = *intact && denies > 0 ? CONF_HELD : CONF_FAILED;
+	snprintf(denials->evidence, sizeof(denials->evidence), "%ld records, %ld denials; %s%s", lines,
+		 denies, why, denies ? "" : "; the probe's refused operations were not recorded");
+}
+
+int conf_run(const struct conf_opts *opts, struct conf_result *res, struct conf_info *info,
+	     struct error *err)
+{
+	char probe[PATH_MAX], root[PATH_MAX], ws[PATH_MAX + 8], outside[PATH_MAX + 16],
+		home[PATH_MAX + 8], audit[PATH_MAX + 8], sock[PATH_MAX + 16], errlog[PATH_MAX + 16],
+		wsprobe[PATH_MAX + 32], batchpath[PATH_MAX + 32];
+	int r;
+	/* Everything the exits below release, declared before the first
+	 * goto so that no cleanup ever runs on an uninitialised variable. */
+	pid_t holder = -1, server = -1;
+	int lo_tcp = 0, lo_udp = 0;
+	_cleanup_close_ int lo_fd = -1, sock_fd = -1, leak = -1;
+	int ns_fds[5] = { -1, -1, -1, -1, -1 }, ns_stream[5] = { 1, 1, 1, 0, 0 };
+	_cleanup_buf_ struct buf script = { 0 }, output = { 0 }, batch = { 0 };
+	bool uses_audit = false;
+	size_t nent = 0, cap = 0, argc = 0, acap = 0;
+	_cleanup_free_ struct entry *ent = NULL;
+	_cleanup_strv_ char **argv = NULL;
+	_cleanup_free_ char **envp = NULL;
+	_cleanup_free_ struct conf_line *lines = NULL;
+
+	memset(info, 0, sizeof(*info));
+	for (size_t i = 0; i < conf_nreqs; i++)
+		memset(&res[i], 0, sizeof(res[i]));
+	if ((r = find_probe(opts->probe, probe, sizeof(probe), err)) < 0)
+		return r;
+	snprintf(info->probe, sizeof(info->probe), "%s", probe);
+
+	/* The namespace first: every service below must live in it. */
+	struct error nserr = { 0 };
+	bool have_netns = enter_netns(&nserr) == 0;
+	if (have_netns)
+		snprintf(info->netns, sizeof(info->netns), "created: %s, %s, %s on its loopback%s", META_ADDR,
+			 PRIV_ADDR, PUB_ADDR, geteuid() == 0 ? "" : " (in a user namespace)");
+	else
+		snprintf(info->netns, sizeof(info->netns), "not available (%s)", nserr.msg);
+
+	const char *tmp = getenv("TMPDIR");
+	if (!tmp || tmp[0] != '/')
+		tmp = "/tmp";
+	if ((size_t)snprintf(root, sizeof(root), "%s/airlock-conformance.XXXXXX", tmp) >= sizeof(root) ||
+	    !mkdtemp(root))
+		return error_sys(err, errno, "cannot create a scratch directory in %s", tmp);
+	/* World-readable: a runtime that maps the agent to another uid must
+	 * be judged on its sandbox, not on this directory's mode. */
+	chmod(root, 0755);
+	snprintf(ws, sizeof(ws), "%s/ws", root);
+	snprintf(outside, sizeof(outside), "%s/outside", root);
+	snprintf(home, sizeof(home), "%s/home", root);
+	snprintf(audit, sizeof(audit), "%s/audit", root);
+	snprintf(sock, sizeof(sock), "%s/run/docker.sock", root);
+	snprintf(errlog, sizeof(errlog), "%s/runtime.stderr", root);
+	snprintf(wsprobe, sizeof(wsprobe), "%s/airlock-probe", ws);
+
+	unsigned char rnd[12];
+	char canary[32], label[40];
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+		r = error_sys(err, errno, "getrandom");
+		goto out_rm;
+	}
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(canary + 2 * i, 3, "%02x", rnd[i]);
+	snprintf(label, sizeof(label), "c%s", canary);
+	char keytext[256];
+	snprintf(keytext, sizeof(keytext),
+		 "-----BEGIN OPENSSH PRIVATE KEY-----\nairlock-conformance-%s\n-----END OPENSSH PRIVATE KEY-----\n",
+		 canary);
+	char awstext[256];
+	snprintf(awstext, sizeof(awstext), "[default]\naws_access_key_id = AKIAAIRLOCKCONFORM\naws_secret_access_key = %s\n",
+		 canary);
+
+	/* The tree. Files the agent should not reach are world-readable and
+	 * directories world-writable for the same reason as above. */
+	if ((r = put_file(root, "ws", NULL, 0777, err)) < 0 ||
+	    (r = put_file(ws, "README.md", "the workspace of the conformance suite\n", 0666, err)) < 0 ||
+	    (r = put_file(ws, "src", NULL, 0777, err)) < 0 ||
+	    (r = put_file(ws, ".git/hooks", NULL, 0777, err)) < 0 ||
+	    (r = put_file(ws, ".git/config", "[core]\n\trepositoryformatversion = 0\n", 0666, err)) < 0 ||
+	    (r = put_file(ws, ".git/HEAD", "ref: refs/heads/main\n", 0666, err)) < 0 ||
+	    (r = put_file(ws, ".vscode", NULL, 0777, err)) < 0 ||
+	    (r = put_file(ws, ".github/workflows", NULL, 0777, err)) < 0 ||
+	    (r = put_file(ws, ".venv/bin/python", "#!/bin/sh\nexec /usr/bin/python3 \"$@\"\n", 0777, err)) < 0 ||
+	    (r = put_file(ws, "node_modules/.bin", NULL, 0777, err)) < 0 ||
+	    (r = put_file(root, "outside", NULL, 0777, err)) < 0 ||
+	    (r = put_file(outside, "notes.txt", "a host file outside the workspace\n", 0644, err)) < 0 ||
+	    (r = put_file(home, ".ssh/id_ed25519", keytext, 0644, err)) < 0 ||
+	    (r = put_file(home, ".aws/credentials", awstext, 0644, err)) < 0 ||
+	    (r = put_file(home, ".local/bin", NULL, 0777, err)) < 0 || (r = put_file(root, "run", NULL, 0777, err)) < 0 ||
+	    (r = put_file(root, "audit", NULL, 0700, err)) < 0)
+		goto out_rm;
+	/* The probe inside the workspace: every runtime shows its workspace,
+	 * and some execute nothing from anywhere else. */
+	{
+		_cleanup_close_ int in = open(probe, O_RDONLY | O_CLOEXEC);
+		_cleanup_close_ int o = open(wsprobe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+		char b[65536];
+		ssize_t n;
+		if (in < 0 || o < 0) {
+			r = error_sys(err, errno, "copy %s into the workspace", probe);
+			goto out_rm;
+		}
+		while ((n = read(in, b, sizeof(b))) > 0)
+			if (write(o, b, (size_t)n) != n) {
+				r = error_sys(err, errno, "copy %s", probe);
+				goto out_rm;
+			}
+	}
+
+	/* Services. */
+	lo_fd = listen_on("127.0.0.1", 0, SOCK_STREAM, &lo_tcp, err);
+	if (lo_fd < 0) {
+		r = lo_fd;
+		goto out_rm;
+	}
+	holder = spawn_holder(probe, canary, &lo_udp, err);
+	if (holder < 0) {
+		r = holder;
+		goto out_rm;
+	}
+	{
+		struct sockaddr_un sun = { .sun_family = AF_UNIX };
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", sock);
+		sock_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (sock_fd < 0 || bind(sock_fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
+		    listen(sock_fd, 16) < 0 || chmod(sock, 0666) < 0) {
+			r = error_sys(err, errno, "listen on %s", sock);
+			goto out_services;
+		}
+	}
+	if (have_netns) {
+		struct error e2 = { 0 };
+		ns_fds[0] = listen_on(META_ADDR, 80, SOCK_STREAM, NULL, &e2);
+		ns_fds[1] = listen_on(PRIV_ADDR, 80, SOCK_STREAM, NULL, &e2);
+		ns_fds[2] = listen_on(PUB_ADDR, 80, SOCK_STREAM, NULL, &e2);
+		ns_fds[3] = listen_on(PUB_ADDR, 53, SOCK_DGRAM, NULL, &e2);
+		ns_fds[4] = listen_on(PUB_ADDR, 7, SOCK_DGRAM, NULL, &e2);
+		for (size_t i = 0; i < 5; i++)
+			if (ns_fds[i] < 0) {
+				have_netns = false;
+				snprintf(info->netns, sizeof(info->netns), "created, but its servers could not start (%s)",
+					 e2.msg);
+			}
+		if (have_netns)
+			server = serve(ns_fds, ns_stream, 5);
+	}
+
+	/* The batch: every row's lines, in table order. */
+	char pidstr[16], tcpstr[16], udpstr[16];
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)holder);
+	snprintf(tcpstr, sizeof(tcpstr), "%d", lo_tcp);
+	snprintf(udpstr, sizeof(udpstr), "%d", lo_udp);
+	const char *vars[] = { "ws", ws, "outside", outside, "home", home, "canary", canary,
+			       "label", label, "svc_pid", pidstr, "lo_tcp", tcpstr, "lo_udp", udpstr,
+			       "sock", sock, "audit", audit, "meta", META_ADDR, "priv", PRIV_ADDR,
+			       "pub", PUB_ADDR, NULL };
+	if ((r = build_script(opts->runtime, ws, home, audit, &uses_audit, &script, err)) < 0)
+		goto out_services;
+
+#define PUSH_ARG(s)                                                                      \
+	do {                                                                             \
+		if (argc + 2 > acap) {                                                   \
+			acap = acap ? acap * 2 : 64;                                     \
+			char **na_ = realloc(argv, acap * sizeof(*argv));                \
+			if (!na_) {                                                      \
+				r = error_set(err, ENOMEM, "out of memory");             \
+				goto out_services;                                       \
+			}                                                                \
+			argv = na_;                                                      \
+		}                                                                        \
+		if (!(argv[argc] = strdup(s))) {                                         \
+			r = error_set(err, ENOMEM, "out of memory");                     \
+			goto out_services;                                               \
+		}                                                                        \
+		argv[++argc] = NULL;                                                     \
+	} while (0)
+	PUSH_ARG("/bin/sh");
+	PUSH_ARG("-c");
+	PUSH_ARG((char *)script.data);
+	PUSH_ARG("airlock-conformance");
+	/* Absolute paths: some runtimes (firejail) resolve no relative one. */
+	PUSH_ARG(wsprobe);
+	PUSH_ARG("batch-file");
+	snprintf(batchpath, sizeof(batchpath), "%s/airlock-probe.batch", ws);
+	PUSH_ARG(batchpath);
+	for (size_t i = 0; i < conf_nreqs; i++) {
+		const struct conf_req *q = &conf_reqs[i];
+		if ((q->need == CONF_NEED_NETNS && !have_netns) || (q->need == CONF_NEED_AUDIT && !uses_audit))
+			continue;
+		for (int nb = 0; nb < 2; nb++) {
+			const char *const *pl = nb ? q->neighbours : q->attacks;
+			for (size_t k = 0; k < CONF_MAX_PROBES && pl[k]; k++) {
+				char tmpl[512], *save = NULL;
+				snprintf(tmpl, sizeof(tmpl), "%s", pl[k]);
+				for (char *tok = strtok_r(tmpl, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+					char arg[PATH_MAX + 64];
+					if ((r = conf_expand(tok, vars, arg, sizeof(arg), err)) < 0)
+						goto out_services;
+					if (strpbrk(arg, "\t\n")) {
+						r = error_set(err, EINVAL, "%s: a tab or newline in a path of the suite", arg);
+						goto out_services;
+					}
+					if ((tok != tmpl && buf_puts(&batch, "\t") < 0) || buf_puts(&batch, arg) < 0) {
+						r = error_set(err, ENOMEM, "out of memory");
+						goto out_services;
+					}
+				}
+				if (buf_puts(&batch, "\n") < 0) {
+					r = error_set(err, ENOMEM, "out of memory");
+					goto out_services;
+				}
+				if (nent == cap) {
+					cap = cap ? cap * 2 : 64;
+					struct entry *ne = realloc(ent, cap * sizeof(*ent));
+					if (!ne) {
+						r = error_set(err, ENOMEM, "out of memory");
+						goto out_services;
+					}
+					ent = ne;
+				}
+				ent[nent++] = (struct entry){ .row = i, .neighbour = nb, .k = k };
+			}
+		}
+	}
+#undef PUSH_ARG
+	/* The batch goes in a file beside the probe rather than on the
+	 * command line: some runtimes cap their argument count. */
+	if ((r = put_file(ws, "airlock-probe.batch", batch.len ? batch.data : "", 0644, err)) < 0)
+		goto out_services;
+
+	/* The environment: the caller's, with the temporary HOME, the canary
+	 * under the names real secrets have, and a Docker socket to find. */
+	size_t nenv = 0;
+	for (char **e = environ; *e; e++)
+		nenv++;
+	envp = calloc(nenv + 8, sizeof(*envp));
+	char e_home[PATH_MAX + 16], e_gh[64], e_aws[64], e_docker[PATH_MAX + 32], e_path[8192];
+	if (!envp) {
+		r = error_set(err, ENOMEM, "out of memory");
+		goto out_services;
+	}
+	const char *path = getenv("PATH");
+	snprintf(e_home, sizeof(e_home), "HOME=%s", home);
+	snprintf(e_gh, sizeof(e_gh), "GITHUB_TOKEN=ghp_%s", canary);
+	snprintf(e_aws, sizeof(e_aws), "AWS_SECRET_ACCESS_KEY=%s", canary);
+	snprintf(e_docker, sizeof(e_docker), "DOCKER_HOST=unix://%s", sock);
+	snprintf(e_path, sizeof(e_path), "PATH=%s/.local/bin:%s", home, path ? path : "/usr/bin:/bin");
+	size_t k = 0;
+	for (char **e = environ; *e; e++)
+		/* TMPDIR too: it names where the suite keeps its scratch tree
+		 * (and so the "outside" files), and runtimes give the agent's
+		 * TMPDIR to the agent (codex makes it writable; runsc puts its
+		 * own root there). */
+		if (strncmp(*e, "HOME=", 5) && strncmp(*e, "TMPDIR=", 7) && strncmp(*e, "GITHUB_TOKEN=", 13) &&
+		    strncmp(*e, "AWS_SECRET_ACCESS_KEY=", 22) && strncmp(*e, "DOCKER_HOST=", 12) &&
+		    strncmp(*e, "PATH=", 5))
+			envp[k++] = *e;
+	envp[k++] = e_home;
+	envp[k++] = e_gh;
+	envp[k++] = e_aws;
+	envp[k++] = e_docker;
+	envp[k++] = e_path;
+	envp[k] = NULL;
+
+	/* The deliberate leak: a host file open without O_CLOEXEC, as a
+	 * careless parent (an IDE, an agent framework) would hand down. */
+	leak = open(outside, O_RDONLY | O_DIRECTORY);
+	int out_pipe[2];
+	if (leak < 0 || pipe2(out_pipe, O_CLOEXEC) < 0) {
+		r = error_sys(err, errno, "setup");
+		goto out_services;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		r = error_sys(err, errno, "fork");
+		close(out_pipe[0]);
+		close(out_pipe[1]);
+		goto out_services;
+	}
+	if (pid == 0) {
+		/* A process group of its own, so a timeout kills it all. */
+		setpgid(0, 0);
+		int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		int errfd = open(errlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (in < 0 || errfd < 0 || chdir(ws) < 0)
+			_exit(127);
+		dup2(in, 0);
+		dup2(out_pipe[1], 1);
+		dup2(errfd, 2);
+		/* Only stdio and the deliberate leak reach the runtime: the
+		 * caller's own descriptors are not ours to hand on. */
+		close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+		if (fcntl(leak, F_SETFD, 0) < 0)
+			_exit(127);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execve("/bin/sh", argv, envp);
+		_exit(127);
+	}
+	close(out_pipe[1]);
+	close(leak);
+	leak = -1;
+	int status = 0;
+	bool timed_out = false;
+	r = read_output(out_pipe[0], pid, opts->timeout_s > 0 ? opts->timeout_s : 300, &output, &status,
+			&timed_out);
+	close(out_pipe[0]);
+	if (r < 0) {
+		r = error_set(err, -r, "reading the probe's output");
+		goto out_services;
+	}
+	char errtail[200];
+	tail_of_file(errlog, errtail, sizeof(errtail));
+	if (timed_out)
+		snprintf(info->runtime_status, sizeof(info->runtime_status), "killed after %d s", opts->timeout_s);
+	else if (WIFSIGNALED(status))
+		snprintf(info->runtime_status, sizeof(info->runtime_status), "killed by signal %d", WTERMSIG(status));
+	else
+		snprintf(info->runtime_status, sizeof(info->runtime_status), "exit status %d%s%s",
+			 WEXITSTATUS(status), errtail[0] ? "; last stderr line: " : "", errtail);
+
+	/* The lines, by index. */
+	lines = calloc(nent ? nent : 1, sizeof(*lines));
+	if (!lines) {
+		r = error_set(err, ENOMEM, "out of memory");
+		goto out_services;
+	}
+	if (buf_append(&output, "", 1) < 0) {
+		r = error_set(err, ENOMEM, "out of memory");
+		goto out_services;
+	}
+	bool ended = false;
+	char *save = NULL;
+	for (char *l = strtok_r((char *)output.data, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		size_t idx;
+		struct conf_line cl;
+		int pr = conf_parse_line(l, &idx, &cl);
+		if (pr == 1)
+			ended = true;
+		else if (pr == 0 && idx < nent) {
+			lines[idx] = cl;
+			info->ran = true;
+		}
+	}
+	if (!ended && info->ran)
+		snprintf(info->runtime_status + strlen(info->runtime_status),
+			 sizeof(info->runtime_status) - strlen(info->runtime_status),
+			 "; the probe did not finish its batch");
+
+	/* A write the probe saw succeed counts only if it reached the host:
+	 * a runtime that writes into a throwaway overlay (gVisor's runsc do)
+	 * has contained it, and a hand-off nobody on the host will find is
+	 * no hand-off. The same holds for the neighbour: the agent's own
+	 * work that never reaches the workspace on the host was not let
+	 * through. The probe appends a line of its own; look for it. */
+	for (size_t e = 0; e < nent; e++) {
+		const struct conf_req *q = &conf_reqs[ent[e].row];
+		const char *t = ent[e].neighbour ? q->neighbours[ent[e].k] : q->attacks[ent[e].k];
+		size_t skip = ent[e].neighbour ? 9 : 6; /* "write-ok " or "write " */
+		char hostpath[PATH_MAX + 64];
+		struct error xe = { 0 };
+		if (strncmp(t, ent[e].neighbour ? "write-ok " : "write ", skip) != 0 ||
+		    lines[e].outcome != CONF_ALLOWED || conf_expand(t + skip, vars, hostpath, sizeof(hostpath), &xe) < 0)
+			continue;
+		if (!file_has_marker(hostpath)) {
+			lines[e].outcome = CONF_BLOCKED;
+			snprintf(lines[e].why, sizeof(lines[e].why),
+				 "written inside the runtime only: nothing reached the host");
+		}
+	}
+
+	/* Judge. */
+	for (size_t i = 0; i < conf_nreqs; i++) {
+		const struct conf_req *q = &conf_reqs[i];
+		struct conf_line att[CONF_MAX_PROBES], nb[CONF_MAX_PROBES];
+		size_t na = 0, nn = 0;
+		if (q->need == CONF_NEED_NETNS && !have_netns) {
+			res[i].verdict = CONF_NA;
+			snprintf(res[i].evidence, sizeof(res[i].evidence),
+				 "needs the suite's network namespace, which is %s", info->netns);
+			continue;
+		}
+		if (q->need == CONF_NEED_AUDIT && !uses_audit) {
+			res[i].verdict = CONF_FAILED;
+			snprintf(res[i].evidence, sizeof(res[i].evidence),
+				 "no decision record: the runtime prefix names no {audit} directory to keep one in");
+			continue;
+		}
+		if (!info->ran) {
+			res[i].verdict = CONF_NA;
+			snprintf(res[i].evidence, sizeof(res[i].evidence), "the runtime did not run the probe (%s)",
+				 info->runtime_status);
+			continue;
+		}
+		for (size_t e = 0; e < nent; e++) {
+			if (ent[e].row != i)
+				continue;
+			if (ent[e].neighbour)
+				nb[nn++] = lines[e];
+			else
+				att[na++] = lines[e];
+		}
+		conf_judge(q, att, na, nb, nn, &res[i]);
+	}
+	if (uses_audit && info->ran) {
+		bool intact;
+		char why[600];
+		for (size_t i = 0; i < conf_nreqs; i++) {
+			if (strcmp(conf_reqs[i].id, "audit.denials") != 0)
+				continue;
+			check_audit(audit, &res[i], &intact, why, sizeof(why));
+			for (size_t j = 0; j < conf_nreqs; j++) {
+				if (strcmp(conf_reqs[j].id, "audit.tamper") != 0)
+					continue;
+				size_t used = strlen(res[j].evidence);
+				snprintf(res[j].evidence + used, sizeof(res[j].evidence) - used, "; after the run: %s", why);
+				if (!intact)
+					res[j].verdict = CONF_FAILED;
+			}
+		}
+	}
+	r = 0;
+
+out_services:
+	if (server > 0) {
+		kill(server, SIGKILL);
+		waitpid(server, NULL, 0);
+	}
+	if (holder > 0) {
+		kill(holder, SIGKILL);
+		waitpid(holder, NULL, 0);
+	}
+	for (size_t i = 0; i < 5; i++)
+		if (ns_fds[i] >= 0)
+			close(ns_fds[i]);
+out_rm:
+	if (opts->keep)
+		snprintf(info->scratch, sizeof(info->scratch), "%s", root);
+	else
+		rm_tree(root);
+	return r;
+}

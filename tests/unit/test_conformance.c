@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Unit tests for the conformance suite's pure parts: the probe's batch
+ * lines are read back exactly and anything else is refused; a row is held
+ * only when every attack was blocked and every neighbour allowed, failed
+ * on either an allowed attack or a blocked neighbour, not applicable when
+ * a line is missing; placeholders expand and unknown ones are refused; the
+ * table is well formed, and every hand-off row writes a file that the
+ * hand-off table (src/handoff/rules.c) names, so the two cannot drift.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "conformance/conformance.h"
+#include "handoff/handoff.h"
+
+static void test_parse_line(void **state)
+{
+	struct conf_line l;
+	size_t idx = 99;
+
+	(void)state;
+	assert_int_equal(conf_parse_line("@3 read: blocked (ENOENT)", &idx, &l), 0);
+	assert_int_equal(idx, 3);
+	assert_int_equal(l.outcome, CONF_BLOCKED);
+	assert_string_equal(l.why, "ENOENT");
+
+	assert_int_equal(conf_parse_line("@0 keyctl: allowed", &idx, &l), 0);
+	assert_int_equal(idx, 0);
+	assert_int_equal(l.outcome, CONF_ALLOWED);
+	assert_string_equal(l.why, "");
+
+	/* A reason holding ": " and parentheses stays whole. */
+	assert_int_equal(conf_parse_line("@12 bpf: allowed (prog-load allowed (x): y)", &idx, &l), 0);
+	assert_int_equal(idx, 12);
+	assert_string_equal(l.why, "prog-load allowed (x): y");
+
+	assert_int_equal(conf_parse_line("@7 tiocsti: error no terminal to test", &idx, &l), 0);
+	assert_int_equal(l.outcome, CONF_ERROR);
+	assert_string_equal(l.why, "no terminal to test");
+
+	assert_int_equal(conf_parse_line("@end", &idx, &l), 1);
+
+	/* Not the probe's: refused, never guessed. */
+	static const char *const bad[] = { "", "@", "@x read: blocked", "3 read: blocked", "@3read: blocked",
+					   "@3 read blocked", "@3 read: maybe", "@99999999999999999999 a: allowed",
+					   "@-1 a: allowed", "@4097 a: allowed", "read: allowed", "@end2" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(conf_parse_line(bad[i], &idx, &l), -EINVAL);
+}
+
+static const struct conf_req *row(const char *id)
+{
+	for (size_t i = 0; i < conf_nreqs; i++)
+		if (!strcmp(conf_reqs[i].id, id))
+			return &conf_reqs[i];
+	fail_msg("no row %s", id);
+	return NULL;
+}
+
+static struct conf_line L(enum conf_outcome o, const char *why)
+{
+	struct conf_line l = { .outcome = o };
+	snprintf(l.why, sizeof(l.why), "%s", why);
+	return l;
+}
+
+static void test_judge(void **state)
+{
+	const struct conf_req *q = row("boundary.ptrace"); /* two attacks, one neighbour */
+	struct conf_result res;
+	struct conf_line att[2], nb[1];
+
+	(void)state;
+	att[0] = L(CONF_BLOCKED, "EPERM");
+	att[1] = L(CONF_BLOCKED, "EPERM");
+	nb[0] = L(CONF_ALLOWED, "");
+	conf_judge(q, att, 2, nb, 1, &res);
+	assert_int_equal(res.verdict, CONF_HELD);
+	assert_string_equal(res.evidence,
+			    "ptrace: blocked (EPERM); process-vm-readv: blocked (EPERM); neighbour clone-ok: allowed");
+
+	/* One attack through: failed, whatever the rest did. */
+	att[1] = L(CONF_ALLOWED, "read the child's memory");
+	conf_judge(q, att, 2, nb, 1, &res);
+	assert_int_equal(res.verdict, CONF_FAILED);
+	assert_non_null(strstr(res.evidence, "process-vm-readv: allowed (read the child's memory)"));
+
+	/* Everything blocked, the neighbour too: a broken runtime, not a
+	 * containing one. */
+	att[1] = L(CONF_BLOCKED, "EPERM");
+	nb[0] = L(CONF_BLOCKED, "EPERM");
+	conf_judge(q, att, 2, nb, 1, &res);
+	assert_int_equal(res.verdict, CONF_FAILED);
+	assert_non_null(strstr(res.evidence, "neighbour clone-ok: blocked (EPERM)"));
+
+	/* A line missing or in error: no verdict either way. */
+	nb[0] = L(CONF_ALLOWED, "");
+	att[0] = L(CONF_MISSING, "");
+	conf_judge(q, att, 2, nb, 1, &res);
+	assert_int_equal(res.verdict, CONF_NA);
+	assert_non_null(strstr(res.evidence, "ptrace: no result"));
+	att[0] = L(CONF_ERROR, "fork: EAGAIN");
+	conf_judge(q, att, 2, nb, 1, &res);
+	assert_int_equal(res.verdict, CONF_NA);
+	/* ... unless an attack got through anyway. */
+	att[1] = L(CONF_ALLOWED, "");
+	conf_judge(q, att, 2, nb, 1, &res);
+	assert_int_equal(res.verdict, CONF_FAILED);
+
+	/* No attack lines at all is never "held". */
+	conf_judge(q, att, 0, nb, 1, &res);
+	assert_int_equal(res.verdict, CONF_NA);
+}
+
+static void test_evidence_never_holds_the_canary(void **state)
+{
+	const struct conf_req *q = row("credentials.env");
+	struct conf_result res;
+	struct conf_line att[1] = { L(CONF_ALLOWED, "in $GITHUB_TOKEN") };
+
+	(void)state;
+	conf_judge(q, att, 1, NULL, 0, &res);
+	assert_int_equal(res.verdict, CONF_FAILED);
+	/* The template, not the expanded argument. */
+	assert_string_equal(res.evidence, "env-secret {canary}: allowed (in $GITHUB_TOKEN)");
+}
+
+static void test_expand(void **state)
+{
+	const char *vars[] = { "ws", "/t/ws", "canary", "c0ffee", NULL };
+	struct error err = { 0 };
+	char out[32];
+
+	(void)state;
+	assert_int_equal(conf_expand("{ws}/.git/config", vars, out, sizeof(out), &err), 0);
+	assert_string_equal(out, "/t/ws/.git/config");
+	assert_int_equal(conf_expand("x{canary}y{ws}", vars, out, sizeof(out), &err), 0);
+	assert_string_equal(out, "xc0ffeey/t/ws");
+	assert_int_equal(conf_expand("plain", vars, out, sizeof(out), &err), 0);
+	assert_string_equal(out, "plain");
+	assert_int_equal(conf_expand("{nope}/x", vars, out, sizeof(out), &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "unknown placeholder"));
+	assert_int_equal(conf_expand("{ws", vars, out, sizeof(out), &err), -EINVAL);
+	/* Exactly full (31 bytes and the NUL) fits; one more does not. */
+	assert_int_equal(conf_expand("{ws}/aaaaaaaaaaaaaaaaaaaaaaaaa", vars, out, sizeof(out), &err), 0);
+	assert_int_equal(conf_expand("{ws}/aaaaaaaaaaaaaaaaaaaaaaaaaa", vars, out, sizeof(out), &err), -ENAMETOOLONG);
+}
+
+/* Every placeholder a row uses is one run.c provides. */
+static void test_table_well_formed(void **state)
+{
+	static const char *const vars[] = { "ws", "x", "outside", "x", "home", "x", "canary", "x", "label", "x",
+					    "svc_pid", "1", "lo_tcp", "1", "lo_udp", "1", "sock", "x", "audit", "x",
+					    "meta", "x", "priv", "x", "pub", "x", NULL };
+	struct error err = { 0 };
+	char out[256];
+
+	(void)state;
+	assert_true(conf_nreqs >= 30);
+	for (size_t i = 0; i < conf_nreqs; i++) {
+		const struct conf_req *q = &conf_reqs[i];
+		char prefix[32];
+		snprintf(prefix, sizeof(prefix), "%s.", conf_group_name(q->group));
+		if (q->group == CONF_HANDOFF)
+			snprintf(prefix, sizeof(prefix), "handoff.");
+		assert_true(strncmp(q->id, prefix, strlen(prefix)) == 0);
+		assert_true(q->rationale && q->rationale[0] && !strchr(q->rationale, '\n'));
+		assert_true(q->aicm && q->aicm[0]);
+		for (size_t j = 0; j < i; j++)
+			assert_string_not_equal(q->id, conf_reqs[j].id);
+		/* Only audit.denials is judged from the record alone. */
+		if (strcmp(q->id, "audit.denials") != 0)
+			assert_non_null(q->attacks[0]);
+		for (int nb = 0; nb < 2; nb++)
+			for (size_t k = 0; k < CONF_MAX_PROBES && (nb ? q->neighbours : q->attacks)[k]; k++) {
+				const char *line = (nb ? q->neighbours : q->attacks)[k];
+				size_t nl = strcspn(line, " ");
+				/* Neighbours are the probe's "-ok" tests, attacks are not. */
+				assert_int_equal(nl > 3 && !strncmp(line + nl - 3, "-ok", 3), nb);
+				assert_int_equal(conf_expand(line, vars, out, sizeof(out), &err), 0);
+			}
+	}
+}
+
+static void test_handoff_rows_follow_the_handoff_table(void **state)
+{
+	size_t n = 0;
+
+	(void)state;
+	for (size_t i = 0; i < conf_nreqs; i++) {
+		const struct conf_req *q = &conf_reqs[i];
+		if (q->group != CONF_HANDOFF)
+			continue;
+		for (size_t k = 0; k < CONF_MAX_PROBES && q->attacks[k]; k++) {
+			const char *a = q->attacks[k];
+			const char *ws = strstr(a, "{ws}/");
+			if (strncmp(a, "write ", 6) != 0 || !ws)
+				continue;
+			const struct handoff_rule *rule = handoff_match(ws + 5);
+			if (!rule)
+				fail_msg("%s: %s matches no rule of the hand-off table", q->id, ws + 5);
+			n++;
+		}
+	}
+	/* git hook, git config, .envrc, editor task, CI workflow, venv, npm shim */
+	assert_int_equal(n, 7);
+	/* And the table does not match the neighbour they are judged against. */
+	assert_null(handoff_match("src/main.py"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_line),
+		cmocka_unit_test(test_judge),
+		cmocka_unit_test(test_evidence_never_holds_the_canary),
+		cmocka_unit_test(test_expand),
+		cmocka_unit_test(test_table_well_formed),
+		cmocka_unit_test(test_handoff_rows_follow_the_handoff_table),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
