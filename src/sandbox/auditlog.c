@@ -33,6 +33,41 @@ static void authority_path(char *out, size_t len)
 		snprintf(out, len, "%s/.local/state/airlock/authority.key", home && home[0] == '/' ? home : "/root");
 }
 
+int auditlog_dir(const char *cli_dir, bool no_audit, const struct policy *pol, char *out, size_t len,
+		 bool *is_default, struct error *err)
+{
+	*is_default = false;
+	const char *dir = cli_dir;
+	if (!dir && (no_audit || !pol->audit.enabled))
+		return 0;
+	if (!dir)
+		dir = pol->audit.dir;
+	if (dir) {
+		if ((size_t)snprintf(out, len, "%s", dir) >= len)
+			return error_set(err, ENAMETOOLONG, "audit directory %s: path too long", dir);
+		return 1;
+	}
+	/* On by default, in the XDG state directory: the log is kept like the
+	 * authority key beside it, out of the workspace the agent writes. */
+	const char *state = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	int n;
+	if (state && state[0] == '/')
+		n = snprintf(out, len, "%s/airlock/audit", state);
+	else if (home && home[0] == '/')
+		n = snprintf(out, len, "%s/.local/state/airlock/audit", home);
+	else
+		return error_set(err, ENOENT,
+				 "the decision log is on by default in $XDG_STATE_HOME/airlock/audit or "
+				 "$HOME/.local/state/airlock/audit, and neither variable holds an absolute path; "
+				 "choose a directory with --audit DIR or audit.dir, or turn the log off with "
+				 "--no-audit or audit.enabled: false");
+	if (n < 0 || (size_t)n >= len)
+		return error_set(err, ENAMETOOLONG, "the default audit directory is too long");
+	*is_default = true;
+	return 1;
+}
+
 int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a, struct error *err)
 {
 	*a = (struct auditlog)AUDITLOG_INIT;

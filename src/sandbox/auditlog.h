@@ -27,6 +27,16 @@ struct auditlog {
 
 #define AUDITLOG_INIT { .control = -1, .events = -1 }
 
+/* Where this run's log goes: opts->audit_dir (--audit DIR), else nothing
+ * with --no-audit or the policy's audit.enabled: false, else audit.dir,
+ * else the state directory ($XDG_STATE_HOME/airlock/audit, else
+ * $HOME/.local/state/airlock/audit). Writes the directory to out and
+ * sets *is_default when it is the state directory; returns 1 when the run
+ * has a log, 0 when it has none, or a negative errno when the state
+ * directory cannot be named. */
+int auditlog_dir(const char *cli_dir, bool no_audit, const struct policy *pol, char *out, size_t len,
+		 bool *is_default, struct error *err) WUR;
+
 /* Start the writer for a log under dir (created 0700 when missing). */
 int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a, struct error *err) WUR;
 

@@ -261,6 +261,19 @@ static int exit_code_of(int status)
 	return SANDBOX_EXIT_SETUP;
 }
 
+/* The log is on by default: a user who never asked for it learns where it
+ * was going and how to move it or turn it off. */
+static void audit_default_hint(struct error *err, const char *dir)
+{
+	char why[ERROR_MSG_MAX];
+	snprintf(why, sizeof(why), "%s", err->msg);
+	(void)error_set(err, err->code ? err->code : EIO,
+			"cannot write the decision log in the default directory %s (%s); choose another with "
+			"--audit DIR or audit.dir in the policy, or turn the log off with --no-audit or "
+			"audit.enabled: false",
+			dir, why);
+}
+
 int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *err)
 {
 	const struct policy *pol = opts->policy;
@@ -285,8 +298,12 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 				 "enforce, or learn to enforce and report what was denied");
 
 	bool trace = opts->trace_denials || pol->sandbox.mode == POLICY_MODE_LEARN;
-	/* --audit DIR, else the policy's audit.dir. */
-	const char *audit_dir = opts->audit_dir ? opts->audit_dir : pol->audit.dir;
+	char audit_buf[4096];
+	bool audit_default = false;
+	r = auditlog_dir(opts->audit_dir, opts->no_audit, pol, audit_buf, sizeof(audit_buf), &audit_default, err);
+	if (r < 0)
+		return r;
+	const char *audit_dir = r > 0 ? audit_buf : NULL;
 	if ((r = plan_build(pol, opts->argv, trace, &plan, err)) < 0) {
 		plan_free(&plan);
 		return r;
@@ -306,8 +323,11 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	plan.pty = isatty(STDIN_FILENO);
 	/* The audit writer starts first: it loads libcrypto and makes the
 	 * session's keys while the rest is set up. */
-	if (audit_dir && (r = auditlog_start(pol, audit_dir, &s.audit, err)) < 0)
+	if (audit_dir && (r = auditlog_start(pol, audit_dir, &s.audit, err)) < 0) {
+		if (audit_default)
+			audit_default_hint(err, audit_dir);
 		goto out;
+	}
 	if ((r = egress_prepare(pol, &plan, &s.egress, err)) < 0)
 		goto out;
 	if (audit_dir)
@@ -359,8 +379,11 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		goto out;
 	/* The log must be open, its session certificate written, before the
 	 * sandbox may start the command. */
-	if ((r = auditlog_ready(&s.audit, err)) < 0)
+	if ((r = auditlog_ready(&s.audit, err)) < 0) {
+		if (audit_default)
+			audit_default_hint(err, audit_dir);
 		goto out;
+	}
 	if (audit_dir) {
 		struct buf ev = { 0 };
 		if (buf_puts(&ev, "{\"kind\":\"policy_loaded\",\"decision\":\"allow\",\"policy_file\":") == 0 &&
