@@ -308,6 +308,15 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		plan_free(&plan);
 		return r;
 	}
+	plan.hold = plan.hold || audit_dir;
+	/* The audit writer starts first: loading libcrypto, its
+	 * configuration and the authority key take longer than anything else
+	 * here, and they run while the sandbox is built. */
+	if (audit_dir && (r = auditlog_start(pol, audit_dir, &s.audit, err)) < 0) {
+		if (audit_default)
+			audit_default_hint(err, audit_dir);
+		goto out;
+	}
 	if (plan.privileged && (r = idmap_prepare(&plan, err)) < 0)
 		goto out;
 	if ((r = limits_cgroup_create(&pol->sandbox.limits, &cg, err)) < 0)
@@ -321,13 +330,6 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	if (pol->sandbox.limits.pids && !cg.pids_dir)
 		plan.rlimits[plan.n_rlimits++] = (typeof(plan.rlimits[0])){ RLIMIT_NPROC, pol->sandbox.limits.pids };
 	plan.pty = isatty(STDIN_FILENO);
-	/* The audit writer starts first: it loads libcrypto and makes the
-	 * session's keys while the rest is set up. */
-	if (audit_dir && (r = auditlog_start(pol, audit_dir, &s.audit, err)) < 0) {
-		if (audit_default)
-			audit_default_hint(err, audit_dir);
-		goto out;
-	}
 	if ((r = egress_prepare(pol, &plan, &s.egress, err)) < 0)
 		goto out;
 	if (audit_dir)
@@ -377,13 +379,6 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 
 	if ((r = ids_write_maps(pid, &plan, err)) < 0 || (r = limits_cgroup_attach(&cg, pid, err)) < 0)
 		goto out;
-	/* The log must be open, its session certificate written, before the
-	 * sandbox may start the command. */
-	if ((r = auditlog_ready(&s.audit, err)) < 0) {
-		if (audit_default)
-			audit_default_hint(err, audit_dir);
-		goto out;
-	}
 	if (audit_dir) {
 		struct buf ev = { 0 };
 		if (buf_puts(&ev, "{\"kind\":\"policy_loaded\",\"decision\":\"allow\",\"policy_file\":") == 0 &&
@@ -409,6 +404,20 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 			r = error_set(err, EIO, "sandbox setup failed: the child exited before reporting");
 		goto out;
 	}
+	/* The writer finished starting (its log open, the session certificate
+	 * its first record) while the sandbox built its mounts; the
+	 * policy_loaded event above waited in the socket. The command is held
+	 * (plan.hold) until the go below: a writer that could not start ends
+	 * the run here, before the command runs or a decision is taken (fail
+	 * closed). */
+	if ((r = auditlog_ready(&s.audit, err)) < 0) {
+		for (int i = 0; i < PROTO_MAX_FDS; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		if (audit_default)
+			audit_default_hint(err, audit_dir);
+		goto out;
+	}
 	int k = 0;
 	if (buf[1] & PROTO_FD_NOTIFY)
 		s.notify = fds[k++];
@@ -429,13 +438,15 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		goto out;
 	}
 	if (trace) {
-		char ack = PROTO_TRACED;
 		if (!(s.ftrace = ftrace_new())) {
 			r = error_set(err, ENOMEM, "out of memory");
 			goto out;
 		}
 		if ((r = ftrace_attach(pid, err)) < 0)
 			goto out;
+	}
+	if (plan.hold) {
+		char ack = PROTO_TRACED;
 		if (send(s.sync, &ack, 1, MSG_NOSIGNAL) != 1) {
 			r = error_sys(err, errno, "the sandbox died during setup");
 			goto out;
