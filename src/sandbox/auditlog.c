@@ -133,11 +133,17 @@ bool auditlog_event(struct auditlog *a, const char *line, size_t len)
 {
 	if (a->events < 0)
 		return a->pid == 0 && !a->died; /* no audit log in this run */
-	ssize_t w;
-	do
-		w = send(a->events, line, len, MSG_NOSIGNAL);
-	while (w < 0 && errno == EINTR);
-	return w == (ssize_t)len;
+	/* A stream socket may take a long batch in parts. */
+	while (len > 0) {
+		ssize_t w = send(a->events, line, len, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		line += w;
+		len -= (size_t)w;
+	}
+	return true;
 }
 
 bool auditlog_reaped(struct auditlog *a, pid_t pid)

@@ -44,8 +44,8 @@ int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a
  * (the session certificate) written. */
 int auditlog_ready(struct auditlog *a, struct error *err) WUR;
 
-/* One decision: a flat JSON object, a line of at most PIPE_BUF bytes,
- * newline included. false when the writer is gone. */
+/* Decisions: whole lines, each a flat JSON object with its newline, in
+ * order. false when the writer is gone. */
 bool auditlog_event(struct auditlog *a, const char *line, size_t len);
 
 /* A child exited: true when it was the writer. */
