@@ -170,17 +170,27 @@ int auditlog_finish(struct auditlog *a, int exit_status, struct error *err)
 	int n = snprintf(line, sizeof(line), "{\"kind\":\"session_end\",\"decision\":\"allow\",\"exit_status\":%d}\n",
 			 exit_status);
 	(void)auditlog_event(a, line, (size_t)n);
-	close(a->events);
-	a->events = -1;
 	if (a->control >= 0)
 		close(a->control);
 	a->control = -1;
-	/* EOF on its events: the writer signs the seal and exits. */
+	/* EOF on its events: the writer signs and writes the seal, and answers
+	 * with one byte on the same socket once the seal is in the file; it
+	 * then syncs the file to disk, which the run does not wait for. No
+	 * byte (the writer failed or died) is a log left unsealed. */
+	(void)shutdown(a->events, SHUT_WR);
+	char ack = 0;
+	ssize_t got;
+	do
+		got = recv(a->events, &ack, 1, 0);
+	while (got < 0 && errno == EINTR);
+	close(a->events);
+	a->events = -1;
 	int st = 0;
-	while (waitpid(a->pid, &st, 0) < 0 && errno == EINTR)
-		;
+	pid_t w = got == 1 && ack == 'S' ? waitpid(a->pid, &st, WNOHANG) : waitpid(a->pid, &st, 0);
+	while (w < 0 && errno == EINTR)
+		w = waitpid(a->pid, &st, 0);
 	a->pid = 0;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+	if (got != 1 || ack != 'S' || (w > 0 && (!WIFEXITED(st) || WEXITSTATUS(st) != 0)))
 		return error_set(err, EIO, "the audit writer failed to seal %s", a->path);
 	return 0;
 }
