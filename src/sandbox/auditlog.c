@@ -169,10 +169,19 @@ int auditlog_finish(struct auditlog *a, int exit_status, struct error *err)
 	char line[128];
 	int n = snprintf(line, sizeof(line), "{\"kind\":\"session_end\",\"decision\":\"allow\",\"exit_status\":%d}\n",
 			 exit_status);
+	/* Setup failed before the writer was waited for: let it finish
+	 * starting (it gives up on a session whose answer nobody reads), so
+	 * that the log it began is sealed with the failure. */
+	if (a->control >= 0 && auditlog_ready(a, err) < 0) {
+		/* It failed and exits: nothing to seal. */
+		close(a->events);
+		a->events = -1;
+		while (waitpid(a->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		a->pid = 0;
+		return -EIO;
+	}
 	(void)auditlog_event(a, line, (size_t)n);
-	if (a->control >= 0)
-		close(a->control);
-	a->control = -1;
 	/* EOF on its events: the writer signs and writes the seal, and answers
 	 * with one byte on the same socket once the seal is in the file; it
 	 * then syncs the file to disk, which the run does not wait for. No

@@ -304,19 +304,24 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	if (r < 0)
 		return r;
 	const char *audit_dir = r > 0 ? audit_buf : NULL;
-	if ((r = plan_build(pol, opts->argv, trace, &plan, err)) < 0) {
-		plan_free(&plan);
-		return r;
-	}
-	plan.hold = plan.hold || audit_dir;
 	/* The audit writer starts first: loading libcrypto, its
 	 * configuration and the authority key take longer than anything else
-	 * here, and they run while the sandbox is built. */
+	 * here, and they run while the sandbox is planned and built. */
 	if (audit_dir && (r = auditlog_start(pol, audit_dir, &s.audit, err)) < 0) {
 		if (audit_default)
 			audit_default_hint(err, audit_dir);
-		goto out;
+		return r;
 	}
+	if ((r = plan_build(pol, opts->argv, trace, &plan, err)) < 0) {
+		plan_free(&plan);
+		if (s.audit.pid > 0) {
+			/* The log records that the sandbox could not be built. */
+			struct error aerr = { 0 };
+			(void)auditlog_finish(&s.audit, SANDBOX_EXIT_SETUP, &aerr);
+		}
+		return r;
+	}
+	plan.hold = plan.hold || audit_dir;
 	if (plan.privileged && (r = idmap_prepare(&plan, err)) < 0)
 		goto out;
 	if ((r = limits_cgroup_create(&pol->sandbox.limits, &cg, err)) < 0)

@@ -237,3 +237,22 @@ test_audit_default_directory_unusable_fails_closed() {
 	assert_rc 0 "the same run with --audit DIR"
 	[ -f "$(ls "$T"/elsewhere/*.jsonl 2>/dev/null)" ] || fail "--audit DIR wrote no log$(e2e_last_run)"
 }
+
+test_audit_setup_failure_is_sealed_in_the_log() {
+	# The writer starts before the sandbox is planned: a run refused at
+	# planning (a workspace that does not exist) still ends its log with
+	# the failure, sealed.
+	printf 'version: 1\nsandbox:\n  workspace: %s\n' "$T/no-such-ws" >"$T/p.yaml"
+	al --policy "$T/p.yaml" -- /bin/true
+	assert_rc 125 "a run whose workspace does not exist"
+	local log
+	log=$(ls "$XDG_STATE_HOME"/airlock/audit/*.jsonl 2>/dev/null)
+	[ -f "$log" ] || fail "no log for the failed run$(e2e_last_run)"
+	verify "$log"
+	assert_eq 0 "$VRC" "the failed run's log verifies: $VOUT"
+	assert_contains "$(cat "$log")" '"exit_status":125' "the log records the failure"
+	# The neighbour: the same policy with a workspace that exists runs.
+	mkdir "$T/no-such-ws"
+	al --policy "$T/p.yaml" -- /bin/true
+	assert_rc 0 "the same policy once the workspace exists"
+}
