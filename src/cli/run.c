@@ -7,7 +7,7 @@
 #include "sandbox/sandbox.h"
 
 static const char run_usage[] =
-	"usage: airlock run [--policy FILE] [--trace-denials] [--audit DIR] [--] CMD [ARGS...]\n"
+	"usage: airlock run [--policy FILE] [--trace-denials] [--audit DIR | --no-audit] [--] CMD [ARGS...]\n"
 	"\n"
 	"Run CMD in airlock's process boundary: new user, mount, pid, net, ipc, uts\n"
 	"and cgroup namespaces; a fresh root of read-only system directories, the\n"
@@ -18,7 +18,10 @@ static const char run_usage[] =
 	"  -p, --policy FILE    the policy file (YAML, version 1)\n"
 	"  -t, --trace-denials  report, at exit, the operations the sandbox blocked\n"
 	"  -a, --audit DIR      write the session's signed decision log in DIR\n"
-	"                       (verify it with 'airlock audit verify')\n"
+	"                       (verify it with 'airlock audit verify'); without it\n"
+	"                       the log goes to audit.dir, else to\n"
+	"                       $XDG_STATE_HOME/airlock/audit (~/.local/state/...)\n"
+	"  -A, --no-audit       no decision log for this run\n"
 	"  -h, --help           this text\n"
 	"\n"
 	"Exit status: CMD's own (128+N if killed by signal N); 2 for a bad command\n"
@@ -30,14 +33,15 @@ int cli_run(int argc, char **argv)
 		{ "policy", required_argument, NULL, 'p' },
 		{ "trace-denials", no_argument, NULL, 't' },
 		{ "audit", required_argument, NULL, 'a' },
+		{ "no-audit", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *policy_file = NULL, *audit_dir = NULL;
-	bool trace = false;
+	bool trace = false, no_audit = false;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+p:ta:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:ta:Ah", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			policy_file = optarg;
@@ -48,6 +52,9 @@ int cli_run(int argc, char **argv)
 		case 'a':
 			audit_dir = optarg;
 			break;
+		case 'A':
+			no_audit = true;
+			break;
 		case 'h':
 			fputs(run_usage, stdout);
 			return 0;
@@ -55,6 +62,10 @@ int cli_run(int argc, char **argv)
 			fputs(run_usage, stderr);
 			return SANDBOX_EXIT_USAGE;
 		}
+	}
+	if (audit_dir && no_audit) {
+		fprintf(stderr, "airlock run: --audit DIR and --no-audit contradict each other\n\n%s", run_usage);
+		return SANDBOX_EXIT_USAGE;
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "airlock run: no command given\n\n%s", run_usage);
@@ -77,7 +88,7 @@ int cli_run(int argc, char **argv)
 		return SANDBOX_EXIT_USAGE;
 	}
 	struct sandbox_opts so = { .policy = pol, .argv = argv + optind, .trace_denials = trace,
-				 .audit_dir = audit_dir };
+				 .audit_dir = audit_dir, .no_audit = no_audit };
 	int code = 0;
 	if (sandbox_run(&so, &code, &err) < 0) {
 		fprintf(stderr, "airlock: %s\n", err.msg);

@@ -54,6 +54,7 @@ int policy_init_defaults(struct policy *p, const struct policy_ctx *ctx, struct 
 	p->network.loc = default_loc;
 
 	p->filesystem.baseline = true;
+	p->audit.enabled = true;
 	p->process.exec_set = false;
 
 	p->process.env_pass = calloc(n + 1, sizeof(char *));
@@ -88,6 +89,7 @@ int policy_init_defaults(struct policy *p, const struct policy_ctx *ctx, struct 
 	p->origin.max_body = default_loc;
 	p->origin.allow_compressed = default_loc;
 	p->origin.net_log = default_loc;
+	p->origin.audit_enabled = default_loc;
 	return 0;
 }
 

@@ -318,14 +318,24 @@ static int load_identity(struct loader *l, const struct policy_ynode *n)
 static int load_path(struct loader *l, const struct policy_ynode *n, const char *field, bool workspace_var,
 		     char **out);
 
-/* audit: {dir: PATH} */
+/* audit: {enabled: BOOL, dir: PATH} */
 static int load_audit(struct loader *l, const struct policy_ynode *n)
 {
-	static const char *const keys[] = { "dir", NULL };
+	static const char *const keys[] = { "enabled", "dir", NULL };
 	const struct policy_ynode *v;
 	int r = want_map(l, n, "audit");
 	if (r == 0)
 		r = check_keys(l, n, "audit", keys);
+	if (r == 0 && (v = map_get(n, "enabled"))) {
+		r = load_bool(l, v, "audit.enabled", &l->p->audit.enabled);
+		if (r == 0)
+			l->p->origin.audit_enabled = loc_of(l, v);
+	}
+	/* A directory for a log that is turned off says two things at once. */
+	if (r == 0 && !l->p->audit.enabled && (v = map_get(n, "dir")))
+		return FAIL(l, v, "audit.dir",
+			    "a directory for the decision log, which audit.enabled: false turns off; remove "
+			    "one of the two");
 	if (r == 0 && (v = map_get(n, "dir"))) {
 		r = load_path(l, v, "audit.dir", false, &l->p->audit.dir);
 		if (r == 0)

@@ -241,7 +241,8 @@ struct policy {
 	} identity;
 
 	struct {
-		char *dir;                  /* absolute: write the signed decision log here, or NULL */
+		bool enabled;               /* write the signed decision log (default true) */
+		char *dir;                  /* absolute: write it here, or NULL for the state directory */
 	} audit;
 
 	/* Where each single-valued setting came from (line 0: built-in default). */
@@ -250,7 +251,7 @@ struct policy {
 		struct policy_loc memory, pids, open_files, cpu, wall;
 		struct policy_loc baseline, exec, env_pass, env_set;
 		struct policy_loc net_mode, upstream_ca, max_body, allow_compressed, net_log;
-		struct policy_loc agent, identity_header, audit_dir;
+		struct policy_loc agent, identity_header, audit_enabled, audit_dir;
 	} origin;
 };
 

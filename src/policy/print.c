@@ -718,10 +718,14 @@ void policy_print(const struct policy *p, FILE *f)
 		fputs("  header: true", f);
 		end_line(f, &p->origin.identity_header);
 	}
+	fprintf(f, "audit:\n  enabled: %s", p->audit.enabled ? "true" : "false");
+	end_line(f, &p->origin.audit_enabled);
 	if (p->audit.dir) {
-		fputs("audit:\n  dir: ", f);
+		fputs("  dir: ", f);
 		print_str(f, p->audit.dir);
 		end_line(f, &p->origin.audit_dir);
+	} else if (p->audit.enabled) {
+		fputs("  # dir not set: $XDG_STATE_HOME/airlock/audit, else ~/.local/state/airlock/audit\n", f);
 	}
 }
 
@@ -836,7 +840,7 @@ bool policy_equal(const struct policy *a, const struct policy *b)
 	const struct policy_limits *la = &a->sandbox.limits, *lb = &b->sandbox.limits;
 
 	if (a->version != b->version || !str_eq(a->name, b->name) || !str_eq(a->identity.agent, b->identity.agent) ||
-	    a->identity.header != b->identity.header ||
+	    a->identity.header != b->identity.header || a->audit.enabled != b->audit.enabled ||
 	    !str_eq(a->audit.dir, b->audit.dir) ||
 	    a->sandbox.boundary != b->sandbox.boundary ||
 	    !str_eq(a->sandbox.workspace, b->sandbox.workspace) ||

@@ -33,6 +33,41 @@ void auditlog_authority_path(char *out, size_t len)
 		snprintf(out, len, "%s/.local/state/airlock/authority.key", home && home[0] == '/' ? home : "/root");
 }
 
+int auditlog_dir(const char *cli_dir, bool no_audit, const struct policy *pol, char *out, size_t len,
+		 bool *is_default, struct error *err)
+{
+	*is_default = false;
+	const char *dir = cli_dir;
+	if (!dir && (no_audit || !pol->audit.enabled))
+		return 0;
+	if (!dir)
+		dir = pol->audit.dir;
+	if (dir) {
+		if ((size_t)snprintf(out, len, "%s", dir) >= len)
+			return error_set(err, ENAMETOOLONG, "audit directory %s: path too long", dir);
+		return 1;
+	}
+	/* On by default, in the XDG state directory: the log is kept like the
+	 * authority key beside it, out of the workspace the agent writes. */
+	const char *state = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	int n;
+	if (state && state[0] == '/')
+		n = snprintf(out, len, "%s/airlock/audit", state);
+	else if (home && home[0] == '/')
+		n = snprintf(out, len, "%s/.local/state/airlock/audit", home);
+	else
+		return error_set(err, ENOENT,
+				 "the decision log is on by default in $XDG_STATE_HOME/airlock/audit or "
+				 "$HOME/.local/state/airlock/audit, and neither variable holds an absolute path; "
+				 "choose a directory with --audit DIR or audit.dir, or turn the log off with "
+				 "--no-audit or audit.enabled: false");
+	if (n < 0 || (size_t)n >= len)
+		return error_set(err, ENAMETOOLONG, "the default audit directory is too long");
+	*is_default = true;
+	return 1;
+}
+
 int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a, struct error *err)
 {
 	*a = (struct auditlog)AUDITLOG_INIT;
@@ -124,11 +159,17 @@ bool auditlog_event(struct auditlog *a, const char *line, size_t len)
 {
 	if (a->events < 0)
 		return a->pid == 0 && !a->died; /* no audit log in this run */
-	ssize_t w;
-	do
-		w = send(a->events, line, len, MSG_NOSIGNAL);
-	while (w < 0 && errno == EINTR);
-	return w == (ssize_t)len;
+	/* A stream socket may take a long batch in parts. */
+	while (len > 0) {
+		ssize_t w = send(a->events, line, len, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		line += w;
+		len -= (size_t)w;
+	}
+	return true;
 }
 
 bool auditlog_reaped(struct auditlog *a, pid_t pid)
@@ -155,18 +196,37 @@ int auditlog_finish(struct auditlog *a, int exit_status, struct error *err)
 	char line[128];
 	int n = snprintf(line, sizeof(line), "{\"kind\":\"session_end\",\"decision\":\"allow\",\"exit_status\":%d}\n",
 			 exit_status);
+	/* Setup failed before the writer was waited for: let it finish
+	 * starting (it gives up on a session whose answer nobody reads), so
+	 * that the log it began is sealed with the failure. */
+	if (a->control >= 0 && auditlog_ready(a, err) < 0) {
+		/* It failed and exits: nothing to seal. */
+		close(a->events);
+		a->events = -1;
+		while (waitpid(a->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		a->pid = 0;
+		return -EIO;
+	}
 	(void)auditlog_event(a, line, (size_t)n);
+	/* EOF on its events: the writer signs and writes the seal, and answers
+	 * with one byte on the same socket once the seal is in the file; it
+	 * then syncs the file to disk, which the run does not wait for. No
+	 * byte (the writer failed or died) is a log left unsealed. */
+	(void)shutdown(a->events, SHUT_WR);
+	char ack = 0;
+	ssize_t got;
+	do
+		got = recv(a->events, &ack, 1, 0);
+	while (got < 0 && errno == EINTR);
 	close(a->events);
 	a->events = -1;
-	if (a->control >= 0)
-		close(a->control);
-	a->control = -1;
-	/* EOF on its events: the writer signs the seal and exits. */
 	int st = 0;
-	while (waitpid(a->pid, &st, 0) < 0 && errno == EINTR)
-		;
+	pid_t w = got == 1 && ack == 'S' ? waitpid(a->pid, &st, WNOHANG) : waitpid(a->pid, &st, 0);
+	while (w < 0 && errno == EINTR)
+		w = waitpid(a->pid, &st, 0);
 	a->pid = 0;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+	if (got != 1 || ack != 'S' || (w > 0 && (!WIFEXITED(st) || WEXITSTATUS(st) != 0)))
 		return error_set(err, EIO, "the audit writer failed to seal %s", a->path);
 	return 0;
 }

@@ -38,12 +38,17 @@ struct auditlog {
 /* Where the local authority key lives: $XDG_STATE_HOME/airlock/authority.key,
  * else ~/.local/state/airlock/authority.key. */
 void auditlog_authority_path(char *out, size_t len);
+/* Where this run's log goes: opts->audit_dir (--audit DIR), else nothing
+ * with --no-audit or the policy's audit.enabled: false, else audit.dir,
+ * else the state directory ($XDG_STATE_HOME/airlock/audit, else
+ * $HOME/.local/state/airlock/audit). Writes the directory to out and
+ * sets *is_default when it is the state directory; returns 1 when the run
+ * has a log, 0 when it has none, or a negative errno when the state
+ * directory cannot be named. */
+int auditlog_dir(const char *cli_dir, bool no_audit, const struct policy *pol, char *out, size_t len,
+		 bool *is_default, struct error *err) WUR;
 
 /* Start the writer for a log under dir (created 0700 when missing). */
-/* Where the local authority key lives: $XDG_STATE_HOME/airlock or
- * ~/.local/state/airlock, authority.key. */
-void auditlog_authority_path(char *out, size_t len);
-
 int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a, struct error *err) WUR;
 
 /* Wait for the writer's answer: the log is open and its first record
@@ -54,8 +59,8 @@ int auditlog_ready(struct auditlog *a, struct error *err) WUR;
 /* Wipe and free the identity message, if any. */
 void auditlog_identity_wipe(struct auditlog *a);
 
-/* One decision: a flat JSON object, a line of at most PIPE_BUF bytes,
- * newline included. false when the writer is gone. */
+/* Decisions: whole lines, each a flat JSON object with its newline, in
+ * order. false when the writer is gone. */
 bool auditlog_event(struct auditlog *a, const char *line, size_t len);
 
 /* A child exited: true when it was the writer. */

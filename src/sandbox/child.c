@@ -239,9 +239,11 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 		if (fds[i] >= 0)
 			close(fds[i]);
 	/* Tracing: the supervisor must hold us (ptrace) before the command
-	 * starts, or the filter's trace stops would fail its calls. */
+	 * starts, or the filter's trace stops would fail its calls. With a
+	 * decision log: the writer finished starting while we were built, and
+	 * the command must not run if it could not. */
 	char ack;
-	if (plan->trace && (recv(sync_fd, &ack, 1, 0) != 1 || ack != PROTO_TRACED))
+	if (plan->hold && (recv(sync_fd, &ack, 1, 0) != 1 || ack != PROTO_TRACED))
 		_exit(SANDBOX_EXIT_SETUP_CHILD);
 	/* Not dumpable from here on: the command, same uid and same Landlock
 	 * domain, must not open /proc/1/mem. (Only now: an unprivileged

@@ -63,6 +63,8 @@ struct sandbox_plan {
 	size_t n_rlimits;
 
 	bool trace;        /* seccomp denials are sent to the supervisor */
+	bool hold;         /* after READY, wait for PROTO_TRACED before the command starts
+	                    * (trace mode, and a decision log still starting) */
 	uint16_t proxy_port; /* the egress proxy's port on the sandbox's loopback; 0 = no network */
 	bool transparent;  /* network.mode: transparent: redirect all TCP and DNS to the proxy */
 	char *ca_bundle;   /* PEM for /run/airlock/ca.pem (system roots + session CA), or NULL */

@@ -330,6 +330,7 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 	memset(p, 0, sizeof(*p));
 	p->argv = (char **)argv;
 	p->trace = trace;
+	p->hold = trace;
 
 	/* The workspace must exist and be a directory. */
 	char ws[PATH_MAX];

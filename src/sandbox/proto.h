@@ -14,7 +14,8 @@
 #define PROTO_FD_LISTEN 0x4 /* the egress proxy's listening socket, inside the sandbox's netns */
 #define PROTO_FD_LISTEN6 0x8 /* transparent mode: its IPv6 twin on [::1] */
 #define PROTO_FD_DNS 0x10   /* transparent mode: the DNS listener's UDP socket */
-#define PROTO_TRACED 'T' /* supervisor -> child: ptrace attached (trace mode) */
+#define PROTO_TRACED 'T' /* supervisor -> child: start the command: ptrace attached (trace
+                          * mode), the audit writer ready (plan->hold) */
 #define PROTO_EXIT 'X'   /* init -> supervisor: the command's raw wait status (int) */
 
 /* Exit status of the child when setup failed before it could report. */

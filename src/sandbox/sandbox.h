@@ -17,7 +17,9 @@ struct sandbox_opts {
 	const struct policy *policy; /* borrowed */
 	char *const *argv;           /* borrowed, NULL-terminated command */
 	bool trace_denials;          /* report blocked operations at exit */
-	const char *audit_dir;       /* borrowed: write a signed decision log there, or NULL */
+	const char *audit_dir;       /* borrowed: write the signed decision log there, or NULL for
+	                              * the policy's audit settings */
+	bool no_audit;               /* --no-audit: no decision log whatever the policy says */
 };
 
 /* Run argv inside the process boundary described by opts->policy.

@@ -275,6 +275,19 @@ static int exit_code_of(int status)
 	return SANDBOX_EXIT_SETUP;
 }
 
+/* The log is on by default: a user who never asked for it learns where it
+ * was going and how to move it or turn it off. */
+static void audit_default_hint(struct error *err, const char *dir)
+{
+	char why[ERROR_MSG_MAX];
+	snprintf(why, sizeof(why), "%s", err->msg);
+	(void)error_set(err, err->code ? err->code : EIO,
+			"cannot write the decision log in the default directory %s (%s); choose another with "
+			"--audit DIR or audit.dir in the policy, or turn the log off with --no-audit or "
+			"audit.enabled: false",
+			dir, why);
+}
+
 int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *err)
 {
 	const struct policy *pol = opts->policy;
@@ -303,20 +316,38 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	if (observe)
 		fprintf(stderr, POLICY_OBSERVE_WARNING "\n");
 	bool trace = opts->trace_denials || pol->sandbox.mode == POLICY_MODE_LEARN || observe;
-	/* --audit DIR, else the policy's audit.dir. */
-	const char *audit_dir = opts->audit_dir ? opts->audit_dir : pol->audit.dir;
+	char audit_buf[4096];
+	bool audit_default = false;
+	r = auditlog_dir(opts->audit_dir, opts->no_audit, pol, audit_buf, sizeof(audit_buf), &audit_default, err);
+	if (r < 0)
+		return r;
+	const char *audit_dir = r > 0 ? audit_buf : NULL;
 	/* The header is signed by the session key of the decision log: no
 	 * log, no key, and a header nobody can tie to a log is worse than
 	 * none. */
 	if (pol->identity.header && !audit_dir)
 		return error_set(err, EINVAL,
 				 "%s: identity.header: true needs the signed decision log, whose session key signs the "
-				 "header; set audit.dir in the policy or pass --audit DIR",
+				 "header; it is turned off here (--no-audit or audit.enabled: false)",
 				 pol->file);
-	if ((r = plan_build(pol, opts->argv, trace, &plan, err)) < 0) {
-		plan_free(&plan);
+	/* The audit writer starts first: loading libcrypto, its
+	 * configuration and the authority key take longer than anything else
+	 * here, and they run while the sandbox is planned and built. */
+	if (audit_dir && (r = auditlog_start(pol, audit_dir, &s.audit, err)) < 0) {
+		if (audit_default)
+			audit_default_hint(err, audit_dir);
 		return r;
 	}
+	if ((r = plan_build(pol, opts->argv, trace, &plan, err)) < 0) {
+		plan_free(&plan);
+		if (s.audit.pid > 0) {
+			/* The log records that the sandbox could not be built. */
+			struct error aerr = { 0 };
+			(void)auditlog_finish(&s.audit, SANDBOX_EXIT_SETUP, &aerr);
+		}
+		return r;
+	}
+	plan.hold = plan.hold || audit_dir;
 	if (observe) {
 		/* What enforce mode would have built is kept to judge by; the
 		 * sandbox gets the host's tree and no ruleset. On a kernel
@@ -352,10 +383,6 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	if (pol->sandbox.limits.pids && !cg.pids_dir)
 		plan.rlimits[plan.n_rlimits++] = (typeof(plan.rlimits[0])){ RLIMIT_NPROC, pol->sandbox.limits.pids };
 	plan.pty = isatty(STDIN_FILENO);
-	/* The audit writer starts first: it loads libcrypto and makes the
-	 * session's keys while the rest is set up. */
-	if (audit_dir && (r = auditlog_start(pol, audit_dir, &s.audit, err)) < 0)
-		goto out;
 	if ((r = egress_prepare(pol, &plan, &s.egress, err)) < 0)
 		goto out;
 	if (audit_dir)
@@ -407,10 +434,6 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 
 	if ((r = ids_write_maps(pid, &plan, err)) < 0 || (r = limits_cgroup_attach(&cg, pid, err)) < 0)
 		goto out;
-	/* The log must be open, its session certificate written, before the
-	 * sandbox may start the command. */
-	if ((r = auditlog_ready(&s.audit, err)) < 0 || (r = egress_identity(&s.egress, &s.audit, err)) < 0)
-		goto out;
 	if (audit_dir) {
 		struct buf ev = { 0 };
 		/* Absolute, so that `airlock policy suggest` finds the file
@@ -442,6 +465,28 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 			r = error_set(err, EIO, "sandbox setup failed: the child exited before reporting");
 		goto out;
 	}
+	/* The writer finished starting (its log open, the session certificate
+	 * its first record) while the sandbox built its mounts; the
+	 * policy_loaded event above waited in the socket. The command is held
+	 * (plan.hold) until the go below: a writer that could not start ends
+	 * the run here, before the command runs or a decision is taken (fail
+	 * closed). */
+	if ((r = auditlog_ready(&s.audit, err)) < 0) {
+		for (int i = 0; i < PROTO_MAX_FDS; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		if (audit_default)
+			audit_default_hint(err, audit_dir);
+		goto out;
+	}
+	/* The session key, for the identity header, reaches the proxy before
+	 * its sockets do (egress_start closes the control socket). */
+	if ((r = egress_identity(&s.egress, &s.audit, err)) < 0) {
+		for (int i = 0; i < PROTO_MAX_FDS; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		goto out;
+	}
 	int k = 0;
 	if (buf[1] & PROTO_FD_NOTIFY)
 		s.notify = fds[k++];
@@ -462,7 +507,6 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		goto out;
 	}
 	if (trace) {
-		char ack = PROTO_TRACED;
 		if (!(s.ftrace = ftrace_new())) {
 			r = error_set(err, ENOMEM, "out of memory");
 			goto out;
@@ -471,6 +515,9 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 			ftrace_observe(s.ftrace, &rules);
 		if ((r = ftrace_attach(pid, err)) < 0)
 			goto out;
+	}
+	if (plan.hold) {
+		char ack = PROTO_TRACED;
 		if (send(s.sync, &ack, 1, MSG_NOSIGNAL) != 1) {
 			r = error_sys(err, errno, "the sandbox died during setup");
 			goto out;

@@ -312,9 +312,13 @@ e2e_setup() {
 	trap e2e_cleanup EXIT
 	E2E_RUN=0
 	e2e_home
+	# The decision log is on by default, in the state directory: each
+	# test's logs and authority key stay in its own $T, removed with it,
+	# and a test user's real home (which may be unwritable) is left alone.
+	XDG_STATE_HOME="$T/state"
 	cp "$PROBE" "$WS/airlock-probe" && chmod 755 "$WS/airlock-probe" || fail "cannot copy the probe"
 	cd "$WS" || fail "cd $WS"
-	export AIRLOCK PROBE WS T E2E_HOME
+	export AIRLOCK PROBE WS T E2E_HOME XDG_STATE_HOME
 }
 
 # e2e_run_test FUNCTION: run one test in its own subshell and count it.

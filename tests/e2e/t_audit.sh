@@ -51,7 +51,7 @@ test_audit_log_records_and_verifies() {
 	assert_contains "$("$AIRLOCK" audit export "$LOG" --format csv)" '"http","GET","api.test"' "CSV export"
 	assert_eq "$(wc -l <"$LOG")" "$("$AIRLOCK" audit export "$LOG" --format jsonl | wc -l)" "JSON lines export"
 	# Anchored to the local authority's public key, and not to another.
-	local key="$E2E_HOME/.local/state/airlock/authority.key"
+	local key="$XDG_STATE_HOME/airlock/authority.key"
 	assert_file "$key" "the authority key made on first use"
 	openssl pkey -in "$key" -pubout -out "$T/authority.pub" 2>/dev/null
 	verify "$LOG" --authority "$T/authority.pub"
@@ -157,4 +157,102 @@ test_audit_from_the_policy_with_the_agents_name() {
 	verify "$log"
 	assert_eq 0 "$VRC" "verify: $VOUT"
 	assert_contains "$VOUT" "agent nightly-refactor-bot" "verify names the agent"
+}
+
+test_audit_on_by_default_in_the_state_directory() {
+	al -- /bin/sh -c ': >ran'
+	assert_rc 0 "a run with neither --audit nor audit.dir"
+	local dir="$XDG_STATE_HOME/airlock/audit" log
+	log=$(ls "$dir"/*.jsonl 2>/dev/null)
+	[ -f "$log" ] || fail "no log in $dir$(e2e_last_run)"
+	assert_eq 700 "$(stat -c %a "$dir")" "the default directory's mode"
+	verify "$log"
+	assert_eq 0 "$VRC" "verify the default log: $VOUT"
+	assert_contains "$VOUT" "intact and sealed" "verify says so"
+
+	# Without XDG_STATE_HOME: under HOME's .local/state.
+	local home="$T/home"
+	mkdir -p "$home"
+	(cd "$WS" && env -u XDG_STATE_HOME HOME="$home" "$AIRLOCK" run -- /bin/true) </dev/null >/dev/null 2>&1
+	assert_eq 0 "$?" "a run with HOME and no XDG_STATE_HOME"
+	log=$(ls "$home"/.local/state/airlock/audit/*.jsonl 2>/dev/null)
+	[ -f "$log" ] || fail "no log under \$HOME/.local/state/airlock/audit"
+	verify "$log"
+	assert_eq 0 "$VRC" "verify the HOME log: $VOUT"
+}
+
+test_audit_turned_off_by_flag_and_policy() {
+	local dir="$XDG_STATE_HOME/airlock/audit"
+	al --no-audit -- /bin/sh -c ': >ran1'
+	assert_rc 0 "a run with --no-audit"
+	assert_file "$WS/ran1" "the command ran"
+	assert_no_file "$dir" "--no-audit writes no log"
+
+	printf 'version: 1\naudit:\n  enabled: false\n' >"$T/off.yaml"
+	al --policy "$T/off.yaml" -- /bin/sh -c ': >ran2'
+	assert_rc 0 "a run whose policy says audit.enabled: false"
+	assert_file "$WS/ran2" "the command ran"
+	assert_no_file "$dir" "audit.enabled: false writes no log"
+	assert_contains "$("$AIRLOCK" policy check "$T/off.yaml")" "enabled: false" "policy check shows the setting"
+	assert_contains "$("$AIRLOCK" policy default)" "enabled: true" "the default policy shows the log on"
+
+	# The neighbour: --audit DIR on the command line still wins over the
+	# policy, and the two flags together are a usage error.
+	al --policy "$T/off.yaml" --audit "$T/explicit" -- /bin/true
+	assert_rc 0 "--audit DIR with audit.enabled: false"
+	[ -f "$(ls "$T"/explicit/*.jsonl 2>/dev/null)" ] || fail "--audit DIR wrote no log$(e2e_last_run)"
+	al --no-audit --audit "$T/explicit" -- /bin/sh -c ': >ran3'
+	assert_rc 2 "--no-audit with --audit DIR"
+	assert_no_file "$WS/ran3" "the contradictory command line ran nothing"
+
+	printf 'version: 1\naudit:\n  enabled: false\n  dir: /var/log/x\n' >"$T/both.yaml"
+	al --policy "$T/both.yaml" -- /bin/true
+	assert_rc 2 "audit.dir with audit.enabled: false"
+	assert_contains "$ERR" "both.yaml:4" "the error names file and line"
+}
+
+test_audit_default_directory_unusable_fails_closed() {
+	# A state directory that cannot hold the log: a file where its audit
+	# directory must go (the authority key beside it is fine).
+	mkdir -p "$T/st/airlock"
+	: >"$T/st/airlock/audit"
+	XDG_STATE_HOME="$T/st" al -- /bin/sh -c ': >ran'
+	assert_rc 125 "a run whose default log directory is not a directory"
+	assert_no_file "$WS/ran" "the command did not run without its log"
+	assert_contains "$ERR" "default directory $T/st/airlock/audit" "the error names the path"
+	assert_contains "$ERR" "--audit DIR" "and how to choose another"
+	assert_contains "$ERR" "--no-audit" "and how to turn the log off"
+	# One that cannot be made at all.
+	: >"$T/blocker"
+	XDG_STATE_HOME="$T/blocker/state" al -- /bin/sh -c ': >ran'
+	assert_rc 125 "a run whose default log directory cannot be made"
+	assert_no_file "$WS/ran" "the command did not run without its log"
+	assert_contains "$ERR" "$T/blocker/state/airlock/audit" "the error names the path"
+
+	# The neighbours: the same runs turned off, or pointed elsewhere, run.
+	XDG_STATE_HOME="$T/blocker/state" al --no-audit -- /bin/sh -c ': >ran'
+	assert_rc 0 "the same run with --no-audit"
+	assert_file "$WS/ran" "the command ran"
+	XDG_STATE_HOME="$T/st" al --audit "$T/elsewhere" -- /bin/true
+	assert_rc 0 "the same run with --audit DIR"
+	[ -f "$(ls "$T"/elsewhere/*.jsonl 2>/dev/null)" ] || fail "--audit DIR wrote no log$(e2e_last_run)"
+}
+
+test_audit_setup_failure_is_sealed_in_the_log() {
+	# The writer starts before the sandbox is planned: a run refused at
+	# planning (a workspace that does not exist) still ends its log with
+	# the failure, sealed.
+	printf 'version: 1\nsandbox:\n  workspace: %s\n' "$T/no-such-ws" >"$T/p.yaml"
+	al --policy "$T/p.yaml" -- /bin/true
+	assert_rc 125 "a run whose workspace does not exist"
+	local log
+	log=$(ls "$XDG_STATE_HOME"/airlock/audit/*.jsonl 2>/dev/null)
+	[ -f "$log" ] || fail "no log for the failed run$(e2e_last_run)"
+	verify "$log"
+	assert_eq 0 "$VRC" "the failed run's log verifies: $VOUT"
+	assert_contains "$(cat "$log")" '"exit_status":125' "the log records the failure"
+	# The neighbour: the same policy with a workspace that exists runs.
+	mkdir "$T/no-such-ws"
+	al --policy "$T/p.yaml" -- /bin/true
+	assert_rc 0 "the same policy once the workspace exists"
 }

@@ -29,6 +29,7 @@
 
 #include "audit/audit.h"
 #include "audit/json.h"
+#include "util/base64.h"
 #include "util/buf.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -631,6 +632,90 @@ static void test_sha256(void **state)
 	assert_string_equal(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 	audit_sha256_hex("", 0, h);
 	assert_string_equal(h, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+/* ---- the authority key ---- */
+
+static void write_text(const char *path, const char *text, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	chmod(path, mode);
+}
+
+/* An Ed25519 PKCS#8 PEM (RFC 8410) of the 32-byte seed, with oid's last
+ * byte as given (0x70 Ed25519, 0x6e X25519). */
+static void pkcs8_pem(const uint8_t seed[32], uint8_t oid_last, const char *before, char *out, size_t cap)
+{
+	uint8_t der[48] = { 0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20 };
+	der[11] = oid_last;
+	memcpy(der + 16, seed, 32);
+	struct buf b = { 0 };
+	assert_int_equal(base64_encode(der, sizeof(der), &b), 0);
+	snprintf(out, cap, "%s-----BEGIN PRIVATE KEY-----\n%.*s\n-----END PRIVATE KEY-----\n", before, (int)b.len, b.data);
+	buf_free(&b);
+}
+
+/* The key made on first use is the key loaded afterwards, by the quick
+ * reader of our own PEM and by libcrypto's for any other layout; a key of
+ * another type, or readable by others, is refused. */
+static void test_authority_key(void **state)
+{
+	(void)state;
+	struct error err = { 0 };
+	char path[256], pem[512];
+	snprintf(path, sizeof(path), "%s/state/airlock/authority.key", tmpdir);
+	struct audit_key *made = NULL, *loaded = NULL;
+	assert_int_equal(audit_key_load_or_create(path, &made, &err), 0);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	uint8_t a[AUDIT_PUB_LEN], b[AUDIT_PUB_LEN];
+	audit_key_public(made, a);
+	assert_int_equal(audit_key_load_or_create(path, &loaded, &err), 0);
+	audit_key_public(loaded, b);
+	assert_memory_equal(a, b, AUDIT_PUB_LEN);
+	audit_key_free(loaded);
+	loaded = NULL;
+	audit_key_free(made);
+
+	/* RFC 8032's first test key: seed 9d61b1..., public d75a98.... */
+	static const uint8_t seed[32] = { 0x9d, 0x61, 0xb1, 0x9d, 0xef, 0xfd, 0x5a, 0x60, 0xba, 0x84, 0x4a,
+					  0xf4, 0x92, 0xec, 0x2c, 0xc4, 0x44, 0x49, 0xc5, 0x69, 0x7b, 0x32,
+					  0x69, 0x19, 0x70, 0x3b, 0xac, 0x03, 0x1c, 0xae, 0x7f, 0x60 };
+	static const uint8_t pub[32] = { 0xd7, 0x5a, 0x98, 0x01, 0x82, 0xb1, 0x0a, 0xb7, 0xd5, 0x4b, 0xfe,
+					 0xd3, 0xc9, 0x64, 0x07, 0x3a, 0x0e, 0xe1, 0x72, 0xf3, 0xda, 0xa6,
+					 0x23, 0x25, 0xaf, 0x02, 0x1a, 0x68, 0xf7, 0x07, 0x51, 0x1a };
+	/* As written: the quick reader. */
+	pkcs8_pem(seed, 0x70, "", pem, sizeof(pem));
+	write_text(path, pem, 0600);
+	assert_int_equal(audit_key_load_or_create(path, &loaded, &err), 0);
+	audit_key_public(loaded, b);
+	assert_memory_equal(pub, b, AUDIT_PUB_LEN);
+	audit_key_free(loaded);
+	loaded = NULL;
+	/* Text before the PEM, which PEM readers skip: libcrypto's reader,
+	 * the same key. */
+	pkcs8_pem(seed, 0x70, "authority of host x\n", pem, sizeof(pem));
+	write_text(path, pem, 0600);
+	assert_int_equal(audit_key_load_or_create(path, &loaded, &err), 0);
+	audit_key_public(loaded, b);
+	assert_memory_equal(pub, b, AUDIT_PUB_LEN);
+	audit_key_free(loaded);
+	loaded = NULL;
+	/* The same layout for an X25519 key: not a signing key. */
+	pkcs8_pem(seed, 0x6e, "", pem, sizeof(pem));
+	write_text(path, pem, 0600);
+	assert_int_equal(audit_key_load_or_create(path, &loaded, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "not an Ed25519 private key"));
+	/* Readable by others. */
+	pkcs8_pem(seed, 0x70, "", pem, sizeof(pem));
+	write_text(path, pem, 0644);
+	assert_int_equal(audit_key_load_or_create(path, &loaded, &err), -EPERM);
+	assert_non_null(strstr(err.msg, "readable by others"));
+	unlink(path);
 }
 
 static void test_chain_append(void **state)
@@ -1468,6 +1553,7 @@ int main(void)
 		cmocka_unit_test(test_record_checkpoint_fields),
 		cmocka_unit_test(test_record_long_strings),
 		cmocka_unit_test(test_sha256),
+		cmocka_unit_test(test_authority_key),
 		cmocka_unit_test(test_chain_append),
 		cmocka_unit_test(test_verify_intact),
 		cmocka_unit_test(test_verify_edits),

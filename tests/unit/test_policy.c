@@ -513,8 +513,38 @@ static void test_identity_and_audit(void **state)
 	    "identity header; add a network section or drop identity.header");
 	BAD("version: 1\nnetwork:\n  endpoints: [{host: api.example}]\nidentity: {header: yes}\n",
 	    "policy.yaml:4:20: identity.header: \"yes\" is not a boolean; write true or false");
-	BAD("version: 1\naudit: {log: x}\n", "policy.yaml:2:9: audit.log: unknown key; valid keys here are dir");
+	BAD("version: 1\naudit: {log: x}\n",
+	    "policy.yaml:2:9: audit.log: unknown key; valid keys here are enabled, dir");
 	BAD("version: 1\naudit: [x]\n", "policy.yaml:2:8: audit: is a list; expected a map of settings (key: value lines)");
+}
+
+/* The log is on unless the policy turns it off; a directory for a log
+ * that is off is a contradiction. */
+static void test_audit_enabled(void **state)
+{
+	(void)state;
+	{
+		_cleanup_policy_ struct policy *p = load_ok("version: 1\n");
+		assert_true(p->audit.enabled);
+		assert_null(p->audit.dir);
+	}
+	{
+		_cleanup_policy_ struct policy *p = load_ok("version: 1\naudit:\n  enabled: false\n");
+		assert_false(p->audit.enabled);
+		assert_int_equal(p->origin.audit_enabled.line, 3);
+		assert_round_trip(p);
+	}
+	{
+		_cleanup_policy_ struct policy *p = load_ok("version: 1\naudit: {enabled: true, dir: /var/log/a}\n");
+		assert_true(p->audit.enabled);
+		assert_string_equal(p->audit.dir, "/var/log/a");
+		assert_round_trip(p);
+	}
+	BAD("version: 1\naudit:\n  enabled: false\n  dir: /var/log/a\n",
+	    "policy.yaml:4:8: audit.dir: a directory for the decision log, which audit.enabled: false turns off; "
+	    "remove one of the two");
+	BAD("version: 1\naudit: {enabled: off}\n",
+	    "policy.yaml:2:18: audit.enabled: \"off\" is not a boolean; write true or false");
 }
 
 /* ---------------------------------------------------------------- */
@@ -3433,6 +3463,7 @@ int main(void)
 		cmocka_unit_test(test_duplicate_keys),
 		cmocka_unit_test(test_name),
 		cmocka_unit_test(test_identity_and_audit),
+		cmocka_unit_test(test_audit_enabled),
 		cmocka_unit_test(test_sandbox_enums_bad),
 		cmocka_unit_test(test_sandbox_shape),
 		cmocka_unit_test(test_host_ids),
