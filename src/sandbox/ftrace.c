@@ -14,6 +14,7 @@
  * PTRACE_O_EXITKILL ends every tracee if the supervisor dies.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "handoff/protect.h"
 #include "sandbox/ftrace.h"
 #include "sandbox/internal.h"
 #include "sandbox/trace.h"
@@ -35,12 +37,39 @@ struct pending {
 	pid_t tid;
 	int nr;
 	char path[512];
+	char where[512]; /* protected path the call touches, or "" */
+	const char *glob;
 };
 
 struct ftrace {
 	struct pending p[MAX_TRACKED];
 	size_t n;
+	const struct protect_set *protect;
+	const char *ws;
 };
+
+void ftrace_set_protect(struct ftrace *f, const struct protect_set *set, const char *ws)
+{
+	f->protect = set;
+	f->ws = ws;
+}
+
+/* The destination of a rename or link: (dirfd argument or -1, path argument). */
+static void dest_args(int nr, int *dfd, int *path)
+{
+	*dfd = *path = -1;
+	switch (nr) {
+	case SYS_rename: case SYS_link:
+		*path = 1;
+		break;
+	case SYS_renameat: case SYS_renameat2: case SYS_linkat:
+		*dfd = 2;
+		*path = 3;
+		break;
+	default:
+		break;
+	}
+}
 
 /* Which argument holds the path that Landlock judged. */
 static int path_arg(int nr)
@@ -77,6 +106,65 @@ static void read_string(pid_t pid, unsigned long long addr, char *buf, size_t le
 	}
 	buf[n] = '\0';
 	buf[strnlen(buf, (size_t)n)] = '\0';
+}
+
+/* Lexically: "a/./b/../c" -> "a/c", in place; the result is absolute. */
+static void normalize(char *path)
+{
+	char out[1024];
+	size_t o = 0;
+	const char *p = path;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		const char *e = strchrnul(p, '/');
+		size_t n = (size_t)(e - p);
+		if (n == 0 || (n == 1 && p[0] == '.')) {
+		} else if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (o > 0 && out[--o] != '/')
+				;
+		} else if (o + 1 + n < sizeof(out)) {
+			out[o++] = '/';
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		p = e;
+	}
+	out[o] = '\0';
+	snprintf(path, 512, "%s", o ? out : "/");
+}
+
+/* Does the call's path, resolved against its directory fd as the tracee
+ * sees it (the sandbox shows the workspace at its host path, so
+ * /proc/TID/cwd reads the same), fall on a protected path? Sets p->where
+ * and p->glob when it does. A symlink in the way is not followed: this
+ * names a refusal, it never makes one. */
+static void protected_at(struct ftrace *f, pid_t tid, int dfd, unsigned long long addr, struct pending *p)
+{
+	char rel[512], link[64], base[512];
+	read_string(tid, addr, rel, sizeof(rel));
+	if (rel[0] == '/') {
+		snprintf(p->where, sizeof(p->where), "%s", rel);
+	} else {
+		if (dfd == AT_FDCWD)
+			snprintf(link, sizeof(link), "/proc/%d/cwd", (int)tid);
+		else
+			snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)tid, dfd);
+		ssize_t n = readlink(link, base, sizeof(base) - 1);
+		if (n <= 0)
+			return;
+		base[n] = '\0';
+		if ((size_t)snprintf(p->where, sizeof(p->where), "%s/%s", base, rel) >= sizeof(p->where))
+			return;
+	}
+	normalize(p->where);
+	size_t wl = strlen(f->ws);
+	if (strncmp(p->where, f->ws, wl) != 0 || p->where[wl] != '/')
+		return;
+	const char *r = p->where + wl + 1;
+	p->glob = protect_match(f->protect, r, false);
+	if (!p->glob)
+		p->glob = protect_match(f->protect, r, true);
 }
 
 static struct pending *slot(struct ftrace *f, pid_t tid, bool create)
@@ -139,6 +227,22 @@ bool ftrace_handle(struct ftrace *f, struct trace_log *log, pid_t tid, int statu
 			if (p) {
 				p->nr = (int)si.seccomp.nr;
 				read_string(tid, si.seccomp.args[a], p->path, sizeof(p->path));
+				p->where[0] = '\0';
+				p->glob = NULL;
+				if (f->protect) {
+					int dfd, dp;
+					dest_args(p->nr, &dfd, &dp);
+					/* Only for the record: the kernel enforces (read-only
+					 * mounts), this names why. The destination first: a
+					 * rename onto .git/config is about .git/config. */
+					if (dp >= 0)
+						protected_at(f, tid, dfd >= 0 ? (int)si.seccomp.args[dfd] : AT_FDCWD,
+							     si.seccomp.args[dp], p);
+					if (!p->glob)
+						protected_at(f, tid, a > 0 && p->nr != SYS_symlink ?
+							     (int)si.seccomp.args[a - 1] : AT_FDCWD,
+							     si.seccomp.args[a], p);
+				}
 				resume = PTRACE_SYSCALL; /* stop again at its exit */
 			}
 		}
@@ -152,7 +256,11 @@ bool ftrace_handle(struct ftrace *f, struct trace_log *log, pid_t tid, int statu
 			/* The sandbox shows host paths at their own names, so a
 			 * path missing inside but present outside was hidden. */
 			bool hidden = e == ENOENT && p->path[0] == '/' && lstat(p->path, &st) == 0;
-			if (e == EACCES || e == EPERM || e == EROFS || hidden) {
+			if (p->glob && (e == EROFS || e == EBUSY || e == EACCES || e == EPERM)) {
+				char name[64];
+				trace_record_protected(log, tid, seccomp_syscall_name(p->nr, name, sizeof(name)),
+						       p->where, e, p->glob);
+			} else if (e == EACCES || e == EPERM || e == EROFS || hidden) {
 				char name[64];
 				trace_record_file(log, tid, seccomp_syscall_name(p->nr, name, sizeof(name)), p->path, e);
 			}

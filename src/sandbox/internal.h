@@ -22,6 +22,8 @@ enum mount_kind {
 	MOUNT_HIDE_DIR,   /* empty read-only tmpfs over a directory */
 	MOUNT_HIDE_FILE,  /* an empty read-only file over a file */
 	MOUNT_SYMLINK,    /* a symlink dst -> src in the new root */
+	MOUNT_PROTECT,    /* dst, as the sandbox already shows it, bound
+	                   * read-only over itself (a protected path) */
 };
 
 struct mount_entry {
@@ -92,6 +94,14 @@ pid_t sibling_spawn(char *const argv[], int keep_a, int keep_b);
 int plan_env_set(struct sandbox_plan *p, const char *name, const char *value) WUR;
 int plan_build(const struct policy *pol, char *const *argv, bool trace, struct sandbox_plan *out,
 	       struct error *err) WUR;
+
+/* protect.c: append a MOUNT_PROTECT entry for every protected path that
+ * exists under the workspace ws (a resolved host path). Refuses, naming
+ * the bound, a workspace with more than PROTECT_MAX_MOUNTS of them. */
+#define PROTECT_MAX_MOUNTS 1024
+#define PROTECT_MAX_ENTRIES 1000000
+#define PROTECT_MAX_DEPTH 64
+int protect_plan(struct sandbox_plan *p, const struct policy *pol, const char *ws, struct error *err) WUR;
 
 /* mount.c: runs in the child, in its new user+mount namespace. */
 int mount_build_root(const struct sandbox_plan *plan, struct error *err) WUR;

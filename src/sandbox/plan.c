@@ -373,6 +373,11 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 			goto oom;
 	}
 
+	/* Protected paths last: read-only over whatever the workspace and
+	 * the policy's paths show there. */
+	if ((r = protect_plan(p, pol, ws, err)) < 0)
+		return r;
+
 	/* Landlock rights, mirroring the mounts. */
 	bool exec_default = !pol->process.exec_set;
 	if (add_rule(p, "/", LL_FS_READ_DIR) < 0)

@@ -7,6 +7,7 @@
  * code. It stays outside every namespace the sandbox has.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -30,6 +31,7 @@
 #include "sandbox/egress.h"
 #include "sandbox/ftrace.h"
 #include "sandbox/trace.h"
+#include "handoff/protect.h"
 #include "util/cleanup.h"
 
 #define CLONE_FLAGS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
@@ -273,6 +275,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 			      .audit = AUDITLOG_INIT };
 	sigset_t mask, oldmask;
 	bool masked = false;
+	struct protect_set protect = { 0 };
+	char ws[PATH_MAX] = "";
 
 	if (pol->sandbox.boundary != POLICY_BOUNDARY_PROCESS)
 		return error_set(err, ENOTSUP,
@@ -284,11 +288,18 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 				 "sandbox.mode: observe (no enforcement) is not available in this build; use "
 				 "enforce, or learn to enforce and report what was denied");
 
-	bool trace = opts->trace_denials || pol->sandbox.mode == POLICY_MODE_LEARN;
+	bool report = opts->trace_denials || pol->sandbox.mode == POLICY_MODE_LEARN;
 	/* --audit DIR, else the policy's audit.dir. */
 	const char *audit_dir = opts->audit_dir ? opts->audit_dir : pol->audit.dir;
+	/* A refused write to a protected path is a decision the log must
+	 * hold: with the log on, the file calls are traced (and the report
+	 * on stderr is still only printed when asked for). */
+	if ((r = protect_set_from_policy(pol, &protect)) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	bool trace = report || (audit_dir && protect.n);
 	if ((r = plan_build(pol, opts->argv, trace, &plan, err)) < 0) {
 		plan_free(&plan);
+		protect_set_free(&protect);
 		return r;
 	}
 	if (plan.privileged && (r = idmap_prepare(&plan, err)) < 0)
@@ -411,6 +422,9 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 			r = error_set(err, ENOMEM, "out of memory");
 			goto out;
 		}
+		/* The sandbox shows the workspace at its host path. */
+		if (protect.n && realpath(pol->sandbox.workspace, ws))
+			ftrace_set_protect(s.ftrace, &protect, ws);
 		if ((r = ftrace_attach(pid, err)) < 0)
 			goto out;
 		if (send(s.sync, &ack, 1, MSG_NOSIGNAL) != 1) {
@@ -460,7 +474,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 			*exit_code = SANDBOX_EXIT_SETUP;
 		}
 	}
-	if (s.trace)
+	if (s.trace && report)
 		trace_report(s.trace, stderr);
 	r = 0;
 out:
@@ -491,6 +505,7 @@ out:
 	limits_cgroup_destroy(&cg);
 	trace_free(s.trace);
 	ftrace_free(s.ftrace);
+	protect_set_free(&protect);
 	plan_free(&plan);
 	return r;
 }

@@ -22,6 +22,11 @@ void trace_record_syscall(struct trace_log *t, const struct seccomp_notif *req);
  * path and detail are copied. */
 void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, const char *path, int err);
 
+/* A write to a protected path refused (filesystem.protect): recorded as
+ * file_denied with "ERRNO [protected: GLOB]" as its reason. */
+void trace_record_protected(struct trace_log *t, pid_t pid, const char *syscall, const char *path, int err,
+			    const char *glob);
+
 /* Any other denial, as a line of text (copied). */
 void trace_record_text(struct trace_log *t, const char *what);
 
