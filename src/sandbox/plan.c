@@ -49,6 +49,8 @@ void plan_free(struct sandbox_plan *p)
 	free(p->cwd);
 	free(p->hostname);
 	free(p->home);
+	free(p->workspace);
+	protect_set_free(&p->protect);
 	if (p->ca_bundle)
 		free(p->ca_bundle);
 	memset(p, 0, sizeof(*p));
@@ -279,6 +281,7 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 	_cleanup_free_ char *home = NULL;
 
 	memset(p, 0, sizeof(*p));
+	p->guard_fd = -1;
 	p->argv = (char **)argv;
 	p->trace = trace;
 
@@ -295,6 +298,8 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 
 	if ((r = plan_ids(p, pol, &ws_st, err)) < 0)
 		return r;
+	if (!(p->workspace = strdup(ws)))
+		goto oom;
 
 	/* The system baseline, read-only. */
 	if (pol->filesystem.baseline) {

@@ -151,12 +151,11 @@ static int walk_dir(struct walk *w, int parent, char *rel, size_t rel_len, unsig
 
 int protect_plan(struct sandbox_plan *p, const struct policy *pol, const char *ws, struct error *err)
 {
-	struct protect_set set;
-	if (protect_set_from_policy(pol, &set) < 0)
+	if (protect_set_from_policy(pol, &p->protect) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	int r = 0;
-	if (set.n) {
-		struct walk w = { .plan = p, .set = &set, .ws = ws, .err = err };
+	if (p->protect.n) {
+		struct walk w = { .plan = p, .set = &p->protect, .ws = ws, .err = err };
 		_cleanup_close_ int fd = open(ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		_cleanup_free_ char *rel = calloc(1, PATH_MAX);
 		if (fd < 0)
@@ -166,6 +165,5 @@ int protect_plan(struct sandbox_plan *p, const struct policy *pol, const char *w
 		else
 			r = walk_dir(&w, fd, rel, 0, 0);
 	}
-	protect_set_free(&set);
 	return r;
 }

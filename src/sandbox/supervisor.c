@@ -95,6 +95,7 @@ struct run_state {
 	pid_t child;
 	int sync;
 	int notify;
+	int guard;  /* filesystem.protect: socket to the guard (guard.c), or -1 */
 	int status; /* init's raw wait status */
 	int cmd_status; /* the command's raw status as reported by init, or -1 */
 	bool wall_hit;
@@ -102,6 +103,7 @@ struct run_state {
 	struct ftrace *ftrace;
 	struct egress egress;
 	struct auditlog audit;
+	bool protect; /* creating calls come through the notify fd */
 };
 
 /* Denials the sandbox reports go to the audit log too. */
@@ -117,6 +119,10 @@ static void handle_notify(struct run_state *s)
 	memset(&req, 0, sizeof(req));
 	if (ioctl(s->notify, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
 		return;
+	if (s->protect && guard_syscall(req.data.nr)) {
+		guard_handle(s->notify, s->guard, &req, s->trace);
+		return;
+	}
 	trace_record_syscall(s->trace, &req);
 	memset(&resp, 0, sizeof(resp));
 	resp.id = req.id;
@@ -271,7 +277,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	struct term term = { .master = -1 };
 	int sfd = -1, r;
 	int sv[2] = { -1, -1 };
-	struct run_state s = { .notify = -1, .sync = -1, .cmd_status = -1, .egress = EGRESS_INIT,
+	struct run_state s = { .notify = -1, .guard = -1, .sync = -1, .cmd_status = -1, .egress = EGRESS_INIT,
 			      .audit = AUDITLOG_INIT };
 	sigset_t mask, oldmask;
 	bool masked = false;
@@ -409,6 +415,13 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		net_fds[1] = fds[k++];
 	if (buf[1] & PROTO_FD_DNS)
 		net_fds[2] = fds[k++];
+	if (buf[1] & PROTO_FD_GUARD)
+		s.guard = fds[k++];
+	s.protect = plan.protect.n > 0;
+	if (s.protect && (s.guard < 0 || s.notify < 0)) {
+		r = error_set(err, EIO, "sandbox setup failed: no guard for filesystem.protect");
+		goto out;
+	}
 	if (net_fds[0] >= 0) {
 		if ((r = egress_start(&s.egress, net_fds, err)) < 0)
 			goto out;
@@ -492,6 +505,8 @@ out:
 		close(s.sync);
 	if (s.notify >= 0)
 		close(s.notify);
+	if (s.guard >= 0)
+		close(s.guard);
 	if (sfd >= 0)
 		close(sfd);
 	if (term.master >= 0)
