@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 #
-# filesystem.protect: under the default policy the hand-off files that
-# exist in the workspace are read-only inside the sandbox. Each published
-# hand-off escape is tried against them and fails, while git add, git
-# commit and ordinary edits in the same workspace succeed and the host's
-# copies stay byte for byte the same; with protect_defaults: false the same
-# writes succeed (so these tests can fail).
+# filesystem.protect: under the default policy the hand-off files are
+# read-only inside the sandbox, whether they exist when the run starts
+# (read-only mounts) or not (their creation is refused, at any depth,
+# through renames and symlinks too). Each published hand-off escape is
+# tried both ways and fails, while git add, git commit and ordinary edits
+# in the same workspace succeed and the host's copies stay byte for byte
+# the same; with protect_defaults: false the same writes succeed (so these
+# tests can fail).
 
 pg() { git -C "$WS" -c user.name=e2e -c user.email=e2e@example.test "$@"; }
 
@@ -119,6 +121,86 @@ filesystem:
 	assert_eq "sh -c id" "$(pg config --get core.fsmonitor)" "core.fsmonitor written with protection off"
 }
 
+# A repository with none of the hand-off files the escapes aim at (only
+# the .git/hooks and .git/config every repository has), and prepared
+# directories that would become protected trees under a new name.
+protect_fresh_repo() {
+	pg init -q || fail "git init"
+	mkdir -p "$WS/src" "$WS/prep" "$WS/prep2"
+	echo 'int main(void) { return 0; }' >"$WS/src/a.c"
+	echo '{"tasks":[{"command":"id","runOptions":{"runOn":"folderOpen"}}]}' >"$WS/prep/tasks.json"
+	printf '[core]\n\tfsmonitor = id\n' >"$WS/prep2/config"
+	echo notes >"$WS/notes.txt"
+	pg add -A && pg commit -qm init || fail "git commit"
+}
+
+# The agent, against names that do not exist yet.
+# shellcheck disable=SC2016
+PROTECT_FRESH_AGENT='
+try() { n=$1; shift; if ( "$@" ) >/dev/null 2>&1; then echo "$n: done"; else echo "$n: blocked"; fi; }
+g() { git -c user.name=agent -c user.email=agent@example.test "$@"; }
+try hook-new sh -c "echo id > .git/hooks/pre-commit"
+try filter-attr sh -c "echo \"*.c filter=x\" > .gitattributes"
+try venv-python sh -c "mkdir -p .venv/bin && printf \"#!/bin/sh\\nid\\n\" > .venv/bin/python"
+try vscode-tasks sh -c "mkdir -p .vscode && echo {} > .vscode/tasks.json"
+try envrc sh -c "echo id > .envrc"
+try workflow sh -c "mkdir -p .github/workflows && printf \"on: push\\n\" > .github/workflows/x.yml"
+try deep-envrc sh -c "mkdir -p a/b/c && echo id > a/b/c/.envrc"
+try nested-git-init sh -c "git init -q sub; mkdir -p sub/.git/hooks && echo id > sub/.git/hooks/pre-commit"
+try nested-config sh -c "mkdir -p sub2/.git && printf \"[core]\\n\\tfsmonitor = id\\n\" > sub2/.git/config"
+try gitdir-file sh -c "mkdir -p sub3 && echo \"gitdir: /tmp/evil\" > sub3/.git"
+try rename-dir-git sh -c "mkdir -p sub4 && mv prep2 sub4/.git"
+try rename-dir-vscode mv prep .vscode
+try symlink-new ln -s notes.txt .bashrc
+try symlink-dangling sh -c "ln -s .profile dangling && echo id > dangling"
+try symlink-dir sh -c "ln -s src .claude && echo {} > .claude/settings.json"
+try hardlink sh -c "echo {} > m.json && ln m.json .mcp.json"
+echo "int helper(void) { return 1; }" >> src/a.c
+mkdir -p docs/x && echo notes > docs/x/n.md && mv docs/x docs/y
+g add src/a.c docs && g commit -qm edit && echo "commit: done"
+g reset -q --soft HEAD~1 && g commit -qm edit-again && echo "recommit: done"
+'
+PROTECT_FRESH_ESCAPES="hook-new filter-attr venv-python vscode-tasks envrc workflow deep-envrc nested-git-init \
+nested-config gitdir-file rename-dir-git rename-dir-vscode symlink-new symlink-dangling symlink-dir hardlink"
+PROTECT_FRESH_PATHS=".git/hooks/pre-commit .gitattributes .venv/bin/python .vscode/tasks.json .envrc \
+.github/workflows/x.yml a/b/c/.envrc sub/.git/hooks/pre-commit sub2/.git/config sub3/.git sub4/.git/config \
+.claude/settings.json .mcp.json .bashrc .profile"
+
+test_protect_default_blocks_creation() {
+	protect_fresh_repo
+	al -- /bin/sh -c "$PROTECT_FRESH_AGENT"
+	assert_rc 0 "the agent's run"
+	for e in $PROTECT_FRESH_ESCAPES; do
+		assert_contains "$OUT" "$e: blocked" "the escape $e"
+	done
+	for ok in commit recommit; do
+		assert_contains "$OUT" "$ok: done" "$ok inside the sandbox"
+	done
+	for p in $PROTECT_FRESH_PATHS; do
+		[ -e "$WS/$p" ] || [ -L "$WS/$p" ] && fail "$p was created on the host"
+	done
+	[ -L "$WS/.claude" ] && fail ".claude was created as a symlink"
+	assert_eq "" "$(pg config --get core.fsmonitor)" "core.fsmonitor on the host"
+	assert_eq "edit-again" "$(pg log -1 --format=%s)" "the commit made inside, seen on the host"
+	assert_file "$WS/docs/y/n.md" "an ordinary directory renamed"
+	assert_file "$WS/prep2/config" "the prepared directory, not moved"
+	assert_file "$WS/prep/tasks.json" "the other prepared directory, not moved"
+}
+
+test_protect_defaults_off_lets_the_same_creation_through() {
+	protect_fresh_repo
+	al_policy 'version: 1
+filesystem:
+  protect_defaults: false' -- /bin/sh -c "$PROTECT_FRESH_AGENT"
+	assert_rc 0 "the agent's run"
+	for e in $PROTECT_FRESH_ESCAPES; do
+		assert_contains "$OUT" "$e: done" "the creation $e without protection"
+	done
+	for p in $PROTECT_FRESH_PATHS; do
+		[ -e "$WS/$p" ] || [ -L "$WS/$p" ] || fail "$p was not created with protection off"
+	done
+}
+
 # A glob of the policy's own protects its paths, alone once the defaults
 # are dropped; its neighbour stays writable.
 test_protect_policy_glob() {
@@ -175,6 +257,7 @@ test_protect_denials_in_the_audit_log() {
 	al --audit "$T/log" -- /bin/sh -c '
 		echo id > .git/hooks/pre-commit
 		git config core.fsmonitor "sh -c id"
+		mkdir -p a && echo id > a/.envrc
 		echo ok > src/a.c
 		true'
 	assert_rc 0 "the audited run"
@@ -184,8 +267,10 @@ test_protect_denials_in_the_audit_log() {
 	local show
 	show=$(cat "$T/show")
 	assert_contains "$show" 'EROFS [protected: **/.git/hooks/**]' "the hook write recorded"
-	assert_contains "$show" 'EBUSY [protected: **/.git/config]' "the config rename recorded"
+	assert_contains "$show" 'EACCES [protected: **/.git/config]' "the config rename recorded"
+	assert_contains "$show" 'EACCES [protected: **/.envrc]' "the new .envrc refused and recorded"
 	assert_contains "$(cat "$log")" "$WS/.git/hooks/pre-commit" "the hook's path in the record"
+	assert_contains "$(cat "$log")" "$WS/a/.envrc" "the new .envrc's path in the record"
 	assert_not_contains "$(cat "$log")" "$WS/src/a.c" "the allowed edit"
 	# Only asked-for reports reach stderr.
 	assert_not_contains "$ERR" "airlock: denied" "the denial report without --trace-denials"
