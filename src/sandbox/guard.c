@@ -43,6 +43,9 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <linux/magic.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -76,6 +79,8 @@ struct guard_req {
 	int32_t flags;   /* open flags, linkat or renameat2 flags */
 	uint32_t mode;
 	uint32_t umask;
+	int32_t vpid;    /* the caller's pid inside the sandbox, or 0 */
+	uint32_t tty;    /* its controlling terminal (tty_nr of /proc/PID/stat), or 0 */
 	uint64_t dev;
 	char p1[PATH_MAX]; /* the path; symlink: its target text; link/rename: the old path */
 	char p2[PATH_MAX]; /* symlink, link, rename: the new path */
@@ -193,13 +198,58 @@ static int explain(struct guard *g, int pfd, const char *name, int res)
 	return res;
 }
 
+/* Names through which the kernel would reach the caller's own fds and
+ * /proc entry would reach the guard's here (its fds are /dev/null and its
+ * socket): "/dev/stderr" must be the caller's stderr. They are rewritten
+ * to the caller's /proc/PID, in place. Only the names are rewritten, the
+ * judgement is still made on the real path reached. A relative path that
+ * climbs into /dev or /proc is not rewritten, and reaches the guard's own
+ * harmless entries instead of the caller's. */
+static void rewrite_self(char *buf, size_t len, int vpid)
+{
+	static const struct {
+		const char *from;
+		const char *to; /* after "/proc/PID" */
+		bool prefix;    /* also with more after a '/' */
+	} map[] = {
+		{ "/proc/self", "", true },	  { "/proc/thread-self", "", true }, { "/dev/fd", "/fd", true },
+		{ "/dev/stdin", "/fd/0", false }, { "/dev/stdout", "/fd/1", false },  { "/dev/stderr", "/fd/2", false },
+	};
+	if (vpid <= 0)
+		return;
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		size_t n = strlen(map[i].from);
+		if (strncmp(buf, map[i].from, n) != 0 || (buf[n] && !(map[i].prefix && buf[n] == '/')))
+			continue;
+		char out[PATH_MAX];
+		int m = snprintf(out, sizeof(out), "/proc/%d%s%s", vpid, map[i].to, buf + n);
+		if (m > 0 && (size_t)m < len && (size_t)m < sizeof(out))
+			memcpy(buf, out, (size_t)m + 1);
+		return;
+	}
+}
+
+/* /dev/tty names the opener's controlling terminal: the caller's, not the
+ * guard's (which has none). Opened as the caller's /dev/pts/N, else ENXIO
+ * as the kernel says to a process without one. */
+static int open_tty(int flags, uint32_t tty)
+{
+	unsigned major = (tty >> 8) & 0xfff, minor = (tty & 0xff) | ((tty >> 12) & 0xfff00);
+	if (major < 136 || major > 143)
+		return -ENXIO;
+	char path[64];
+	snprintf(path, sizeof(path), "/dev/pts/%u", (major - 136) * 256 + minor);
+	int fd = open(path, (flags & ~(O_CREAT | O_EXCL)) | O_NOCTTY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
 /* open/openat/creat with O_CREAT. The kernel's rules, followed by hand:
  * an existing name is opened (never created); with O_EXCL an existing
  * name, symlink or not, is EEXIST; without it a symlink at the last name
  * is followed (ELOOP with O_NOFOLLOW) and its target judged in turn; a
  * missing name is judged, then created with O_EXCL|O_NOFOLLOW on the
  * pinned parent, so what is created is exactly what was judged. */
-static int g_open(struct guard *g, int dirfd, char *path, int flags, mode_t mode)
+static int g_open(struct guard *g, const struct guard_req *q, int dirfd, char *path, int flags, mode_t mode)
 {
 	char buf[PATH_MAX];
 	_cleanup_close_ int base = dup(dirfd);
@@ -210,11 +260,19 @@ static int g_open(struct guard *g, int dirfd, char *path, int flags, mode_t mode
 		const char *parent, *last;
 		if (!buf[0])
 			return -ENOENT;
+		rewrite_self(buf, sizeof(buf), q->vpid);
 		bool trailing = buf[strlen(buf) - 1] == '/';
 		split(buf, &parent, &last);
 		_cleanup_close_ int pfd = pin(base, parent);
 		if (pfd < 0)
 			return pfd;
+		struct statfs sfs;
+		if (fstatfs(pfd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC) {
+			/* Nothing can be created in /proc; its fd entries are
+			 * magic links, opened as links, not by their text. */
+			int fd = openat(pfd, *last ? last : ".", (flags & ~(O_CREAT | O_EXCL)) | O_CLOEXEC);
+			return fd < 0 ? -errno : fd;
+		}
 		if (trailing || dot_or_dotdot(last) || !*last) {
 			/* Names a directory: O_CREAT cannot create one. */
 			int fd = openat(pfd, *last ? last : ".", (flags & ~O_CREAT) | O_CLOEXEC);
@@ -241,6 +299,8 @@ static int g_open(struct guard *g, int dirfd, char *path, int flags, mode_t mode
 			}
 			if (flags & O_EXCL)
 				return -EEXIST;
+			if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(5, 0))
+				return open_tty(flags, q->tty);
 			/* A FIFO would block the guard, and with it every other
 			 * creating call of the sandbox, until a reader comes: open
 			 * it without waiting (ENXIO for a writer with no reader). */
@@ -458,9 +518,12 @@ static void guard_serve(const struct sandbox_plan *plan, int sock)
 			q->p1[PATH_MAX - 1] = q->p2[PATH_MAX - 1] = '\0';
 			int fd2 = fds[1] >= 0 ? fds[1] : fds[0];
 			umask(q->umask & 0777);
+			if (q->op != G_SYMLINK) /* a symlink's target is text, not looked up */
+				rewrite_self(q->p1, sizeof(q->p1), q->vpid);
+			rewrite_self(q->p2, sizeof(q->p2), q->vpid);
 			switch ((enum guard_op)q->op) {
 			case G_OPEN:
-				res = g_open(&g, fds[0], q->p1, q->flags, q->mode);
+				res = g_open(&g, q, fds[0], q->p1, q->flags, q->mode);
 				if (res >= 0) {
 					out = res;
 					res = 0;
@@ -582,17 +645,40 @@ static int caller_dir(int pidfd, pid_t pid, int dirfd)
 	return fd < 0 ? -errno : fd;
 }
 
-static unsigned caller_umask(pid_t pid)
+static ssize_t read_proc(pid_t pid, const char *what, char *buf, size_t len)
 {
-	char p[64], buf[2048];
-	snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/%s", (int)pid, what);
 	_cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (n <= 0)
-		return 077; /* cannot tell: the safe side */
-	buf[n] = '\0';
-	const char *u = strstr(buf, "\nUmask:\t");
-	return u ? (unsigned)strtoul(u + 8, NULL, 8) & 0777 : 077;
+	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
+/* The caller's umask (the kernel applies the caller's, not the guard's),
+ * its pid inside the sandbox (its last NSpid) and its terminal. */
+static void caller_info(pid_t pid, struct guard_req *q)
+{
+	char buf[4096];
+	q->umask = 077; /* cannot tell: the safe side */
+	if (read_proc(pid, "status", buf, sizeof(buf)) > 0) {
+		const char *u = strstr(buf, "\nUmask:\t");
+		if (u)
+			q->umask = (unsigned)strtoul(u + 8, NULL, 8) & 0777;
+		const char *ns = strstr(buf, "\nNSpid:");
+		if (ns) {
+			ns += 7;
+			char *end;
+			for (long v; (v = strtol(ns, &end, 10)), end != ns; ns = end)
+				q->vpid = (int32_t)v;
+		}
+	}
+	if (read_proc(pid, "stat", buf, sizeof(buf)) > 0) {
+		const char *rp = strrchr(buf, ')');
+		int tty = 0;
+		if (rp && sscanf(rp + 1, " %*c %*d %*d %*d %d", &tty) == 1)
+			q->tty = (uint32_t)tty;
+	}
 }
 
 static void respond(int notify, const struct seccomp_notif *req, int res)
@@ -712,7 +798,7 @@ void guard_handle(int notify, int guard, const struct seccomp_notif *req, struct
 	if ((res = copy_path(pid, paths[0], q->p1, sizeof(q->p1))) < 0 ||
 	    (paths[1] && (res = copy_path(pid, paths[1], q->p2, sizeof(q->p2))) < 0))
 		goto out;
-	q->umask = caller_umask(pid);
+	caller_info(pid, q);
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (pidfd < 0) {
 		res = -ESRCH;
