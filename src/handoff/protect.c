@@ -103,3 +103,30 @@ const char *protect_match_beneath(const struct protect_set *s, const char *dst, 
 		return "(path too long)";
 	return protect_match(s, buf, is_dir);
 }
+
+bool protect_link_dangerous(const struct protect_set *s, const char *rel)
+{
+	char prefix[4096];
+	if (!*rel)
+		return false;
+	for (size_t i = 0; i < s->n; i++) {
+		const char *pat = s->pat[i];
+		bool any_depth = strncmp(pat, "**/", 3) == 0;
+		const char *anchored = any_depth ? pat + 3 : pat;
+		/* rel itself, and for a glob at any depth each trailing part of
+		 * rel that starts at a name. */
+		for (const char *suffix = rel; suffix;) {
+			int n = snprintf(prefix, sizeof(prefix), "%s/", suffix);
+			if (n < 0 || (size_t)n >= sizeof(prefix))
+				return true; /* cannot tell: refuse */
+			if (handoff_glob_prefix(anchored, prefix))
+				return true;
+			if (!any_depth)
+				break;
+			suffix = strchr(suffix, '/');
+			if (suffix)
+				suffix++;
+		}
+	}
+	return false;
+}

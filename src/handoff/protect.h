@@ -44,6 +44,16 @@ const char *protect_match(const struct protect_set *s, const char *rel, bool is_
  * walk skip the whole subtree. rel "" is the workspace itself. Pure. */
 bool protect_may_match_beneath(const struct protect_set *s, const char *rel);
 
+/* Would a symlink at rel let a protected path be reached through it? A
+ * link ".venv -> foo" makes foo/bin/python the ".venv/bin/python" a host
+ * tool runs, while foo/bin/python itself matches no glob. It would when
+ * rel, or a trailing part of it, leads into a glob past the glob's own
+ * "**" + "/" (".venv/" leads into .venv/bin/...), not when only that
+ * leading "**" + "/" would reach through it (**" + "/.envrc matches
+ * rel/.envrc, but also the link's target's .envrc, which is protected in
+ * its own right). Pure. */
+bool protect_link_dangerous(const struct protect_set *s, const char *rel);
+
 /* A directory tree is about to appear at dst (a rename or link of a
  * directory): would the entry inside it at inner (relative to the tree's
  * top, "" for the top itself) be protected at its new place? Returns the

@@ -173,6 +173,21 @@ static int judge(struct guard *g, int pfd, const char *name, bool is_dir)
 	return glob ? refuse(g, glob, where) : 0;
 }
 
+/* A symlink about to appear at (pfd, name): its own name, and whether a
+ * protected path could be reached through it (.venv -> foo). */
+static int judge_link(struct guard *g, int pfd, const char *name)
+{
+	int r = judge(g, pfd, name, false);
+	if (r < 0)
+		return r;
+	char where[PATH_MAX];
+	if ((r = where_of(pfd, name, where, sizeof(where))) < 0)
+		return r;
+	const char *rel = ws_rel(g, where);
+	return rel && protect_link_dangerous(g->set, rel) ? refuse(g, "(a symlink a protected path would pass through)", where)
+							 : 0;
+}
+
 static bool dot_or_dotdot(const char *name)
 {
 	return strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
@@ -365,6 +380,8 @@ static int judge_tree(struct guard *g, int top, const char *newrel, const char *
 			char buf[PATH_MAX];
 			bool is_dir = S_ISDIR(st.st_mode);
 			const char *glob = protect_match_beneath(g->set, newrel, inner, is_dir, buf, sizeof(buf));
+			if (!glob && S_ISLNK(st.st_mode) && protect_link_dangerous(g->set, buf))
+				glob = "(a symlink a protected path would pass through)";
 			if (glob) {
 				char where[PATH_MAX];
 				snprintf(where, sizeof(where), "%s/%s", newabs, inner);
@@ -393,7 +410,7 @@ static int judge_move(struct guard *g, int pfd, const char *name, int npfd, cons
 	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	bool is_dir = S_ISDIR(st.st_mode);
-	int r = judge(g, npfd, nname, is_dir);
+	int r = S_ISLNK(st.st_mode) ? judge_link(g, npfd, nname) : judge(g, npfd, nname, is_dir);
 	if (r < 0 || !is_dir)
 		return r;
 	char newabs[PATH_MAX];
@@ -434,7 +451,7 @@ static int g_symlink(struct guard *g, const struct guard_req *q, int dirfd, char
 	if (pfd < 0)
 		return pfd;
 	if (needs_judging(pfd, last)) {
-		int r = judge(g, pfd, last, false);
+		int r = judge_link(g, pfd, last);
 		if (r < 0)
 			return r;
 	}

@@ -125,7 +125,9 @@ static int walk_dir(struct walk *w, int parent, char *rel, size_t rel_len, unsig
 		bool is_dir = S_ISDIR(st.st_mode);
 		char abs[PATH_MAX];
 		snprintf(abs, sizeof(abs), "%s/%s", w->ws, rel);
-		if (protect_match(w->set, rel, is_dir)) {
+		if (protect_match(w->set, rel, is_dir) || (S_ISLNK(st.st_mode) && protect_link_dangerous(w->set, rel))) {
+			/* A link a protected path passes through (.venv -> foo):
+			 * its whole target becomes read-only. */
 			r = S_ISLNK(st.st_mode) ? add_link_target(w, dirfd(d), name) : add(w, abs, is_dir);
 		} else if (is_dir && protect_may_match_beneath(w->set, rel)) {
 			if (depth >= PROTECT_MAX_DEPTH) {

@@ -30,6 +30,11 @@ protect_repo() {
 	# A hand-off name that is a symlink: its target is what a host tool reads.
 	echo 'python 3.12' >"$WS/versions.txt"
 	ln -s versions.txt "$WS/.tool-versions"
+	# A link a protected path passes through: .yarn/releases/yarn.js is
+	# yarnstuff/releases/yarn.js.
+	mkdir -p "$WS/yarnstuff/releases"
+	echo '// yarn' >"$WS/yarnstuff/releases/yarn.js"
+	ln -s yarnstuff "$WS/.yarn"
 	echo '{"tasks":[{"command":"id","runOptions":{"runOn":"folderOpen"}}]}' >"$WS/prep/tasks.json"
 	pg add -A && pg commit -qm init || fail "git commit"
 	git -C "$WS" init -q sub || fail "git init sub"
@@ -37,7 +42,7 @@ protect_repo() {
 
 # The protected files' digests, as the host sees them.
 protect_sums() {
-	(cd "$WS" && find .git/hooks .git/config .gitattributes .vscode .envrc .github .venv versions.txt \
+	(cd "$WS" && find .git/hooks .git/config .gitattributes .vscode .envrc .github .venv versions.txt yarnstuff \
 		sub/.git/hooks sub/.git/config -type f -print0 | sort -z | xargs -0 sha256sum)
 }
 
@@ -64,6 +69,7 @@ try envrc-symlink ln -sf /tmp/x .envrc
 try workflow sh -c "printf \"on: push\\n\" > .github/workflows/x.yml"
 try workflow-new sh -c "printf \"on: push\\n\" > .github/workflows/y.yml"
 try symlink-target sh -c "echo \"python 0\" > versions.txt"
+try link-through sh -c "echo id > yarnstuff/releases/yarn.js"
 try nested-hook sh -c "echo id > sub/.git/hooks/pre-commit"
 try nested-config git -C sub config core.fsmonitor "sh -c id"
 try rename-into mv prep .vscode/
@@ -75,7 +81,7 @@ git -C sub -c user.name=a -c user.email=a@example.test commit -q --allow-empty -
 '
 PROTECT_ESCAPES="hook hook-new hook-rename hooks-path fsmonitor ssh-command filter-attr filter-config \
 venv-python venv-replace vscode-tasks vscode-new envrc envrc-symlink workflow workflow-new symlink-target \
-nested-hook nested-config rename-into"
+link-through nested-hook nested-config rename-into"
 
 test_protect_default_blocks_each_escape() {
 	protect_repo
@@ -155,16 +161,19 @@ try symlink-new ln -s notes.txt .bashrc
 try symlink-dangling sh -c "ln -s .profile dangling && echo id > dangling"
 try symlink-dir sh -c "ln -s src .claude && echo {} > .claude/settings.json"
 try hardlink sh -c "echo {} > m.json && ln m.json .mcp.json"
+try link-through sh -c "mkdir -p foo/bin && echo id > foo/bin/python && ln -s foo venv"
+try link-through-rename sh -c "mkdir -p nm/.bin && echo id > nm/.bin/tsc && ln -s nm nml && mv nml node_modules"
 echo "int helper(void) { return 1; }" >> src/a.c
 mkdir -p docs/x && echo notes > docs/x/n.md && mv docs/x docs/y
 g add src/a.c docs && g commit -qm edit && echo "commit: done"
 g reset -q --soft HEAD~1 && g commit -qm edit-again && echo "recommit: done"
 '
 PROTECT_FRESH_ESCAPES="hook-new filter-attr venv-python vscode-tasks envrc workflow deep-envrc nested-git-init \
-nested-config gitdir-file rename-dir-git rename-dir-vscode symlink-new symlink-dangling symlink-dir hardlink"
+nested-config gitdir-file rename-dir-git rename-dir-vscode symlink-new symlink-dangling symlink-dir hardlink \
+link-through link-through-rename"
 PROTECT_FRESH_PATHS=".git/hooks/pre-commit .gitattributes .venv/bin/python .vscode/tasks.json .envrc \
 .github/workflows/x.yml a/b/c/.envrc sub/.git/hooks/pre-commit sub2/.git/config sub3/.git sub4/.git/config \
-.claude/settings.json .mcp.json .bashrc .profile"
+.claude/settings.json .mcp.json .bashrc .profile venv node_modules"
 
 test_protect_default_blocks_creation() {
 	protect_fresh_repo

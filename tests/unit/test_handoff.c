@@ -466,6 +466,27 @@ static void test_protect_match(void **state)
 	protect_set_free(&s);
 }
 
+/* A symlink whose name leads into a glob lets its target stand in for a
+ * protected path; a link whose name only a leading "**" + "/" would pass
+ * through does not (its target's own names are protected). */
+static void test_protect_link_dangerous(void **state)
+{
+	(void)state;
+	struct protect_set s = protect_of(true, false, "deploy/keys/**");
+	static const char *const yes[] = {
+		".venv", "a/.venv", "venv", ".github", "sub/.github", ".git", "node_modules", ".yarn",
+		"lib/site-packages", ".git/modules", ".git/modules/a", ".git/worktrees/w", ".git/info", "deploy",
+	};
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!protect_link_dangerous(&s, yes[i]))
+			fail_msg("a link at %s is let through", yes[i]);
+	static const char *const no[] = { "src", "notes", "a/b", "docs/github", "venvx", "lib", "deployx", "x/deploy" };
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (protect_link_dangerous(&s, no[i]))
+			fail_msg("a link at %s is refused", no[i]);
+	protect_set_free(&s);
+}
+
 /* A directory renamed (or linked) to a new name: what lands beneath it is
  * judged at its new place. "mv x sub/.git" with x/config makes
  * sub/.git/config; the same tree at "sub/notes" is harmless. */
@@ -503,6 +524,7 @@ int main(void)
 		cmocka_unit_test(test_scan_and_baseline),
 		cmocka_unit_test(test_protect_match),
 		cmocka_unit_test(test_protect_beneath),
+		cmocka_unit_test(test_protect_link_dangerous),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
