@@ -466,8 +466,10 @@ static int g_link_rename(struct guard *g, const struct guard_req *q, int fd1, in
 	if (npfd < 0)
 		return npfd;
 	if (q->op == G_LINK && (q->flags & AT_EMPTY_PATH) && !oldp[0]) {
-		/* linkat(fd, "", ..., AT_EMPTY_PATH): fd1 is the file itself. */
-		int r = judge(g, npfd, nlast, false);
+		/* linkat(fd, "", ..., AT_EMPTY_PATH): fd1 is the file itself
+		 * (an O_PATH fd can be a symlink's). */
+		struct stat st;
+		int r = fstat(fd1, &st) == 0 && S_ISLNK(st.st_mode) ? judge_link(g, npfd, nlast) : judge(g, npfd, nlast, false);
 		if (r < 0)
 			return r;
 		return linkat(fd1, "", npfd, nlast, AT_EMPTY_PATH) < 0 ? -errno : 0;
@@ -480,8 +482,13 @@ static int g_link_rename(struct guard *g, const struct guard_req *q, int fd1, in
 	int r;
 	if (q->op == G_LINK) {
 		/* A hard link is never to a directory; what matters is the
-		 * new name. */
-		if (needs_judging(npfd, nlast) && (r = judge(g, npfd, nlast, false)) < 0)
+		 * new name, and, for a link to a symlink (link(2) does not
+		 * follow one), what could be reached through it. */
+		struct stat st;
+		bool to_link = !(q->flags & AT_SYMLINK_FOLLOW) && fstatat(opfd, olast, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			       S_ISLNK(st.st_mode);
+		if (needs_judging(npfd, nlast) &&
+		    (r = to_link ? judge_link(g, npfd, nlast) : judge(g, npfd, nlast, false)) < 0)
 			return r;
 		int fl = q->flags & AT_SYMLINK_FOLLOW;
 		return linkat(opfd, olast, npfd, nlast, fl) < 0 ? -errno : 0;

@@ -163,6 +163,7 @@ try symlink-dir sh -c "ln -s src .claude && echo {} > .claude/settings.json"
 try hardlink sh -c "echo {} > m.json && ln m.json .mcp.json"
 try link-through sh -c "mkdir -p foo/bin && echo id > foo/bin/python && ln -s foo venv"
 try link-through-rename sh -c "mkdir -p nm/.bin && echo id > nm/.bin/tsc && ln -s nm nml && mv nml node_modules"
+try link-through-hardlink sh -c "mkdir -p y/releases && echo id > y/releases/yarn.js && ln -s y yl && ln -P yl .yarn"
 echo "int helper(void) { return 1; }" >> src/a.c
 mkdir -p docs/x && echo notes > docs/x/n.md && mv docs/x docs/y
 g add src/a.c docs && g commit -qm edit && echo "commit: done"
@@ -170,10 +171,10 @@ g reset -q --soft HEAD~1 && g commit -qm edit-again && echo "recommit: done"
 '
 PROTECT_FRESH_ESCAPES="hook-new filter-attr venv-python vscode-tasks envrc workflow deep-envrc nested-git-init \
 nested-config gitdir-file rename-dir-git rename-dir-vscode symlink-new symlink-dangling symlink-dir hardlink \
-link-through link-through-rename"
+link-through link-through-rename link-through-hardlink"
 PROTECT_FRESH_PATHS=".git/hooks/pre-commit .gitattributes .venv/bin/python .vscode/tasks.json .envrc \
 .github/workflows/x.yml a/b/c/.envrc sub/.git/hooks/pre-commit sub2/.git/config sub3/.git sub4/.git/config \
-.claude/settings.json .mcp.json .bashrc .profile venv node_modules"
+.claude/settings.json .mcp.json .bashrc .profile venv node_modules .yarn"
 
 test_protect_default_blocks_creation() {
 	protect_fresh_repo
