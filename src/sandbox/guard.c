@@ -314,6 +314,8 @@ static int g_open(struct guard *g, const struct guard_req *q, int dirfd, char *p
 			}
 			if (flags & O_EXCL)
 				return -EEXIST;
+			if (S_ISDIR(st.st_mode))
+				return -EISDIR; /* as the kernel answers O_CREAT on a directory */
 			if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(5, 0))
 				return open_tty(flags, q->tty);
 			/* A FIFO would block the guard, and with it every other
