@@ -211,6 +211,50 @@ filesystem:
 	done
 }
 
+# The path is in the caller's memory: another thread flips it between a
+# harmless name and .envrc while the first one creates files. The guard
+# copies it once and creates exactly the name it judged, so .envrc never
+# appears; without protection it does (the flip is seen), and the harmless
+# name appears both ways.
+protect_race_script() {
+	cat >"$WS/race.py" <<'PY'
+import ctypes, os, threading
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(64)
+buf.value = b"harmless"
+stop = False
+def flip():
+    while not stop:
+        ctypes.memmove(buf, b".envrc\0", 7)
+        ctypes.memmove(buf, b"harmless\0", 9)
+t = threading.Thread(target=flip)
+t.start()
+for i in range(3000):
+    fd = libc.open(buf, os.O_CREAT | os.O_WRONLY, 0o644)
+    if fd >= 0:
+        os.close(fd)
+stop = True
+t.join()
+print("done")
+PY
+}
+
+test_protect_path_swapped_by_another_thread() {
+	command -v python3 >/dev/null || skip "no python3"
+	protect_race_script
+	al -- /usr/bin/python3 race.py
+	assert_rc 0 "the racing run"
+	assert_file "$WS/harmless" "the harmless name, created"
+	assert_no_file "$WS/.envrc" ".envrc created through a swapped path"
+	rm -f "$WS/harmless"
+	al_policy 'version: 1
+filesystem:
+  protect_defaults: false' -- /usr/bin/python3 race.py
+	assert_rc 0 "the racing run without protection"
+	assert_file "$WS/.envrc" ".envrc without protection (the flip is seen)"
+	assert_file "$WS/harmless" "the harmless name without protection"
+}
+
 # A glob of the policy's own protects its paths, alone once the defaults
 # are dropped; its neighbour stays writable.
 test_protect_policy_glob() {
