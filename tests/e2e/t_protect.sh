@@ -218,15 +218,20 @@ filesystem:
 # name appears both ways.
 protect_race_script() {
 	cat >"$WS/race.py" <<'PY'
-import ctypes, os, threading
+import ctypes, os, threading, time
 libc = ctypes.CDLL(None, use_errno=True)
 buf = ctypes.create_string_buffer(64)
 buf.value = b"harmless"
 stop = False
 def flip():
+    # sleep(0) hands the interpreter lock over after each flip, so the
+    # opening thread starts its calls with either name, and this thread
+    # keeps flipping while the calls are under way.
     while not stop:
         ctypes.memmove(buf, b".envrc\0", 7)
+        time.sleep(0)
         ctypes.memmove(buf, b"harmless\0", 9)
+        time.sleep(0)
 t = threading.Thread(target=flip)
 t.start()
 for i in range(3000):
