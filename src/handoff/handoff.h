@@ -38,6 +38,10 @@ extern const struct handoff_rule handoff_rules[];
  * pattern. Pure; bounded by the lengths of both. */
 bool handoff_glob_match(const char *pattern, const char *path);
 
+/* Could some path that starts with prefix match pattern? (The matcher
+ * still has a live state after reading prefix.) Pure. */
+bool handoff_glob_prefix(const char *pattern, const char *prefix);
+
 /* The first rule matching path, or NULL. */
 const struct handoff_rule *handoff_match(const char *path);
 

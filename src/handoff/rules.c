@@ -121,13 +121,16 @@ static void glob_closure(const unsigned *tok, size_t nt, unsigned char *set)
 			set[k + 1] |= FRESH;
 }
 
-bool handoff_glob_match(const char *pattern, const char *path)
+/* Run pattern over path; *alive tells whether some continuation of path
+ * could still match (the set of states is not empty). */
+static bool glob_run(const char *pattern, const char *path, bool *alive)
 {
 	unsigned tok[GLOB_MAX] = { 0 };
 	unsigned char a[GLOB_MAX + 1], b[GLOB_MAX + 1];
 	unsigned char *cur = a, *next = b;
 	size_t nt = 0, plen = strlen(pattern);
 
+	*alive = false;
 	if (plen > GLOB_MAX)
 		return false;
 	for (size_t i = 0; i < plen;) {
@@ -192,7 +195,23 @@ bool handoff_glob_match(const char *pattern, const char *path)
 		cur = next;
 		next = t;
 	}
+	/* Every token can consume some bytes and reach the next one, so a
+	 * live state always has a continuation that matches. */
+	*alive = true;
 	return cur[nt] != 0;
+}
+
+bool handoff_glob_match(const char *pattern, const char *path)
+{
+	bool alive;
+	return glob_run(pattern, path, &alive);
+}
+
+bool handoff_glob_prefix(const char *pattern, const char *prefix)
+{
+	bool alive;
+	(void)glob_run(pattern, prefix, &alive);
+	return alive;
 }
 
 /* Does a link at rel (relative to the root) with this target leave the

@@ -55,6 +55,8 @@ int policy_init_defaults(struct policy *p, const struct policy_ctx *ctx, struct 
 
 	p->filesystem.baseline = true;
 	p->audit.enabled = true;
+	p->filesystem.protect_defaults = true;
+	p->filesystem.protect_build = false;
 	p->process.exec_set = false;
 
 	p->process.env_pass = calloc(n + 1, sizeof(char *));
@@ -81,6 +83,8 @@ int policy_init_defaults(struct policy *p, const struct policy_ctx *ctx, struct 
 	p->origin.cpu = default_loc;
 	p->origin.wall = default_loc;
 	p->origin.baseline = default_loc;
+	p->origin.protect_defaults = default_loc;
+	p->origin.protect_build = default_loc;
 	p->origin.exec = default_loc;
 	p->origin.env_pass = default_loc;
 	p->origin.env_set = default_loc;

@@ -567,6 +567,79 @@ static int load_path_list(struct loader *l, const struct policy_ynode *n, const 
 	return 0;
 }
 
+/* A protected-path glob: relative to the workspace, matched by the
+ * hand-off table's matcher (src/handoff/rules.c), so bounded by its
+ * length limit. ".." and absolute globs are refused: a protected path
+ * outside the workspace is not a workspace's protected path, and a
+ * ".." would never match the walk's names anyway, so the author would
+ * believe in a protection that does not exist. */
+#define PROTECT_GLOB_MAX 255
+
+static int load_protect_glob(struct loader *l, const struct policy_ynode *n, const char *field, char **out)
+{
+	const char *valid = "a glob relative to the workspace (e.g. .git/hooks/** or **/.envrc)";
+	char q[96];
+	int r = want_scalar(l, n, field, valid);
+
+	if (r < 0)
+		return r;
+	if (n->len == 0)
+		return FAIL(l, n, field, "is empty; expected %s", valid);
+	quote(n, q, sizeof(q));
+	if (n->len > PROTECT_GLOB_MAX)
+		return FAIL(l, n, field, "%s is longer than %d bytes", q, PROTECT_GLOB_MAX);
+	if (n->str[0] == '/')
+		return FAIL(l, n, field, "%s starts with /; write %s", q, valid);
+	for (size_t i = 0; i < n->len; i++) {
+		unsigned char c = (unsigned char)n->str[i];
+		if (c < 0x20 || c == 0x7f || c == '\\' || c == '?' || c == '[')
+			return FAIL(l, n, field,
+				    "%s has a control character, '\\', '?' or '['; only '*' (within a name) and "
+				    "'**' (across directories) are wildcards",
+				    q);
+	}
+	const char *p = n->str;
+	while (*p) {
+		const char *e = strchr(p, '/');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+			return FAIL(l, n, field,
+				    "%s has an empty, \".\" or \"..\" component (or ends with /); write %s", q,
+				    valid);
+		p += len;
+		if (*p == '/' && !*++p)
+			return FAIL(l, n, field, "%s ends with /; write dir/** for a directory", q);
+	}
+	*out = strdup(n->str);
+	return *out ? 0 : oom(l);
+}
+
+static int load_protect_list(struct loader *l, const struct policy_ynode *n, const char *list,
+			     struct policy_paths *out)
+{
+	int r = want_list(l, n, list);
+
+	if (r < 0)
+		return r;
+	paths_clear(out);
+	if (n->n == 0)
+		return 0;
+	out->v = calloc(n->n, sizeof(*out->v));
+	if (!out->v)
+		return oom(l);
+	for (size_t i = 0; i < n->n; i++) {
+		char field[POLICY_FIELD_MAX];
+
+		field_index(field, sizeof(field), list, i);
+		r = load_protect_glob(l, n->items[i], field, &out->v[i].path);
+		if (r < 0)
+			return r;
+		out->v[i].loc = loc_of(l, n->items[i]);
+		out->n = i + 1;
+	}
+	return 0;
+}
+
 /* ---- sections ---- */
 
 static int load_limits(struct loader *l, const struct policy_ynode *n)
@@ -677,7 +750,8 @@ static int load_sandbox(struct loader *l, const struct policy_ynode *n)
 
 static int load_filesystem(struct loader *l, const struct policy_ynode *n)
 {
-	static const char *const keys[] = { "baseline", "read", "write", "deny", NULL };
+	static const char *const keys[] = { "baseline", "read",		  "write",	   "deny",
+					    "protect",	"protect_defaults", "protect_build", NULL };
 	struct policy *p = l->p;
 	const struct policy_ynode *v;
 	int r;
@@ -708,6 +782,23 @@ static int load_filesystem(struct loader *l, const struct policy_ynode *n)
 		r = load_path_list(l, v, "filesystem.deny", &p->filesystem.deny);
 		if (r < 0)
 			return r;
+	}
+	if ((v = map_get(n, "protect"))) {
+		r = load_protect_list(l, v, "filesystem.protect", &p->filesystem.protect);
+		if (r < 0)
+			return r;
+	}
+	if ((v = map_get(n, "protect_defaults"))) {
+		r = load_bool(l, v, "filesystem.protect_defaults", &p->filesystem.protect_defaults);
+		if (r < 0)
+			return r;
+		p->origin.protect_defaults = loc_of(l, v);
+	}
+	if ((v = map_get(n, "protect_build"))) {
+		r = load_bool(l, v, "filesystem.protect_build", &p->filesystem.protect_build);
+		if (r < 0)
+			return r;
+		p->origin.protect_build = loc_of(l, v);
 	}
 	return 0;
 }

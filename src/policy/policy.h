@@ -218,6 +218,14 @@ struct policy {
 		struct policy_paths read;   /* extra read-only paths */
 		struct policy_paths write;  /* extra read-write paths (workspace is implicit) */
 		struct policy_paths deny;   /* hidden even when under read/write paths */
+		/* Protected paths: read-only inside the sandbox (docs/handoff.md).
+		 * protect holds globs relative to the workspace in .path ("**" + "/"
+		 * for any depth), added to the hand-off table's rows unless
+		 * protect_defaults is false; protect_build adds the table's
+		 * opt-in rows (build entry points). */
+		struct policy_paths protect;
+		bool protect_defaults;
+		bool protect_build;
 	} filesystem;
 
 	struct {
@@ -249,7 +257,7 @@ struct policy {
 	struct {
 		struct policy_loc version, name, boundary, mode, host_uid, host_gid;
 		struct policy_loc memory, pids, open_files, cpu, wall;
-		struct policy_loc baseline, exec, env_pass, env_set;
+		struct policy_loc baseline, exec, env_pass, env_set, protect_defaults, protect_build;
 		struct policy_loc net_mode, upstream_ca, max_body, allow_compressed, net_log;
 		struct policy_loc agent, identity_header, audit_enabled, audit_dir;
 	} origin;

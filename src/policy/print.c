@@ -126,6 +126,7 @@ void policy_free(struct policy *p)
 	paths_free(&p->filesystem.read);
 	paths_free(&p->filesystem.write);
 	paths_free(&p->filesystem.deny);
+	paths_free(&p->filesystem.protect);
 	paths_free(&p->process.exec);
 	if (p->process.env_pass)
 		for (size_t i = 0; i < p->process.n_env_pass; i++)
@@ -672,6 +673,11 @@ void policy_print(const struct policy *p, FILE *f)
 	print_paths(f, "  ", "read", &p->filesystem.read);
 	print_paths(f, "  ", "write", &p->filesystem.write);
 	print_paths(f, "  ", "deny", &p->filesystem.deny);
+	print_paths(f, "  ", "protect", &p->filesystem.protect);
+	fprintf(f, "  protect_defaults: %s", p->filesystem.protect_defaults ? "true" : "false");
+	end_line(f, &p->origin.protect_defaults);
+	fprintf(f, "  protect_build: %s", p->filesystem.protect_build ? "true" : "false");
+	end_line(f, &p->origin.protect_build);
 
 	fputs("process:\n", f);
 	if (p->process.exec_set)
@@ -854,7 +860,10 @@ bool policy_equal(const struct policy *a, const struct policy *b)
 	if (a->filesystem.baseline != b->filesystem.baseline ||
 	    !paths_eq(&a->filesystem.read, &b->filesystem.read) ||
 	    !paths_eq(&a->filesystem.write, &b->filesystem.write) ||
-	    !paths_eq(&a->filesystem.deny, &b->filesystem.deny))
+	    !paths_eq(&a->filesystem.deny, &b->filesystem.deny) ||
+	    !paths_eq(&a->filesystem.protect, &b->filesystem.protect) ||
+	    a->filesystem.protect_defaults != b->filesystem.protect_defaults ||
+	    a->filesystem.protect_build != b->filesystem.protect_build)
 		return false;
 	if (a->process.exec_set != b->process.exec_set ||
 	    !paths_eq(&a->process.exec, &b->process.exec))

@@ -192,8 +192,8 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 	int pty_master = -1, pty_slave = -1;
 	if (plan->pty && open_pty(&pty_master, &pty_slave, &err) < 0)
 		fail(sync_fd, &err);
-	/* notify, pty master, listener, IPv6 listener, DNS: see proto.h */
-	int fds[PROTO_MAX_FDS] = { -1, pty_master, -1, -1, -1 };
+	/* notify, pty master, listener, IPv6 listener, DNS, guard: see proto.h */
+	int fds[PROTO_MAX_FDS] = { -1, pty_master, -1, -1, -1, -1 };
 	if (plan->proxy_port && netns_socket(AF_INET, SOCK_STREAM, plan->proxy_port, true, &fds[2], &err) < 0)
 		fail(sync_fd, &err);
 	if (plan->transparent) {
@@ -228,6 +228,10 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 			error_sys(&err, -lr, "landlock: cannot scope signals and abstract sockets");
 		fail(sync_fd, &err);
 	}
+	/* The guard: after Landlock (its calls are judged like the agent's),
+	 * before seccomp (its own calls must not come back to it). */
+	if (plan->protect.n && (fds[5] = guard_start(plan, &err)) < 0)
+		fail(sync_fd, &err);
 	int notify_fd = -1;
 	if (seccomp_apply(plan, &notify_fd, &err) < 0)
 		fail(sync_fd, &err);

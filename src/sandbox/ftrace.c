@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "handoff/protect.h"
 #include "sandbox/ftrace.h"
 #include "sandbox/fsrules.h"
 #include "sandbox/landlock_abi.h"
@@ -43,6 +44,8 @@ struct pending {
 	int nr;
 	bool creates; /* the call makes the file at path when it succeeds */
 	char path[512];
+	char where[512]; /* protected path the call touches, or "" */
+	const char *glob;
 };
 
 struct ftrace {
@@ -54,7 +57,32 @@ struct ftrace {
 	const struct fsrules *observe;
 	char *made[MAX_MADE];
 	size_t n_made;
+	const struct protect_set *protect;
+	const char *ws;
 };
+
+void ftrace_set_protect(struct ftrace *f, const struct protect_set *set, const char *ws)
+{
+	f->protect = set;
+	f->ws = ws;
+}
+
+/* The destination of a rename or link: (dirfd argument or -1, path argument). */
+static void dest_args(int nr, int *dfd, int *path)
+{
+	*dfd = *path = -1;
+	switch (nr) {
+	case SYS_rename: case SYS_link:
+		*path = 1;
+		break;
+	case SYS_renameat: case SYS_renameat2: case SYS_linkat:
+		*dfd = 2;
+		*path = 3;
+		break;
+	default:
+		break;
+	}
+}
 
 /* Which argument holds the path that Landlock judged. */
 static int path_arg(int nr)
@@ -124,6 +152,65 @@ static void read_string(pid_t pid, unsigned long long addr, char *buf, size_t le
 	}
 	buf[n] = '\0';
 	buf[strnlen(buf, (size_t)n)] = '\0';
+}
+
+/* Lexically: "a/./b/../c" -> "a/c", in place; the result is absolute. */
+static void normalize(char *path)
+{
+	char out[1024];
+	size_t o = 0;
+	const char *p = path;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		const char *e = strchrnul(p, '/');
+		size_t n = (size_t)(e - p);
+		if (n == 0 || (n == 1 && p[0] == '.')) {
+		} else if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (o > 0 && out[--o] != '/')
+				;
+		} else if (o + 1 + n < sizeof(out)) {
+			out[o++] = '/';
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		p = e;
+	}
+	out[o] = '\0';
+	snprintf(path, 512, "%s", o ? out : "/");
+}
+
+/* Does the call's path, resolved against its directory fd as the tracee
+ * sees it (the sandbox shows the workspace at its host path, so
+ * /proc/TID/cwd reads the same), fall on a protected path? Sets p->where
+ * and p->glob when it does. A symlink in the way is not followed: this
+ * names a refusal, it never makes one. */
+static void protected_at(struct ftrace *f, pid_t tid, int dfd, unsigned long long addr, struct pending *p)
+{
+	char rel[512], link[64], base[512];
+	read_string(tid, addr, rel, sizeof(rel));
+	if (rel[0] == '/') {
+		snprintf(p->where, sizeof(p->where), "%s", rel);
+	} else {
+		if (dfd == AT_FDCWD)
+			snprintf(link, sizeof(link), "/proc/%d/cwd", (int)tid);
+		else
+			snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)tid, dfd);
+		ssize_t n = readlink(link, base, sizeof(base) - 1);
+		if (n <= 0)
+			return;
+		base[n] = '\0';
+		if ((size_t)snprintf(p->where, sizeof(p->where), "%s/%s", base, rel) >= sizeof(p->where))
+			return;
+	}
+	normalize(p->where);
+	size_t wl = strlen(f->ws);
+	if (strncmp(p->where, f->ws, wl) != 0 || p->where[wl] != '/')
+		return;
+	const char *r = p->where + wl + 1;
+	p->glob = protect_match(f->protect, r, false);
+	if (!p->glob)
+		p->glob = protect_match(f->protect, r, true);
 }
 
 static struct pending *slot(struct ftrace *f, pid_t tid, bool create)
@@ -504,6 +591,22 @@ bool ftrace_handle(struct ftrace *f, struct trace_log *log, pid_t tid, int statu
 				p->nr = (int)si.seccomp.nr;
 				p->creates = creates(p->nr, si.seccomp.args);
 				read_string(tid, si.seccomp.args[a], p->path, sizeof(p->path));
+				p->where[0] = '\0';
+				p->glob = NULL;
+				if (f->protect) {
+					int dfd, dp;
+					dest_args(p->nr, &dfd, &dp);
+					/* Only for the record: the kernel enforces (read-only
+					 * mounts), this names why. The destination first: a
+					 * rename onto .git/config is about .git/config. */
+					if (dp >= 0)
+						protected_at(f, tid, dfd >= 0 ? (int)si.seccomp.args[dfd] : AT_FDCWD,
+							     si.seccomp.args[dp], p);
+					if (!p->glob)
+						protected_at(f, tid, a > 0 && p->nr != SYS_symlink ?
+							     (int)si.seccomp.args[a - 1] : AT_FDCWD,
+							     si.seccomp.args[a], p);
+				}
 				resume = PTRACE_SYSCALL; /* stop again at its exit */
 			}
 		}
@@ -519,7 +622,11 @@ bool ftrace_handle(struct ftrace *f, struct trace_log *log, pid_t tid, int statu
 			bool hidden = e == ENOENT && p->path[0] == '/' && lstat(p->path, &st) == 0;
 			bool dir_hidden = e == ENOENT && !hidden && p->creates && p->path[0] == '/' &&
 					  dir_exists(p->path);
-			if (e == EACCES || e == EPERM || e == EROFS || hidden || dir_hidden) {
+			if (p->glob && (e == EROFS || e == EBUSY || e == EACCES || e == EPERM)) {
+				char name[64];
+				trace_record_protected(log, tid, seccomp_syscall_name(p->nr, name, sizeof(name)),
+						       p->where, e, p->glob);
+			} else if (e == EACCES || e == EPERM || e == EROFS || hidden || dir_hidden) {
 				char name[64];
 				trace_record_file(log, tid, seccomp_syscall_name(p->nr, name, sizeof(name)), p->path, e,
 						  dir_hidden);

@@ -20,6 +20,14 @@ struct fsrules;
  * and let every call run. */
 void ftrace_observe(struct ftrace *f, const struct fsrules *rules);
 
+struct protect_set;
+/* Name protected paths in the records: a failed call whose path (or
+ * rename/link destination) lies in the workspace ws (an inside path) and
+ * is protected by set is recorded with the glob as its reason, whatever
+ * its errno (a rename onto a protected file fails with EBUSY). Both are
+ * borrowed for the tracer's lifetime. */
+void ftrace_set_protect(struct ftrace *f, const struct protect_set *set, const char *ws);
+
 /* Seize the sandbox's init; its descendants are traced automatically. */
 int ftrace_attach(pid_t init, struct error *err) WUR;
 

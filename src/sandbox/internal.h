@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include "handoff/protect.h"
 #include "policy/policy.h"
 #include "util/error.h"
 
@@ -22,6 +23,8 @@ enum mount_kind {
 	MOUNT_HIDE_DIR,   /* empty read-only tmpfs over a directory */
 	MOUNT_HIDE_FILE,  /* an empty read-only file over a file */
 	MOUNT_SYMLINK,    /* a symlink dst -> src in the new root */
+	MOUNT_PROTECT,    /* dst, as the sandbox already shows it, bound
+	                   * read-only over itself (a protected path) */
 };
 
 struct mount_entry {
@@ -71,6 +74,10 @@ struct sandbox_plan {
 	bool pty;          /* give the command a pty from the sandbox's own devpts */
 	bool observe;      /* sandbox.mode: observe: the host's tree, no Landlock ruleset (see plan_observe) */
 	char *home;        /* inside path of the private home, or NULL */
+	char *workspace;   /* the workspace, resolved (the same path inside) */
+	struct protect_set protect; /* filesystem.protect's globs; n > 0 turns
+	                             * the guard on (guard.c) */
+	int guard_fd;      /* child: the guard's end of its socket, or -1 */
 };
 
 void plan_free(struct sandbox_plan *p);
@@ -103,6 +110,29 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
  * NULL or missing). Returns 0 or -ENOMEM. */
 int plan_observe(struct sandbox_plan *p, const struct policy *pol, const char *audit_dir,
 		 const char *authority_dir) WUR;
+
+/* protect.c: append a MOUNT_PROTECT entry for every protected path that
+ * exists under the workspace ws (a resolved host path). Refuses, naming
+ * the bound, a workspace with more than PROTECT_MAX_MOUNTS of them. */
+#define PROTECT_MAX_MOUNTS 1024
+#define PROTECT_MAX_ENTRIES 1000000
+#define PROTECT_MAX_DEPTH 64
+int protect_plan(struct sandbox_plan *p, const struct policy *pol, const char *ws, struct error *err) WUR;
+
+/* guard.c: creating calls under filesystem.protect. The guard is a
+ * process of the sandbox (its user and mount namespaces, its uid, its
+ * Landlock domain, no seccomp filter) that performs each call the
+ * supervisor hands it after judging the name it would create. */
+/* child: fork the guard; returns the supervisor's end of its socket, or
+ * -1 with err set. */
+int guard_start(const struct sandbox_plan *plan, struct error *err) WUR;
+/* supervisor: answer one user notification for a creating call. guard is
+ * the socket to the guard (or -1 when it is gone: the call fails). */
+struct trace_log;
+struct seccomp_notif;
+void guard_handle(int notify, int guard, const struct seccomp_notif *req, struct trace_log *log);
+/* supervisor: is nr a call guard_handle answers? */
+bool guard_syscall(int nr);
 
 /* mount.c: runs in the child, in its new user+mount namespace. */
 int mount_build_root(const struct sandbox_plan *plan, struct error *err) WUR;

@@ -171,6 +171,51 @@ static int build_dev(int rootfd, int *devtrees, struct error *err)
 	return 0;
 }
 
+/* A protected path, bound read-only over itself. The path is opened
+ * component by component beneath the new root without following a
+ * symlink, so a name the plan saw as a file cannot have become a link to
+ * somewhere else; the tree is cloned from what the sandbox already shows
+ * there (the workspace's bind, idmapped or not), made read-only while
+ * detached, and attached on top of the very dentry it came from. A path
+ * the sandbox does not show (hidden by filesystem.deny, or gone since the
+ * plan was made) needs no protection. */
+static int protect_bind(int rootfd, const char *dst, struct error *err)
+{
+	_cleanup_free_ char *copy = strdup(dst + 1);
+	if (!copy)
+		return error_set(err, ENOMEM, "out of memory");
+	_cleanup_close_ int fd = dup(rootfd);
+	if (fd < 0)
+		return error_sys(err, errno, "dup");
+	char *save = NULL;
+	for (char *comp = strtok_r(copy, "/", &save); comp;) {
+		char *next = strtok_r(NULL, "/", &save);
+		int nfd = openat(fd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC | (next ? O_DIRECTORY : 0));
+		if (nfd < 0) {
+			if (errno == ENOENT || errno == ENOTDIR)
+				return 0;
+			return error_sys(err, errno, "cannot open protected path %s", dst);
+		}
+		close(fd);
+		fd = nfd;
+		comp = next;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return error_sys(err, errno, "cannot stat protected path %s", dst);
+	if (S_ISLNK(st.st_mode))
+		return error_set(err, EINVAL, "protected path %s became a symlink while the sandbox was built", dst);
+	_cleanup_close_ int tree = sys_open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	if (tree < 0)
+		return error_sys(err, errno, "cannot bind protected path %s", dst);
+	int r = set_attrs(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err, dst);
+	if (r < 0)
+		return r;
+	if (sys_move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return error_sys(err, errno, "cannot make protected path %s read-only", dst);
+	return 0;
+}
+
 static int hide_file_tree(struct error *err)
 {
 	/* An empty, read-only file to mount over denied files: a detached
@@ -346,6 +391,11 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 			 * tree: one the sandbox's uid cannot reach needs none. */
 			if (r == -EACCES && plan->observe)
 				r = 0;
+			if (r < 0)
+				goto out;
+			break;
+		case MOUNT_PROTECT:
+			r = protect_bind(rootfd, m->dst, err);
 			if (r < 0)
 				goto out;
 			break;

@@ -49,6 +49,8 @@ void plan_free(struct sandbox_plan *p)
 	free(p->cwd);
 	free(p->hostname);
 	free(p->home);
+	free(p->workspace);
+	protect_set_free(&p->protect);
 	if (p->ca_bundle)
 		free(p->ca_bundle);
 	memset(p, 0, sizeof(*p));
@@ -291,7 +293,10 @@ int plan_observe(struct sandbox_plan *p, const struct policy *pol, const char *a
 	size_t kept = 0;
 	for (size_t i = 0; i < p->n_mounts; i++) {
 		struct mount_entry *m = &p->mounts[i];
-		if (p->privileged && m->kind == MOUNT_BIND && m->user_path && !m->readonly) {
+		/* Protected paths stay read-only: an observed run must not leave
+		 * a trap for the host's tools either (docs/policy.md). */
+		if ((p->privileged && m->kind == MOUNT_BIND && m->user_path && !m->readonly) ||
+		    m->kind == MOUNT_PROTECT) {
 			p->mounts[kept++] = *m;
 			continue;
 		}
@@ -328,6 +333,7 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 	_cleanup_free_ char *home = NULL;
 
 	memset(p, 0, sizeof(*p));
+	p->guard_fd = -1;
 	p->argv = (char **)argv;
 	p->trace = trace;
 	p->hold = trace;
@@ -345,6 +351,8 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 
 	if ((r = plan_ids(p, pol, &ws_st, err)) < 0)
 		return r;
+	if (!(p->workspace = strdup(ws)))
+		goto oom;
 
 	/* The system baseline, read-only. */
 	if (pol->filesystem.baseline) {
@@ -422,6 +430,11 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 			      0) < 0)
 			goto oom;
 	}
+
+	/* Protected paths last: read-only over whatever the workspace and
+	 * the policy's paths show there. */
+	if ((r = protect_plan(p, pol, ws, err)) < 0)
+		return r;
 
 	/* Landlock rights, mirroring the mounts. */
 	bool exec_default = !pol->process.exec_set;

@@ -12,19 +12,32 @@
 #include "sandbox/internal.h"
 #include "sandbox/seccomp_bpf.h"
 
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+
 int seccomp_apply(const struct sandbox_plan *plan, int *notify_fd, struct error *err)
 {
-	const unsigned char *prog = plan->trace ? seccomp_bpf_trace : seccomp_bpf_errno;
-	unsigned long len = plan->trace ? seccomp_bpf_trace_len : seccomp_bpf_errno_len;
+	bool guard = plan->protect.n > 0;
+	const unsigned char *prog = plan->trace ? (guard ? seccomp_bpf_trace_protect : seccomp_bpf_trace)
+						: (guard ? seccomp_bpf_errno_protect : seccomp_bpf_errno);
+	unsigned long len = plan->trace ? (guard ? seccomp_bpf_trace_protect_len : seccomp_bpf_trace_len)
+					: (guard ? seccomp_bpf_errno_protect_len : seccomp_bpf_errno_len);
 	struct sock_fprog fprog = {
 		.len = (unsigned short)(len / sizeof(struct sock_filter)),
 		.filter = (struct sock_filter *)(uintptr_t)prog,
 	};
-	unsigned flags = plan->trace ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
+	bool listen = plan->trace || guard;
+	/* WAIT_KILLABLE_RECV (Linux 5.19): once the supervisor has taken a
+	 * call, only a fatal signal interrupts it, so a call the guard has
+	 * performed is not restarted and performed twice. */
+	unsigned flags = listen ? SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV : 0;
 	long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fprog);
+	if (r < 0 && listen && errno == EINVAL)
+		r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog);
 	if (r < 0)
 		return error_sys(err, errno, "cannot install the seccomp filter");
 	if (notify_fd)
-		*notify_fd = plan->trace ? (int)r : -1;
+		*notify_fd = listen ? (int)r : -1;
 	return 0;
 }

@@ -8,5 +8,10 @@ extern const unsigned char seccomp_bpf_errno[];
 extern const unsigned long seccomp_bpf_errno_len;
 extern const unsigned char seccomp_bpf_trace[];
 extern const unsigned long seccomp_bpf_trace_len;
+/* The same with filesystem.protect's creating calls sent to the supervisor. */
+extern const unsigned char seccomp_bpf_errno_protect[];
+extern const unsigned long seccomp_bpf_errno_protect_len;
+extern const unsigned char seccomp_bpf_trace_protect[];
+extern const unsigned long seccomp_bpf_trace_protect_len;
 
 #endif

@@ -15,6 +15,7 @@
  * numbers here can be sidestepped by switching ABI.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -55,6 +56,16 @@ static const char *const denied[] = {
 	"set_mempolicy_home_node",
 };
 
+/* Protected paths (filesystem.protect): every call that can make a name
+ * appear goes to the supervisor, which has it performed by the guard
+ * (guard.c) after judging the name; an open goes only when it may create
+ * (O_CREAT), so reading and writing existing files stay in the kernel
+ * (existing protected files are read-only mounts). */
+static const char *const creating[] = {
+	"creat", "mkdir", "mkdirat", "mknod", "mknodat", "link", "linkat", "symlink", "symlinkat",
+	"rename", "renameat", "renameat2",
+};
+
 /* Syscalls that take a path Landlock judges (traced in trace mode). */
 static const char *const traced[] = {
 	"open", "openat", "openat2", "creat", "execve", "execveat", "mkdir", "mkdirat", "mknod", "mknodat",
@@ -79,7 +90,18 @@ static int add(struct rule_ctx *rc, uint32_t action, const char *name, unsigned 
 	return 0;
 }
 
-int seccomp_rules_build(bool notify, bool trace, scmp_filter_ctx *out, struct error *err)
+/* Is the call one the guard performs? (open and openat only with O_CREAT.) */
+static bool guarded(const char *name)
+{
+	if (strcmp(name, "open") == 0 || strcmp(name, "openat") == 0 || strcmp(name, "openat2") == 0)
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(creating); i++)
+		if (strcmp(name, creating[i]) == 0)
+			return true;
+	return false;
+}
+
+int seccomp_rules_build(bool notify, bool trace, bool protect, scmp_filter_ctx *out, struct error *err)
 {
 	struct rule_ctx rc = {
 		.ctx = seccomp_init(SCMP_ACT_ALLOW),
@@ -144,12 +166,42 @@ int seccomp_rules_build(bool notify, bool trace, scmp_filter_ctx *out, struct er
 			goto out;
 	}
 
+	if (protect) {
+		for (size_t i = 0; i < ARRAY_SIZE(creating); i++)
+			if ((r = add(&rc, SCMP_ACT_NOTIFY, creating[i], 0, NULL, err)) < 0)
+				goto out;
+		/* The open flags are an int: compare the low 32 bits. */
+		struct scmp_arg_cmp c1 = SCMP_A1(SCMP_CMP_MASKED_EQ, O_CREAT, O_CREAT);
+		struct scmp_arg_cmp c2 = SCMP_A2(SCMP_CMP_MASKED_EQ, O_CREAT, O_CREAT);
+		if ((r = add(&rc, SCMP_ACT_NOTIFY, "open", 1, &c1, err)) < 0 ||
+		    (r = add(&rc, SCMP_ACT_NOTIFY, "openat", 1, &c2, err)) < 0)
+			goto out;
+		/* openat2 passes its flags in memory, which seccomp cannot read
+		 * and the supervisor could only read racily. ENOSYS makes libc
+		 * and most programs fall back to openat, judged above. */
+		if ((r = add(&rc, SCMP_ACT_ERRNO(ENOSYS), "openat2", 0, NULL, err)) < 0)
+			goto out;
+	}
+
 	/* Trace mode: the supervisor (ptrace, from outside) sees the path of
-	 * each call Landlock may refuse, and its result; see ftrace.c. */
+	 * each call Landlock may refuse, and its result; see ftrace.c. With
+	 * protection the calls the guard performs are not traced: the
+	 * supervisor sees their results itself. */
 	if (trace)
-		for (size_t i = 0; i < ARRAY_SIZE(traced); i++)
+		for (size_t i = 0; i < ARRAY_SIZE(traced); i++) {
+			if (protect && guarded(traced[i])) {
+				if (strcmp(traced[i], "open") != 0 && strcmp(traced[i], "openat") != 0)
+					continue;
+				bool at = strcmp(traced[i], "openat") == 0;
+				struct scmp_arg_cmp c = at ? SCMP_A2(SCMP_CMP_MASKED_EQ, O_CREAT, 0)
+							   : SCMP_A1(SCMP_CMP_MASKED_EQ, O_CREAT, 0);
+				if ((r = add(&rc, SCMP_ACT_TRACE(0), traced[i], 1, &c, err)) < 0)
+					goto out;
+				continue;
+			}
 			if ((r = add(&rc, SCMP_ACT_TRACE(0), traced[i], 0, NULL, err)) < 0)
 				goto out;
+		}
 
 	*out = rc.ctx;
 	return 0;

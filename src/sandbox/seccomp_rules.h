@@ -10,7 +10,9 @@
 /* Build the sandbox's filter. Denied calls return EPERM, or with notify
  * go to the supervisor through a user notification (which answers EPERM
  * and records them). With trace, path-taking calls stop for the
- * supervisor's ptrace. *out is owned by the caller (seccomp_release). */
-int seccomp_rules_build(bool notify, bool trace, scmp_filter_ctx *out, struct error *err);
+ * supervisor's ptrace. With protect, calls that create a name go to the
+ * supervisor as user notifications (guard.c), and openat2 returns ENOSYS.
+ * *out is owned by the caller (seccomp_release). */
+int seccomp_rules_build(bool notify, bool trace, bool protect, scmp_filter_ctx *out, struct error *err);
 
 #endif

@@ -7,6 +7,7 @@
  * code. It stays outside every namespace the sandbox has.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/seccomp.h>
@@ -34,6 +35,7 @@
 #include "sandbox/ftrace.h"
 #include "sandbox/landlock_abi.h"
 #include "sandbox/trace.h"
+#include "handoff/protect.h"
 #include "util/cleanup.h"
 #include "util/file.h"
 
@@ -98,6 +100,7 @@ struct run_state {
 	pid_t child;
 	int sync;
 	int notify;
+	int guard;  /* filesystem.protect: socket to the guard (guard.c), or -1 */
 	int status; /* init's raw wait status */
 	int cmd_status; /* the command's raw status as reported by init, or -1 */
 	bool wall_hit;
@@ -105,6 +108,7 @@ struct run_state {
 	struct ftrace *ftrace;
 	struct egress egress;
 	struct auditlog audit;
+	bool protect; /* creating calls come through the notify fd */
 };
 
 /* Denials the sandbox reports go to the audit log too. */
@@ -120,6 +124,10 @@ static void handle_notify(struct run_state *s)
 	memset(&req, 0, sizeof(req));
 	if (ioctl(s->notify, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
 		return;
+	if (s->protect && guard_syscall(req.data.nr)) {
+		guard_handle(s->notify, s->guard, &req, s->trace);
+		return;
+	}
 	trace_record_syscall(s->trace, &req);
 	memset(&resp, 0, sizeof(resp));
 	resp.id = req.id;
@@ -297,10 +305,12 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	struct term term = { .master = -1 };
 	int sfd = -1, r;
 	int sv[2] = { -1, -1 };
-	struct run_state s = { .notify = -1, .sync = -1, .cmd_status = -1, .egress = EGRESS_INIT,
+	struct run_state s = { .notify = -1, .guard = -1, .sync = -1, .cmd_status = -1, .egress = EGRESS_INIT,
 			      .audit = AUDITLOG_INIT };
 	sigset_t mask, oldmask;
 	bool masked = false;
+	struct protect_set protect = { 0 };
+	char ws[PATH_MAX] = "";
 
 	if (pol->sandbox.boundary != POLICY_BOUNDARY_PROCESS)
 		return error_set(err, ENOTSUP,
@@ -315,7 +325,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	bool observe = pol->sandbox.mode == POLICY_MODE_OBSERVE;
 	if (observe)
 		fprintf(stderr, POLICY_OBSERVE_WARNING "\n");
-	bool trace = opts->trace_denials || pol->sandbox.mode == POLICY_MODE_LEARN || observe;
+	bool report = opts->trace_denials || pol->sandbox.mode == POLICY_MODE_LEARN || observe;
 	char audit_buf[4096];
 	bool audit_default = false;
 	r = auditlog_dir(opts->audit_dir, opts->no_audit, pol, audit_buf, sizeof(audit_buf), &audit_default, err);
@@ -330,16 +340,25 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 				 "%s: identity.header: true needs the signed decision log, whose session key signs the "
 				 "header; it is turned off here (--no-audit or audit.enabled: false)",
 				 pol->file);
+	/* A refused write to a protected path is a decision the log must
+	 * hold: with the log on, the file calls are traced (and the report
+	 * on stderr is still only printed when asked for). Observe mode
+	 * traces to record what would have been denied. */
+	if ((r = protect_set_from_policy(pol, &protect)) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	bool trace = report || observe || (audit_dir && protect.n);
 	/* The audit writer starts first: loading libcrypto, its
 	 * configuration and the authority key take longer than anything else
 	 * here, and they run while the sandbox is planned and built. */
 	if (audit_dir && (r = auditlog_start(pol, audit_dir, &s.audit, err)) < 0) {
 		if (audit_default)
 			audit_default_hint(err, audit_dir);
+		protect_set_free(&protect);
 		return r;
 	}
 	if ((r = plan_build(pol, opts->argv, trace, &plan, err)) < 0) {
 		plan_free(&plan);
+		protect_set_free(&protect);
 		if (s.audit.pid > 0) {
 			/* The log records that the sandbox could not be built. */
 			struct error aerr = { 0 };
@@ -499,6 +518,13 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		net_fds[1] = fds[k++];
 	if (buf[1] & PROTO_FD_DNS)
 		net_fds[2] = fds[k++];
+	if (buf[1] & PROTO_FD_GUARD)
+		s.guard = fds[k++];
+	s.protect = plan.protect.n > 0;
+	if (s.protect && (s.guard < 0 || s.notify < 0)) {
+		r = error_set(err, EIO, "sandbox setup failed: no guard for filesystem.protect");
+		goto out;
+	}
 	if (net_fds[0] >= 0) {
 		if ((r = egress_start(&s.egress, net_fds, err)) < 0)
 			goto out;
@@ -513,6 +539,9 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		}
 		if (observe)
 			ftrace_observe(s.ftrace, &rules);
+		/* The sandbox shows the workspace at its host path. */
+		if (protect.n && realpath(pol->sandbox.workspace, ws))
+			ftrace_set_protect(s.ftrace, &protect, ws);
 		if ((r = ftrace_attach(pid, err)) < 0)
 			goto out;
 	}
@@ -565,7 +594,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 			*exit_code = SANDBOX_EXIT_SETUP;
 		}
 	}
-	if (s.trace)
+	if (s.trace && report)
 		trace_report(s.trace, stderr);
 	if (observe)
 		fprintf(stderr,
@@ -587,6 +616,8 @@ out:
 		close(s.sync);
 	if (s.notify >= 0)
 		close(s.notify);
+	if (s.guard >= 0)
+		close(s.guard);
 	if (sfd >= 0)
 		close(sfd);
 	if (term.master >= 0)
@@ -601,6 +632,7 @@ out:
 	trace_free(s.trace);
 	ftrace_free(s.ftrace);
 	fsrules_free(&rules);
+	protect_set_free(&protect);
 	plan_free(&plan);
 	return r;
 }

@@ -151,6 +151,19 @@ void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, cons
 	emit(t, "file_denied", syscall, path, comm, why, true);
 }
 
+void trace_record_protected(struct trace_log *t, pid_t pid, const char *syscall, const char *path, int err,
+			    const char *glob)
+{
+	if (!t)
+		return;
+	char comm[32], why[320], what[512];
+	comm_of(pid, comm, sizeof(comm));
+	snprintf(why, sizeof(why), "%s [protected: %s]", strerrorname_np(err) ?: "error", glob);
+	snprintf(what, sizeof(what), "%s(\"%s\") = %s by %s", syscall, path, why, comm);
+	add(t, what, false);
+	emit(t, "file_denied", syscall, path, comm, why, true);
+}
+
 void trace_record_would_deny(struct trace_log *t, pid_t pid, const char *syscall, const char *path, bool exec,
 			     const char *why)
 {

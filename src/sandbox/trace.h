@@ -32,6 +32,11 @@ void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, cons
 void trace_record_would_deny(struct trace_log *t, pid_t pid, const char *syscall, const char *path, bool exec,
 			     const char *why);
 
+/* A write to a protected path refused (filesystem.protect): recorded as
+ * file_denied with "ERRNO [protected: GLOB]" as its reason. */
+void trace_record_protected(struct trace_log *t, pid_t pid, const char *syscall, const char *path, int err,
+			    const char *glob);
+
 /* Any other denial, as a line of text (copied); observed: it was only
  * recorded, not enforced (observe mode). */
 void trace_record_text(struct trace_log *t, const char *what, bool observed);

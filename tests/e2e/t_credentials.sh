@@ -25,6 +25,7 @@ cred_setup() {
 cred_policy() {
 	cat <<YAML
 version: 1
+${CRED_FS:-}
 network:
   log: $T/net.jsonl
   upstream_ca: $T/srv/ca.pem
@@ -168,7 +169,9 @@ git -c user.name=a -c user.email=a@a commit -q -m big
 echo "push-big: \$(git push -q origin HEAD:refs/heads/agent/big 2>&1 && echo ok)"
 echo "push-big-main: \$(git push -q origin HEAD:main 2>&1 && echo ok)"
 SH
-	cred /bin/sh -c '/bin/sh ./git.sh 2>&1; true'
+	# git clone creates a repository (its .git/config and hooks) in the
+	# workspace, which the default protected paths refuse (t_protect.sh).
+	CRED_FS=$'filesystem:\n  protect_defaults: false' cred /bin/sh -c '/bin/sh ./git.sh 2>&1; true'
 	assert_file "$WS/repo/f" "clone through the broker"
 	local v
 	for v in 0 1 2; do

@@ -18,10 +18,13 @@ handoff_repo() {
 }
 
 # The agent's run: every escape of the hand-off list, an ordinary edit and
-# a commit, under the default policy.
+# a commit. Protection is off (protect_defaults: false): the scanner is
+# what is tested here, on a workspace the escapes reached (t_protect.sh
+# tests that the default policy stops them).
 handoff_agent_run() {
+	printf 'version: 1\nfilesystem:\n  protect_defaults: false\n' >"$T/unprotected.yaml"
 	# shellcheck disable=SC2016
-	al -- /bin/sh -c '
+	al --policy "$T/unprotected.yaml" -- /bin/sh -c '
 		set -e
 		g() { git -c user.name=agent -c user.email=agent@example.test "$@"; }
 		printf "#!/bin/sh\necho pwned\n" > .git/hooks/pre-commit.tmp || true

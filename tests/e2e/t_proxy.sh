@@ -25,6 +25,7 @@ start_servers() {
 net_policy() {
 	cat <<YAML
 version: 1
+${NET_FS:-}
 network:
   log: $T/net.jsonl
   upstream_ca: $T/srv/ca.pem
@@ -342,6 +343,10 @@ test_proxy_git_clone_through_a_rule() {
 	git -C "$g/allowed.git" symbolic-ref HEAD refs/heads/main
 	git -C "$g/allowed.git" update-server-info
 	cp -r "$g/allowed.git" "$g/other.git"
+	# git clone creates a repository (its .git/config and hooks) in the
+	# workspace, which the default protected paths refuse (t_protect.sh);
+	# without them the refused clone below fails for the proxy's reason only.
+	local NET_FS=$'filesystem:\n  protect_defaults: false'
 	al_policy "$(net_policy)" -- /usr/bin/git clone -q "http://api.test:$HP/git/allowed.git" cloned
 	assert_rc 0 "git clone of the repository a rule allows"
 	assert_eq "hello through the proxy" "$(cat "$WS/cloned/README")" "the cloned file"

@@ -66,6 +66,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		bool a = handoff_glob_match(pat, path), b = handoff_glob_match(pat, path);
 		if (a != b || !handoff_glob_match("**", path))
 			abort();
+		/* A path that matches has every prefix still alive (the walk of
+		 * protected paths skips a directory on a dead prefix). */
+		if (a) {
+			size_t pl = strlen(path);
+			for (size_t k = 0; k <= pl; k++) {
+				char saved = path[k];
+				path[k] = '\0';
+				bool alive = handoff_glob_prefix(pat, path);
+				path[k] = saved;
+				if (!alive)
+					abort();
+			}
+		}
 		(void)handoff_path_escapes(path, pat);
 	}
 	free(pat);

@@ -1608,14 +1608,15 @@ static void t_proc_host(struct result *r, int argc, char **argv)
 		n++;
 	}
 	closedir(d);
-	/* Ours: pid 1, ourselves, our ancestors (the shell that ran us), our
-	 * descendants, and our session (the shell's other jobs). Anything else
-	 * is somebody else's process. */
+	/* Ours: pid 1 and the helpers it keeps in its own session (the guard
+	 * of filesystem.protect), ourselves, our ancestors (the shell that ran
+	 * us), our descendants, and our session (the shell's other jobs).
+	 * Anything else is somebody else's process. */
 	for (i = 0; i < n; i++) {
 		pid_t p = procs[i].pid;
 		size_t len = strlen(list);
 
-		if (p == 1 || p == self || procs[i].sid == sid ||
+		if (p == 1 || (procs[i].ppid == 1 && procs[i].sid == 1) || p == self || procs[i].sid == sid ||
 		    proc_is_ancestor(procs, n, p, self) || proc_is_ancestor(procs, n, self, p))
 			continue;
 		foreign++;

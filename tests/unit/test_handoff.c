@@ -23,6 +23,8 @@
 #include <cmocka.h>
 
 #include "handoff/handoff.h"
+#include "handoff/protect.h"
+#include "policy/policy.h"
 #include "util/sha256.h"
 
 /* ---- the glob matcher against a backtracking reference ---- */
@@ -384,6 +386,132 @@ static void test_scan_and_baseline(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* ---- protected paths ---- */
+
+static struct protect_set protect_of(bool defaults, bool build, const char *extra)
+{
+	struct policy pol;
+	struct policy_path extra_path = { .path = (char *)extra };
+	memset(&pol, 0, sizeof(pol));
+	pol.filesystem.protect_defaults = defaults;
+	pol.filesystem.protect_build = build;
+	if (extra) {
+		pol.filesystem.protect.v = &extra_path;
+		pol.filesystem.protect.n = 1;
+	}
+	struct protect_set s;
+	assert_int_equal(protect_set_from_policy(&pol, &s), 0);
+	return s;
+}
+
+static void test_protect_match(void **state)
+{
+	(void)state;
+	struct protect_set s = protect_of(true, false, "tools/bin/**");
+	/* The published escapes, at the top and in a nested repository. */
+	static const char *const yes[] = {
+		".git/hooks/pre-commit", ".git/config", "sub/.git/hooks/pre-commit", "sub/.git/config",
+		".gitattributes", ".envrc", "a/b/.envrc", ".vscode/tasks.json", ".github/workflows/x.yml",
+		".venv/bin/python", ".claude/settings.json", ".git", "sub/.git", "tools/bin/x",
+	};
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!protect_match(&s, yes[i], false))
+			fail_msg("%s is not protected", yes[i]);
+	/* Their neighbours: what git and ordinary work write. */
+	static const char *const no[] = {
+		".git/objects/ab/cdef", ".git/refs/heads/main", ".git/index", ".git/HEAD", ".git/COMMIT_EDITMSG",
+		".git/logs/HEAD", ".git/ORIG_HEAD", ".git/config.lock.x", "src/a.c", "envrc", "Makefile",
+		"tools/binx", ".github/CODEOWNERS",
+	};
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (protect_match(&s, no[i], false))
+			fail_msg("%s is protected by %s", no[i], protect_match(&s, no[i], false));
+	/* A directory glob protects its directory, and anything at that name;
+	 * a file glob does not protect a directory (the .git directory stays
+	 * writable, the .git file does not). */
+	assert_string_equal(protect_match(&s, ".git/hooks", true), "**/.git/hooks/**");
+	assert_string_equal(protect_match(&s, ".vscode", true), "**/.vscode/**");
+	assert_string_equal(protect_match(&s, ".vscode", false), "**/.vscode/**");
+	assert_null(protect_match(&s, ".git", true));
+	assert_null(protect_match(&s, "sub/.git", true));
+	assert_null(protect_match(&s, ".git/hooksx", true));
+	assert_null(protect_match(&s, "", true));
+	/* Walking: .git must be looked into; a tree no glob can reach need not. */
+	assert_true(protect_may_match_beneath(&s, ".git"));
+	assert_true(protect_may_match_beneath(&s, ""));
+	protect_set_free(&s);
+
+	/* Build entry points only on request; defaults can be dropped. */
+	s = protect_of(true, false, NULL);
+	assert_null(protect_match(&s, "Makefile", false));
+	assert_null(protect_match(&s, "tests/conftest.py", false));
+	protect_set_free(&s);
+	s = protect_of(true, true, NULL);
+	assert_non_null(protect_match(&s, "Makefile", false));
+	assert_non_null(protect_match(&s, "tests/conftest.py", false));
+	protect_set_free(&s);
+	s = protect_of(false, false, "tools/bin/**");
+	assert_int_equal(s.n, 1);
+	assert_null(protect_match(&s, ".git/hooks/pre-commit", false));
+	assert_null(protect_match(&s, ".envrc", false));
+	assert_non_null(protect_match(&s, "tools/bin", true));
+	assert_true(protect_may_match_beneath(&s, "tools"));
+	assert_false(protect_may_match_beneath(&s, "src"));
+	assert_false(protect_may_match_beneath(&s, "toolsx"));
+	protect_set_free(&s);
+	s = protect_of(false, false, NULL);
+	assert_int_equal(s.n, 0);
+	assert_null(protect_match(&s, ".git/config", false));
+	assert_false(protect_may_match_beneath(&s, ""));
+	protect_set_free(&s);
+}
+
+/* A symlink whose name leads into a glob lets its target stand in for a
+ * protected path; a link whose name only a leading "**" + "/" would pass
+ * through does not (its target's own names are protected). */
+static void test_protect_link_dangerous(void **state)
+{
+	(void)state;
+	struct protect_set s = protect_of(true, false, "deploy/keys/**");
+	static const char *const yes[] = {
+		".venv", "a/.venv", "venv", ".github", "sub/.github", ".git", "node_modules", ".yarn",
+		"lib/site-packages", ".git/modules", ".git/modules/a", ".git/worktrees/w", ".git/info", "deploy",
+	};
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!protect_link_dangerous(&s, yes[i]))
+			fail_msg("a link at %s is let through", yes[i]);
+	static const char *const no[] = { "src", "notes", "a/b", "docs/github", "venvx", "lib", "deployx", "x/deploy" };
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (protect_link_dangerous(&s, no[i]))
+			fail_msg("a link at %s is refused", no[i]);
+	protect_set_free(&s);
+}
+
+/* A directory renamed (or linked) to a new name: what lands beneath it is
+ * judged at its new place. "mv x sub/.git" with x/config makes
+ * sub/.git/config; the same tree at "sub/notes" is harmless. */
+static void test_protect_beneath(void **state)
+{
+	(void)state;
+	struct protect_set s = protect_of(true, false, NULL);
+	char buf[128];
+	assert_string_equal(protect_match_beneath(&s, "sub/.git", "config", false, buf, sizeof(buf)), "**/.git/config");
+	assert_string_equal(buf, "sub/.git/config");
+	assert_non_null(protect_match_beneath(&s, "sub/.git", "hooks/pre-commit", false, buf, sizeof(buf)));
+	assert_non_null(protect_match_beneath(&s, "sub/.git", "hooks", true, buf, sizeof(buf)));
+	assert_non_null(protect_match_beneath(&s, "x", ".vscode/tasks.json", false, buf, sizeof(buf)));
+	assert_non_null(protect_match_beneath(&s, ".vscode", "", true, buf, sizeof(buf)));
+	assert_null(protect_match_beneath(&s, "sub/notes", "config", false, buf, sizeof(buf)));
+	assert_null(protect_match_beneath(&s, "sub/notes", "hooks/pre-commit", false, buf, sizeof(buf)));
+	assert_null(protect_match_beneath(&s, "sub/.git", "objects/ab/cd", false, buf, sizeof(buf)));
+	assert_null(protect_match_beneath(&s, "sub/.git", "", true, buf, sizeof(buf)));
+	/* A name too long to judge is refused, never truncated into a
+	 * harmless one. */
+	char small[8];
+	assert_non_null(protect_match_beneath(&s, "sub/notes", "config", false, small, sizeof(small)));
+	protect_set_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -394,6 +522,9 @@ int main(void)
 		cmocka_unit_test(test_path_escapes),
 		cmocka_unit_test(test_sha256_vectors),
 		cmocka_unit_test(test_scan_and_baseline),
+		cmocka_unit_test(test_protect_match),
+		cmocka_unit_test(test_protect_beneath),
+		cmocka_unit_test(test_protect_link_dangerous),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -429,9 +429,9 @@ static void test_unknown_keys(void **state)
 	BAD("version: 1\nsandbox:\n  limits:\n    mem: 1G\n",
 	    "policy.yaml:4:5: sandbox.limits.mem: unknown key; valid keys here are memory, pids, "
 	    "open_files, cpu, wall");
-	BAD("version: 1\nfilesystem:\n  protect: [/x]\n",
-	    "policy.yaml:3:3: filesystem.protect: unknown key; valid keys here are baseline, read, "
-	    "write, deny");
+	BAD("version: 1\nfilesystem:\n  protected: [/x]\n",
+	    "policy.yaml:3:3: filesystem.protected: unknown key; valid keys here are baseline, read, "
+	    "write, deny, protect, protect_defaults, protect_build");
 	BAD("version: 1\nprocess:\n  argv: []\n",
 	    "policy.yaml:3:3: process.argv: unknown key; valid keys here are exec, env");
 	BAD("version: 1\nprocess:\n  env:\n    unset: [A]\n",
@@ -911,6 +911,65 @@ static void test_baseline(void **state)
 	    "policy.yaml:3:12: filesystem.baseline: has no value; expected true or false");
 	BAD("version: 1\nfilesystem:\n  baseline: [true]\n",
 	    "policy.yaml:3:13: filesystem.baseline: is a list; expected true or false");
+}
+
+/* filesystem.protect: globs relative to the workspace, the table's rows
+ * on by default, build entry points only on request; every bad glob is
+ * refused with its line and what would be valid. */
+static void test_fs_protect(void **state)
+{
+	(void)state;
+	struct policy *p = load_ok("version: 1\n");
+	assert_true(p->filesystem.protect_defaults);
+	assert_false(p->filesystem.protect_build);
+	assert_int_equal(p->filesystem.protect.n, 0);
+	policy_free(p);
+
+	p = load_ok("version: 1\nfilesystem:\n  protect: [\"**/secrets.toml\", tools/**]\n"
+		    "  protect_defaults: false\n  protect_build: true\n");
+	assert_int_equal(p->filesystem.protect.n, 2);
+	assert_string_equal(p->filesystem.protect.v[0].path, "**/secrets.toml");
+	assert_string_equal(p->filesystem.protect.v[1].path, "tools/**");
+	assert_int_equal(p->filesystem.protect.v[1].loc.line, 3);
+	assert_false(p->filesystem.protect_defaults);
+	assert_true(p->filesystem.protect_build);
+	assert_round_trip(p);
+	policy_free(p);
+
+	BAD("version: 1\nfilesystem:\n  protect: [/etc/x]\n",
+	    "policy.yaml:3:13: filesystem.protect[0]: \"/etc/x\" starts with /; write a glob relative to "
+	    "the workspace (e.g. .git/hooks/** or **/.envrc)");
+	BAD("version: 1\nfilesystem:\n  protect: [a/../b]\n",
+	    "policy.yaml:3:13: filesystem.protect[0]: \"a/../b\" has an empty, \".\" or \"..\" component "
+	    "(or ends with /); write a glob relative to the workspace (e.g. .git/hooks/** or **/.envrc)");
+	BAD("version: 1\nfilesystem:\n  protect: [a//b]\n",
+	    "policy.yaml:3:13: filesystem.protect[0]: \"a//b\" has an empty, \".\" or \"..\" component "
+	    "(or ends with /); write a glob relative to the workspace (e.g. .git/hooks/** or **/.envrc)");
+	BAD("version: 1\nfilesystem:\n  protect: [tools/]\n",
+	    "policy.yaml:3:13: filesystem.protect[0]: \"tools/\" ends with /; write dir/** for a directory");
+	BAD("version: 1\nfilesystem:\n  protect: [\"a?b\"]\n",
+	    "policy.yaml:3:13: filesystem.protect[0]: \"a?b\" has a control character, '\\', '?' or '['; "
+	    "only '*' (within a name) and '**' (across directories) are wildcards");
+	BAD("version: 1\nfilesystem:\n  protect: [\"\"]\n",
+	    "policy.yaml:3:13: filesystem.protect[0]: is empty; expected a glob relative to the workspace "
+	    "(e.g. .git/hooks/** or **/.envrc)");
+	BAD("version: 1\nfilesystem:\n  protect: .envrc\n",
+	    "policy.yaml:3:12: filesystem.protect: is a single value; expected a list (e.g. [a, b] or "
+	    "\"- a\" lines)");
+	BAD("version: 1\nfilesystem:\n  protect_defaults: \"no\"\n",
+	    "policy.yaml:3:21: filesystem.protect_defaults: \"no\" is a quoted string; write true or false "
+	    "without quotes");
+	BAD("version: 1\nfilesystem:\n  protect_build: 1\n",
+	    "policy.yaml:3:18: filesystem.protect_build: \"1\" is not a boolean; write true or false");
+	char long_glob[300];
+	memset(long_glob, 'a', 256);
+	long_glob[256] = '\0';
+	char yaml[400];
+	snprintf(yaml, sizeof(yaml), "version: 1\nfilesystem:\n  protect: [%s]\n", long_glob);
+	struct error err = { 0 };
+	struct policy *q = NULL;
+	assert_int_equal(load_ctx(yaml, strlen(yaml), &ctx, &q, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "is longer than 255 bytes"));
 }
 
 static void test_fs_contradictions(void **state)
@@ -1397,7 +1456,8 @@ static void test_print_default(void **state)
 	assert_non_null(strstr(text, "\nversion: 1\nname: \"default\"\nsandbox:\n"));
 	assert_non_null(strstr(text, "\n    memory: unlimited\n    pids: 4096\n"
 				     "    open_files: 1024\n    cpu: unlimited\n    wall: unlimited\n"));
-	assert_non_null(strstr(text, "\n  read: []\n  write: []\n  deny: []\nprocess:\n  env:\n"));
+	assert_non_null(strstr(text, "\n  read: []\n  write: []\n  deny: []\n  protect: []\n"
+				     "  protect_defaults: true\n  protect_build: false\nprocess:\n  env:\n"));
 	assert_null(strstr(text, "exec"));
 	assert_non_null(strstr(text, "\n    set: {}\n"));
 	assert_round_trip(p);
@@ -3476,6 +3536,7 @@ int main(void)
 		cmocka_unit_test(test_relative_dir),
 		cmocka_unit_test(test_baseline),
 		cmocka_unit_test(test_fs_contradictions),
+		cmocka_unit_test(test_fs_protect),
 		cmocka_unit_test(test_workspace_denied),
 		cmocka_unit_test(test_exec),
 		cmocka_unit_test(test_env),

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Which workspace paths are protected: the hand-off table's globs and the
+ * policy's, matched by the table's own matcher (src/handoff/rules.c), so
+ * the scanner and the sandbox agree on every name.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "handoff/handoff.h"
+#include "handoff/protect.h"
+
+static int push(struct protect_set *s, const char *pat)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->pat[i], pat) == 0)
+			return 0;
+	char **v = realloc(s->pat, (s->n + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	s->pat = v;
+	if (!(v[s->n] = strdup(pat)))
+		return -ENOMEM;
+	s->n++;
+	return 0;
+}
+
+int protect_set_from_policy(const struct policy *pol, struct protect_set *out)
+{
+	*out = (struct protect_set){ 0 };
+	for (const struct handoff_rule *r = handoff_rules; r->pattern; r++) {
+		bool on = r->opt_in ? pol->filesystem.protect_build : pol->filesystem.protect_defaults;
+		if (on && push(out, r->pattern) < 0)
+			goto oom;
+	}
+	for (size_t i = 0; i < pol->filesystem.protect.n; i++)
+		if (push(out, pol->filesystem.protect.v[i].path) < 0)
+			goto oom;
+	return 0;
+oom:
+	protect_set_free(out);
+	return -ENOMEM;
+}
+
+void protect_set_free(struct protect_set *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		free(s->pat[i]);
+	free(s->pat);
+	*s = (struct protect_set){ 0 };
+}
+
+/* A directory glob (DIR, '/', "**"): the length of DIR, else 0. */
+static size_t dir_glob_prefix(const char *pat)
+{
+	size_t n = strlen(pat);
+	return n > 3 && strcmp(pat + n - 3, "/**") == 0 ? n - 3 : 0;
+}
+
+const char *protect_match(const struct protect_set *s, const char *rel, bool is_dir)
+{
+	if (!*rel)
+		return NULL; /* the workspace itself is never protected */
+	for (size_t i = 0; i < s->n; i++) {
+		const char *pat = s->pat[i];
+		size_t d = dir_glob_prefix(pat);
+		if (d) {
+			char head[256];
+			if (d >= sizeof(head))
+				continue; /* the policy bounds globs at 255 bytes */
+			memcpy(head, pat, d);
+			head[d] = '\0';
+			if (handoff_glob_match(head, rel) || handoff_glob_match(pat, rel))
+				return pat;
+		} else if (!is_dir && handoff_glob_match(pat, rel)) {
+			return pat;
+		}
+	}
+	return NULL;
+}
+
+bool protect_may_match_beneath(const struct protect_set *s, const char *rel)
+{
+	char prefix[4096];
+	int n = *rel ? snprintf(prefix, sizeof(prefix), "%s/", rel) : snprintf(prefix, sizeof(prefix), "%s", "");
+	if (n < 0 || (size_t)n >= sizeof(prefix))
+		return true; /* cannot tell: look */
+	for (size_t i = 0; i < s->n; i++)
+		if (handoff_glob_prefix(s->pat[i], prefix))
+			return true;
+	return false;
+}
+
+const char *protect_match_beneath(const struct protect_set *s, const char *dst, const char *inner, bool is_dir,
+				  char *buf, size_t len)
+{
+	int n = *inner ? snprintf(buf, len, "%s/%s", dst, inner) : snprintf(buf, len, "%s", dst);
+	if (n < 0 || (size_t)n >= len)
+		return "(path too long)";
+	return protect_match(s, buf, is_dir);
+}
+
+bool protect_link_dangerous(const struct protect_set *s, const char *rel)
+{
+	char prefix[4096];
+	if (!*rel)
+		return false;
+	for (size_t i = 0; i < s->n; i++) {
+		const char *pat = s->pat[i];
+		bool any_depth = strncmp(pat, "**/", 3) == 0;
+		const char *anchored = any_depth ? pat + 3 : pat;
+		/* rel itself, and for a glob at any depth each trailing part of
+		 * rel that starts at a name. */
+		for (const char *suffix = rel; suffix;) {
+			int n = snprintf(prefix, sizeof(prefix), "%s/", suffix);
+			if (n < 0 || (size_t)n >= sizeof(prefix))
+				return true; /* cannot tell: refuse */
+			if (handoff_glob_prefix(anchored, prefix))
+				return true;
+			if (!any_depth)
+				break;
+			suffix = strchr(suffix, '/');
+			if (suffix)
+				suffix++;
+		}
+	}
+	return false;
+}

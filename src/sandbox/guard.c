@@ -1,0 +1,927 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Protected paths, stage two: names that do not exist yet.
+ *
+ * A read-only mount protects what exists. To refuse the creation of a
+ * protected name (a new .envrc, .vscode/, sub/.git/hooks/pre-commit in a
+ * repository made during the run, a directory renamed to sub/.git with a
+ * config inside) the seccomp filter sends every call that can make a name
+ * appear (open/openat with O_CREAT, creat, mkdir*, mknod*, symlink*,
+ * link*, rename*) to the supervisor as a user notification.
+ *
+ * The supervisor never lets such a call continue in the caller
+ * (SECCOMP_USER_NOTIF_FLAG_CONTINUE would re-read the path from the
+ * caller's memory and re-walk its symlinks after the check: another
+ * thread could change either in between). It copies the path once, takes
+ * the caller's directory (pidfd_getfd, or /proc/PID/cwd) and hands both
+ * to the guard: a process of the sandbox (same user and mount namespaces,
+ * same uid, same Landlock domain, so Landlock still judges the call; no
+ * seccomp filter, so its own calls are not sent back). The guard pins the
+ * parent directory with one openat, reads the parent's real path from
+ * /proc/self/fd, judges "parent/name" against the protect globs, and
+ * performs the call on the pinned parent with the copied name, never
+ * following a symlink it has not judged. The supervisor returns its
+ * result, injecting an opened fd into the caller (SECCOMP_IOCTL_NOTIF_ADDFD
+ * with SECCOMP_ADDFD_FLAG_SEND).
+ *
+ * The guard is single-threaded and performs every creating call of the
+ * sandbox, one at a time, so no other name can appear or move between its
+ * judgement and its call; the calls that stay in the kernel (unlink,
+ * rmdir, writes to existing files) cannot create or move a name.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <linux/magic.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "handoff/protect.h"
+#include "sandbox/internal.h"
+#include "sandbox/proto.h"
+#include "sandbox/trace.h"
+#include "util/cleanup.h"
+
+#ifndef SECCOMP_ADDFD_FLAG_SEND
+#define SECCOMP_ADDFD_FLAG_SEND (1UL << 1)
+#endif
+
+/* Symlinks followed at the last component of an O_CREAT open, as the
+ * kernel's own limit. */
+#define GUARD_MAX_LINKS 40
+/* Entries of a directory looked through before a rename of it; above,
+ * EXDEV (mv and friends then copy, and each copied name is judged). */
+#define GUARD_MAX_TREE 100000
+/* How long the supervisor waits for the guard before failing the call. */
+#define GUARD_TIMEOUT_S 30
+
+enum guard_op { G_OPEN = 1, G_MKDIR, G_MKNOD, G_SYMLINK, G_LINK, G_RENAME };
+
+/* supervisor -> guard; SCM_RIGHTS: the directory of p1, then of p2 (for
+ * G_LINK with AT_EMPTY_PATH, the file itself). */
+struct guard_req {
+	uint64_t seq;    /* echoed in the response */
+	uint32_t op;
+	int32_t flags;   /* open flags, linkat or renameat2 flags */
+	uint32_t mode;
+	uint32_t umask;
+	int32_t vpid;    /* the caller's pid inside the sandbox, or 0 */
+	uint32_t tty;    /* its controlling terminal (tty_nr of /proc/PID/stat), or 0 */
+	uint64_t dev;
+	char p1[PATH_MAX]; /* the path; symlink: its target text; link/rename: the old path */
+	char p2[PATH_MAX]; /* symlink, link, rename: the new path */
+};
+
+/* guard -> supervisor; SCM_RIGHTS: the opened file for G_OPEN. */
+struct guard_resp {
+	uint64_t seq;
+	int32_t res;       /* >= 0, or -errno */
+	char glob[256];    /* the glob that refused it, or "" */
+	char where[PATH_MAX]; /* the protected path, when refused */
+};
+
+/* ---------------------------------------------------------------- guard */
+
+struct guard {
+	const struct protect_set *set;
+	const char *ws;
+	struct guard_resp *resp;
+};
+
+/* Split path into parent (may be "" for the directory itself) and its
+ * last name, in place. Trailing slashes are dropped ("a/b/" names b). */
+static void split(char *path, const char **parent, const char **last)
+{
+	size_t n = strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = '\0';
+	char *slash = strrchr(path, '/');
+	if (!slash) {
+		*parent = "";
+		*last = path;
+	} else if (slash == path) {
+		*parent = "/";
+		*last = path + 1;
+	} else {
+		*slash = '\0';
+		*parent = path;
+		*last = slash + 1;
+	}
+}
+
+static int pin(int dirfd, const char *parent)
+{
+	/* Symlinks in the parent are followed, as the kernel would: what is
+	 * judged is where the pinned directory really is. */
+	int fd = openat(dirfd, *parent ? parent : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* The real path of the pinned directory + "/" + name. */
+static int where_of(int pfd, const char *name, char *out, size_t len)
+{
+	char proc[64], dir[PATH_MAX];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	ssize_t n = readlink(proc, dir, sizeof(dir) - 1);
+	if (n <= 0)
+		return -EACCES; /* cannot tell where: refuse */
+	dir[n] = '\0';
+	int m = strcmp(dir, "/") == 0 ? snprintf(out, len, "/%s", name) : snprintf(out, len, "%s/%s", dir, name);
+	return m < 0 || (size_t)m >= len ? -ENAMETOOLONG : 0;
+}
+
+/* The path relative to the workspace, or NULL outside it. */
+static const char *ws_rel(const struct guard *g, const char *abs)
+{
+	size_t n = strlen(g->ws);
+	if (strncmp(abs, g->ws, n) != 0 || abs[n] != '/')
+		return NULL;
+	return abs + n + 1;
+}
+
+static int refuse(struct guard *g, const char *glob, const char *where)
+{
+	snprintf(g->resp->glob, sizeof(g->resp->glob), "%s", glob);
+	snprintf(g->resp->where, sizeof(g->resp->where), "%s", where);
+	return -EACCES;
+}
+
+/* Judge the name about to appear at (pfd, name): 0, or -EACCES with the
+ * glob recorded in the response. */
+static int judge(struct guard *g, int pfd, const char *name, bool is_dir)
+{
+	char where[PATH_MAX];
+	int r = where_of(pfd, name, where, sizeof(where));
+	if (r < 0)
+		return r;
+	const char *rel = ws_rel(g, where);
+	const char *glob = rel ? protect_match(g->set, rel, is_dir) : NULL;
+	return glob ? refuse(g, glob, where) : 0;
+}
+
+/* A symlink about to appear at (pfd, name): its own name, and whether a
+ * protected path could be reached through it (.venv -> foo). */
+static int judge_link(struct guard *g, int pfd, const char *name)
+{
+	int r = judge(g, pfd, name, false);
+	if (r < 0)
+		return r;
+	char where[PATH_MAX];
+	if ((r = where_of(pfd, name, where, sizeof(where))) < 0)
+		return r;
+	const char *rel = ws_rel(g, where);
+	return rel && protect_link_dangerous(g->set, rel) ? refuse(g, "(a symlink a protected path would pass through)", where)
+							 : 0;
+}
+
+static bool dot_or_dotdot(const char *name)
+{
+	return strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
+}
+
+/* Does a name have to be judged before (pfd, name) is created? Not when
+ * it exists: the call then fails with EEXIST and creates nothing (the
+ * guard performs every creating call, so nothing can remove it in
+ * between), and a program's mkdir of an existing .vscode sees the EEXIST
+ * it expects. */
+static bool needs_judging(int pfd, const char *name)
+{
+	struct stat st;
+	return *name && !dot_or_dotdot(name) && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0;
+}
+
+/* A call on an existing protected path failed in the kernel (EROFS: the
+ * read-only mount): name the glob in the record too. */
+static int explain(struct guard *g, int pfd, const char *name, int res)
+{
+	if (res == -EROFS || res == -EBUSY)
+		(void)judge(g, pfd, name, false);
+	return res;
+}
+
+/* Names through which the kernel would reach the caller's own fds and
+ * /proc entry would reach the guard's here (its fds are /dev/null and its
+ * socket): "/dev/stderr" must be the caller's stderr. They are rewritten
+ * to the caller's /proc/PID, in place. Only the names are rewritten, the
+ * judgement is still made on the real path reached. A relative path that
+ * climbs into /dev or /proc is not rewritten, and reaches the guard's own
+ * harmless entries instead of the caller's. */
+static void rewrite_self(char *buf, size_t len, int vpid)
+{
+	static const struct {
+		const char *from;
+		const char *to; /* after "/proc/PID" */
+		bool prefix;    /* also with more after a '/' */
+	} map[] = {
+		{ "/proc/self", "", true },	  { "/proc/thread-self", "", true }, { "/dev/fd", "/fd", true },
+		{ "/dev/stdin", "/fd/0", false }, { "/dev/stdout", "/fd/1", false },  { "/dev/stderr", "/fd/2", false },
+	};
+	if (vpid <= 0)
+		return;
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		size_t n = strlen(map[i].from);
+		if (strncmp(buf, map[i].from, n) != 0 || (buf[n] && !(map[i].prefix && buf[n] == '/')))
+			continue;
+		char out[PATH_MAX];
+		int m = snprintf(out, sizeof(out), "/proc/%d%s%s", vpid, map[i].to, buf + n);
+		if (m > 0 && (size_t)m < len && (size_t)m < sizeof(out))
+			memcpy(buf, out, (size_t)m + 1);
+		return;
+	}
+}
+
+/* /dev/tty names the opener's controlling terminal: the caller's, not the
+ * guard's (which has none). Opened as the caller's /dev/pts/N, else ENXIO
+ * as the kernel says to a process without one. */
+static int open_tty(int flags, uint32_t tty)
+{
+	unsigned major = (tty >> 8) & 0xfff, minor = (tty & 0xff) | ((tty >> 12) & 0xfff00);
+	if (major < 136 || major > 143)
+		return -ENXIO;
+	char path[64];
+	snprintf(path, sizeof(path), "/dev/pts/%u", (major - 136) * 256 + minor);
+	int fd = open(path, (flags & ~(O_CREAT | O_EXCL)) | O_NOCTTY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* open/openat/creat with O_CREAT. The kernel's rules, followed by hand:
+ * an existing name is opened (never created); with O_EXCL an existing
+ * name, symlink or not, is EEXIST; without it a symlink at the last name
+ * is followed (ELOOP with O_NOFOLLOW) and its target judged in turn; a
+ * missing name is judged, then created with O_EXCL|O_NOFOLLOW on the
+ * pinned parent, so what is created is exactly what was judged. */
+static int g_open(struct guard *g, const struct guard_req *q, int dirfd, char *path, int flags, mode_t mode)
+{
+	char buf[PATH_MAX];
+	_cleanup_close_ int base = dup(dirfd);
+	if (base < 0)
+		return -errno;
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (int hops = 0; hops <= GUARD_MAX_LINKS; hops++) {
+		const char *parent, *last;
+		if (!buf[0])
+			return -ENOENT;
+		rewrite_self(buf, sizeof(buf), q->vpid);
+		bool trailing = buf[strlen(buf) - 1] == '/';
+		split(buf, &parent, &last);
+		_cleanup_close_ int pfd = pin(base, parent);
+		if (pfd < 0)
+			return pfd;
+		struct statfs sfs;
+		if (fstatfs(pfd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC) {
+			/* Nothing can be created in /proc; its fd entries are
+			 * magic links, opened as links, not by their text. */
+			int fd = openat(pfd, *last ? last : ".", (flags & ~(O_CREAT | O_EXCL)) | O_CLOEXEC);
+			return fd < 0 ? -errno : fd;
+		}
+		if (trailing || dot_or_dotdot(last) || !*last) {
+			/* Names a directory: O_CREAT cannot create one. */
+			int fd = openat(pfd, *last ? last : ".", (flags & ~O_CREAT) | O_CLOEXEC);
+			return fd < 0 ? (errno == ENOENT && trailing ? -EISDIR : -errno) : fd;
+		}
+		struct stat st;
+		if (fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			if (S_ISLNK(st.st_mode) && !(flags & O_EXCL)) {
+				if (flags & O_NOFOLLOW)
+					return -ELOOP;
+				char target[PATH_MAX];
+				ssize_t n = readlinkat(pfd, last, target, sizeof(target) - 1);
+				if (n < 0) {
+					if (errno == ENOENT || errno == EINVAL)
+						continue; /* changed meanwhile: look again */
+					return -errno;
+				}
+				target[n] = '\0';
+				/* The target is resolved from the link's directory. */
+				close(base);
+				base = TAKE_FD(pfd);
+				snprintf(buf, sizeof(buf), "%s", target);
+				continue;
+			}
+			if (flags & O_EXCL)
+				return -EEXIST;
+			if (S_ISDIR(st.st_mode))
+				return -EISDIR; /* as the kernel answers O_CREAT on a directory */
+			if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(5, 0))
+				return open_tty(flags, q->tty);
+			/* A FIFO would block the guard, and with it every other
+			 * creating call of the sandbox, until a reader comes: open
+			 * it without waiting (ENXIO for a writer with no reader). */
+			int nb = S_ISFIFO(st.st_mode) ? O_NONBLOCK : 0;
+			int fd = openat(pfd, last, (flags & ~O_CREAT) | O_NOFOLLOW | O_CLOEXEC | nb);
+			if (fd >= 0 && nb && !(flags & O_NONBLOCK))
+				(void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK & (O_APPEND | O_ASYNC | O_DIRECT | O_NOATIME));
+			if (fd >= 0)
+				return fd;
+			if (errno == ENOENT || errno == ELOOP)
+				continue; /* removed or replaced meanwhile */
+			return explain(g, pfd, last, -errno);
+		}
+		if (errno != ENOENT)
+			return -errno;
+		int r = judge(g, pfd, last, false);
+		if (r < 0)
+			return r;
+		int fd = openat(pfd, last, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+		if (fd >= 0)
+			return fd;
+		if (errno == EEXIST && !(flags & O_EXCL))
+			continue; /* appeared meanwhile: judge what is there now */
+		return -errno;
+	}
+	return -ELOOP;
+}
+
+/* Would a tree moved or linked from (pfd, name) to the protected-path
+ * check's newrel bring a protected name along? Walks the tree (no
+ * symlink followed), bounded. 0, -EACCES (refused, recorded) or -EXDEV
+ * (too big to look through: the caller copies instead). */
+static int judge_tree(struct guard *g, int top, const char *newrel, const char *newabs, char *inner,
+		      size_t inner_len, size_t *seen, unsigned depth)
+{
+	_cleanup_close_ int fd = dup(top);
+	if (fd < 0)
+		return -errno;
+	DIR *d = fdopendir(fd);
+	if (!d)
+		return -errno;
+	fd = -1;
+	int r = 0;
+	struct dirent *de;
+	while (r == 0 && (de = readdir(d))) {
+		if (dot_or_dotdot(de->d_name))
+			continue;
+		if (++*seen > GUARD_MAX_TREE || depth > 64) {
+			r = -EXDEV;
+			break;
+		}
+		size_t nl = strlen(de->d_name), at = inner_len;
+		if (at + 1 + nl + 1 > PATH_MAX) {
+			r = -EXDEV;
+			break;
+		}
+		if (at)
+			inner[at++] = '/';
+		memcpy(inner + at, de->d_name, nl + 1);
+		struct stat st;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			char buf[PATH_MAX];
+			bool is_dir = S_ISDIR(st.st_mode);
+			const char *glob = protect_match_beneath(g->set, newrel, inner, is_dir, buf, sizeof(buf));
+			if (!glob && S_ISLNK(st.st_mode) && protect_link_dangerous(g->set, buf))
+				glob = "(a symlink a protected path would pass through)";
+			if (glob) {
+				char where[PATH_MAX];
+				snprintf(where, sizeof(where), "%s/%s", newabs, inner);
+				r = refuse(g, glob, where);
+			} else if (is_dir) {
+				int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				if (sub < 0) {
+					r = -EXDEV; /* cannot look inside: do not move it whole */
+				} else {
+					r = judge_tree(g, sub, newrel, newabs, inner, at + nl, seen, depth + 1);
+					close(sub);
+				}
+			}
+		}
+		inner[inner_len] = '\0';
+	}
+	closedir(d);
+	return r;
+}
+
+/* The entry (pfd, name) is about to appear at (npfd, nname): judge the
+ * name, and everything beneath it when it is a directory. */
+static int judge_move(struct guard *g, int pfd, const char *name, int npfd, const char *nname)
+{
+	struct stat st;
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	bool is_dir = S_ISDIR(st.st_mode);
+	int r = S_ISLNK(st.st_mode) ? judge_link(g, npfd, nname) : judge(g, npfd, nname, is_dir);
+	if (r < 0 || !is_dir)
+		return r;
+	char newabs[PATH_MAX];
+	if ((r = where_of(npfd, nname, newabs, sizeof(newabs))) < 0)
+		return r;
+	const char *newrel = ws_rel(g, newabs);
+	if (!newrel)
+		return 0;
+	_cleanup_close_ int tree = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (tree < 0)
+		return -errno;
+	char inner[PATH_MAX] = "";
+	size_t seen = 0;
+	return judge_tree(g, tree, newrel, newabs, inner, 0, &seen, 0);
+}
+
+static int g_mk(struct guard *g, const struct guard_req *q, int dirfd, char *path)
+{
+	const char *parent, *last;
+	split(path, &parent, &last);
+	_cleanup_close_ int pfd = pin(dirfd, parent);
+	if (pfd < 0)
+		return pfd;
+	if (needs_judging(pfd, last)) {
+		int r = judge(g, pfd, last, q->op == G_MKDIR);
+		if (r < 0)
+			return r;
+	}
+	int r = q->op == G_MKDIR ? mkdirat(pfd, last, q->mode) : mknodat(pfd, last, q->mode, (dev_t)q->dev);
+	return r < 0 ? explain(g, pfd, last, -errno) : 0;
+}
+
+static int g_symlink(struct guard *g, const struct guard_req *q, int dirfd, char *path)
+{
+	const char *parent, *last;
+	split(path, &parent, &last);
+	_cleanup_close_ int pfd = pin(dirfd, parent);
+	if (pfd < 0)
+		return pfd;
+	if (needs_judging(pfd, last)) {
+		int r = judge_link(g, pfd, last);
+		if (r < 0)
+			return r;
+	}
+	return symlinkat(q->p1, pfd, last) < 0 ? explain(g, pfd, last, -errno) : 0;
+}
+
+static int g_link_rename(struct guard *g, const struct guard_req *q, int fd1, int fd2, char *oldp, char *newp)
+{
+	const char *nparent, *nlast;
+	split(newp, &nparent, &nlast);
+	_cleanup_close_ int npfd = pin(fd2, nparent);
+	if (npfd < 0)
+		return npfd;
+	if (q->op == G_LINK && (q->flags & AT_EMPTY_PATH) && !oldp[0]) {
+		/* linkat(fd, "", ..., AT_EMPTY_PATH): fd1 is the file itself
+		 * (an O_PATH fd can be a symlink's). */
+		struct stat st;
+		int r = fstat(fd1, &st) == 0 && S_ISLNK(st.st_mode) ? judge_link(g, npfd, nlast) : judge(g, npfd, nlast, false);
+		if (r < 0)
+			return r;
+		return linkat(fd1, "", npfd, nlast, AT_EMPTY_PATH) < 0 ? -errno : 0;
+	}
+	const char *oparent, *olast;
+	split(oldp, &oparent, &olast);
+	_cleanup_close_ int opfd = pin(fd1, oparent);
+	if (opfd < 0)
+		return opfd;
+	int r;
+	if (q->op == G_LINK) {
+		/* A hard link is never to a directory; what matters is the
+		 * new name, and, for a link to a symlink (link(2) does not
+		 * follow one), what could be reached through it. */
+		struct stat st;
+		bool to_link = !(q->flags & AT_SYMLINK_FOLLOW) && fstatat(opfd, olast, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			       S_ISLNK(st.st_mode);
+		if (needs_judging(npfd, nlast) &&
+		    (r = to_link ? judge_link(g, npfd, nlast) : judge(g, npfd, nlast, false)) < 0)
+			return r;
+		int fl = q->flags & AT_SYMLINK_FOLLOW;
+		return linkat(opfd, olast, npfd, nlast, fl) < 0 ? -errno : 0;
+	}
+	if (!dot_or_dotdot(olast) && *olast && !dot_or_dotdot(nlast) && *nlast) {
+		if ((r = judge_move(g, opfd, olast, npfd, nlast)) < 0)
+			return r;
+		/* RENAME_EXCHANGE moves the new entry to the old name too. */
+		if ((q->flags & RENAME_EXCHANGE) && (r = judge_move(g, npfd, nlast, opfd, olast)) < 0)
+			return r;
+	}
+	if (syscall(SYS_renameat2, opfd, olast, npfd, nlast, (unsigned)q->flags) < 0)
+		return explain(g, opfd, olast, -errno);
+	return 0;
+}
+
+static void guard_serve(const struct sandbox_plan *plan, int sock)
+{
+	struct guard_req *q = malloc(sizeof(*q));
+	struct guard_resp *resp = malloc(sizeof(*resp));
+	if (!q || !resp)
+		_exit(1);
+	struct guard g = { .set = &plan->protect, .ws = plan->workspace, .resp = resp };
+	for (;;) {
+		union {
+			char buf[CMSG_SPACE(sizeof(int) * 2)];
+			struct cmsghdr align;
+		} u;
+		struct iovec iov = { .iov_base = q, .iov_len = sizeof(*q) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+				     .msg_controllen = sizeof(u.buf) };
+		ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+		if (n <= 0)
+			_exit(0); /* the supervisor is gone */
+		int fds[2] = { -1, -1 };
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+				size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+				for (size_t i = 0; i < k; i++) {
+					int fd;
+					memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+					if (i < 2)
+						fds[i] = fd;
+					else
+						close(fd);
+				}
+			}
+		memset(resp, 0, sizeof(*resp));
+		int res = -EINVAL, out = -1;
+		if ((size_t)n == sizeof(*q) && fds[0] >= 0) {
+			q->p1[PATH_MAX - 1] = q->p2[PATH_MAX - 1] = '\0';
+			int fd2 = fds[1] >= 0 ? fds[1] : fds[0];
+			umask(q->umask & 0777);
+			if (q->op != G_SYMLINK) /* a symlink's target is text, not looked up */
+				rewrite_self(q->p1, sizeof(q->p1), q->vpid);
+			rewrite_self(q->p2, sizeof(q->p2), q->vpid);
+			switch ((enum guard_op)q->op) {
+			case G_OPEN:
+				res = g_open(&g, q, fds[0], q->p1, q->flags, q->mode);
+				if (res >= 0) {
+					out = res;
+					res = 0;
+				}
+				break;
+			case G_MKDIR:
+			case G_MKNOD:
+				res = g_mk(&g, q, fds[0], q->p1);
+				break;
+			case G_SYMLINK:
+				res = g_symlink(&g, q, fds[0], q->p2);
+				break;
+			case G_LINK:
+			case G_RENAME:
+				res = g_link_rename(&g, q, fds[0], fd2, q->p1, q->p2);
+				break;
+			}
+		}
+		for (int i = 0; i < 2; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		resp->res = res;
+		resp->seq = q->seq;
+		if (proto_send(sock, resp, sizeof(*resp), &out, out >= 0 ? 1 : 0) < 0)
+			_exit(1);
+		if (out >= 0)
+			close(out);
+	}
+}
+
+int guard_start(const struct sandbox_plan *plan, struct error *err)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return error_sys(err, errno, "socketpair");
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(sv[0]);
+		close(sv[1]);
+		return error_sys(err, e, "cannot start the guard");
+	}
+	if (pid == 0) {
+		/* Hold nothing of init's: no sync socket, no pty, no listener. */
+		int keep = sv[1];
+		if (keep != 3) {
+			if (dup3(keep, 3, O_CLOEXEC) < 0)
+				_exit(1);
+			keep = 3;
+		}
+		syscall(SYS_close_range, 4U, ~0U, 0);
+		/* Not even the host's terminal through stdio. */
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null < 0)
+			_exit(1);
+		for (int i = 0; i < 3; i++)
+			if (dup2(null, i) < 0)
+				_exit(1);
+		close(null);
+		/* Not dumpable: the agent (same uid) may not read its memory or
+		 * borrow its fds through /proc. */
+		if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+			_exit(1);
+		prctl(PR_SET_NAME, "airlock-guard");
+		guard_serve(plan, keep);
+		_exit(0);
+	}
+	close(sv[1]);
+	return sv[0];
+}
+
+/* ----------------------------------------------------------- supervisor */
+
+bool guard_syscall(int nr)
+{
+	switch (nr) {
+	case SYS_open: case SYS_openat: case SYS_creat: case SYS_mkdir: case SYS_mkdirat: case SYS_mknod:
+	case SYS_mknodat: case SYS_symlink: case SYS_symlinkat: case SYS_link: case SYS_linkat:
+	case SYS_rename: case SYS_renameat: case SYS_renameat2:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Copy a NUL-terminated string out of the caller, once. Reads page by
+ * page (a read across the end of a mapping fails whole). */
+static int copy_path(pid_t pid, unsigned long long addr, char *out, size_t len)
+{
+	size_t got = 0;
+	while (got < len) {
+		size_t chunk = 4096 - ((addr + got) & 4095);
+		if (chunk > len - got)
+			chunk = len - got;
+		struct iovec local = { .iov_base = out + got, .iov_len = chunk };
+		struct iovec remote = { .iov_base = (void *)(uintptr_t)(addr + got), .iov_len = chunk };
+		ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+		if (n <= 0)
+			return -EFAULT;
+		if (memchr(out + got, '\0', (size_t)n))
+			return 0;
+		got += (size_t)n;
+	}
+	return -ENAMETOOLONG;
+}
+
+/* The caller's directory for dirfd: its cwd for AT_FDCWD, else a copy of
+ * its fd. Opened by the supervisor, which can (it owns the sandbox's user
+ * namespace); the caller cannot (pidfd_getfd is denied inside). */
+static int caller_dir(int pidfd, pid_t pid, int dirfd)
+{
+	if (dirfd == AT_FDCWD) {
+		char p[64];
+		snprintf(p, sizeof(p), "/proc/%d/cwd", (int)pid);
+		int fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	int fd = (int)syscall(SYS_pidfd_getfd, pidfd, dirfd, 0);
+	return fd < 0 ? -errno : fd;
+}
+
+static ssize_t read_proc(pid_t pid, const char *what, char *buf, size_t len)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/%s", (int)pid, what);
+	_cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
+/* The caller's umask (the kernel applies the caller's, not the guard's),
+ * its pid inside the sandbox (its last NSpid) and its terminal. */
+static void caller_info(pid_t pid, struct guard_req *q)
+{
+	char buf[4096];
+	q->umask = 077; /* cannot tell: the safe side */
+	if (read_proc(pid, "status", buf, sizeof(buf)) > 0) {
+		const char *u = strstr(buf, "\nUmask:\t");
+		if (u)
+			q->umask = (unsigned)strtoul(u + 8, NULL, 8) & 0777;
+		const char *ns = strstr(buf, "\nNSpid:");
+		if (ns) {
+			ns += 7;
+			char *end;
+			for (long v; (v = strtol(ns, &end, 10)), end != ns; ns = end)
+				q->vpid = (int32_t)v;
+		}
+	}
+	if (read_proc(pid, "stat", buf, sizeof(buf)) > 0) {
+		const char *rp = strrchr(buf, ')');
+		int tty = 0;
+		if (rp && sscanf(rp + 1, " %*c %*d %*d %*d %d", &tty) == 1)
+			q->tty = (uint32_t)tty;
+	}
+}
+
+static void respond(int notify, const struct seccomp_notif *req, int res)
+{
+	struct seccomp_notif_resp resp = { .id = req->id };
+	if (res < 0)
+		resp.error = res;
+	else
+		resp.val = res;
+	(void)ioctl(notify, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+}
+
+/* Decode the call into a request: which arguments hold the paths, the
+ * directory fds, the flags. */
+static int decode(const struct seccomp_notif *req, struct guard_req *q, int dirs[2], unsigned long long paths[2])
+{
+	const __u64 *a = req->data.args;
+	dirs[0] = dirs[1] = AT_FDCWD;
+	paths[0] = paths[1] = 0;
+	switch (req->data.nr) {
+	case SYS_open:
+		*q = (struct guard_req){ .op = G_OPEN, .flags = (int)a[1], .mode = (uint32_t)a[2] };
+		paths[0] = a[0];
+		break;
+	case SYS_creat:
+		*q = (struct guard_req){ .op = G_OPEN, .flags = O_CREAT | O_WRONLY | O_TRUNC, .mode = (uint32_t)a[1] };
+		paths[0] = a[0];
+		break;
+	case SYS_openat:
+		*q = (struct guard_req){ .op = G_OPEN, .flags = (int)a[2], .mode = (uint32_t)a[3] };
+		dirs[0] = (int)a[0];
+		paths[0] = a[1];
+		break;
+	case SYS_mkdir:
+		*q = (struct guard_req){ .op = G_MKDIR, .mode = (uint32_t)a[1] };
+		paths[0] = a[0];
+		break;
+	case SYS_mkdirat:
+		*q = (struct guard_req){ .op = G_MKDIR, .mode = (uint32_t)a[2] };
+		dirs[0] = (int)a[0];
+		paths[0] = a[1];
+		break;
+	case SYS_mknod:
+		*q = (struct guard_req){ .op = G_MKNOD, .mode = (uint32_t)a[1], .dev = a[2] };
+		paths[0] = a[0];
+		break;
+	case SYS_mknodat:
+		*q = (struct guard_req){ .op = G_MKNOD, .mode = (uint32_t)a[2], .dev = a[3] };
+		dirs[0] = (int)a[0];
+		paths[0] = a[1];
+		break;
+	case SYS_symlink: /* target, linkpath */
+		*q = (struct guard_req){ .op = G_SYMLINK };
+		paths[0] = a[0];
+		paths[1] = a[1];
+		break;
+	case SYS_symlinkat: /* target, newdirfd, linkpath */
+		*q = (struct guard_req){ .op = G_SYMLINK };
+		paths[0] = a[0];
+		dirs[1] = (int)a[1];
+		paths[1] = a[2];
+		break;
+	case SYS_link:
+	case SYS_rename:
+		*q = (struct guard_req){ .op = req->data.nr == SYS_link ? G_LINK : G_RENAME };
+		paths[0] = a[0];
+		paths[1] = a[1];
+		break;
+	case SYS_linkat:
+	case SYS_renameat:
+	case SYS_renameat2:
+		*q = (struct guard_req){ .op = req->data.nr == SYS_linkat ? G_LINK : G_RENAME,
+					 .flags = req->data.nr == SYS_renameat ? 0 : (int)a[4] };
+		dirs[0] = (int)a[0];
+		paths[0] = a[1];
+		dirs[1] = (int)a[2];
+		paths[1] = a[3];
+		break;
+	default:
+		return -ENOSYS;
+	}
+	return 0;
+}
+
+static void record(struct trace_log *log, const struct seccomp_notif *req, const struct guard_req *q,
+		   const struct guard_resp *resp)
+{
+	char name[64];
+	seccomp_syscall_name(req->data.nr, name, sizeof(name));
+	if (resp->glob[0]) {
+		trace_record_protected(log, (pid_t)req->pid, name, resp->where, resp->res < 0 ? -resp->res : EACCES,
+				       resp->glob);
+		return;
+	}
+	int e = -resp->res;
+	if (e == EACCES || e == EPERM || e == EROFS)
+		trace_record_file(log, (pid_t)req->pid, name, q->op == G_OPEN || q->op == G_MKDIR || q->op == G_MKNOD
+								   ? q->p1 : q->p2, e);
+}
+
+void guard_handle(int notify, int guard, const struct seccomp_notif *req, struct trace_log *log)
+{
+	struct guard_req *q = calloc(1, sizeof(*q));
+	struct guard_resp *resp = calloc(1, sizeof(*resp));
+	int dirs[2], fds[2] = { -1, -1 }, res;
+	unsigned long long paths[2];
+	pid_t pid = (pid_t)req->pid;
+	_cleanup_close_ int pidfd = -1;
+
+	if (!q || !resp || guard < 0) {
+		res = -EACCES; /* fail closed: no guard, no creation */
+		goto out;
+	}
+	if ((res = decode(req, q, dirs, paths)) < 0)
+		goto out;
+	/* The one copy of each path the call will use. */
+	if ((res = copy_path(pid, paths[0], q->p1, sizeof(q->p1))) < 0 ||
+	    (paths[1] && (res = copy_path(pid, paths[1], q->p2, sizeof(q->p2))) < 0))
+		goto out;
+	caller_info(pid, q);
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0) {
+		res = -ESRCH;
+		goto out;
+	}
+	/* A symlink's target text names no directory: only its link path's
+	 * does; linkat(fd, "", AT_EMPTY_PATH) hands over the file itself. */
+	bool first_is_text = q->op == G_SYMLINK;
+	if (first_is_text) {
+		if ((fds[0] = caller_dir(pidfd, pid, dirs[1])) < 0) {
+			res = fds[0];
+			goto out;
+		}
+	} else {
+		if ((fds[0] = caller_dir(pidfd, pid, dirs[0])) < 0) {
+			res = fds[0];
+			goto out;
+		}
+		if (paths[1] && (fds[1] = caller_dir(pidfd, pid, dirs[1])) < 0) {
+			res = fds[1];
+			goto out;
+		}
+	}
+	/* The pid may have been reused between the notification and the
+	 * opens above: the fds are the caller's only if its call is still
+	 * pending. */
+	if (ioctl(notify, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0) {
+		res = -ESRCH;
+		goto out;
+	}
+	static uint64_t next_seq;
+	q->seq = ++next_seq;
+	struct timeval tv = { .tv_sec = GUARD_TIMEOUT_S };
+	setsockopt(guard, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (proto_send(guard, q, sizeof(*q), fds, fds[1] >= 0 ? 2 : 1) < 0) {
+		res = -EACCES;
+		goto out;
+	}
+	ssize_t n;
+	int opened;
+	/* A late answer to a call that timed out carries an older sequence
+	 * number: drop it, with its fd. */
+	do {
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} u;
+		struct iovec iov = { .iov_base = resp, .iov_len = sizeof(*resp) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+				     .msg_controllen = sizeof(u.buf) };
+		n = recvmsg(guard, &mh, MSG_CMSG_CLOEXEC);
+		opened = -1;
+		for (struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+			    c->cmsg_len >= CMSG_LEN(sizeof(int)))
+				memcpy(&opened, CMSG_DATA(c), sizeof(int));
+		if (n == (ssize_t)sizeof(*resp) && resp->seq != q->seq && opened >= 0)
+			close(opened);
+	} while (n == (ssize_t)sizeof(*resp) && resp->seq != q->seq);
+	if (n != (ssize_t)sizeof(*resp)) {
+		if (opened >= 0)
+			close(opened);
+		res = -EACCES; /* the guard is gone or stuck: refuse */
+		goto out;
+	}
+	resp->glob[sizeof(resp->glob) - 1] = resp->where[sizeof(resp->where) - 1] = '\0';
+	record(log, req, q, resp);
+	res = resp->res;
+	if (res >= 0 && q->op == G_OPEN) {
+		if (opened < 0) {
+			res = -EIO;
+			goto out;
+		}
+		/* Install the file in the caller and answer its call with the
+		 * new fd number, in one step. */
+		struct seccomp_notif_addfd add = {
+			.id = req->id,
+			.flags = SECCOMP_ADDFD_FLAG_SEND,
+			.srcfd = (uint32_t)opened,
+			.newfd_flags = (q->flags & O_CLOEXEC) ? O_CLOEXEC : 0,
+		};
+		int added = ioctl(notify, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+		int e = errno;
+		close(opened);
+		if (added >= 0 || e == ENOENT)
+			goto done; /* answered, or the caller is gone */
+		res = -e;      /* e.g. EMFILE: the call fails with it */
+		goto out;
+	}
+	if (opened >= 0)
+		close(opened);
+out:
+	respond(notify, req, res);
+done:
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(q);
+	free(resp);
+}

@@ -1,0 +1,336 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+#
+# filesystem.protect: under the default policy the hand-off files are
+# read-only inside the sandbox, whether they exist when the run starts
+# (read-only mounts) or not (their creation is refused, at any depth,
+# through renames and symlinks too). Each published hand-off escape is
+# tried both ways and fails, while git add, git commit and ordinary edits
+# in the same workspace succeed and the host's copies stay byte for byte
+# the same; with protect_defaults: false the same writes succeed (so these
+# tests can fail).
+
+pg() { git -C "$WS" -c user.name=e2e -c user.email=e2e@example.test "$@"; }
+
+# A repository holding every protected file the escapes aim at, plus a
+# nested repository and a prepared directory to rename.
+protect_repo() {
+	pg init -q || fail "git init"
+	mkdir -p "$WS/src" "$WS/.vscode" "$WS/.github/workflows" "$WS/.venv/bin" "$WS/prep"
+	echo 'int main(void) { return 0; }' >"$WS/src/a.c"
+	printf '#!/bin/sh\nexit 0\n' >"$WS/.git/hooks/pre-commit"
+	chmod +x "$WS/.git/hooks/pre-commit"
+	echo '*.txt text' >"$WS/.gitattributes"
+	echo '{}' >"$WS/.vscode/settings.json"
+	echo '{"version":"2.0.0","tasks":[]}' >"$WS/.vscode/tasks.json"
+	echo 'export X=1' >"$WS/.envrc"
+	printf 'on: push\njobs: {}\n' >"$WS/.github/workflows/x.yml"
+	printf '#!/bin/sh\nexec /usr/bin/python3 "$@"\n' >"$WS/.venv/bin/python"
+	chmod +x "$WS/.venv/bin/python"
+	# A hand-off name that is a symlink: its target is what a host tool reads.
+	echo 'python 3.12' >"$WS/versions.txt"
+	ln -s versions.txt "$WS/.tool-versions"
+	# A link a protected path passes through: .yarn/releases/yarn.js is
+	# yarnstuff/releases/yarn.js.
+	mkdir -p "$WS/yarnstuff/releases"
+	echo '// yarn' >"$WS/yarnstuff/releases/yarn.js"
+	ln -s yarnstuff "$WS/.yarn"
+	echo '{"tasks":[{"command":"id","runOptions":{"runOn":"folderOpen"}}]}' >"$WS/prep/tasks.json"
+	pg add -A && pg commit -qm init || fail "git commit"
+	git -C "$WS" init -q sub || fail "git init sub"
+}
+
+# The protected files' digests, as the host sees them.
+protect_sums() {
+	(cd "$WS" && find .git/hooks .git/config .gitattributes .vscode .envrc .github .venv versions.txt yarnstuff \
+		sub/.git/hooks sub/.git/config -type f -print0 | sort -z | xargs -0 sha256sum)
+}
+
+# The agent: each escape, then ordinary work. One line per attempt:
+# "NAME: blocked" or "NAME: done".
+# shellcheck disable=SC2016
+PROTECT_AGENT='
+try() { n=$1; shift; if ( "$@" ) >/dev/null 2>&1; then echo "$n: done"; else echo "$n: blocked"; fi; }
+g() { git -c user.name=agent -c user.email=agent@example.test "$@"; }
+try hook sh -c "printf \"#!/bin/sh\\nid\\n\" > .git/hooks/pre-commit"
+try hook-new sh -c "echo id > .git/hooks/post-checkout"
+try hook-rename sh -c "echo id > h.tmp && mv -f h.tmp .git/hooks/pre-commit"
+try hooks-path git config core.hooksPath /tmp
+try fsmonitor git config core.fsmonitor "sh -c id"
+try ssh-command git config core.sshCommand "sh -c id"
+try filter-attr sh -c "echo \"*.c filter=x\" >> .gitattributes"
+try filter-config git config filter.x.clean "sh -c id"
+try venv-python sh -c "printf \"#!/bin/sh\\nid\\n\" > .venv/bin/python"
+try venv-replace sh -c "rm -f .venv/bin/python; printf \"#!/bin/sh\\nid\\n\" > .venv/bin/python"
+try vscode-tasks sh -c "echo {} > .vscode/tasks.json"
+try vscode-new sh -c "echo {} > .vscode/launch.json"
+try envrc sh -c "echo id > .envrc"
+try envrc-symlink ln -sf /tmp/x .envrc
+try workflow sh -c "printf \"on: push\\n\" > .github/workflows/x.yml"
+try workflow-new sh -c "printf \"on: push\\n\" > .github/workflows/y.yml"
+try symlink-target sh -c "echo \"python 0\" > versions.txt"
+try link-through sh -c "echo id > yarnstuff/releases/yarn.js"
+try nested-hook sh -c "echo id > sub/.git/hooks/pre-commit"
+try nested-config git -C sub config core.fsmonitor "sh -c id"
+try rename-into mv prep .vscode/
+echo "int helper(void) { return 1; }" >> src/a.c
+echo notes > notes.md
+g add src/a.c notes.md && g commit -qm edit && echo "commit: done"
+g reset -q --soft HEAD~1 && g commit -qm edit-again && echo "recommit: done"
+git -C sub -c user.name=a -c user.email=a@example.test commit -q --allow-empty -m nested && echo "nested-commit: done"
+'
+PROTECT_ESCAPES="hook hook-new hook-rename hooks-path fsmonitor ssh-command filter-attr filter-config \
+venv-python venv-replace vscode-tasks vscode-new envrc envrc-symlink workflow workflow-new symlink-target \
+link-through nested-hook nested-config rename-into"
+
+test_protect_default_blocks_each_escape() {
+	protect_repo
+	protect_sums >"$T/before"
+	al -- /bin/sh -c "$PROTECT_AGENT"
+	assert_rc 0 "the agent's run"
+	for e in $PROTECT_ESCAPES; do
+		assert_contains "$OUT" "$e: blocked" "the escape $e"
+	done
+	# The neighbours: git and ordinary edits in the same workspace.
+	for ok in commit recommit nested-commit; do
+		assert_contains "$OUT" "$ok: done" "$ok inside the sandbox"
+	done
+	protect_sums >"$T/after"
+	cmp -s "$T/before" "$T/after" || fail "protected files changed on the host: $(diff "$T/before" "$T/after")"
+	assert_eq "edit-again" "$(pg log -1 --format=%s)" "the commit made inside, seen on the host"
+	assert_contains "$(cat "$WS/src/a.c")" helper "the ordinary edit"
+	assert_eq "" "$(pg config --get core.fsmonitor)" "core.fsmonitor on the host"
+	assert_no_file "$WS/.git/hooks/post-checkout" "the planted hook"
+	assert_no_file "$WS/.vscode/launch.json" "the planted launch configuration"
+	assert_no_file "$WS/.github/workflows/y.yml" "the planted workflow"
+	[ -L "$WS/.envrc" ] && fail ".envrc was replaced by a symlink"
+	assert_file "$WS/prep/tasks.json" "the prepared directory, not moved"
+}
+
+# The same writes with the defaults dropped: each one lands. Without this
+# the test above would pass against a sandbox that refused everything.
+test_protect_defaults_off_lets_the_same_writes_through() {
+	protect_repo
+	protect_sums >"$T/before"
+	al_policy 'version: 1
+filesystem:
+  protect_defaults: false' -- /bin/sh -c "$PROTECT_AGENT"
+	assert_rc 0 "the agent's run"
+	for e in $PROTECT_ESCAPES; do
+		assert_contains "$OUT" "$e: done" "the write $e without protection"
+	done
+	for ok in commit recommit nested-commit; do
+		assert_contains "$OUT" "$ok: done" "$ok inside the sandbox"
+	done
+	protect_sums >"$T/after"
+	cmp -s "$T/before" "$T/after" && fail "no protected file changed with protection off"
+	assert_eq "sh -c id" "$(pg config --get core.fsmonitor)" "core.fsmonitor written with protection off"
+}
+
+# A repository with none of the hand-off files the escapes aim at (only
+# the .git/hooks and .git/config every repository has), and prepared
+# directories that would become protected trees under a new name.
+protect_fresh_repo() {
+	pg init -q || fail "git init"
+	mkdir -p "$WS/src" "$WS/prep" "$WS/prep2"
+	echo 'int main(void) { return 0; }' >"$WS/src/a.c"
+	echo '{"tasks":[{"command":"id","runOptions":{"runOn":"folderOpen"}}]}' >"$WS/prep/tasks.json"
+	printf '[core]\n\tfsmonitor = id\n' >"$WS/prep2/config"
+	echo notes >"$WS/notes.txt"
+	pg add -A && pg commit -qm init || fail "git commit"
+}
+
+# The agent, against names that do not exist yet.
+# shellcheck disable=SC2016
+PROTECT_FRESH_AGENT='
+try() { n=$1; shift; if ( "$@" ) >/dev/null 2>&1; then echo "$n: done"; else echo "$n: blocked"; fi; }
+g() { git -c user.name=agent -c user.email=agent@example.test "$@"; }
+try hook-new sh -c "echo id > .git/hooks/pre-commit"
+try filter-attr sh -c "echo \"*.c filter=x\" > .gitattributes"
+try venv-python sh -c "mkdir -p .venv/bin && printf \"#!/bin/sh\\nid\\n\" > .venv/bin/python"
+try vscode-tasks sh -c "mkdir -p .vscode && echo {} > .vscode/tasks.json"
+try envrc sh -c "echo id > .envrc"
+try workflow sh -c "mkdir -p .github/workflows && printf \"on: push\\n\" > .github/workflows/x.yml"
+try deep-envrc sh -c "mkdir -p a/b/c && echo id > a/b/c/.envrc"
+try nested-git-init sh -c "git init -q sub; mkdir -p sub/.git/hooks && echo id > sub/.git/hooks/pre-commit"
+try nested-config sh -c "mkdir -p sub2/.git && printf \"[core]\\n\\tfsmonitor = id\\n\" > sub2/.git/config"
+try gitdir-file sh -c "mkdir -p sub3 && echo \"gitdir: /tmp/evil\" > sub3/.git"
+try rename-dir-git sh -c "mkdir -p sub4 && mv prep2 sub4/.git"
+try rename-dir-vscode mv prep .vscode
+try symlink-new ln -s notes.txt .bashrc
+try symlink-dangling sh -c "ln -s .profile dangling && echo id > dangling"
+try symlink-dir sh -c "ln -s src .claude && echo {} > .claude/settings.json"
+try hardlink sh -c "echo {} > m.json && ln m.json .mcp.json"
+try link-through sh -c "mkdir -p foo/bin && echo id > foo/bin/python && ln -s foo venv"
+try link-through-rename sh -c "mkdir -p nm/.bin && echo id > nm/.bin/tsc && ln -s nm nml && mv nml node_modules"
+try link-through-hardlink sh -c "mkdir -p y/releases && echo id > y/releases/yarn.js && ln -s y yl && ln -P yl .yarn"
+echo "int helper(void) { return 1; }" >> src/a.c
+mkdir -p docs/x && echo notes > docs/x/n.md && mv docs/x docs/y
+g add src/a.c docs && g commit -qm edit && echo "commit: done"
+g reset -q --soft HEAD~1 && g commit -qm edit-again && echo "recommit: done"
+'
+PROTECT_FRESH_ESCAPES="hook-new filter-attr venv-python vscode-tasks envrc workflow deep-envrc nested-git-init \
+nested-config gitdir-file rename-dir-git rename-dir-vscode symlink-new symlink-dangling symlink-dir hardlink \
+link-through link-through-rename link-through-hardlink"
+PROTECT_FRESH_PATHS=".git/hooks/pre-commit .gitattributes .venv/bin/python .vscode/tasks.json .envrc \
+.github/workflows/x.yml a/b/c/.envrc sub/.git/hooks/pre-commit sub2/.git/config sub3/.git sub4/.git/config \
+.claude/settings.json .mcp.json .bashrc .profile venv node_modules .yarn"
+
+test_protect_default_blocks_creation() {
+	protect_fresh_repo
+	al -- /bin/sh -c "$PROTECT_FRESH_AGENT"
+	assert_rc 0 "the agent's run"
+	for e in $PROTECT_FRESH_ESCAPES; do
+		assert_contains "$OUT" "$e: blocked" "the escape $e"
+	done
+	for ok in commit recommit; do
+		assert_contains "$OUT" "$ok: done" "$ok inside the sandbox"
+	done
+	for p in $PROTECT_FRESH_PATHS; do
+		[ -e "$WS/$p" ] || [ -L "$WS/$p" ] && fail "$p was created on the host"
+	done
+	[ -L "$WS/.claude" ] && fail ".claude was created as a symlink"
+	assert_eq "" "$(pg config --get core.fsmonitor)" "core.fsmonitor on the host"
+	assert_eq "edit-again" "$(pg log -1 --format=%s)" "the commit made inside, seen on the host"
+	assert_file "$WS/docs/y/n.md" "an ordinary directory renamed"
+	assert_file "$WS/prep2/config" "the prepared directory, not moved"
+	assert_file "$WS/prep/tasks.json" "the other prepared directory, not moved"
+}
+
+test_protect_defaults_off_lets_the_same_creation_through() {
+	protect_fresh_repo
+	al_policy 'version: 1
+filesystem:
+  protect_defaults: false' -- /bin/sh -c "$PROTECT_FRESH_AGENT"
+	assert_rc 0 "the agent's run"
+	for e in $PROTECT_FRESH_ESCAPES; do
+		assert_contains "$OUT" "$e: done" "the creation $e without protection"
+	done
+	for p in $PROTECT_FRESH_PATHS; do
+		[ -e "$WS/$p" ] || [ -L "$WS/$p" ] || fail "$p was not created with protection off"
+	done
+}
+
+# The path is in the caller's memory: another thread flips it between a
+# harmless name and .envrc while the first one creates files. The guard
+# copies it once and creates exactly the name it judged, so .envrc never
+# appears; without protection it does (the flip is seen), and the harmless
+# name appears both ways.
+protect_race_script() {
+	cat >"$WS/race.py" <<'PY'
+import ctypes, os, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(64)
+buf.value = b"harmless"
+stop = False
+def flip():
+    # sleep(0) hands the interpreter lock over after each flip, so the
+    # opening thread starts its calls with either name, and this thread
+    # keeps flipping while the calls are under way.
+    while not stop:
+        ctypes.memmove(buf, b".envrc\0", 7)
+        time.sleep(0)
+        ctypes.memmove(buf, b"harmless\0", 9)
+        time.sleep(0)
+t = threading.Thread(target=flip)
+t.start()
+for i in range(3000):
+    fd = libc.open(buf, os.O_CREAT | os.O_WRONLY, 0o644)
+    if fd >= 0:
+        os.close(fd)
+stop = True
+t.join()
+print("done")
+PY
+}
+
+test_protect_path_swapped_by_another_thread() {
+	command -v python3 >/dev/null || skip "no python3"
+	protect_race_script
+	al -- /usr/bin/python3 race.py
+	assert_rc 0 "the racing run"
+	assert_file "$WS/harmless" "the harmless name, created"
+	assert_no_file "$WS/.envrc" ".envrc created through a swapped path"
+	rm -f "$WS/harmless"
+	al_policy 'version: 1
+filesystem:
+  protect_defaults: false' -- /usr/bin/python3 race.py
+	assert_rc 0 "the racing run without protection"
+	assert_file "$WS/.envrc" ".envrc without protection (the flip is seen)"
+	assert_file "$WS/harmless" "the harmless name without protection"
+}
+
+# A glob of the policy's own protects its paths, alone once the defaults
+# are dropped; its neighbour stays writable.
+test_protect_policy_glob() {
+	mkdir -p "$WS/deploy/keys" "$WS/docs"
+	echo a >"$WS/deploy/keys/a.pub"
+	echo d >"$WS/docs/readme"
+	echo x >"$WS/.envrc"
+	al_policy 'version: 1
+filesystem:
+  protect_defaults: false
+  protect: ["deploy/**"]' -- /bin/sh -c '
+		echo b > deploy/keys/a.pub && echo "deploy: done"
+		echo b > deploy/new && echo "deploy-new: done"
+		echo e > docs/readme && echo "docs: done"
+		echo y > .envrc && echo "envrc: done"
+		true'
+	assert_rc 0 "the run"
+	assert_not_contains "$OUT" "deploy: done" "a write under the policy's glob"
+	assert_not_contains "$OUT" "deploy-new: done" "a file created under the policy's glob"
+	assert_contains "$OUT" "docs: done" "a write beside it"
+	assert_contains "$OUT" "envrc: done" "a default row, dropped"
+	assert_eq a "$(cat "$WS/deploy/keys/a.pub")" "the protected file on the host"
+	# Build entry points only when asked.
+	echo 'all:' >"$WS/Makefile"
+	al -- /bin/sh -c 'echo "all: ; id" > Makefile && echo "make: done"'
+	assert_contains "$OUT" "make: done" "Makefile under the defaults"
+	al_policy 'version: 1
+filesystem:
+  protect_build: true' -- /bin/sh -c 'echo "all: ; id" > Makefile && echo "make: done"; true'
+	assert_not_contains "$OUT" "make: done" "Makefile with protect_build"
+	assert_eq "all: ; id" "$(cat "$WS/Makefile")" "the Makefile written by the first run only"
+}
+
+# Each protected path is a mount: their number is bounded, and a
+# workspace over the bound is refused by name, not half-protected.
+test_protect_mount_bound() {
+	local i
+	for i in $(seq 1 1030); do
+		mkdir "$WS/d$i" && : >"$WS/d$i/.envrc"
+	done
+	al -- /bin/true
+	assert_ne 0 "$RC" "a run with 1030 protected paths"
+	assert_contains "$ERR" "more than 1024 protected paths" "the bound named"
+	rm -rf "$WS"/d10[0-9][0-9]
+	al -- /bin/sh -c 'echo x > d1/.envrc || echo "d1: blocked"'
+	assert_rc 0 "a run with 999 protected paths"
+	assert_contains "$OUT" "d1: blocked" "a protected path among many"
+}
+
+# With the audit log on, each refused write to a protected path is a
+# file_denied decision naming the glob; an allowed edit is not.
+test_protect_denials_in_the_audit_log() {
+	protect_repo
+	al --audit "$T/log" -- /bin/sh -c '
+		echo id > .git/hooks/pre-commit
+		git config core.fsmonitor "sh -c id"
+		mkdir -p a && echo id > a/.envrc
+		echo ok > src/a.c
+		true'
+	assert_rc 0 "the audited run"
+	local log
+	log=$(ls "$T"/log/*.jsonl) || fail "no audit log"
+	"$AIRLOCK" audit show "$log" >"$T/show" 2>&1 || fail "audit show: $(cat "$T/show")"
+	local show
+	show=$(cat "$T/show")
+	assert_contains "$show" 'EROFS [protected: **/.git/hooks/**]' "the hook write recorded"
+	assert_contains "$show" 'EACCES [protected: **/.git/config]' "the config rename recorded"
+	assert_contains "$show" 'EACCES [protected: **/.envrc]' "the new .envrc refused and recorded"
+	assert_contains "$(cat "$log")" "$WS/.git/hooks/pre-commit" "the hook's path in the record"
+	assert_contains "$(cat "$log")" "$WS/a/.envrc" "the new .envrc's path in the record"
+	assert_not_contains "$(cat "$log")" "$WS/src/a.c" "the allowed edit"
+	# Only asked-for reports reach stderr.
+	assert_not_contains "$ERR" "airlock: denied" "the denial report without --trace-denials"
+}
