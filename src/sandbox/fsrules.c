@@ -66,6 +66,10 @@ int fsrules_from_plan(const struct sandbox_plan *p, uint64_t handled, void (*can
 		case MOUNT_BIND:
 			kind = m->readonly ? FSV_BIND_RO : FSV_BIND_RW;
 			break;
+		case MOUNT_PROTECT:
+			/* Read-only over itself: kept in observe mode too. */
+			kind = FSV_BIND_RO;
+			break;
 		case MOUNT_TMPFS:
 			kind = FSV_PRIVATE;
 			break;

@@ -802,7 +802,7 @@ static void record(struct trace_log *log, const struct seccomp_notif *req, const
 	int e = -resp->res;
 	if (e == EACCES || e == EPERM || e == EROFS)
 		trace_record_file(log, (pid_t)req->pid, name, q->op == G_OPEN || q->op == G_MKDIR || q->op == G_MKNOD
-								   ? q->p1 : q->p2, e);
+								   ? q->p1 : q->p2, e, false);
 }
 
 void guard_handle(int notify, int guard, const struct seccomp_notif *req, struct trace_log *log)
