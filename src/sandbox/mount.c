@@ -360,6 +360,15 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 			if (trees[i] < 0)
 				break; /* observe mode: out of the sandbox's reach, see above */
 			r = make_mount_point(rootfd, m->dst, m->is_dir, err);
+			/* Observe mode's cover of a file the sandbox's view does
+			 * not show (under its private /tmp, say): nothing to
+			 * cover, since the agent cannot reach it there. */
+			if (r < 0 && plan->observe && m->readonly && (r == -EROFS || r == -ENOENT || r == -EACCES)) {
+				close(trees[i]);
+				trees[i] = -1;
+				r = 0;
+				break;
+			}
 			if (r >= 0)
 				r = attach(trees[i], m->dst, err);
 			if (r < 0)

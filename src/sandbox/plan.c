@@ -293,10 +293,7 @@ int plan_observe(struct sandbox_plan *p, const struct policy *pol, const char *a
 	size_t kept = 0;
 	for (size_t i = 0; i < p->n_mounts; i++) {
 		struct mount_entry *m = &p->mounts[i];
-		/* Protected paths stay read-only: an observed run must not leave
-		 * a trap for the host's tools either (docs/policy.md). */
-		if ((p->privileged && m->kind == MOUNT_BIND && m->user_path && !m->readonly) ||
-		    m->kind == MOUNT_PROTECT) {
+		if (p->privileged && m->kind == MOUNT_BIND && m->user_path && !m->readonly) {
 			p->mounts[kept++] = *m;
 			continue;
 		}
@@ -309,6 +306,9 @@ int plan_observe(struct sandbox_plan *p, const struct policy *pol, const char *a
 	for (size_t i = 0; i < p->n_rules; i++)
 		free(p->rules[i].path);
 	p->n_rules = 0;
+	/* filesystem.protect is a decision of the policy too: not applied
+	 * (no read-only covers, no guard) in observe mode. */
+	protect_set_free(&p->protect);
 	p->observe = true;
 	/* airlock's own files are no decision of the policy, and stay out of
 	 * the agent's hands: the policy file read-only (a mount point, it

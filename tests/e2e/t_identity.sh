@@ -53,7 +53,7 @@ idverify() { # ARGS...: sets VOUT and VRC
 }
 
 authority_pub() {
-	openssl pkey -in "$E2E_HOME/.local/state/airlock/authority.key" -pubout -out "$T/authority.pub" 2>/dev/null
+	openssl pkey -in "${XDG_STATE_HOME:-$E2E_HOME/.local/state}/airlock/authority.key" -pubout -out "$T/authority.pub" 2>/dev/null
 	openssl genpkey -algorithm ed25519 2>/dev/null | openssl pkey -pubout -out "$T/other.pub" 2>/dev/null
 }
 

@@ -279,7 +279,7 @@ test_observe_keeps_the_log_and_the_authority_key_out_of_reach() {
 	printf '%s\n' "$E2E_HOME/airlock-e2e-neighbour.txt" >>"$T/.fake_files"
 	chmod 644 "$E2E_HOME/airlock-e2e-neighbour.txt"
 	observe_policy observe none >"$T/observe.yaml"
-	local key="$E2E_HOME/.local/state/airlock/authority.key"
+	local key="${XDG_STATE_HOME:-$E2E_HOME/.local/state}/airlock/authority.key"
 	al --policy "$T/observe.yaml" --audit "$T/audit" -- /bin/sh -c "
 		cat '$key' >/dev/null 2>&1 && echo KEY-READ
 		for f in '$T'/audit/*.jsonl; do echo x >>\"\$f\" && echo LOG-WRITTEN; done
