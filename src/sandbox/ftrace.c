@@ -122,7 +122,7 @@ static bool creates(int nr, const uint64_t args[6])
 
 /* The directory part of an absolute path exists on the host as a
  * directory. */
-static bool dir_exists(const char *path)
+bool ftrace_dir_exists(const char *path)
 {
 	char dir[512];
 	const char *slash = strrchr(path, '/');
@@ -621,7 +621,7 @@ bool ftrace_handle(struct ftrace *f, struct trace_log *log, pid_t tid, int statu
 			 * path missing inside but present outside was hidden. */
 			bool hidden = e == ENOENT && p->path[0] == '/' && lstat(p->path, &st) == 0;
 			bool dir_hidden = e == ENOENT && !hidden && p->creates && p->path[0] == '/' &&
-					  dir_exists(p->path);
+					  ftrace_dir_exists(p->path);
 			if (p->glob && (e == EROFS || e == EBUSY || e == EACCES || e == EPERM)) {
 				char name[64];
 				trace_record_protected(log, tid, seccomp_syscall_name(p->nr, name, sizeof(name)),

@@ -35,4 +35,9 @@ int ftrace_attach(pid_t init, struct error *err) WUR;
  * ptrace stop that has been dealt with (the caller ignores it). */
 bool ftrace_handle(struct ftrace *f, struct trace_log *log, pid_t tid, int status);
 
+/* Is the directory that would hold path (absolute) there on the host? A
+ * create that failed with ENOENT inside the sandbox while it is there
+ * refused by the sandbox's view, not by a missing directory. */
+bool ftrace_dir_exists(const char *path);
+
 #endif

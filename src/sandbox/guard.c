@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "handoff/protect.h"
+#include "sandbox/ftrace.h"
 #include "sandbox/internal.h"
 #include "sandbox/proto.h"
 #include "sandbox/trace.h"
@@ -800,9 +801,12 @@ static void record(struct trace_log *log, const struct seccomp_notif *req, const
 		return;
 	}
 	int e = -resp->res;
-	if (e == EACCES || e == EPERM || e == EROFS)
-		trace_record_file(log, (pid_t)req->pid, name, q->op == G_OPEN || q->op == G_MKDIR || q->op == G_MKNOD
-								   ? q->p1 : q->p2, e, false);
+	const char *path = q->op == G_OPEN || q->op == G_MKDIR || q->op == G_MKNOD ? q->p1 : q->p2;
+	/* A create into a directory the sandbox does not show fails with
+	 * ENOENT: a denial all the same (learn mode suggests from it). */
+	bool dir_hidden = e == ENOENT && ftrace_dir_exists(path);
+	if (e == EACCES || e == EPERM || e == EROFS || dir_hidden)
+		trace_record_file(log, (pid_t)req->pid, name, path, e, dir_hidden);
 }
 
 void guard_handle(int notify, int guard, const struct seccomp_notif *req, struct trace_log *log)
