@@ -4,11 +4,8 @@
  * header lives in airlock-audit, the executable that links libcrypto
  * (airlock itself never loads it); this verb hands over to it.
  */
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -32,19 +29,6 @@ int cli_identity(int argc, char **argv)
 		fputs(usage, stderr);
 		return 2;
 	}
-	char self[PATH_MAX], exe[PATH_MAX + 16];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0) {
-		fprintf(stderr, "airlock: cannot find airlock's own executable: %s\n", strerror(errno));
-		return 2;
-	}
-	self[n] = '\0';
-	*strrchr(self, '/') = '\0';
-	snprintf(exe, sizeof(exe), "%s/airlock-audit", self);
-	/* argv[0] "identity", argv[1] "verify": airlock-audit identity-verify ARGS */
-	argv[0] = exe;
-	argv[1] = "identity-verify";
-	execv(exe, argv);
-	fprintf(stderr, "airlock: cannot run %s: %s\n", exe, strerror(errno));
-	return 2;
+	/* argv[1] is "verify": airlock-audit identity-verify ARGS */
+	return cli_audit_exec("identity-verify", argc - 1, argv + 1);
 }

@@ -53,6 +53,21 @@ static void take_line(const char *p, size_t n, char *buf, size_t cap)
 	buf[j] = '\0';
 }
 
+/* The next line of data[*pos..len) into buf (as take_line), advancing
+ * *pos past it and counting it in *line. false at the end. */
+static bool next_line(const char *data, size_t len, size_t *pos, unsigned *line, char *buf, size_t cap)
+{
+	if (*pos >= len)
+		return false;
+	size_t e = *pos;
+	while (e < len && data[e] != '\n')
+		e++;
+	take_line(data + *pos, e - *pos, buf, cap);
+	(*line)++;
+	*pos = e + 1;
+	return true;
+}
+
 static char *trim(char *s)
 {
 	while (isspace((unsigned char)*s))
@@ -137,14 +152,8 @@ static void inspect_git_config(const char *data, size_t len, struct sink *k)
 	bool has_sub = false;
 	unsigned line = 0;
 
-	for (size_t i = 0; i < len;) {
-		size_t e = i;
-		while (e < len && data[e] != '\n')
-			e++;
-		char buf[1024];
-		take_line(data + i, e - i, buf, sizeof(buf));
-		line++;
-		i = e + 1;
+	char buf[1024];
+	for (size_t pos = 0; next_line(data, len, &pos, &line, buf, sizeof(buf));) {
 		char *s = trim(buf);
 		if (*s == '#' || *s == ';' || !*s)
 			continue;
@@ -203,14 +212,8 @@ static void inspect_git_config(const char *data, size_t len, struct sink *k)
 static void inspect_attributes(const char *data, size_t len, struct sink *k)
 {
 	unsigned line = 0;
-	for (size_t i = 0; i < len;) {
-		size_t e = i;
-		while (e < len && data[e] != '\n')
-			e++;
-		char buf[1024];
-		take_line(data + i, e - i, buf, sizeof(buf));
-		line++;
-		i = e + 1;
+	char buf[1024];
+	for (size_t pos = 0; next_line(data, len, &pos, &line, buf, sizeof(buf));) {
 		char *s = trim(buf);
 		if (*s == '#')
 			continue;
@@ -229,14 +232,8 @@ static void inspect_attributes(const char *data, size_t len, struct sink *k)
 static void inspect_gitmodules(const char *data, size_t len, struct sink *k)
 {
 	unsigned line = 0;
-	for (size_t i = 0; i < len;) {
-		size_t e = i;
-		while (e < len && data[e] != '\n')
-			e++;
-		char buf[1024];
-		take_line(data + i, e - i, buf, sizeof(buf));
-		line++;
-		i = e + 1;
+	char buf[1024];
+	for (size_t pos = 0; next_line(data, len, &pos, &line, buf, sizeof(buf));) {
 		char *s = trim(buf);
 		char *eq = strchr(s, '=');
 		if (!eq)
@@ -273,14 +270,8 @@ static bool command_key(const char *key, size_t n)
 static void inspect_settings(const char *data, size_t len, bool tasks, struct sink *k)
 {
 	unsigned line = 0;
-	for (size_t i = 0; i < len;) {
-		size_t e = i;
-		while (e < len && data[e] != '\n')
-			e++;
-		char buf[1024];
-		take_line(data + i, e - i, buf, sizeof(buf));
-		line++;
-		i = e + 1;
+	char buf[1024];
+	for (size_t pos = 0; next_line(data, len, &pos, &line, buf, sizeof(buf));) {
 		char *s = trim(buf);
 		if (tasks && strstr(s, "\"runOn\"") && strstr(s, "folderOpen"))
 			add(k, line, "a task that runs when the folder is opened");
@@ -302,14 +293,8 @@ static void inspect_lines_starting(const char *data, size_t len, const char *con
 				   const char *why, struct sink *k)
 {
 	unsigned line = 0;
-	for (size_t i = 0; i < len;) {
-		size_t e = i;
-		while (e < len && data[e] != '\n')
-			e++;
-		char buf[1024];
-		take_line(data + i, e - i, buf, sizeof(buf));
-		line++;
-		i = e + 1;
+	char buf[1024];
+	for (size_t pos = 0; next_line(data, len, &pos, &line, buf, sizeof(buf));) {
 		char *s = trim(buf);
 		for (size_t p = 0; p < np; p++)
 			if (!strncmp(s, prefixes[p], strlen(prefixes[p]))) {

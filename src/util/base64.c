@@ -2,10 +2,13 @@
 #include "util/base64.h"
 
 #include <errno.h>
+#include <stdbool.h>
 
 static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-int base64_encode(const uint8_t *in, size_t len, struct buf *out)
+/* Both alphabets share the first 62 characters; the URL one (RFC 4648
+ * section 5) goes without padding. */
+static int encode(const uint8_t *in, size_t len, struct buf *out, const char *alpha, bool pad)
 {
 	int r = buf_reserve(out, (len + 2) / 3 * 4 + 1);
 	if (r < 0)
@@ -14,24 +17,34 @@ int base64_encode(const uint8_t *in, size_t len, struct buf *out)
 	size_t i = 0;
 	for (; i + 3 <= len; i += 3) {
 		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-		*o++ = alphabet[v >> 18];
-		*o++ = alphabet[(v >> 12) & 63];
-		*o++ = alphabet[(v >> 6) & 63];
-		*o++ = alphabet[v & 63];
+		*o++ = alpha[v >> 18];
+		*o++ = alpha[(v >> 12) & 63];
+		*o++ = alpha[(v >> 6) & 63];
+		*o++ = alpha[v & 63];
 	}
 	if (i < len) {
 		uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < len ? (uint32_t)in[i + 1] << 8 : 0);
-		*o++ = alphabet[v >> 18];
-		*o++ = alphabet[(v >> 12) & 63];
-		*o++ = i + 1 < len ? alphabet[(v >> 6) & 63] : '=';
-		*o++ = '=';
+		*o++ = alpha[v >> 18];
+		*o++ = alpha[(v >> 12) & 63];
+		if (i + 1 < len)
+			*o++ = alpha[(v >> 6) & 63];
+		else if (pad)
+			*o++ = '=';
+		if (pad)
+			*o++ = '=';
 	}
 	out->len = (size_t)(o - out->data);
 	out->data[out->len] = '\0';
 	return 0;
 }
 
-static int value_of(char c)
+int base64_encode(const uint8_t *in, size_t len, struct buf *out)
+{
+	return encode(in, len, out, alphabet, true);
+}
+
+/* The value of c in an alphabet whose last two characters are c62, c63. */
+static int digit_of(char c, char c62, char c63)
 {
 	if (c >= 'A' && c <= 'Z')
 		return c - 'A';
@@ -39,9 +52,9 @@ static int value_of(char c)
 		return c - 'a' + 26;
 	if (c >= '0' && c <= '9')
 		return c - '0' + 52;
-	if (c == '+')
+	if (c == c62)
 		return 62;
-	if (c == '/')
+	if (c == c63)
 		return 63;
 	return -1;
 }
@@ -62,7 +75,7 @@ ssize_t base64_decode(const char *in, size_t len, uint8_t *out, size_t cap)
 			}
 			if (pad) /* '=' only at the very end */
 				return -EINVAL;
-			if ((v[k] = value_of(in[i + k])) < 0)
+			if ((v[k] = digit_of(in[i + k], '+', '/')) < 0)
 				return -EINVAL;
 		}
 		uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
@@ -85,43 +98,7 @@ static const char url_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqr
 
 int base64url_encode(const uint8_t *in, size_t len, struct buf *out)
 {
-	int r = buf_reserve(out, (len + 2) / 3 * 4 + 1);
-	if (r < 0)
-		return r;
-	char *o = out->data + out->len;
-	size_t i = 0;
-	for (; i + 3 <= len; i += 3) {
-		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-		*o++ = url_alphabet[v >> 18];
-		*o++ = url_alphabet[(v >> 12) & 63];
-		*o++ = url_alphabet[(v >> 6) & 63];
-		*o++ = url_alphabet[v & 63];
-	}
-	if (i < len) {
-		uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < len ? (uint32_t)in[i + 1] << 8 : 0);
-		*o++ = url_alphabet[v >> 18];
-		*o++ = url_alphabet[(v >> 12) & 63];
-		if (i + 1 < len)
-			*o++ = url_alphabet[(v >> 6) & 63];
-	}
-	out->len = (size_t)(o - out->data);
-	out->data[out->len] = '\0';
-	return 0;
-}
-
-static int url_value_of(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '-')
-		return 62;
-	if (c == '_')
-		return 63;
-	return -1;
+	return encode(in, len, out, url_alphabet, false);
 }
 
 ssize_t base64url_decode(const char *in, size_t len, uint8_t *out, size_t cap)
@@ -133,7 +110,7 @@ ssize_t base64url_decode(const char *in, size_t len, uint8_t *out, size_t cap)
 		size_t k = len - i < 4 ? len - i : 4;
 		uint32_t w = 0;
 		for (size_t j = 0; j < 4; j++) {
-			int v = j < k ? url_value_of(in[i + j]) : 0;
+			int v = j < k ? digit_of(in[i + j], '-', '_') : 0;
 			if (v < 0)
 				return -EINVAL;
 			w = w << 6 | (uint32_t)v;
