@@ -120,7 +120,6 @@ static int nl_addr(int nl, unsigned ifindex, const char *addr, struct error *err
 		char attrs[64];
 	} req;
 	struct in_addr a;
-	struct rtattr *rta;
 
 	if (inet_pton(AF_INET, addr, &a) != 1)
 		return error_set(err, EINVAL, "bad address %s", addr);
@@ -133,12 +132,14 @@ static int nl_addr(int nl, unsigned ifindex, const char *addr, struct error *err
 	req.ifa.ifa_scope = RT_SCOPE_HOST;
 	req.ifa.ifa_index = ifindex;
 	static const unsigned short types[] = { IFA_LOCAL, IFA_ADDRESS };
+	/* Attributes are copied in, header then payload: the buffer is bytes,
+	 * and no cast gives it a struct's alignment. */
 	for (size_t i = 0; i < 2; i++) {
-		rta = (struct rtattr *)((char *)&req + NLMSG_ALIGN(req.nh.nlmsg_len));
-		rta->rta_type = types[i];
-		rta->rta_len = RTA_LENGTH(sizeof(a));
-		memcpy(RTA_DATA(rta), &a, sizeof(a));
-		req.nh.nlmsg_len = NLMSG_ALIGN(req.nh.nlmsg_len) + RTA_ALIGN(rta->rta_len);
+		struct rtattr rta = { .rta_len = RTA_LENGTH(sizeof(a)), .rta_type = types[i] };
+		char *at = (char *)&req + NLMSG_ALIGN(req.nh.nlmsg_len);
+		memcpy(at, &rta, sizeof(rta));
+		memcpy(at + RTA_LENGTH(0), &a, sizeof(a));
+		req.nh.nlmsg_len = NLMSG_ALIGN(req.nh.nlmsg_len) + RTA_ALIGN(rta.rta_len);
 	}
 	if (send(nl, &req, req.nh.nlmsg_len, 0) < 0)
 		return error_sys(err, errno, "netlink send");
@@ -146,11 +147,13 @@ static int nl_addr(int nl, unsigned ifindex, const char *addr, struct error *err
 	ssize_t n = recv(nl, buf, sizeof(buf), 0);
 	if (n < (ssize_t)NLMSG_LENGTH(sizeof(struct nlmsgerr)))
 		return error_sys(err, n < 0 ? errno : EIO, "netlink answer");
-	struct nlmsghdr *h = (struct nlmsghdr *)buf;
-	if (h->nlmsg_type == NLMSG_ERROR) {
-		struct nlmsgerr *e = NLMSG_DATA(h);
-		if (e->error)
-			return error_sys(err, -e->error, "add %s", addr);
+	struct nlmsghdr h;
+	memcpy(&h, buf, sizeof(h));
+	if (h.nlmsg_type == NLMSG_ERROR) {
+		struct nlmsgerr e;
+		memcpy(&e, buf + NLMSG_HDRLEN, sizeof(e));
+		if (e.error)
+			return error_sys(err, -e.error, "add %s", addr);
 	}
 	return 0;
 }

@@ -747,7 +747,8 @@ static int entry_cmp(const void *a, const void *b)
 
 void handoff_report_print(const struct handoff_report *rep, bool json, FILE *f)
 {
-	qsort(rep->e, rep->n, sizeof(*rep->e), entry_cmp);
+	if (rep->n)
+		qsort(rep->e, rep->n, sizeof(*rep->e), entry_cmp);
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct handoff_entry *x = &rep->e[i];
 		const char *cat = x->rule ? x->rule->category : x->mode & (S_ISUID | S_ISGID) ? "setid"
