@@ -541,8 +541,9 @@ static void paths_clear(struct policy_paths *ps)
 	ps->n = 0;
 }
 
-static int load_path_list(struct loader *l, const struct policy_ynode *n, const char *list,
-			  struct policy_paths *out)
+/* A list of strings, each read by item (which names its field). */
+static int load_str_list(struct loader *l, const struct policy_ynode *n, const char *list, struct policy_paths *out,
+			 int (*item)(struct loader *l, const struct policy_ynode *n, const char *field, char **out))
 {
 	int r = want_list(l, n, list);
 
@@ -558,13 +559,24 @@ static int load_path_list(struct loader *l, const struct policy_ynode *n, const 
 		char field[POLICY_FIELD_MAX];
 
 		field_index(field, sizeof(field), list, i);
-		r = load_path(l, n->items[i], field, true, &out->v[i].path);
+		r = item(l, n->items[i], field, &out->v[i].path);
 		if (r < 0)
 			return r;
 		out->v[i].loc = loc_of(l, n->items[i]);
 		out->n = i + 1;
 	}
 	return 0;
+}
+
+static int load_path_item(struct loader *l, const struct policy_ynode *n, const char *field, char **out)
+{
+	return load_path(l, n, field, true, out);
+}
+
+static int load_path_list(struct loader *l, const struct policy_ynode *n, const char *list,
+			  struct policy_paths *out)
+{
+	return load_str_list(l, n, list, out, load_path_item);
 }
 
 /* A protected-path glob: relative to the workspace, matched by the
@@ -617,27 +629,7 @@ static int load_protect_glob(struct loader *l, const struct policy_ynode *n, con
 static int load_protect_list(struct loader *l, const struct policy_ynode *n, const char *list,
 			     struct policy_paths *out)
 {
-	int r = want_list(l, n, list);
-
-	if (r < 0)
-		return r;
-	paths_clear(out);
-	if (n->n == 0)
-		return 0;
-	out->v = calloc(n->n, sizeof(*out->v));
-	if (!out->v)
-		return oom(l);
-	for (size_t i = 0; i < n->n; i++) {
-		char field[POLICY_FIELD_MAX];
-
-		field_index(field, sizeof(field), list, i);
-		r = load_protect_glob(l, n->items[i], field, &out->v[i].path);
-		if (r < 0)
-			return r;
-		out->v[i].loc = loc_of(l, n->items[i]);
-		out->n = i + 1;
-	}
-	return 0;
+	return load_str_list(l, n, list, out, load_protect_glob);
 }
 
 /* ---- sections ---- */
