@@ -1832,38 +1832,19 @@ static void t_connect(struct result *r, int argc, char **argv)
 	close(fd);
 }
 
+static void udp_judge(struct result *r, const struct sockaddr_storage *ss, socklen_t len,
+		      const void *msg, size_t msglen);
+
 static void t_udp(struct result *r, int argc, char **argv)
 {
 	static const char msg[] = "airlock-probe-udp";
 	struct sockaddr_storage ss;
 	socklen_t len;
-	struct pollfd pfd;
-	char buf[64];
-	int fd;
 
 	(void)argc;
 	if (!parse_loopback(argv[0], argv[1], &ss, &len, r))
 		return;
-	fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		BLOCKED(r, "socket: %s", errname(errno));
-		return;
-	}
-	/* Allowed only if a reply comes back: UDP sends "succeed" into the void. */
-	if (sendto(fd, msg, sizeof(msg) - 1, 0, (struct sockaddr *)&ss, len) < 0) {
-		BLOCKED(r, "sendto: %s", errname(errno));
-		close(fd);
-		return;
-	}
-	pfd.fd = fd;
-	pfd.events = POLLIN;
-	if (poll(&pfd, 1, 2000) <= 0)
-		BLOCKED(r, "ETIMEDOUT: no reply in 2 s");
-	else if (recv(fd, buf, sizeof(buf), 0) < 0)
-		BLOCKED(r, "recv: %s", errname(errno));
-	else
-		ALLOWED(r, "got a reply");
-	close(fd);
+	udp_judge(r, &ss, len, msg, sizeof(msg) - 1);
 }
 
 static void t_bind(struct result *r, int argc, char **argv)
