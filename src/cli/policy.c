@@ -9,6 +9,8 @@ static const char policy_usage[] =
 	"usage: airlock policy check FILE\n"
 	"       airlock policy default\n"
 	"       airlock policy suggest LOG [--policy [FILE]]\n"
+	"       airlock policy import --from srt|codex|mxc|openshell [--narrow] FILE\n"
+	"       airlock policy export --to srt|mxc [--accept-wider] FILE\n"
 	"\n"
 	"check    validate FILE and print the effective policy (defaults filled in,\n"
 	"         paths resolved) with the file:line each value came from.\n"
@@ -18,7 +20,9 @@ static const char policy_usage[] =
 	"         --trace-denials, with --audit DIR) and print the smallest policy\n"
 	"         additions that allow them, as a YAML fragment; with --policy FILE,\n"
 	"         FILE with them merged in (--policy alone: the policy file the log\n"
-	"         names). Refuses a log that fails verification (exit 3).\n";
+	"         names). Refuses a log that fails verification (exit 3).\n"
+	"import   convert another runtime's settings into an airlock policy\n"
+	"export   convert a policy into srt or MXC settings (see import --help)\n";
 
 int cli_policy(int argc, char **argv)
 {
@@ -27,6 +31,8 @@ int cli_policy(int argc, char **argv)
 		return argc < 2 ? SANDBOX_EXIT_USAGE : 0;
 	}
 	const char *file = NULL;
+	if (!strcmp(argv[1], "import") || !strcmp(argv[1], "export"))
+		return !strcmp(argv[1], "import") ? cli_policy_import(argc - 1, argv + 1) : cli_policy_export(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "suggest"))
 		return cli_audit_exec("suggest", argc - 1, argv + 1);
 	if (!strcmp(argv[1], "check")) {

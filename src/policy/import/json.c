@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A strict JSON reader for importing other runtimes' settings files. It
+ * keeps the line and column of every value, which a general JSON library
+ * does not, and refuses what RFC 8259 leaves to the reader (duplicate keys)
+ * rather than picking the first or the last: two readers of one file must
+ * not disagree about what it allows.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/import/doc.h"
+
+struct jp {
+	const char *name;
+	const char *s;
+	size_t len, pos;
+	unsigned line;
+	size_t line_start;
+	struct error *err;
+};
+
+static int jfail(struct jp *p, const char *fmt, ...) PRINTF_LIKE(2, 3);
+
+static int jfail(struct jp *p, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return error_set(p->err, EINVAL, "%s:%u:%zu: %s", p->name, p->line, p->pos - p->line_start + 1, msg);
+}
+
+static void skip_ws(struct jp *p)
+{
+	while (p->pos < p->len) {
+		char c = p->s[p->pos];
+		if (c == '\n') {
+			p->line++;
+			p->line_start = p->pos + 1;
+		} else if (c != ' ' && c != '\t' && c != '\r') {
+			return;
+		}
+		p->pos++;
+	}
+}
+
+static int push_child(struct jp *p, struct imp_node *parent, struct imp_node **child)
+{
+	if (parent->n >= IMP_MAX_ITEMS)
+		return jfail(p, "more than %d entries in one %s", IMP_MAX_ITEMS,
+			     parent->kind == IMP_MAP ? "object" : "array");
+	if (parent->n == parent->cap) {
+		size_t cap = parent->cap ? parent->cap * 2 : 8;
+		struct imp_node *v = realloc(parent->v, cap * sizeof(*v));
+		if (!v)
+			return error_set(p->err, ENOMEM, "out of memory");
+		parent->v = v;
+		parent->cap = cap;
+	}
+	*child = &parent->v[parent->n++];
+	memset(*child, 0, sizeof(**child));
+	return 0;
+}
+
+static void put_utf8(char *out, size_t *o, uint32_t cp)
+{
+	if (cp < 0x80) {
+		out[(*o)++] = (char)cp;
+	} else if (cp < 0x800) {
+		out[(*o)++] = (char)(0xc0 | (cp >> 6));
+		out[(*o)++] = (char)(0x80 | (cp & 0x3f));
+	} else if (cp < 0x10000) {
+		out[(*o)++] = (char)(0xe0 | (cp >> 12));
+		out[(*o)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		out[(*o)++] = (char)(0x80 | (cp & 0x3f));
+	} else {
+		out[(*o)++] = (char)(0xf0 | (cp >> 18));
+		out[(*o)++] = (char)(0x80 | ((cp >> 12) & 0x3f));
+		out[(*o)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		out[(*o)++] = (char)(0x80 | (cp & 0x3f));
+	}
+}
+
+static int hex4(struct jp *p, uint32_t *out)
+{
+	uint32_t v = 0;
+
+	if (p->len - p->pos < 4)
+		return jfail(p, "\\u needs four hex digits");
+	for (int i = 0; i < 4; i++) {
+		char c = p->s[p->pos + (size_t)i];
+		v <<= 4;
+		if (c >= '0' && c <= '9')
+			v |= (uint32_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v |= (uint32_t)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			v |= (uint32_t)(c - 'A' + 10);
+		else
+			return jfail(p, "\\u needs four hex digits");
+	}
+	p->pos += 4;
+	*out = v;
+	return 0;
+}
+
+/* Length of the UTF-8 sequence at s (at most n bytes), 0 if invalid
+ * (overlong forms, surrogates and code points past U+10FFFF included). */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	uint32_t cp;
+	size_t k;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		k = 2;
+		cp = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		k = 3;
+		cp = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		k = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < k)
+		return 0;
+	for (size_t i = 1; i < k; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return k;
+}
+
+/* A string at p->pos (on the opening quote); *out is malloc'd. */
+static int parse_string(struct jp *p, char **out, size_t *out_len)
+{
+	size_t start = ++p->pos, end = start;
+
+	/* First pass: find the end, so the output buffer is bounded by it. */
+	while (end < p->len && p->s[end] != '"') {
+		if (p->s[end] == '\\')
+			end++;
+		end++;
+	}
+	if (end >= p->len)
+		return jfail(p, "unterminated string");
+	char *buf = malloc(end - start + 1);
+	size_t o = 0;
+	if (!buf)
+		return error_set(p->err, ENOMEM, "out of memory");
+	while (p->s[p->pos] != '"') {
+		unsigned char c = (unsigned char)p->s[p->pos];
+		if (c < 0x20) {
+			free(buf);
+			return jfail(p, "control character 0x%02x in a string (write it as \\u%04x)", c, c);
+		}
+		if (c != '\\') {
+			size_t k = utf8_len((const unsigned char *)p->s + p->pos, end - p->pos);
+			if (!k) {
+				free(buf);
+				return jfail(p, "invalid UTF-8 in a string");
+			}
+			memcpy(buf + o, p->s + p->pos, k);
+			o += k;
+			p->pos += k;
+			continue;
+		}
+		p->pos++;
+		char e = p->s[p->pos++];
+		uint32_t cp;
+		switch (e) {
+		case '"': buf[o++] = '"'; break;
+		case '\\': buf[o++] = '\\'; break;
+		case '/': buf[o++] = '/'; break;
+		case 'b': buf[o++] = '\b'; break;
+		case 'f': buf[o++] = '\f'; break;
+		case 'n': buf[o++] = '\n'; break;
+		case 'r': buf[o++] = '\r'; break;
+		case 't': buf[o++] = '\t'; break;
+		case 'u':
+			if (hex4(p, &cp) < 0) {
+				free(buf);
+				return -EINVAL;
+			}
+			if (cp >= 0xd800 && cp <= 0xdbff) {
+				uint32_t lo;
+				if (p->len - p->pos < 2 || p->s[p->pos] != '\\' || p->s[p->pos + 1] != 'u') {
+					free(buf);
+					return jfail(p, "lone UTF-16 surrogate \\u%04x", cp);
+				}
+				p->pos += 2;
+				if (hex4(p, &lo) < 0) {
+					free(buf);
+					return -EINVAL;
+				}
+				if (lo < 0xdc00 || lo > 0xdfff) {
+					free(buf);
+					return jfail(p, "lone UTF-16 surrogate \\u%04x", cp);
+				}
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+			} else if (cp >= 0xdc00 && cp <= 0xdfff) {
+				free(buf);
+				return jfail(p, "lone UTF-16 surrogate \\u%04x", cp);
+			}
+			/* A NUL would cut the C string short: what the importer
+			 * checks would not be what the source runtime reads. */
+			if (cp == 0) {
+				free(buf);
+				return jfail(p, "\\u0000 in a string is refused");
+			}
+			put_utf8(buf, &o, cp);
+			break;
+		default:
+			free(buf);
+			return jfail(p, "invalid escape \\%c", e >= 0x20 && e < 0x7f ? e : '?');
+		}
+	}
+	p->pos++;
+	buf[o] = '\0';
+	*out = buf;
+	*out_len = o;
+	return 0;
+}
+
+static int parse_number(struct jp *p, struct imp_node *n)
+{
+	size_t s = p->pos;
+
+	if (p->pos < p->len && p->s[p->pos] == '-')
+		p->pos++;
+	if (p->pos >= p->len || p->s[p->pos] < '0' || p->s[p->pos] > '9')
+		return jfail(p, "invalid number");
+	if (p->s[p->pos] == '0') {
+		p->pos++;
+		if (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9')
+			return jfail(p, "leading zero in a number");
+	} else {
+		while (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9')
+			p->pos++;
+	}
+	if (p->pos < p->len && p->s[p->pos] == '.') {
+		p->pos++;
+		if (p->pos >= p->len || p->s[p->pos] < '0' || p->s[p->pos] > '9')
+			return jfail(p, "a digit must follow the decimal point");
+		while (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9')
+			p->pos++;
+	}
+	if (p->pos < p->len && (p->s[p->pos] == 'e' || p->s[p->pos] == 'E')) {
+		p->pos++;
+		if (p->pos < p->len && (p->s[p->pos] == '+' || p->s[p->pos] == '-'))
+			p->pos++;
+		if (p->pos >= p->len || p->s[p->pos] < '0' || p->s[p->pos] > '9')
+			return jfail(p, "a digit must follow the exponent");
+		while (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9')
+			p->pos++;
+	}
+	if (p->pos - s > 64)
+		return jfail(p, "number longer than 64 characters");
+	n->kind = IMP_NUM;
+	n->str = strndup(p->s + s, p->pos - s);
+	n->len = p->pos - s;
+	return n->str ? 0 : error_set(p->err, ENOMEM, "out of memory");
+}
+
+static int parse_value(struct jp *p, struct imp_node *n, unsigned depth);
+
+static int parse_container(struct jp *p, struct imp_node *n, unsigned depth)
+{
+	bool obj = p->s[p->pos] == '{';
+	char close = obj ? '}' : ']';
+	int r;
+
+	if (depth >= IMP_MAX_DEPTH)
+		return jfail(p, "nested deeper than %d levels", IMP_MAX_DEPTH);
+	n->kind = obj ? IMP_MAP : IMP_LIST;
+	p->pos++;
+	skip_ws(p);
+	if (p->pos < p->len && p->s[p->pos] == close) {
+		p->pos++;
+		return 0;
+	}
+	for (;;) {
+		struct imp_node *c = NULL;
+		char *key = NULL;
+		size_t klen;
+		unsigned kline = 0, kcol = 0;
+
+		skip_ws(p);
+		if (obj) {
+			if (p->pos >= p->len || p->s[p->pos] != '"')
+				return jfail(p, p->pos < p->len && p->s[p->pos] == '}' ?
+							"trailing comma before }" :
+							"expected a \"key\"");
+			kline = p->line;
+			kcol = (unsigned)(p->pos - p->line_start + 1);
+			if ((r = parse_string(p, &key, &klen)) < 0)
+				return r;
+			for (size_t i = 0; i < n->n; i++)
+				if (!strcmp(n->v[i].key, key)) {
+					r = error_set(p->err, EINVAL, "%s:%u:%u: duplicate key \"%s\" (first at line %u)",
+						      p->name, kline, kcol, key, n->v[i].line);
+					free(key);
+					return r;
+				}
+			if (strlen(key) != klen) {
+				free(key);
+				return jfail(p, "NUL in a key");
+			}
+			skip_ws(p);
+			if (p->pos >= p->len || p->s[p->pos] != ':') {
+				free(key);
+				return jfail(p, "expected ':' after the key");
+			}
+			p->pos++;
+			skip_ws(p);
+		} else if (p->pos < p->len && p->s[p->pos] == ']') {
+			return jfail(p, "trailing comma before ]");
+		}
+		if ((r = push_child(p, n, &c)) < 0 || !c) {
+			free(key);
+			return r < 0 ? r : -EINVAL;
+		}
+		c->key = key;
+		if ((r = parse_value(p, c, depth + 1)) < 0)
+			return r;
+		if (obj) {
+			c->line = kline;
+			c->col = kcol;
+		}
+		skip_ws(p);
+		if (p->pos >= p->len)
+			return jfail(p, "unexpected end of input; expected ',' or '%c'", close);
+		if (p->s[p->pos] == ',') {
+			p->pos++;
+			continue;
+		}
+		if (p->s[p->pos] == close) {
+			p->pos++;
+			return 0;
+		}
+		return jfail(p, "expected ',' or '%c'", close);
+	}
+}
+
+static int parse_value(struct jp *p, struct imp_node *n, unsigned depth)
+{
+	skip_ws(p);
+	n->line = p->line;
+	n->col = (unsigned)(p->pos - p->line_start + 1);
+	if (p->pos >= p->len)
+		return jfail(p, "unexpected end of input; expected a value");
+	char c = p->s[p->pos];
+	if (c == '{' || c == '[')
+		return parse_container(p, n, depth);
+	if (c == '"') {
+		int r = parse_string(p, &n->str, &n->len);
+		if (r < 0)
+			return r;
+		if (strlen(n->str) != n->len)
+			return jfail(p, "NUL in a string");
+		n->kind = IMP_STR;
+		return 0;
+	}
+	if (c == '-' || (c >= '0' && c <= '9'))
+		return parse_number(p, n);
+	static const struct {
+		const char *w;
+		enum imp_kind k;
+		bool b;
+	} words[] = { { "true", IMP_BOOL, true }, { "false", IMP_BOOL, false }, { "null", IMP_NULL, false } };
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		size_t wl = strlen(words[i].w);
+		if (p->len - p->pos >= wl && !memcmp(p->s + p->pos, words[i].w, wl)) {
+			p->pos += wl;
+			n->kind = words[i].k;
+			n->b = words[i].b;
+			return 0;
+		}
+	}
+	if (c == '/' || c == '#')
+		return jfail(p, "comments are not JSON");
+	if (c == '\'')
+		return jfail(p, "single-quoted strings are not JSON");
+	return jfail(p, "expected a value (object, array, string, number, true, false or null)");
+}
+
+int imp_json_parse(const char *name, const char *buf, size_t len, struct imp_node **out, struct error *err)
+{
+	struct jp p = { .name = name, .s = buf, .len = len, .line = 1, .err = err };
+	struct imp_node *root;
+	int r;
+
+	if (len > IMP_MAX_INPUT)
+		return error_set(err, EFBIG, "%s: larger than %d bytes", name, IMP_MAX_INPUT);
+	/* A UTF-8 byte order mark is not JSON (RFC 8259 section 8.1 lets a
+	 * reader ignore it; we say so rather than guess). */
+	if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
+		return error_set(err, EINVAL, "%s:1:1: byte order mark; save the file as UTF-8 without one", name);
+	root = calloc(1, sizeof(*root));
+	if (!root)
+		return error_set(err, ENOMEM, "out of memory");
+	r = parse_value(&p, root, 0);
+	if (r == 0) {
+		skip_ws(&p);
+		if (p.pos != p.len)
+			r = jfail(&p, "text after the end of the JSON value");
+	}
+	if (r < 0) {
+		imp_node_free(root);
+		return r;
+	}
+	*out = root;
+	return 0;
+}

@@ -1,0 +1,689 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A reader for the subset of TOML (v1.0) that runtime configuration files
+ * use. What it does not implement it refuses with the line, so that a file
+ * is never half understood: multi-line strings, floats, dates and times,
+ * and integers in other bases.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/import/doc.h"
+
+struct tp {
+	const char *name;
+	const char *s;
+	size_t len, pos;
+	unsigned line;
+	size_t line_start;
+	struct error *err;
+};
+
+static int tfail(struct tp *p, const char *fmt, ...) PRINTF_LIKE(2, 3);
+
+static int tfail(struct tp *p, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return error_set(p->err, EINVAL, "%s:%u:%zu: %s", p->name, p->line, p->pos - p->line_start + 1, msg);
+}
+
+static unsigned col(const struct tp *p)
+{
+	return (unsigned)(p->pos - p->line_start + 1);
+}
+
+static bool at(const struct tp *p, char c)
+{
+	return p->pos < p->len && p->s[p->pos] == c;
+}
+
+static void skip_blank(struct tp *p)
+{
+	while (p->pos < p->len && (p->s[p->pos] == ' ' || p->s[p->pos] == '\t'))
+		p->pos++;
+}
+
+static void newline(struct tp *p)
+{
+	p->line++;
+	p->line_start = p->pos;
+}
+
+/* After a value or header: blanks, an optional comment, then the end of
+ * the line or of the input. */
+static int end_of_line(struct tp *p)
+{
+	skip_blank(p);
+	if (at(p, '#')) {
+		while (p->pos < p->len && p->s[p->pos] != '\n') {
+			unsigned char c = (unsigned char)p->s[p->pos];
+			if ((c < 0x20 && c != '\t') || c == 0x7f)
+				return tfail(p, "control character in a comment");
+			p->pos++;
+		}
+	}
+	if (at(p, '\r'))
+		p->pos++;
+	if (p->pos >= p->len)
+		return 0;
+	if (!at(p, '\n'))
+		return tfail(p, "expected the end of the line");
+	p->pos++;
+	newline(p);
+	return 0;
+}
+
+/* Blanks, newlines and comments inside an array. */
+static int skip_array_ws(struct tp *p)
+{
+	for (;;) {
+		skip_blank(p);
+		if (at(p, '#') || at(p, '\r') || at(p, '\n')) {
+			int r = end_of_line(p);
+			if (r < 0)
+				return r;
+			if (p->pos >= p->len)
+				return 0;
+			continue;
+		}
+		return 0;
+	}
+}
+
+static int add_child(struct tp *p, struct imp_node *parent, struct imp_node **child)
+{
+	if (parent->n >= IMP_MAX_ITEMS)
+		return tfail(p, "more than %d entries in one table or array", IMP_MAX_ITEMS);
+	if (parent->n == parent->cap) {
+		size_t cap = parent->cap ? parent->cap * 2 : 8;
+		struct imp_node *v = realloc(parent->v, cap * sizeof(*v));
+		if (!v)
+			return error_set(p->err, ENOMEM, "out of memory");
+		parent->v = v;
+		parent->cap = cap;
+	}
+	*child = &parent->v[parent->n++];
+	memset(*child, 0, sizeof(**child));
+	return 0;
+}
+
+static void put_utf8(char *out, size_t *o, uint32_t cp)
+{
+	if (cp < 0x80) {
+		out[(*o)++] = (char)cp;
+	} else if (cp < 0x800) {
+		out[(*o)++] = (char)(0xc0 | (cp >> 6));
+		out[(*o)++] = (char)(0x80 | (cp & 0x3f));
+	} else if (cp < 0x10000) {
+		out[(*o)++] = (char)(0xe0 | (cp >> 12));
+		out[(*o)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		out[(*o)++] = (char)(0x80 | (cp & 0x3f));
+	} else {
+		out[(*o)++] = (char)(0xf0 | (cp >> 18));
+		out[(*o)++] = (char)(0x80 | ((cp >> 12) & 0x3f));
+		out[(*o)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		out[(*o)++] = (char)(0x80 | (cp & 0x3f));
+	}
+}
+
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	uint32_t cp;
+	size_t k;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		k = 2;
+		cp = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		k = 3;
+		cp = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		k = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < k)
+		return 0;
+	for (size_t i = 1; i < k; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return k;
+}
+
+/* A basic ("...") or literal ('...') single-line string at p->pos. */
+static int parse_string(struct tp *p, char **out, size_t *out_len)
+{
+	char q = p->s[p->pos];
+	size_t end;
+
+	if (p->len - p->pos >= 3 && p->s[p->pos + 1] == q && p->s[p->pos + 2] == q)
+		return tfail(p, "multi-line strings are not supported; write the value on one line");
+	end = ++p->pos;
+	while (end < p->len && p->s[end] != q && p->s[end] != '\n') {
+		if (q == '"' && p->s[end] == '\\')
+			end++;
+		end++;
+	}
+	if (end >= p->len || p->s[end] != q)
+		return tfail(p, "unterminated string");
+	char *buf = malloc(end - p->pos + 1);
+	size_t o = 0;
+	if (!buf)
+		return error_set(p->err, ENOMEM, "out of memory");
+	while (p->pos < end) {
+		unsigned char c = (unsigned char)p->s[p->pos];
+		if ((c < 0x20 && c != '\t') || c == 0x7f) {
+			free(buf);
+			return tfail(p, "control character 0x%02x in a string", c);
+		}
+		if (c != '\\' || q == '\'') {
+			size_t k = utf8_len((const unsigned char *)p->s + p->pos, end - p->pos);
+			if (!k) {
+				free(buf);
+				return tfail(p, "invalid UTF-8 in a string");
+			}
+			memcpy(buf + o, p->s + p->pos, k);
+			o += k;
+			p->pos += k;
+			continue;
+		}
+		p->pos++;
+		char e = p->s[p->pos++];
+		uint32_t cp = 0;
+		int digits = 0;
+		switch (e) {
+		case '"': buf[o++] = '"'; break;
+		case '\\': buf[o++] = '\\'; break;
+		case 'b': buf[o++] = '\b'; break;
+		case 'f': buf[o++] = '\f'; break;
+		case 'n': buf[o++] = '\n'; break;
+		case 'r': buf[o++] = '\r'; break;
+		case 't': buf[o++] = '\t'; break;
+		case 'u': digits = 4; break;
+		case 'U': digits = 8; break;
+		default:
+			free(buf);
+			return tfail(p, "invalid escape \\%c", e >= 0x20 && e < 0x7f ? e : '?');
+		}
+		if (!digits)
+			continue;
+		if (end - p->pos < (size_t)digits) {
+			free(buf);
+			return tfail(p, "\\%c needs %d hex digits", e, digits);
+		}
+		for (int i = 0; i < digits; i++) {
+			char h = p->s[p->pos++];
+			cp <<= 4;
+			if (h >= '0' && h <= '9')
+				cp |= (uint32_t)(h - '0');
+			else if (h >= 'a' && h <= 'f')
+				cp |= (uint32_t)(h - 'a' + 10);
+			else if (h >= 'A' && h <= 'F')
+				cp |= (uint32_t)(h - 'A' + 10);
+			else {
+				free(buf);
+				return tfail(p, "\\%c needs %d hex digits", e, digits);
+			}
+		}
+		if (cp == 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+			free(buf);
+			return tfail(p, "\\%c escape is NUL, a surrogate or past U+10FFFF", e);
+		}
+		/* An escape is at least 6 bytes and expands to at most 4. */
+		put_utf8(buf, &o, cp);
+	}
+	p->pos = end + 1;
+	buf[o] = '\0';
+	*out = buf;
+	*out_len = o;
+	return 0;
+}
+
+static bool bare_char(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+	       c == '-';
+}
+
+/* One key segment: bare, "basic" or 'literal'. */
+static int parse_key_part(struct tp *p, char **out)
+{
+	size_t len;
+
+	skip_blank(p);
+	if (at(p, '"') || at(p, '\'')) {
+		int r = parse_string(p, out, &len);
+		if (r < 0)
+			return r;
+		if (strlen(*out) != len) {
+			free(*out);
+			*out = NULL;
+			return tfail(p, "NUL in a key");
+		}
+		return 0;
+	}
+	size_t s = p->pos;
+	while (p->pos < p->len && bare_char(p->s[p->pos]))
+		p->pos++;
+	if (p->pos == s)
+		return tfail(p, "expected a key");
+	*out = strndup(p->s + s, p->pos - s);
+	return *out ? 0 : error_set(p->err, ENOMEM, "out of memory");
+}
+
+#define KEY_PARTS_MAX 16
+
+struct keypath {
+	char *part[KEY_PARTS_MAX];
+	unsigned line[KEY_PARTS_MAX], col[KEY_PARTS_MAX];
+	size_t n;
+};
+
+static void keypath_free(struct keypath *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		free(k->part[i]);
+	k->n = 0;
+}
+
+static int parse_key(struct tp *p, struct keypath *k)
+{
+	for (;;) {
+		if (k->n == KEY_PARTS_MAX)
+			return tfail(p, "a dotted key of more than %d parts", KEY_PARTS_MAX);
+		skip_blank(p);
+		k->line[k->n] = p->line;
+		k->col[k->n] = col(p);
+		int r = parse_key_part(p, &k->part[k->n]);
+		if (r < 0)
+			return r;
+		k->n++;
+		skip_blank(p);
+		if (!at(p, '.'))
+			return 0;
+		p->pos++;
+	}
+}
+
+static struct imp_node *find(struct imp_node *t, const char *key)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (!strcmp(t->v[i].key, key))
+			return &t->v[i];
+	return NULL;
+}
+
+static int parse_value(struct tp *p, struct imp_node *n, unsigned depth);
+
+static int parse_inline_table(struct tp *p, struct imp_node *n, unsigned depth)
+{
+	n->kind = IMP_MAP;
+	n->sealed = true;
+	p->pos++;
+	skip_blank(p);
+	if (at(p, '}')) {
+		p->pos++;
+		return 0;
+	}
+	for (;;) {
+		struct keypath k = { 0 };
+		struct imp_node *t = n, *c;
+		int r = parse_key(p, &k);
+		if (r < 0) {
+			keypath_free(&k);
+			return r;
+		}
+		for (size_t i = 0; i < k.n; i++) {
+			c = find(t, k.part[i]);
+			if (i + 1 < k.n) {
+				if (c && (c->kind != IMP_MAP || !c->implicit)) {
+					r = tfail(p, "key \"%s\" defined twice", k.part[i]);
+					break;
+				}
+				if (!c) {
+					if ((r = add_child(p, t, &c)) < 0)
+						break;
+					c->kind = IMP_MAP;
+					c->implicit = true;
+					c->key = k.part[i];
+					k.part[i] = NULL;
+					c->line = k.line[i];
+					c->col = k.col[i];
+				}
+				t = c;
+				continue;
+			}
+			if (c) {
+				r = tfail(p, "key \"%s\" defined twice", k.part[i]);
+				break;
+			}
+			if ((r = add_child(p, t, &c)) < 0)
+				break;
+			c->key = k.part[i];
+			k.part[i] = NULL;
+			skip_blank(p);
+			if (!at(p, '=')) {
+				r = tfail(p, "expected '=' after the key");
+				break;
+			}
+			p->pos++;
+			r = parse_value(p, c, depth + 1);
+			c->line = k.line[i];
+			c->col = k.col[i];
+		}
+		keypath_free(&k);
+		if (r < 0)
+			return r;
+		skip_blank(p);
+		if (at(p, ',')) {
+			p->pos++;
+			continue;
+		}
+		if (at(p, '}')) {
+			p->pos++;
+			return 0;
+		}
+		return tfail(p, "expected ',' or '}' in an inline table (which must fit on one line)");
+	}
+}
+
+static int parse_array(struct tp *p, struct imp_node *n, unsigned depth)
+{
+	int r;
+
+	n->kind = IMP_LIST;
+	n->sealed = true;
+	p->pos++;
+	for (;;) {
+		if ((r = skip_array_ws(p)) < 0)
+			return r;
+		if (at(p, ']')) {
+			p->pos++;
+			return 0;
+		}
+		struct imp_node *c;
+		if ((r = add_child(p, n, &c)) < 0)
+			return r;
+		if ((r = parse_value(p, c, depth + 1)) < 0)
+			return r;
+		if ((r = skip_array_ws(p)) < 0)
+			return r;
+		if (at(p, ',')) {
+			p->pos++;
+			continue;
+		}
+		if (at(p, ']')) {
+			p->pos++;
+			return 0;
+		}
+		return tfail(p, "expected ',' or ']' in an array");
+	}
+}
+
+static int parse_value(struct tp *p, struct imp_node *n, unsigned depth)
+{
+	if (depth >= IMP_MAX_DEPTH)
+		return tfail(p, "nested deeper than %d levels", IMP_MAX_DEPTH);
+	skip_blank(p);
+	n->line = p->line;
+	n->col = col(p);
+	if (p->pos >= p->len || at(p, '\n') || at(p, '\r') || at(p, '#'))
+		return tfail(p, "expected a value");
+	char c = p->s[p->pos];
+	if (c == '"' || c == '\'') {
+		int r = parse_string(p, &n->str, &n->len);
+		if (r < 0)
+			return r;
+		if (strlen(n->str) != n->len)
+			return tfail(p, "NUL in a string");
+		n->kind = IMP_STR;
+		return 0;
+	}
+	if (c == '[')
+		return parse_array(p, n, depth);
+	if (c == '{')
+		return parse_inline_table(p, n, depth);
+	size_t s = p->pos;
+	while (p->pos < p->len && !strchr(" \t\r\n,]}#", p->s[p->pos]))
+		p->pos++;
+	size_t wl = p->pos - s;
+	const char *w = p->s + s;
+	if (wl == 4 && !memcmp(w, "true", 4)) {
+		n->kind = IMP_BOOL;
+		n->b = true;
+		return 0;
+	}
+	if (wl == 5 && !memcmp(w, "false", 5)) {
+		n->kind = IMP_BOOL;
+		return 0;
+	}
+	/* A decimal integer: optional sign, digits with single underscores
+	 * between them, no leading zero. */
+	size_t i = 0;
+	bool ok = wl > 0 && wl <= 24;
+	char digits[32];
+	size_t nd = 0;
+	if (ok && (w[0] == '+' || w[0] == '-')) {
+		if (w[0] == '-')
+			digits[nd++] = '-';
+		i++;
+	}
+	if (ok && (i >= wl || w[i] < '0' || w[i] > '9'))
+		ok = false;
+	if (ok && w[i] == '0' && i + 1 < wl)
+		ok = false;
+	for (; ok && i < wl; i++) {
+		if (w[i] >= '0' && w[i] <= '9')
+			digits[nd++] = w[i];
+		else if (w[i] == '_' && i > 0 && w[i - 1] >= '0' && w[i - 1] <= '9' && i + 1 < wl && w[i + 1] >= '0' &&
+			 w[i + 1] <= '9')
+			continue;
+		else
+			ok = false;
+	}
+	if (ok) {
+		n->kind = IMP_NUM;
+		n->str = strndup(digits, nd);
+		n->len = nd;
+		return n->str ? 0 : error_set(p->err, ENOMEM, "out of memory");
+	}
+	p->pos = s;
+	return tfail(p, "expected a string, integer, boolean, array or inline table (floats, dates and "
+			"integers in other bases are not supported)");
+}
+
+/* Walk (creating implicit tables) to the table a [header] or [[header]]
+ * names, from the root. */
+static int open_header(struct tp *p, struct imp_node *root, struct keypath *k, bool array, struct imp_node **out)
+{
+	struct imp_node *t = root, *c;
+	int r;
+
+	for (size_t i = 0; i < k->n; i++) {
+		bool last = i + 1 == k->n;
+		c = find(t, k->part[i]);
+		if (c && c->sealed)
+			return error_set(p->err, EINVAL, "%s:%u:%u: \"%s\" was given as an inline value; it cannot "
+				      "be extended by a table header", p->name, k->line[i], k->col[i], k->part[i]);
+		if (c && c->kind == IMP_LIST && !(last && !array)) {
+			/* An array of tables: a further [[x]] adds one, [x.y]
+			 * continues the last one. */
+			if (last && array) {
+				struct imp_node *e;
+				if ((r = add_child(p, c, &e)) < 0)
+					return r;
+				e->kind = IMP_MAP;
+				e->line = k->line[i];
+				e->col = k->col[i];
+				*out = e;
+				return 0;
+			}
+			t = &c->v[c->n - 1];
+			continue;
+		}
+		if (c && c->kind != IMP_MAP)
+			return error_set(p->err, EINVAL, "%s:%u:%u: \"%s\" is already %s, not a table", p->name,
+					 k->line[i], k->col[i], k->part[i], imp_kind_name(c->kind));
+		if (c && last) {
+			if (array || !c->implicit)
+				return error_set(p->err, EINVAL, "%s:%u:%u: table \"%s\" defined twice (first at line %u)",
+						 p->name, k->line[i], k->col[i], k->part[i], c->line);
+			c->implicit = false;
+			c->line = k->line[i];
+			c->col = k->col[i];
+			*out = c;
+			return 0;
+		}
+		if (!c) {
+			if ((r = add_child(p, t, &c)) < 0)
+				return r;
+			c->key = k->part[i];
+			k->part[i] = NULL;
+			c->line = k->line[i];
+			c->col = k->col[i];
+			if (last && array) {
+				struct imp_node *e;
+				c->kind = IMP_LIST;
+				if ((r = add_child(p, c, &e)) < 0)
+					return r;
+				e->kind = IMP_MAP;
+				e->line = c->line;
+				e->col = c->col;
+				*out = e;
+				return 0;
+			}
+			c->kind = IMP_MAP;
+			c->implicit = !last;
+		}
+		t = c;
+	}
+	*out = t;
+	return 0;
+}
+
+static int parse_doc(struct tp *p, struct imp_node *root)
+{
+	struct imp_node *cur = root;
+	/* Tables that key/value lines defined with dotted keys under the
+	 * current header may not be reopened by a later header; marking them
+	 * not implicit does that. */
+	int r;
+
+	while (p->pos < p->len) {
+		skip_blank(p);
+		if (p->pos >= p->len)
+			break;
+		if (at(p, '#') || at(p, '\n') || at(p, '\r')) {
+			if ((r = end_of_line(p)) < 0)
+				return r;
+			continue;
+		}
+		struct keypath k = { 0 };
+		if (at(p, '[')) {
+			bool array = p->len - p->pos >= 2 && p->s[p->pos + 1] == '[';
+			p->pos += array ? 2 : 1;
+			r = parse_key(p, &k);
+			if (r == 0) {
+				skip_blank(p);
+				if (!at(p, ']') || (array && (p->len - p->pos < 2 || p->s[p->pos + 1] != ']')))
+					r = tfail(p, "expected '%s' to close the table header", array ? "]]" : "]");
+				else
+					p->pos += array ? 2 : 1;
+			}
+			if (r == 0)
+				r = open_header(p, root, &k, array, &cur);
+			keypath_free(&k);
+			if (r < 0 || (r = end_of_line(p)) < 0)
+				return r;
+			continue;
+		}
+		r = parse_key(p, &k);
+		struct imp_node *t = cur, *c = NULL;
+		for (size_t i = 0; r == 0 && i < k.n; i++) {
+			c = find(t, k.part[i]);
+			if (i + 1 < k.n) {
+				if (c && (c->kind != IMP_MAP || c->sealed || !c->implicit)) {
+					r = error_set(p->err, EINVAL, "%s:%u:%u: key \"%s\" defined twice (first at line %u)",
+						      p->name, k.line[i], k.col[i], k.part[i], c->line);
+					break;
+				}
+				if (!c) {
+					if ((r = add_child(p, t, &c)) < 0)
+						break;
+					c->kind = IMP_MAP;
+					c->implicit = true;
+					c->key = k.part[i];
+					k.part[i] = NULL;
+					c->line = k.line[i];
+					c->col = k.col[i];
+				}
+				t = c;
+				continue;
+			}
+			if (c) {
+				r = error_set(p->err, EINVAL, "%s:%u:%u: key \"%s\" defined twice (first at line %u)",
+					      p->name, k.line[i], k.col[i], k.part[i], c->line);
+				break;
+			}
+			if ((r = add_child(p, t, &c)) < 0)
+				break;
+			c->key = k.part[i];
+			k.part[i] = NULL;
+			skip_blank(p);
+			if (!at(p, '=')) {
+				r = tfail(p, "expected '=' after the key");
+				break;
+			}
+			p->pos++;
+			r = parse_value(p, c, 0);
+			c->line = k.line[i];
+			c->col = k.col[i];
+		}
+		keypath_free(&k);
+		if (r < 0 || (r = end_of_line(p)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+int imp_toml_parse(const char *name, const char *buf, size_t len, struct imp_node **out, struct error *err)
+{
+	struct tp p = { .name = name, .s = buf, .len = len, .line = 1, .err = err };
+	struct imp_node *root;
+	int r;
+
+	if (len > IMP_MAX_INPUT)
+		return error_set(err, EFBIG, "%s: larger than %d bytes", name, IMP_MAX_INPUT);
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] == '\0')
+			return error_set(err, EINVAL, "%s: NUL byte in the file", name);
+	root = calloc(1, sizeof(*root));
+	if (!root)
+		return error_set(err, ENOMEM, "out of memory");
+	root->kind = IMP_MAP;
+	root->line = root->col = 1;
+	r = parse_doc(&p, root);
+	if (r < 0) {
+		imp_node_free(root);
+		return r;
+	}
+	*out = root;
+	return 0;
+}
