@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+#
+# `airlock policy import`: another runtime's settings file, converted and
+# run. An imported srt allowed domain passes the proxy while another domain
+# is refused; an imported write root is writable while a path beside it is
+# not. Test host names map to loopback through `network.resolve`, which the
+# test appends (srt has no such setting); all traffic stays on 127.0.0.1.
+
+# import_srt FILE: the converted policy in $T/imported.yaml.
+import_srt() {
+	"$AIRLOCK" policy import --from srt --narrow "$1" >"$T/imported.yaml" 2>"$T/import.err"
+	RC=$?
+	[ "$RC" = 0 ] || fail "import of $1 refused: $(cat "$T/import.err")"
+	"$AIRLOCK" policy check "$T/imported.yaml" >/dev/null 2>"$T/check.err" ||
+		fail "the imported policy does not check: $(cat "$T/check.err")"
+}
+
+write_fetch() {
+	cat >"$WS/fetch.py" <<'PY'
+import sys, urllib.request, urllib.error
+try:
+    with urllib.request.urlopen(sys.argv[1], timeout=20) as r:
+        print(r.status, r.read().decode())
+except urllib.error.HTTPError as e:
+    print(e.code, e.read().decode())
+except Exception as e:
+    print("ERROR", type(e).__name__, e)
+PY
+}
+
+test_import_srt_allowed_domain_passes_other_refused() {
+	cat >"$T/srt.json" <<'JSON'
+{
+  "network": {
+    "allowedDomains": ["api.test"],
+    "deniedDomains": []
+  },
+  "filesystem": {
+    "denyRead": [],
+    "allowWrite": ["."],
+    "denyWrite": []
+  }
+}
+JSON
+	import_srt "$T/srt.json"
+	assert_contains "$(cat "$T/imported.yaml")" '- host: "api.test"' "the allowed domain is an endpoint"
+	# A listener on port 80 is out of reach of an unprivileged run, so
+	# the allowed request reaches the upstream connection, which fails
+	# (502); the other domain never gets that far (403).
+	{
+		cat "$T/imported.yaml"
+		printf '  resolve: { api.test: 127.0.0.1, other.test: 127.0.0.1 }\n'
+		printf '  allow_private: [127.0.0.1:80]\n'
+		printf '  log: %s\n' "$T/net.jsonl"
+	} >"$T/policy.yaml"
+	write_fetch
+	al --policy "$T/policy.yaml" -- /usr/bin/python3 ./fetch.py "http://api.test/x"
+	assert_match "$OUT" '^502 ' "the allowed domain passes the policy and is tried upstream"
+	al --policy "$T/policy.yaml" -- /usr/bin/python3 ./fetch.py "http://other.test/x"
+	assert_match "$OUT" '^403 ' "a domain the settings do not allow"
+	# The decision log: the allowed domain was decided by the imported
+	# endpoint and failed only at the connection; the other had no entry.
+	local log
+	log=$(cat "$T/net.jsonl")
+	assert_match "$log" '"host":"api.test"[^}]*"rule":"network.endpoints\[0\]"[^}]*"reason":"cannot connect' \
+		"the allowed domain's decision"
+	assert_match "$log" '"host":"other.test"[^}]*"reason":"no network.endpoints entry allows' \
+		"the other domain's decision"
+}
+
+test_import_srt_write_roots() {
+	mkdir -p "$T/wroot" "$T/beside"
+	chmod 0777 "$T/wroot" "$T/beside"
+	cat >"$T/srt.json" <<JSON
+{
+  "network": { "allowedDomains": [] },
+  "filesystem": {
+    "denyRead": [],
+    "allowWrite": ["$T/wroot"],
+    "denyWrite": []
+  }
+}
+JSON
+	import_srt "$T/srt.json"
+	# The write root is writable; a directory beside it is not, and the
+	# workspace (srt's current directory, not in allowWrite) is read-only.
+	al --policy "$T/imported.yaml" -- /bin/sh -c "echo in > '$T/wroot/f' && echo WROTE"
+	assert_contains "$OUT" "WROTE" "write into the imported write root"
+	assert_eq "in" "$(cat "$T/wroot/f")" "the file written inside"
+	al --policy "$T/imported.yaml" -- /bin/sh -c "echo in > '$T/beside/f' && echo WROTE"
+	assert_not_contains "$OUT" "WROTE" "write beside the write root"
+	assert_no_file "$T/beside/f" "a file beside the write root"
+	al --policy "$T/imported.yaml" -- /bin/sh -c "echo in > ./ws-file && echo WROTE; cat ./airlock-probe >/dev/null && echo READ"
+	assert_not_contains "$OUT" "WROTE" "write into the workspace srt's settings keep read-only"
+	assert_contains "$OUT" "READ" "the workspace is still readable"
+	assert_no_file "$WS/ws-file" "a file in the read-only workspace"
+}
+
+test_import_refusals_name_file_line_field() {
+	printf '{\n  "filesystem": {"allowWrite": ["."]},\n  "sandboxMode": "strict"\n}\n' >"$T/bad.json"
+	"$AIRLOCK" policy import --from srt --narrow "$T/bad.json" >"$T/out" 2>"$T/err"
+	RC=$?
+	assert_rc 2 "an unknown srt field"
+	assert_contains "$(cat "$T/err")" "$T/bad.json:3:3: sandboxMode: unknown key" "the error names file, line and field"
+	assert_eq "" "$(cat "$T/out")" "nothing printed on refusal"
+	# Without --narrow, srt's read-everything default is refused.
+	printf '{"filesystem": {"allowWrite": ["."]}}\n' >"$T/ok.json"
+	"$AIRLOCK" policy import --from srt "$T/ok.json" >"$T/out" 2>"$T/err"
+	RC=$?
+	assert_rc 2 "srt's reads without --narrow"
+	assert_contains "$(cat "$T/err")" "pass --narrow" "the error says how to accept the narrowing"
+	"$AIRLOCK" policy import --from srt --narrow "$T/ok.json" >"$T/out" 2>"$T/err"
+	RC=$?
+	assert_rc 0 "the same file with --narrow"
+}
