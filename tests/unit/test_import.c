@@ -404,6 +404,196 @@ static void test_mxc_mapping(void **state)
 	policy_free(p);
 }
 
+static void test_codex_mapping(void **state)
+{
+	(void)state;
+	size_t len;
+	char *text = read_data("codex/workspace-write.toml", &len), *yaml = NULL;
+	struct error err = { 0 };
+
+	assert_true(imp_convert(IMP_FORMAT_CODEX, "ww.toml", text, len, false, &yaml, &err) < 0);
+	assert_non_null(strstr(err.msg, "ww.toml:2:1: sandbox_mode: Codex lets commands read any file"));
+	struct policy *p = import_ok(IMP_FORMAT_CODEX, "ww.toml", text, len, true, &yaml);
+	/* The workspace stays writable with .git and .codex protected;
+	 * writable_roots are write paths, the names Codex keeps read-only
+	 * in them hidden. */
+	assert_false(has_path(&p->filesystem.protect, "**"));
+	assert_true(has_path(&p->filesystem.protect, ".git/**"));
+	assert_true(has_path(&p->filesystem.protect, ".codex/**"));
+	assert_true(has_path(&p->filesystem.write, "/tmp"));
+	assert_true(has_path(&p->filesystem.deny, "/tmp/.git"));
+	assert_int_equal(p->network.mode, POLICY_NET_NONE);
+	assert_non_null(strstr(yaml, "# from sandbox_workspace_write.writable_roots[0] (ww.toml:8:19)\n    - \"/tmp\""));
+	policy_free(p);
+	free(yaml);
+	free(text);
+
+	text = read_data("codex/read-only.toml", &len);
+	p = import_ok(IMP_FORMAT_CODEX, "ro.toml", text, len, true, NULL);
+	assert_true(has_path(&p->filesystem.protect, "**"));
+	assert_int_equal(p->filesystem.write.n, 0);
+	policy_free(p);
+	free(text);
+
+	text = read_data("codex/danger-full-access.toml", &len);
+	assert_true(imp_convert(IMP_FORMAT_CODEX, "d.toml", text, len, true, &yaml, &err) < 0);
+	assert_non_null(strstr(err.msg, "d.toml:2:1: sandbox_mode: danger-full-access is no sandbox"));
+	free(text);
+
+	import_bad(IMP_FORMAT_CODEX, "c.toml", "model = \"o3\"\nsandbox_mod = \"read-only\"\n", true,
+		   "c.toml:2:1: sandbox_mod: unknown key");
+	import_bad(IMP_FORMAT_CODEX, "c.toml", "sandbox_mode = \"workspace-write\"\n[sandbox_workspace_write]\n"
+		   "writable_root = [\"/x\"]\n", true, "c.toml:3:1: sandbox_workspace_write.writable_root: unknown key");
+	import_bad(IMP_FORMAT_CODEX, "c.toml", "default_permissions = \":workspace\"\n", true,
+		   "c.toml:1:1: default_permissions: Codex permission profiles (beta) are not imported");
+	import_bad(IMP_FORMAT_CODEX, "c.toml", "[profiles.ci]\nsandbox_mode = \"danger-full-access\"\n", true,
+		   "profiles.ci: a profile with its own sandbox settings");
+	import_bad(IMP_FORMAT_CODEX, "c.toml", "sandbox_mode = \"workspace-write\"\n[sandbox_workspace_write]\n"
+		   "network_access = true\n", false, "");
+	const char *net = "sandbox_mode = \"workspace-write\"\napproval_policy = \"never\"\n[sandbox_workspace_write]\n"
+			  "network_access = true\nexclude_slash_tmp = true\n[mcp_servers.x]\ncommand = \"npx\"\n";
+	p = import_ok(IMP_FORMAT_CODEX, "c.toml", net, strlen(net), true, &yaml);
+	/* Any host cannot be expressed: narrowed to none, and said so. */
+	assert_int_equal(p->network.mode, POLICY_NET_NONE);
+	assert_false(has_path(&p->filesystem.write, "/tmp"));
+	assert_non_null(strstr(yaml, "narrowed (--narrow): sandbox_workspace_write.network_access (c.toml:4:1)"));
+	assert_non_null(strstr(yaml, "not imported: mcp_servers (c.toml:6:2)"));
+	policy_free(p);
+	free(yaml);
+}
+
+static void test_openshell_mapping(void **state)
+{
+	(void)state;
+	size_t len;
+	char *text = read_data("openshell/schema-filesystem.yaml", &len), *yaml = NULL;
+	struct error err = { 0 };
+
+	assert_true(imp_convert(IMP_FORMAT_OPENSHELL, "fs.yaml", text, len, false, &yaml, &err) < 0);
+	assert_non_null(strstr(err.msg, "fs.yaml:16:3: landlock.compatibility: best_effort"));
+	struct policy *p = import_ok(IMP_FORMAT_OPENSHELL, "fs.yaml", text, len, true, NULL);
+	/* Only what is listed: no baseline; read-only paths are readable
+	 * and executable; the working directory is the workspace. */
+	assert_false(p->filesystem.baseline);
+	assert_true(has_path(&p->filesystem.read, "/usr"));
+	assert_true(has_path(&p->filesystem.read, "/etc"));
+	assert_false(has_path(&p->filesystem.read, "/proc"));
+	assert_true(has_path(&p->filesystem.write, "/tmp"));
+	assert_true(p->process.exec_set);
+	assert_true(has_path(&p->process.exec, "/usr"));
+	assert_true(has_path(&p->process.exec, "/work/proj"));
+	assert_string_equal(p->sandbox.workspace, "/work/proj");
+	policy_free(p);
+	free(text);
+
+	/* Entries limited to some programs: refused, or left out. */
+	text = read_data("openshell/schema-full-example.yaml", &len);
+	assert_true(imp_convert(IMP_FORMAT_OPENSHELL, "full.yaml", text, len, false, &yaml, &err) < 0);
+	assert_non_null(strstr(err.msg, "full.yaml:24:5: network_policies.github_rest_api.binaries: OpenShell lets only"));
+	p = import_ok(IMP_FORMAT_OPENSHELL, "full.yaml", text, len, true, NULL);
+	assert_int_equal(p->network.n_endpoints, 0);
+	policy_free(p);
+	free(text);
+
+	const char *any = "version: 1\nfilesystem_policy:\n  include_workdir: true\nlandlock: {compatibility: hard_requirement}\n"
+			  "network_policies:\n  gh:\n    endpoints:\n      - host: api.github.com\n        port: 443\n"
+			  "        protocol: rest\n        access: read-only\n      - host: \"**.npmjs.org\"\n        ports: [443, 8443]\n"
+			  "      - host: uploads.example.com\n        port: 443\n        protocol: rest\n        access: read-write\n"
+			  "    binaries:\n      - path: /**\n";
+	p = import_ok(IMP_FORMAT_OPENSHELL, "any.yaml", any, strlen(any), false, NULL);
+	const struct policy_endpoint *e = endpoint(p, "api.github.com");
+	assert_non_null(e);
+	if (!e)
+		return;
+	assert_true(e->intercept);
+	assert_int_equal(e->n_rules, 1);
+	assert_int_equal(e->rules[0].n_methods, 3);
+	e = endpoint(p, "*.npmjs.org");
+	assert_non_null(e);
+	if (!e)
+		return;
+	assert_int_equal(e->n_ports, 2);
+	assert_int_equal(e->n_rules, 0);
+	e = endpoint(p, "uploads.example.com");
+	assert_non_null(e);
+	if (!e)
+		return;
+	assert_int_equal(e->rules[0].n_methods, 6);
+	assert_false(p->filesystem.protect_defaults);
+	policy_free(p);
+
+	import_bad(IMP_FORMAT_OPENSHELL, "o.yaml", "version: 1\nfilesystem_policy: {include_workdir: true}\n"
+		   "network_policies:\n  x:\n    endpoints:\n      - host: \"*.example.com\"\n        port: 443\n"
+		   "    binaries: [{path: /**}]\n", false, "o.yaml:6:9: network_policies.x.endpoints[0].host: \"*.example.com\": OpenShell's '*' matches within one label");
+	import_bad(IMP_FORMAT_OPENSHELL, "o.yaml", "version: 1\nfilesystem_policy: {include_workdir: true}\n"
+		   "network_policies:\n  x:\n    endpoints:\n      - host: a.example.com\n        port: 443\n        protocol: rest\n"
+		   "        rules: [{allow: {method: GET, path: /x}}]\n    binaries: [{path: /**}]\n", false,
+		   "network_policies.x.endpoints[0].rules: has no airlock form");
+	import_bad(IMP_FORMAT_OPENSHELL, "o.yaml", "version: 1\nfilesystem_policy: {include_workdir: true}\n"
+		   "network_policies:\n  x:\n    endpoints:\n      - host: a.example.com\n        prot: 443\n"
+		   "    binaries: [{path: /usr/bin/curl}]\n", true, "o.yaml:7:9: network_policies.x.endpoints[0].prot: unknown key");
+	import_bad(IMP_FORMAT_OPENSHELL, "o.yaml", "version: 2\n", false, "o.yaml:1:1: version: must be 1");
+	import_bad(IMP_FORMAT_OPENSHELL, "o.yaml", "version: 1\nfilesystem_policy: {read_only: [/usr]}\nnetwork_middlewares: {x: {}}\n",
+		   false, "network_middlewares: middleware has no airlock form");
+}
+
+/* Drop "# ..." comments and the blanks before them, in place. */
+static void strip_comments(char *t)
+{
+	char *d = t;
+	for (char *s = t; *s; s++) {
+		if (*s == '#') {
+			while (d > t && d[-1] == ' ')
+				d--;
+			while (s[1] && s[1] != '\n')
+				s++;
+			continue;
+		}
+		*d++ = *s;
+	}
+	*d = '\0';
+}
+
+/* Import-only formats: import -> print -> parse prints the same. */
+static void print_round_trip(enum imp_format f, const char *rel)
+{
+	size_t len;
+	char *text = read_data(rel, &len);
+	struct policy *p1 = import_ok(f, rel, text, len, true, NULL), *p2 = NULL;
+	char *a = NULL, *b = NULL;
+	size_t al = 0, bl = 0;
+	struct error err = { 0 };
+	FILE *fa = open_memstream(&a, &al);
+	policy_print(p1, fa);
+	fclose(fa);
+	if (policy_load_buffer("(printed)", NULL, a, al, &ctx, &p2, &err) < 0)
+		fail_msg("%s: printed policy refused: %s", rel, err.msg);
+	FILE *fb = open_memstream(&b, &bl);
+	policy_print(p2, fb);
+	fclose(fb);
+	assert_true(policy_equal(p1, p2));
+	/* The provenance comments differ (file:line); the settings do not. */
+	strip_comments(a);
+	strip_comments(b);
+	assert_string_equal(a, b);
+	policy_free(p1);
+	policy_free(p2);
+	free(a);
+	free(b);
+	free(text);
+}
+
+static void test_print_round_trips(void **state)
+{
+	(void)state;
+	print_round_trip(IMP_FORMAT_CODEX, "codex/workspace-write.toml");
+	print_round_trip(IMP_FORMAT_CODEX, "codex/read-only.toml");
+	print_round_trip(IMP_FORMAT_OPENSHELL, "openshell/schema-filesystem.yaml");
+	print_round_trip(IMP_FORMAT_OPENSHELL, "openshell/supervisor-testdata.yaml");
+	print_round_trip(IMP_FORMAT_SRT, "srt/complete.json");
+	print_round_trip(IMP_FORMAT_MXC, "mxc/12_lxc_filesystem_access.json");
+}
+
 /* import -> policy -> export -> import gives the same policy. */
 static void round_trip(enum imp_format f, const char *rel, bool narrow)
 {
@@ -485,7 +675,10 @@ int main(void)
 		cmocka_unit_test(test_srt_complete),
 		cmocka_unit_test(test_srt_mapping),
 		cmocka_unit_test(test_mxc_mapping),
+		cmocka_unit_test(test_codex_mapping),
+		cmocka_unit_test(test_openshell_mapping),
 		cmocka_unit_test(test_round_trips),
+		cmocka_unit_test(test_print_round_trips),
 		cmocka_unit_test(test_export_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

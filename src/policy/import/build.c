@@ -33,6 +33,7 @@ void imp_build_free(struct imp_build *b)
 	list_free(&b->write);
 	list_free(&b->deny);
 	list_free(&b->protect);
+	list_free(&b->exec);
 	list_free(&b->endpoints);
 	list_free(&b->notes);
 	list_free(&b->skipped);
@@ -87,6 +88,14 @@ static int list_push(struct imp_build *b, struct imp_list *l, char *val, char *s
 	v[l->n].src = src;
 	l->n++;
 	return 0;
+}
+
+struct imp_entry *imp_push(struct imp_build *b, struct imp_list *l, const char *val, const struct imp_node *n,
+			   const char *field)
+{
+	if (list_push(b, l, strdup(val), imp_src(b, n, field)) < 0)
+		return NULL;
+	return &l->v[l->n - 1];
 }
 
 int imp_narrow(struct imp_build *b, const struct imp_node *n, const char *field, const char *fmt, ...)
@@ -325,6 +334,13 @@ static int emit(struct imp_build *b, struct buf *o)
 	if (!b->read.n && !b->write.n && !b->deny.n && !b->protect.n && b->baseline < 0 && b->protect_defaults < 0 &&
 	    (r = buf_puts(o, "  read: []\n")) < 0)
 		return r;
+	if (b->exec.n) {
+		if ((r = buf_puts(o, "process:\n")) < 0)
+			return r;
+		struct imp_list *l = &b->exec;
+		if ((r = put_list(o, "exec", l)) < 0)
+			return r;
+	}
 	if (!b->network) {
 		return put_comment(o, "", "", "no network section: the agent has no network access");
 	}
@@ -345,6 +361,9 @@ static int emit(struct imp_build *b, struct buf *o)
 		if ((r = buf_puts(o, "]\n")) < 0)
 			return r;
 		if (e->access && (r = buf_printf(o, "      tls: intercept\n      access: %s\n", e->access)) < 0)
+			return r;
+		if (e->methods && (r = buf_printf(o, "      tls: intercept\n      rules:\n        - methods: %s\n",
+						 e->methods)) < 0)
 			return r;
 	}
 	return 0;
@@ -423,10 +442,8 @@ int imp_convert(enum imp_format f, const char *file, const char *buf, size_t len
 	switch (f) {
 	case IMP_FORMAT_SRT: r = imp_srt(&b, root); break;
 	case IMP_FORMAT_MXC: r = imp_mxc(&b, root); break;
-	case IMP_FORMAT_CODEX:
-	case IMP_FORMAT_OPENSHELL:
-		r = error_set(err, ENOTSUP, "%s: importing from %s is not supported yet", file, b.format);
-		break;
+	case IMP_FORMAT_CODEX: r = imp_codex(&b, root); break;
+	case IMP_FORMAT_OPENSHELL: r = imp_openshell(&b, root); break;
 	}
 	if (r == 0)
 		r = imp_emit(&b, yaml);

@@ -19,7 +19,9 @@ struct imp_entry {
 	char *src;   /* "field (FILE:LINE:COL)" */
 	uint16_t ports[IMP_PORTS_MAX];
 	size_t n_ports;
-	const char *access; /* endpoints: NULL, "read-only" */
+	const char *access; /* endpoints: NULL, "read-only" (with tls: intercept) */
+	const char *methods; /* endpoints: one rule allowing these methods, "[GET, ...]"
+	                      * (with tls: intercept); NULL: none */
 };
 
 struct imp_list {
@@ -40,7 +42,7 @@ struct imp_build {
 	char *protect_defaults_src;
 	uint64_t wall;         /* seconds; 0 = not set */
 	char *wall_src;
-	struct imp_list read, write, deny, protect, endpoints;
+	struct imp_list read, write, deny, protect, exec, endpoints;
 	bool network;
 	char *network_src;
 	struct imp_list notes;    /* "narrowed: ..." */
@@ -89,5 +91,9 @@ int imp_srt(struct imp_build *b, const struct imp_node *root);
 int imp_mxc(struct imp_build *b, const struct imp_node *root);
 int imp_codex(struct imp_build *b, const struct imp_node *root);
 int imp_openshell(struct imp_build *b, const struct imp_node *root);
+
+/* Append an entry without the duplicate check; NULL on failure (err set). */
+struct imp_entry *imp_push(struct imp_build *b, struct imp_list *l, const char *val, const struct imp_node *n,
+			   const char *field);
 
 #endif
