@@ -49,6 +49,9 @@ char *imp_src(const struct imp_build *b, const struct imp_node *n, const char *f
 }
 
 static int vfail(struct imp_build *b, const struct imp_node *n, const char *field, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+
+static int vfail(struct imp_build *b, const struct imp_node *n, const char *field, const char *fmt, va_list ap)
 {
 	char msg[768];
 
