@@ -114,3 +114,52 @@ test_import_refusals_name_file_line_field() {
 	RC=$?
 	assert_rc 0 "the same file with --narrow"
 }
+
+test_import_codex_workspace_write_keeps_git_read_only() {
+	mkdir -p "$WS/.git" "$WS/src"
+	printf 'sandbox_mode = "workspace-write"\n[sandbox_workspace_write]\nexclude_slash_tmp = true\n' >"$T/config.toml"
+	"$AIRLOCK" policy import --from codex --narrow "$T/config.toml" >"$T/imported.yaml" 2>"$T/import.err"
+	RC=$?
+	assert_rc 0 "import of a Codex workspace-write config"
+	# The workspace is writable, as in Codex; .git inside it is not.
+	al --policy "$T/imported.yaml" -- /bin/sh -c "echo a > src/f && echo WROTE-SRC; echo b > .git/f && echo WROTE-GIT"
+	assert_contains "$OUT" "WROTE-SRC" "a write in the workspace"
+	assert_not_contains "$OUT" "WROTE-GIT" "a write into .git, which Codex keeps read-only"
+	assert_file "$WS/src/f" "the file written in the workspace"
+	assert_no_file "$WS/.git/f" "a file in .git"
+}
+
+test_import_openshell_lists_only_what_it_names() {
+	mkdir -p "$T/rw" "$T/beside"
+	chmod 0777 "$T/rw" "$T/beside"
+	printf 'seen\n' >"$T/rw/listed"
+	cat >"$T/openshell.yaml" <<YAML
+version: 1
+filesystem_policy:
+  include_workdir: true
+  read_only:
+    - /usr
+    - /etc
+  read_write:
+    - $T/rw
+landlock:
+  compatibility: hard_requirement
+YAML
+	"$AIRLOCK" policy import --from openshell "$T/openshell.yaml" >"$T/imported.yaml" 2>"$T/import.err"
+	RC=$?
+	[ "$RC" = 0 ] || fail "import refused: $(cat "$T/import.err")"
+	# The static probe, from the workspace (include_workdir), so that the
+	# test does not depend on how this system links its programs.
+	track_probe_write "$T/beside/f"
+	al --policy "$T/imported.yaml" -- ./airlock-probe write-ok "$T/rw/f"
+	check_allowed write-ok
+	al --policy "$T/imported.yaml" -- ./airlock-probe write "$T/beside/f"
+	check_blocked write
+	al --policy "$T/imported.yaml" -- ./airlock-probe read-ok /etc/passwd
+	check_allowed read-ok
+	# /opt is in airlock's baseline, not in the OpenShell policy.
+	if [ -d /opt ]; then
+		al --policy "$T/imported.yaml" -- ./airlock-probe read /opt
+		check_blocked read
+	fi
+}
