@@ -589,7 +589,7 @@ static void test_print_round_trips(void **state)
 	print_round_trip(IMP_FORMAT_CODEX, "codex/workspace-write.toml");
 	print_round_trip(IMP_FORMAT_CODEX, "codex/read-only.toml");
 	print_round_trip(IMP_FORMAT_OPENSHELL, "openshell/schema-filesystem.yaml");
-	print_round_trip(IMP_FORMAT_OPENSHELL, "openshell/supervisor-testdata.yaml");
+	print_round_trip(IMP_FORMAT_OPENSHELL, "openshell/schema-full-example.yaml");
 	print_round_trip(IMP_FORMAT_SRT, "srt/complete.json");
 	print_round_trip(IMP_FORMAT_MXC, "mxc/12_lxc_filesystem_access.json");
 }
