@@ -163,3 +163,53 @@ YAML
 		check_blocked read
 	fi
 }
+
+test_export_round_trip_through_the_cli() {
+	# microsoft/mxc tests/examples/12_lxc_filesystem_access.json (also in
+	# tests/data/import/mxc, which the unprivileged run does not copy).
+	local src="$T/mxc.json"
+	cat >"$src" <<'JSON'
+{
+  "version": "0.6.0-alpha",
+  "containerId": "CLI-LXC-FilesystemAccess",
+  "containment": "lxc",
+  "process": {
+    "commandLine": "ls -la /mnt/shared && echo 'test' > /mnt/output/result.txt && cat /mnt/output/result.txt"
+  },
+  "lifecycle": {
+    "destroyOnExit": true
+  },
+  "lxc": {
+    "distribution": "alpine",
+    "release": "3.20"
+  },
+  "filesystem": {
+    "readonlyPaths": ["/mnt/shared"],
+    "readwritePaths": ["/mnt/output"],
+    "deniedPaths": ["/etc/shadow"]
+  }
+}
+JSON
+	"$AIRLOCK" policy import --from mxc "$src" >"$T/a.yaml" 2>"$T/err"
+	RC=$?
+	assert_rc 0 "import of the MXC example"
+	# Without --accept-wider: refused, naming the airlock field.
+	"$AIRLOCK" policy export --to mxc "$T/a.yaml" >"$T/out.json" 2>"$T/err"
+	RC=$?
+	assert_rc 2 "export that would widen, without --accept-wider"
+	assert_contains "$(cat "$T/err")" "sandbox.limits:" "the refusal names the airlock field"
+	assert_eq "" "$(cat "$T/out.json")" "nothing printed on refusal"
+	"$AIRLOCK" policy export --to mxc --accept-wider "$T/a.yaml" >"$T/out.json" 2>"$T/err"
+	RC=$?
+	assert_rc 0 "export with --accept-wider"
+	assert_contains "$(cat "$T/err")" "wider in MXC: sandbox.limits" "each widening is listed"
+	assert_contains "$(cat "$T/out.json")" '"readwritePaths": ["/mnt/output"]' "the workspace as MXC's read-write path"
+	"$AIRLOCK" policy import --from mxc "$T/out.json" >"$T/b.yaml" 2>"$T/err"
+	RC=$?
+	assert_rc 0 "import of the exported file"
+	# The same effective policy, apart from where each value came from.
+	"$AIRLOCK" policy check "$T/a.yaml" | sed 's/ *#.*//' >"$T/a.eff"
+	"$AIRLOCK" policy check "$T/b.yaml" | sed 's/ *#.*//' >"$T/b.eff"
+	assert_eq "$(cat "$T/a.eff")" "$(cat "$T/b.eff")" "import, export, import"
+	assert_contains "$(cat "$T/a.eff")" '"/mnt/shared"' "the read-only path is in the policy"
+}

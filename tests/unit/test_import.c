@@ -99,6 +99,19 @@ static void test_json_malformed(void **state)
 	memset(deep, '[', 100);
 	memset(deep + 100, ']', 100);
 	json_bad(deep, "nested deeper than 64 levels");
+	/* More entries than a configuration file has: refused, not scanned. */
+	size_t big = 5000 * 2 + 2;
+	char *many = malloc(big + 1);
+	many[0] = '[';
+	for (size_t i = 0; i < 5000; i++) {
+		many[1 + 2 * i] = '0';
+		many[2 + 2 * i] = ',';
+	}
+	many[big - 2] = '0';
+	many[big - 1] = ']';
+	many[big] = '\0';
+	json_bad(many, "more than 4096 entries in one array");
+	free(many);
 	/* 64 levels is still fine. */
 	char ok[128];
 	memset(ok, '[', 64);

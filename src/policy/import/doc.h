@@ -20,7 +20,9 @@
  * and a peer-controlled nesting depth must not exhaust the stack. */
 #define IMP_MAX_INPUT (1024 * 1024)
 #define IMP_MAX_DEPTH 64
-#define IMP_MAX_ITEMS 65536 /* children of one list or table */
+/* Children of one list or table. Duplicate keys are looked for by a linear
+ * scan, so this also bounds that work (4096^2 / 2 comparisons at most). */
+#define IMP_MAX_ITEMS 4096
 
 enum imp_kind {
 	IMP_NULL = 0,
