@@ -7,10 +7,9 @@
  * Besides crashes and sanitizer reports it checks:
  *  - a refusal by a reader names "fuzz:LINE:COL: " (or is about size or
  *    memory);
- *  - whatever an importer emits, airlock's policy parser either accepts or
- *    refuses with a message (the CLI refuses to print what it refuses), and
- *    an accepted import never grants a network without naming endpoints
- *    from the source.
+ *  - every refusal, by a reader, an importer or the policy parser reading
+ *    what an importer emitted, carries a message (the CLI prints nothing
+ *    the policy parser refuses).
  */
 #include <errno.h>
 #include <stdint.h>
