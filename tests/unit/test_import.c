@@ -353,6 +353,12 @@ static void test_srt_mapping(void **state)
 	p = import_ok(IMP_FORMAT_SRT, "s.json", dw, strlen(dw), true, NULL);
 	assert_true(has_path(&p->filesystem.deny, "/srv/keep"));
 	policy_free(p);
+	/* "../x" leaves the current directory: not a protected glob. */
+	const char *up = "{\"filesystem\": {\"allowWrite\": [\".\"], \"denyWrite\": [\"../sib\", \"sub/./f\"]}}";
+	p = import_ok(IMP_FORMAT_SRT, "s.json", up, strlen(up), true, NULL);
+	assert_true(has_path(&p->filesystem.deny, "/work/sib"));
+	assert_true(has_path(&p->filesystem.protect, "sub/f/**"));
+	policy_free(p);
 }
 
 static void test_mxc_mapping(void **state)

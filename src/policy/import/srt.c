@@ -65,6 +65,21 @@ static int srt_path(struct imp_build *b, const struct imp_node *n, const char *f
 	return 0;
 }
 
+/* A ".." component: the path may leave the current directory. */
+static bool has_dotdot(const char *s)
+{
+	for (const char *p = s; *p;) {
+		const char *e = strchr(p, '/');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == 2 && p[0] == '.' && p[1] == '.')
+			return true;
+		p += len;
+		if (*p)
+			p++;
+	}
+	return false;
+}
+
 static int str_list(struct imp_build *b, const struct imp_node *n, const char *field)
 {
 	int r = imp_want(b, n, field, IMP_LIST);
@@ -161,20 +176,29 @@ static int srt_filesystem(struct imp_build *b, const struct imp_node *fs)
 				r = cwd_writable ? imp_fail(b, &v->v[i], f, "denies writing the current directory that "
 							    "allowWrite allows; say one or the other")
 						 : 0;
-			} else if (!strncmp(p, "$WORKSPACE/", 11)) {
+			} else if (!strncmp(p, "$WORKSPACE/", 11) && !has_dotdot(p + 11)) {
 				/* Read-only inside the workspace: a protected
-				 * path, whether a file or a directory. */
-				char *g = NULL;
-				const char *rel = p + 11;
-				while (rel[0] == '.' && rel[1] == '/')
-					rel += 2;
-				size_t rl = strlen(rel);
-				while (rl && rel[rl - 1] == '/')
-					rl--;
-				if (asprintf(&g, "%.*s/**", (int)rl, rel) < 0) {
+				 * path, whether a file or a directory. The glob
+				 * has no "." or empty components. */
+				char *g = malloc(strlen(p) + 4);
+				size_t gl = 0;
+				if (!g) {
 					free(p);
 					return error_set(b->err, ENOMEM, "out of memory");
 				}
+				for (const char *c = p + 11; *c;) {
+					const char *e = strchr(c, '/');
+					size_t len = e ? (size_t)(e - c) : strlen(c);
+					if (len && !(len == 1 && c[0] == '.')) {
+						memcpy(g + gl, c, len);
+						gl += len;
+						g[gl++] = '/';
+					}
+					c += len;
+					if (*c)
+						c++;
+				}
+				memcpy(g + gl, "**", 3);
 				r = imp_add(b, &b->protect, g, &v->v[i], f);
 				free(g);
 			} else {
