@@ -79,14 +79,21 @@ int cli_policy_import(int argc, char **argv)
 	struct buf in = { 0 };
 	int r = file_read_all(file, IMP_MAX_INPUT, &in);
 	if (r < 0) {
-		fprintf(stderr, "airlock: %s: %s\n", file,
+		fprintf(stderr, "airlock: cannot read the settings file: %s\n",
 			r == -E2BIG ? "larger than 1 MiB" : strerror(-r));
 		buf_free(&in);
 		return SANDBOX_EXIT_USAGE;
 	}
 	struct error err = { 0 };
 	char *yaml = NULL;
-	r = imp_convert(fmt, file, in.data ? in.data : "", in.len, narrow, &yaml, &err);
+	/* The name goes into messages and comments: a crafted file name must
+	 * not forge lines there. */
+	char shown[PATH_MAX];
+	snprintf(shown, sizeof(shown), "%s", file);
+	for (char *c = shown; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	r = imp_convert(fmt, shown, in.data ? in.data : "", in.len, narrow, &yaml, &err);
 	buf_free(&in);
 	if (r < 0) {
 		fprintf(stderr, "airlock: %s\n", err.msg);
@@ -98,7 +105,7 @@ int cli_policy_import(int argc, char **argv)
 	_cleanup_policy_ struct policy *back = NULL;
 	get_ctx(cwd, sizeof(cwd), &ctx);
 	char name[PATH_MAX + 32];
-	snprintf(name, sizeof(name), "(policy imported from %s)", file);
+	snprintf(name, sizeof(name), "(policy imported from %s)", shown);
 	if (policy_load_buffer(name, NULL, yaml, strlen(yaml), &ctx, &back, &err) < 0) {
 		fprintf(stderr, "airlock: the converted policy is refused, so it is not printed: %s\n", err.msg);
 		free(yaml);
