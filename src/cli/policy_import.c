@@ -76,16 +76,6 @@ int cli_policy_import(int argc, char **argv)
 		return SANDBOX_EXIT_USAGE;
 	}
 
-	struct buf in = { 0 };
-	int r = file_read_all(file, IMP_MAX_INPUT, &in);
-	if (r < 0) {
-		fprintf(stderr, "airlock: cannot read the settings file: %s\n",
-			r == -E2BIG ? "larger than 1 MiB" : strerror(-r));
-		buf_free(&in);
-		return SANDBOX_EXIT_USAGE;
-	}
-	struct error err = { 0 };
-	char *yaml = NULL;
 	/* The name goes into messages and comments: a crafted file name must
 	 * not forge lines there. */
 	char shown[PATH_MAX];
@@ -93,6 +83,15 @@ int cli_policy_import(int argc, char **argv)
 	for (char *c = shown; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			*c = '?';
+	struct buf in = { 0 };
+	int r = file_read_all(file, IMP_MAX_INPUT, &in);
+	if (r < 0) {
+		fprintf(stderr, "airlock: %s: %s\n", shown, r == -E2BIG ? "larger than 1 MiB" : strerror(-r));
+		buf_free(&in);
+		return SANDBOX_EXIT_USAGE;
+	}
+	struct error err = { 0 };
+	char *yaml = NULL;
 	r = imp_convert(fmt, shown, in.data ? in.data : "", in.len, narrow, &yaml, &err);
 	buf_free(&in);
 	if (r < 0) {
