@@ -108,6 +108,93 @@ static bool covered(const struct sandbox_plan *p, const char *path)
 	return false;
 }
 
+/* "/a/./b/../c" -> "/a/c", in place, for an absolute path. Used only on
+ * a link's target joined to its directory, which has no links itself. */
+static void lexical_normalise(char *path)
+{
+	char *out = path + 1;
+	const char *in = path + 1;
+	while (*in) {
+		const char *end = strchrnul(in, '/');
+		size_t n = (size_t)(end - in);
+		if (n == 0 || (n == 1 && in[0] == '.')) {
+			/* skip */
+		} else if (n == 2 && in[0] == '.' && in[1] == '.') {
+			if (out > path + 1) {
+				out--; /* the '/' that ended the last kept component */
+				while (out > path + 1 && out[-1] != '/')
+					out--;
+			}
+		} else {
+			memmove(out, in, n);
+			out += n;
+			*out++ = '/';
+		}
+		in = *end ? end + 1 : end;
+	}
+	if (out > path + 1)
+		out--;
+	*out = '\0';
+}
+
+static bool has_link(const struct sandbox_plan *p, const char *dst)
+{
+	for (size_t i = 0; i < p->n_mounts; i++)
+		if (p->mounts[i].kind == MOUNT_SYMLINK && strcmp(p->mounts[i].dst, dst) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * A listed path is bound at its real location; the names that led there
+ * through symlinks (/lib64 -> usr/lib64 on a merged-/usr system) are
+ * recreated as the same symlinks wherever no bind shows them already, so
+ * that the path as written, and the loader's own paths, still resolve
+ * with `filesystem.baseline: false`. A link's target is followed the same
+ * way, a bounded number of times.
+ */
+static int add_links_along(struct sandbox_plan *p, const char *path, int budget)
+{
+	char prefix[PATH_MAX];
+	size_t len = strlen(path);
+	if (len >= sizeof(prefix) || budget <= 0)
+		return 0;
+	for (size_t i = 1; i <= len; i++) {
+		if (i < len && path[i] != '/')
+			continue;
+		memcpy(prefix, path, i);
+		prefix[i] = '\0';
+		struct stat st;
+		if (lstat(prefix, &st) < 0)
+			return 0;
+		if (!S_ISLNK(st.st_mode))
+			continue;
+		char target[PATH_MAX];
+		ssize_t n = readlink(prefix, target, sizeof(target) - 1);
+		if (n <= 0)
+			return 0;
+		target[n] = '\0';
+		if (!covered(p, prefix) && !has_link(p, prefix) &&
+		    add_mount(p, MOUNT_SYMLINK, target, prefix, true, false, 0) < 0)
+			return -ENOMEM;
+		/* The link's target, then what lay beyond the link. */
+		char next[PATH_MAX];
+		int w;
+		if (target[0] == '/') {
+			w = snprintf(next, sizeof(next), "%s%s", target, path + i);
+		} else {
+			char *slash = strrchr(prefix, '/');
+			*slash = '\0';
+			w = snprintf(next, sizeof(next), "%s/%s%s", prefix, target, path + i);
+		}
+		if (w < 0 || (size_t)w >= sizeof(next))
+			return 0;
+		lexical_normalise(next);
+		return add_links_along(p, next, budget - 1);
+	}
+	return 0;
+}
+
 static size_t depth(const char *path)
 {
 	size_t d = 0;
@@ -409,6 +496,10 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 				goto oom;
 			p->mounts[p->n_mounts - 1].user_path = true;
 		}
+	for (int l = 0; l < 2; l++)
+		for (size_t i = 0; i < lists[l]->n; i++)
+			if (add_links_along(p, lists[l]->v[i].path, 8) < 0)
+				goto oom;
 	/* Parents before children: a workspace under /tmp or home lands on
 	 * top of the private tmpfs, a read-only path under the workspace on
 	 * top of the workspace. */
