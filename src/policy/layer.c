@@ -165,6 +165,11 @@ bool policy_glob_subset(const char *a, const char *b)
 	return false;
 }
 
+bool policy_host_pattern_covers(const char *a, const char *b)
+{
+	return policy_host_covers(a, b);
+}
+
 /* ---- the walk over every loc ---- */
 
 typedef void (*loc_fn)(struct policy_loc *l, void *ctx);
@@ -232,6 +237,11 @@ static void mark_enterprise(struct policy_loc *l, void *ctx)
 	} else {
 		l->file = POLICY_DEFAULT_FILE;
 	}
+}
+
+void policy_mark_developer(struct policy *p)
+{
+	walk_locs(p, mark_developer, NULL);
 }
 
 /* ---- which files ---- */

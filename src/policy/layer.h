@@ -51,6 +51,13 @@ void policy_strv_free(char **v, size_t n);
 int policy_apply_enterprise(struct policy *p, char *const *files, size_t n, const struct policy_ctx *ctx,
 			    struct policy_layer_report *rep, struct error *err) WUR;
 
+/* Give every entry p's file set the layer "developer" (done by
+ * policy_apply_enterprise when there is an enterprise file). */
+void policy_mark_developer(struct policy *p);
+
+/* True when every host host pattern b matches is matched by pattern a. */
+bool policy_host_pattern_covers(const char *a, const char *b);
+
 /* Conservative pattern containment used by layering and lint: true only
  * when every string glob a matches is matched by glob b (NULL = any). */
 bool policy_glob_subset(const char *a, const char *b);
