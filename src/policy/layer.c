@@ -223,7 +223,7 @@ static void walk_locs(struct policy *p, loc_fn fn, void *ctx)
 static void mark_developer(struct policy_loc *l, void *ctx)
 {
 	(void)ctx;
-	if (l->line > 0)
+	if (l->line > 0 && !l->layer)
 		l->layer = "developer";
 }
 
