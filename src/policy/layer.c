@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "policy/glob.h"
 #include "policy/internal.h"
 #include "policy/layer.h"
 #include "util/cleanup.h"
@@ -145,24 +146,61 @@ static void quote(const char *s, char *buf, size_t size)
 /* ---- patterns ---- */
 
 /* Containment of request globs ('*' within a segment, '**' across),
- * decided lexically and conservatively: equal, or b is "PREFIX/" then
- * "**" and a starts with PREFIX/ (then whatever a matches, b matches). A
- * "no" here may be a true containment this test cannot see: the entry is
- * then cut, which fails closed. */
+ * decided by the pattern automata (policy/glob.h). A pattern that cannot
+ * be compiled, or a question too large to answer, is a "no": the entry
+ * is then cut, which fails closed. */
 bool policy_glob_subset(const char *a, const char *b)
 {
-	size_t lb;
+	return policy_glob_subset_any(a, &b, 1);
+}
 
-	if (!b)
-		return true;
-	if (!a)
+bool policy_glob_subset_any(const char *a, const char *const *b, size_t n)
+{
+	struct error err = { 0 };
+	struct glob *ga = NULL, **gb = NULL;
+	bool sub = false;
+	size_t ok = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!b[i])
+			return true;
+	if (!a || n == 0)
 		return false;
-	if (strcmp(a, b) == 0)
+	if (strcmp(a, b[0]) == 0)
 		return true;
-	lb = strlen(b);
-	if (lb >= 3 && strcmp(b + lb - 3, "/**") == 0)
-		return strncmp(a, b, lb - 2) == 0;
-	return false;
+	if (!(gb = calloc(n, sizeof(*gb))))
+		return false;
+	if (glob_compile(a, GLOB_PATH, &ga, &err) < 0)
+		goto out;
+	for (ok = 0; ok < n; ok++)
+		if (glob_compile(b[ok], GLOB_PATH, &gb[ok], &err) < 0)
+			goto out;
+	if (glob_subset(ga, (const struct glob *const *)gb, n, &sub, NULL, &err) < 0)
+		sub = false;
+out:
+	glob_free(ga);
+	for (size_t i = 0; i < ok; i++)
+		glob_free(gb[i]);
+	free(gb);
+	return sub;
+}
+
+/* Whether two request globs share a request (an error: assume they do,
+ * so that the cut is said). */
+static bool glob_meets(const char *a, const char *b)
+{
+	struct error err = { 0 };
+	struct glob *ga = NULL, *gb = NULL;
+	bool ov = true;
+
+	if (!a || !b)
+		return true;
+	if (glob_compile(a, GLOB_PATH, &ga, &err) == 0 && glob_compile(b, GLOB_PATH, &gb, &err) == 0 &&
+	    glob_overlap(ga, gb, &ov, NULL, &err) < 0)
+		ov = true;
+	glob_free(ga);
+	glob_free(gb);
+	return ov;
 }
 
 bool policy_host_pattern_covers(const char *a, const char *b)
@@ -1054,8 +1092,16 @@ static bool glob_meet(const char *a, const char *b, const char **out)
 }
 
 /* r ∩ rc as one rule; *ok false when empty or not expressible. */
+static bool methods_share(const struct policy_net_rule *a, const struct policy_net_rule *b)
+{
+	for (size_t i = 0; i < a->n_methods; i++)
+		if (has_method(b->methods, b->n_methods, a->methods[i]))
+			return true;
+	return false;
+}
+
 static int rule_meet(const struct policy_net_rule *r, const struct policy_net_rule *rc, struct policy_net_rule *out,
-		     bool *ok, bool *whole)
+		     bool *ok, bool *whole, bool *inexpressible)
 {
 	const char *path, *query;
 	bool empty;
@@ -1063,8 +1109,14 @@ static int rule_meet(const struct policy_net_rule *r, const struct policy_net_ru
 	memset(out, 0, sizeof(*out));
 	*ok = false;
 	*whole = false;
-	if (!glob_meet(r->path, rc->path, &path) || !glob_meet(r->query, rc->query, &query))
+	if (!glob_meet(r->path, rc->path, &path) || !glob_meet(r->query, rc->query, &query)) {
+		/* Requests both allow, but no single glob says which: cut,
+		 * narrower than the true intersection. */
+		if (inexpressible && glob_meets(r->path, rc->path) && glob_meets(r->query, rc->query) &&
+		    (!r->methods || !rc->methods || methods_share(r, rc)))
+			*inexpressible = true;
 		return 0;
+	}
 	if (methods_meet(r, rc, &out->methods, &out->n_methods, &empty) < 0)
 		return -ENOMEM;
 	if (empty)
@@ -1090,12 +1142,33 @@ static int rule_copy(const struct policy_net_rule *r, struct policy_net_rule *ou
 {
 	bool ok, whole;
 	struct policy_net_rule any = { 0 };
-	return rule_meet(r, &any, out, &ok, &whole);
+	return rule_meet(r, &any, out, &ok, &whole, NULL);
 }
 
 /* E ∩ C as one endpoint; *ok false when empty. *whole when it is E. */
+/* Every request r allows is allowed by one of C's rules: several of them
+ * may together cover a rule none covers alone. */
+static bool rule_within_union(const struct policy_net_rule *r, const struct policy_endpoint *C)
+{
+	const char **paths = calloc(C->n_rules + 1, sizeof(*paths));
+	size_t n = 0;
+	bool in = false;
+
+	if (!paths)
+		return false;
+	for (size_t j = 0; j < C->n_rules; j++) {
+		const struct policy_net_rule *c = &C->rules[j];
+		if (methods_within(r, c) && policy_glob_subset(r->query, c->query) && (!r->websocket || c->websocket))
+			paths[n++] = c->path;
+	}
+	if (n)
+		in = policy_glob_subset_any(r->path, paths, n);
+	free(paths);
+	return in;
+}
+
 static int endpoint_meet(const struct policy_endpoint *E, const struct policy_endpoint *C, struct policy_endpoint *out,
-			 bool *ok, bool *whole, size_t *rules_cut)
+			 bool *ok, bool *whole, size_t *rules_cut, size_t *inexpressible)
 {
 	const char *host;
 
@@ -1103,6 +1176,7 @@ static int endpoint_meet(const struct policy_endpoint *E, const struct policy_en
 	*ok = false;
 	*whole = false;
 	*rules_cut = 0;
+	*inexpressible = 0;
 	if (policy_host_covers(C->host, E->host))
 		host = E->host;
 	else if (policy_host_covers(E->host, C->host))
@@ -1136,12 +1210,18 @@ static int endpoint_meet(const struct policy_endpoint *E, const struct policy_en
 		if (!(out->rules = calloc(E->n_rules * C->n_rules, sizeof(*out->rules))))
 			goto oom;
 		for (size_t i = 0; i < E->n_rules; i++) {
-			bool kept = false;
+			bool kept = false, inex = false;
 			size_t before = out->n_rules;
+			if (rule_within_union(&E->rules[i], C)) {
+				if (rule_copy(&E->rules[i], &out->rules[out->n_rules]) < 0)
+					goto oom;
+				out->n_rules++;
+				continue;
+			}
 			for (size_t j = 0; j < C->n_rules && !kept; j++) {
 				bool rok, rwhole;
 				struct policy_net_rule *slot = &out->rules[out->n_rules];
-				if (rule_meet(&E->rules[i], &C->rules[j], slot, &rok, &rwhole) < 0)
+				if (rule_meet(&E->rules[i], &C->rules[j], slot, &rok, &rwhole, &inex) < 0)
 					goto oom;
 				if (!rok)
 					continue;
@@ -1160,6 +1240,7 @@ static int endpoint_meet(const struct policy_endpoint *E, const struct policy_en
 			if (!kept) {
 				rules_whole = false;
 				(*rules_cut)++;
+				*inexpressible += inex;
 			}
 		}
 		if (out->n_rules == 0) {
@@ -1212,7 +1293,7 @@ static int narrow_network(struct lctx *c, struct ceiling *e)
 	size_t n_out = 0;
 	for (size_t i = 0; i < net->n_endpoints; i++) {
 		struct policy_endpoint *E = &net->endpoints[i];
-		size_t pieces = 0, rules_cut = 0;
+		size_t pieces = 0, rules_cut = 0, inexpressible = 0;
 		bool kept = false;
 		char qh[300];
 
@@ -1222,9 +1303,10 @@ static int narrow_network(struct lctx *c, struct ceiling *e)
 		out = nv;
 		for (size_t j = 0; j < cn->n_endpoints && !kept; j++) {
 			bool ok, whole;
-			size_t rc = 0;
-			if (endpoint_meet(E, &cn->endpoints[j], &out[n_out], &ok, &whole, &rc) < 0)
+			size_t rc = 0, ix = 0;
+			if (endpoint_meet(E, &cn->endpoints[j], &out[n_out], &ok, &whole, &rc, &ix) < 0)
 				goto oom;
+			inexpressible += ix;
 			if (!ok)
 				continue;
 			rules_cut += rc;
@@ -1252,17 +1334,22 @@ static int narrow_network(struct lctx *c, struct ceiling *e)
 				eline = cn->endpoints[j].loc.line;
 				break;
 			}
+		const char *inex_note = inexpressible ? "; where a rule's path and the enterprise's cross without "
+							"one containing the other, their intersection is not one pattern "
+							"and is cut too (narrower than the true intersection)"
+						      : "";
 		if (pieces)
 			r = cut(c, &E->loc, e, eline,
-				"network.endpoints %s (host %s) narrowed to what the enterprise allows%s", E->id, qh,
-				rules_cut ? " (rules whose paths or methods go beyond the enterprise's, or whose "
-					    "intersection with them is not one pattern, cut)"
-					  : " (hosts, ports, methods or paths)");
+				"network.endpoints %s (host %s) narrowed to what the enterprise allows (%s)%s", E->id,
+				qh,
+				rules_cut ? "rules beyond the enterprise's methods or paths cut or narrowed"
+					  : "hosts, ports, methods or paths",
+				inex_note);
 		else
 			r = cut(c, &E->loc, e, eline,
 				"network.endpoints %s (host %s) cut: no enterprise endpoint allows this host, "
-				"its ports and its requests",
-				E->id, qh);
+				"its ports and its requests%s",
+				E->id, qh, inex_note);
 		if (r < 0)
 			goto fail;
 	}

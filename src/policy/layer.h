@@ -58,8 +58,10 @@ void policy_mark_developer(struct policy *p);
 /* True when every host host pattern b matches is matched by pattern a. */
 bool policy_host_pattern_covers(const char *a, const char *b);
 
-/* Conservative pattern containment used by layering and lint: true only
- * when every string glob a matches is matched by glob b (NULL = any). */
+/* Request-glob containment used by layering and lint (policy/glob.h):
+ * true when every string glob a matches is matched by glob b, or by one of
+ * b[0..n) (NULL = any). A glob that cannot be compiled gives false. */
 bool policy_glob_subset(const char *a, const char *b);
+bool policy_glob_subset_any(const char *a, const char *const *b, size_t n);
 
 #endif

@@ -143,6 +143,7 @@ static void test_network_widening(void **state)
 	char e10[320];
 	snprintf(e10, sizeof(e10), "%s:10", entfile[0]);
 	assert_true(said(&rep, "dev.yaml:11:", e10));          /* the two path globs cross: not one pattern */
+	assert_true(said(&rep, "dev.yaml:11:", "not one pattern"));
 
 	static const char *const hosts[] = { "api.github.com", "x.github.com", "evil.example.com", "docs.example.org" };
 	static const uint16_t ports[] = { 443, 8443, 80 };
@@ -190,6 +191,36 @@ static void test_network_within(void **state)
 	assert_int_equal(p->network.n_endpoints, 1);
 	assert_string_equal(p->network.endpoints[0].rules[0].path, "/repos/acme/widget/**");
 	assert_string_equal(p->network.endpoints[0].loc.layer, "developer");
+	policy_layer_report_free(&rep);
+}
+
+/* A rule two enterprise rules cover only together is kept whole. */
+static void test_network_union(void **state)
+{
+	(void)state;
+	struct policy_layer_report rep;
+	_cleanup_policy_ struct policy *p = layer("version: 1\n"
+						  "network:\n"
+						  "  endpoints:\n"
+						  "    - host: api.test\n"
+						  "      ports: [80]\n"
+						  "      rules:\n"
+						  "        - { id: all-x, methods: [GET], path: \"/x/**\" }\n",
+						  "version: 1\n"
+						  "network:\n"
+						  "  endpoints:\n"
+						  "    - host: api.test\n"
+						  "      ports: [80]\n"
+						  "      rules:\n"
+						  "        - { methods: [GET, HEAD], path: \"/x/*\" }\n"
+						  "        - { methods: [GET], path: \"/x/*/**\" }\n",
+						  NULL, &rep);
+	dump(&rep);
+	assert_int_equal(rep.n_msgs, 0);
+	assert_int_equal(p->network.endpoints[0].n_rules, 1);
+	assert_string_equal(p->network.endpoints[0].rules[0].id, "all-x");
+	assert_true(allows(p, "GET", "api.test", 80, "/x/a/b"));
+	assert_false(allows(p, "GET", "api.test", 80, "/y"));
 	policy_layer_report_free(&rep);
 }
 
@@ -449,6 +480,12 @@ static void test_glob_subset(void **state)
 	assert_false(policy_glob_subset("/repos", "/repos/**"));
 	assert_false(policy_glob_subset("/reposx/a", "/repos/**"));
 	assert_false(policy_glob_subset("/a/*", "/a/x"));
+	/* A union covers what neither pattern covers alone. */
+	const char *const two[] = { "/x/*", "/x/*/**" };
+	assert_true(policy_glob_subset_any("/x/**", two, 2));
+	assert_false(policy_glob_subset("/x/**", two[0]));
+	assert_false(policy_glob_subset("/x/**", two[1]));
+	assert_false(policy_glob_subset_any("/y/**", two, 2));
 }
 
 static int setup(void **state)
@@ -475,6 +512,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_network_widening),
 		cmocka_unit_test(test_network_within),
+		cmocka_unit_test(test_network_union),
 		cmocka_unit_test(test_credentials_widening),
 		cmocka_unit_test(test_filesystem_widening),
 		cmocka_unit_test(test_sandbox_widening),
