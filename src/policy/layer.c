@@ -805,6 +805,29 @@ static int narrow_filesystem(struct lctx *c, struct ceiling *e)
 		const struct policy_paths *lists[1] = { &q->filesystem.write };
 		if ((r = narrow_paths(c, &p->filesystem.write, lists, 1, e, line, "filesystem.write", false)) < 0)
 			return r;
+		/* The workspace is a write grant too, and one that cannot be
+		 * narrowed (the run needs it): outside the ceiling, nothing
+		 * runs, whatever on_excess says. A workspace of ~ would
+		 * otherwise hand the agent ~/.bashrc. */
+		bool inside = false;
+		for (size_t i = 0; i < q->filesystem.write.n && !inside; i++)
+			inside = policy_path_is_under(p->sandbox.workspace, q->filesystem.write.v[i].path);
+		if (!inside) {
+			char qw[300];
+			quote(p->sandbox.workspace, qw, sizeof(qw));
+			if ((r = cut(c, &p->sandbox.workspace_loc, e, line,
+				     "sandbox.workspace %s is not beneath an enterprise filesystem.write entry; a "
+				     "workspace cannot be narrowed, so the run is refused",
+				     qw)) < 0)
+				return r;
+			if (!c->rep->refuse) {
+				c->rep->refuse = true;
+				if (asprintf(&c->rep->refuse_by, "%s:%u", e->file, line) < 0) {
+					c->rep->refuse_by = NULL;
+					return oom(c);
+				}
+			}
+		}
 	}
 	if (given_line(e, "filesystem.deny") && !locked_here(e, "filesystem.deny") &&
 	    (r = union_paths(c, &p->filesystem.deny, &q->filesystem.deny)) < 0)
@@ -1509,6 +1532,57 @@ static int narrow_credentials(struct lctx *c, const struct ceiling *e, bool by_c
 	return 0;
 }
 
+/* ---- secrets the narrowed filesystem would show ---- */
+
+/* Whether the agent sees path (for writing, when want_write), as
+ * parse.c:agent_reaches judges a credential's source. */
+static bool agent_reaches(const struct policy *p, const char *path, bool want_write)
+{
+	for (size_t i = 0; i < p->filesystem.deny.n; i++)
+		if (policy_path_is_under(path, p->filesystem.deny.v[i].path))
+			return false;
+	if (p->sandbox.workspace && policy_path_is_under(path, p->sandbox.workspace))
+		return true;
+	for (size_t i = 0; i < p->filesystem.write.n; i++)
+		if (policy_path_is_under(path, p->filesystem.write.v[i].path))
+			return true;
+	for (size_t i = 0; i < p->filesystem.read.n && !want_write; i++)
+		if (policy_path_is_under(path, p->filesystem.read.v[i].path))
+			return true;
+	return false;
+}
+
+/* Each file was checked against its own filesystem section; a credential
+ * locked in from the enterprise meets the developer's paths only here. A
+ * credential whose secret file the agent could read, or whose command it
+ * could replace, is cut. */
+static int check_secrets(struct lctx *c, const struct ceiling *e)
+{
+	struct policy *p = c->p;
+	size_t w = 0;
+	int r;
+
+	for (size_t i = 0; i < p->n_credentials; i++) {
+		struct policy_credential *cr = &p->credentials[i];
+		const char *bad = NULL;
+		if (cr->source == POLICY_CRED_FILE && cr->source_arg && agent_reaches(p, cr->source_arg, false))
+			bad = "its secret file is visible to the agent";
+		else if (cr->source == POLICY_CRED_COMMAND && cr->command && cr->command[0] &&
+			 cr->command[0][0] == '/' && agent_reaches(p, cr->command[0], true))
+			bad = "its command is writable by the agent";
+		if (!bad) {
+			p->credentials[w++] = *cr;
+			continue;
+		}
+		if ((r = cut(c, &cr->loc, e, e->section_line, "credentials %s cut: %s in the layered policy", cr->name,
+			     bad)) < 0)
+			return r;
+		policy_credential_clear(cr);
+	}
+	p->n_credentials = w;
+	return 0;
+}
+
 /* ---- entry point ---- */
 
 int policy_apply_enterprise(struct policy *p, char *const *files, size_t n, const struct policy_ctx *ctx,
@@ -1578,7 +1652,7 @@ int policy_apply_enterprise(struct policy *p, char *const *files, size_t n, cons
 	for (size_t i = 0; i < n; i++)
 		if (given_line(&es[i], "network"))
 			last = i;
-	if ((r = narrow_credentials(&c, &es[last], false)) < 0)
+	if ((r = narrow_credentials(&c, &es[last], false)) < 0 || (r = check_secrets(&c, &es[last])) < 0)
 		goto out;
 out:
 	for (size_t i = 0; i < n; i++) {

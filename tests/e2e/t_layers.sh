@@ -50,7 +50,7 @@ version: 1
 enterprise:
   on_excess: ${1:-warn}
 filesystem:
-  write: [$T/out]
+  write: [$T/out, $WS]
   deny: [$WS/secret]
 process:
   exec: [/usr, /bin, /lib, /lib64, /sbin]

@@ -348,6 +348,50 @@ static void test_filesystem_widening(void **state)
 	assert_int_equal(p->process.n_env_pass, 1);
 	assert_string_equal(p->process.env_pass[0], "TERM");
 	assert_true(said(&rep, "dev.yaml:11:", "AWS_SECRET_ACCESS_KEY"));
+	/* The workspace (/work/proj) is outside the enterprise's write
+	 * entries: it cannot be narrowed, so the run is refused even though
+	 * this file says nothing of on_excess. */
+	assert_true(said(&rep, "sandbox.workspace", "refused"));
+	assert_true(rep.refuse);
+	policy_layer_report_free(&rep);
+
+	/* The neighbour: a workspace beneath an enterprise write entry. */
+	_cleanup_policy_ struct policy *q = layer("version: 1\n", "version: 1\nfilesystem:\n  write: [/work]\n", NULL, &rep);
+	assert_false(rep.refuse);
+	assert_int_equal(rep.n_msgs, 0);
+	policy_layer_report_free(&rep);
+}
+
+/* A credential the enterprise locks in, whose secret file the developer's
+ * write paths would show to the agent, is cut. */
+static void test_locked_secret_meets_developer_paths(void **state)
+{
+	(void)state;
+	struct policy_layer_report rep;
+	const char *ent = "version: 1\n"
+			  "enterprise:\n"
+			  "  lock: [credentials]\n"
+			  "network:\n"
+			  "  endpoints:\n"
+			  "    - { host: api.corp.example, tls: intercept }\n"
+			  "credentials:\n"
+			  "  - name: corp\n"
+			  "    source: file:/srv/secrets/corp-token\n"
+			  "    inject: always\n"
+			  "    bindings: [{ host: api.corp.example }]\n";
+#define DEV_SECRET(read) "version: 1\nfilesystem:\n  read: [" read "]\nnetwork:\n  endpoints:\n" \
+			 "    - { host: api.corp.example, tls: intercept }\n"
+	const char *text = DEV_SECRET("/srv");
+	_cleanup_policy_ struct policy *p = layer(text, ent, NULL, &rep);
+	dump(&rep);
+	assert_int_equal(p->n_credentials, 0);
+	assert_true(said(&rep, "credentials corp cut", "visible"));
+	policy_layer_report_free(&rep);
+	text = DEV_SECRET("/srv/public");
+	_cleanup_policy_ struct policy *q = layer(text, ent, NULL, &rep);
+	assert_int_equal(q->n_credentials, 1);
+	assert_string_equal(q->credentials[0].name, "corp");
+	assert_string_equal(q->credentials[0].loc.layer, "enterprise");
 	policy_layer_report_free(&rep);
 }
 
@@ -516,6 +560,7 @@ int main(void)
 		cmocka_unit_test(test_credentials_widening),
 		cmocka_unit_test(test_filesystem_widening),
 		cmocka_unit_test(test_sandbox_widening),
+		cmocka_unit_test(test_locked_secret_meets_developer_paths),
 		cmocka_unit_test(test_locks),
 		cmocka_unit_test(test_unwritten_sections),
 		cmocka_unit_test(test_bad_enterprise),
