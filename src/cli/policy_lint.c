@@ -174,6 +174,14 @@ static size_t lint_filesystem(const struct policy *p, FILE *f)
 			n++;
 		}
 	}
+	if (home && p->sandbox.workspace && under(home, p->sandbox.workspace)) {
+		warn(f, &p->sandbox.workspace_loc,
+		     "sandbox.workspace %s holds the home directory: the agent can write ~/.bashrc, ~/.profile and "
+		     "the other files the user's shell and tools run outside the sandbox (protected paths cover "
+		     "only the hand-off table's rows)",
+		     p->sandbox.workspace);
+		n++;
+	}
 	if (!p->filesystem.protect_defaults) {
 		warn(f, &p->origin.protect_defaults,
 		     "filesystem.protect_defaults: false: the workspace's trust hand-off files (.git/hooks, "

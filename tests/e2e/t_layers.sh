@@ -298,4 +298,8 @@ YAML
 	RC=$?
 	assert_rc 0 "--strict on a clean policy"
 	assert_not_contains "$(cat "$T/e")" "lint" "no lint on a clean policy"
+	# A workspace that holds the home directory.
+	printf 'version: 1\nsandbox:\n  workspace: %s\n' "$E2E_HOME" >"$T/homews.yaml"
+	(cd "$WS" && HOME="$E2E_HOME" "$AIRLOCK" policy check "$T/homews.yaml" >/dev/null 2>"$T/e")
+	assert_contains "$(cat "$T/e")" "$T/homews.yaml:3: sandbox.workspace $E2E_HOME holds the home directory" "a workspace of ~"
 }
