@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -930,19 +931,32 @@ static int narrow_sandbox(struct lctx *c, struct ceiling *e)
 	unsigned line;
 	int r;
 
-	if ((line = given_line(e, "sandbox.limits")) && !locked_here(e, "sandbox.limits")) {
+	if (given_line(e, "sandbox.limits") && !locked_here(e, "sandbox.limits")) {
+		/* Only the limits the file writes: the defaults of the others
+		 * (pids 4096, open_files 1024) are not the enterprise's word. */
 		struct policy_limits *d = &p->sandbox.limits;
 		const struct policy_limits *l = &q->sandbox.limits;
-		if ((r = min_limit(c, e, line, &d->memory_bytes, &p->origin.memory, l->memory_bytes, &q->origin.memory,
-				   "memory")) < 0 ||
-		    (r = min_limit(c, e, line, &d->pids, &p->origin.pids, l->pids, &q->origin.pids, "pids")) < 0 ||
-		    (r = min_limit(c, e, line, &d->open_files, &p->origin.open_files, l->open_files,
-				   &q->origin.open_files, "open_files")) < 0 ||
-		    (r = min_limit(c, e, line, &d->cpu_seconds, &p->origin.cpu, l->cpu_seconds, &q->origin.cpu,
-				   "cpu")) < 0 ||
-		    (r = min_limit(c, e, line, &d->wall_seconds, &p->origin.wall, l->wall_seconds, &q->origin.wall,
-				   "wall")) < 0)
-			return r;
+		struct {
+			const char *name;
+			uint64_t *dev;
+			struct policy_loc *dloc;
+			uint64_t ceil;
+			const struct policy_loc *cloc;
+		} lims[] = {
+			{ "memory", &d->memory_bytes, &p->origin.memory, l->memory_bytes, &q->origin.memory },
+			{ "pids", &d->pids, &p->origin.pids, l->pids, &q->origin.pids },
+			{ "open_files", &d->open_files, &p->origin.open_files, l->open_files, &q->origin.open_files },
+			{ "cpu", &d->cpu_seconds, &p->origin.cpu, l->cpu_seconds, &q->origin.cpu },
+			{ "wall", &d->wall_seconds, &p->origin.wall, l->wall_seconds, &q->origin.wall },
+		};
+		for (size_t i = 0; i < sizeof(lims) / sizeof(*lims); i++) {
+			char name[64];
+			snprintf(name, sizeof(name), "sandbox.limits.%s", lims[i].name);
+			if ((line = given_line(e, name)) &&
+			    (r = min_limit(c, e, line, lims[i].dev, lims[i].dloc, lims[i].ceil, lims[i].cloc,
+					   lims[i].name)) < 0)
+				return r;
+		}
 	}
 	/* A boundary written in an enterprise file is a minimum, like
 	 * enterprise.require.boundary. */
@@ -1314,11 +1328,40 @@ static int narrow_network(struct lctx *c, struct ceiling *e)
 		return 0;
 	struct policy_endpoint *out = NULL;
 	size_t n_out = 0;
+	bool *narrowed = calloc(net->n_endpoints + 1, sizeof(*narrowed));
+	if (!narrowed)
+		return oom(c);
 	for (size_t i = 0; i < net->n_endpoints; i++) {
 		struct policy_endpoint *E = &net->endpoints[i];
 		size_t pieces = 0, rules_cut = 0, inexpressible = 0;
 		bool kept = false;
 		char qh[300];
+
+		/* The first endpoint matching host and port decides. When an
+		 * earlier one that overlaps this one was narrowed, a request
+		 * it used to decide (a port it lost, a host beneath its
+		 * wildcard) would now reach this one, which the developer
+		 * never let decide it: this one goes too. */
+		size_t shadow = SIZE_MAX;
+		for (size_t k = 0; k < i && shadow == SIZE_MAX; k++) {
+			const struct policy_endpoint *P = &net->endpoints[k];
+			bool port = false;
+			for (size_t x = 0; x < P->n_ports && !port; x++)
+				port = has_port(E, P->ports[x]);
+			if (narrowed[k] && port &&
+			    (policy_host_covers(P->host, E->host) || policy_host_covers(E->host, P->host)))
+				shadow = k;
+		}
+		if (shadow != SIZE_MAX) {
+			narrowed[i] = true;
+			quote(E->host, qh, sizeof(qh));
+			if ((r = cut(c, &E->loc, e, line,
+				     "network.endpoints %s (host %s) cut: it overlaps %s (line %u), which comes first "
+				     "and was narrowed; requests that one decided must not fall through to this one",
+				     E->id, qh, net->endpoints[shadow].id, net->endpoints[shadow].loc.line)) < 0)
+				goto fail;
+			continue;
+		}
 
 		struct policy_endpoint *nv = realloc(out, (n_out + cn->n_endpoints + 1) * sizeof(*out));
 		if (!nv)
@@ -1349,6 +1392,7 @@ static int narrow_network(struct lctx *c, struct ceiling *e)
 		}
 		if (kept)
 			continue;
+		narrowed[i] = true;
 		quote(E->host, qh, sizeof(qh));
 		unsigned eline = line;
 		for (size_t j = 0; j < cn->n_endpoints; j++)
@@ -1376,6 +1420,7 @@ static int narrow_network(struct lctx *c, struct ceiling *e)
 		if (r < 0)
 			goto fail;
 	}
+	free(narrowed);
 	for (size_t i = 0; i < net->n_endpoints; i++)
 		policy_endpoint_clear(&net->endpoints[i]);
 	free(net->endpoints);
@@ -1412,6 +1457,7 @@ static int narrow_network(struct lctx *c, struct ceiling *e)
 oom:
 	r = oom(c);
 fail:
+	free(narrowed);
 	for (size_t k = 0; k < n_out; k++)
 		policy_endpoint_clear(&out[k]);
 	free(out);

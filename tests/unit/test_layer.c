@@ -224,6 +224,38 @@ static void test_network_union(void **state)
 	policy_layer_report_free(&rep);
 }
 
+/* The first matching endpoint decides: when the enterprise cuts an
+ * earlier, more specific endpoint, its host must not fall through to a
+ * later wildcard the developer never let decide it. */
+static void test_network_no_fall_through(void **state)
+{
+	(void)state;
+	struct policy_layer_report rep;
+	const char *dev_text = "version: 1\n"
+			       "network:\n"
+			       "  endpoints:\n"
+			       "    - host: api.x.example\n"      /* 4 */
+			       "      tls: intercept\n"
+			       "      rules: [{ methods: [GET], path: \"/a/**\" }]\n"
+			       "    - host: \"*.x.example\"\n"   /* 7 */
+			       "      tls: intercept\n";
+	_cleanup_policy_ struct policy *p = layer(dev_text,
+						  "version: 1\n"
+						  "network:\n"
+						  "  endpoints:\n"
+						  "    - host: \"*.x.example\"\n"
+						  "      tls: intercept\n"
+						  "      rules: [{ methods: [GET], path: \"/b/**\" }]\n",
+						  NULL, &rep);
+	dump(&rep);
+	_cleanup_policy_ struct policy *dev = dev_load(dev_text);
+	assert_false(allows(dev, "GET", "api.x.example", 443, "/b/x"));
+	assert_false(allows(p, "GET", "api.x.example", 443, "/b/x"));
+	assert_true(said(&rep, "dev.yaml:7:", "fall through"));
+	assert_int_equal(p->network.n_endpoints, 0);
+	policy_layer_report_free(&rep);
+}
+
 static const char dev_cred[] = "version: 1\n"
 			       "network:\n"
 			       "  endpoints:\n"
@@ -490,6 +522,14 @@ static void test_unwritten_sections(void **state)
 	assert_int_equal(p->network.n_endpoints, 3);
 	assert_int_equal(p->filesystem.deny.n, 1);
 	policy_layer_report_free(&rep);
+	/* A limit the enterprise does not write is not narrowed by its
+	 * default (pids 4096). */
+	_cleanup_policy_ struct policy *q = layer("version: 1\nsandbox:\n  limits: { pids: 100000 }\n",
+						  "version: 1\nsandbox:\n  limits: { memory: 1GiB }\n", NULL, &rep);
+	assert_int_equal(rep.n_msgs, 0);
+	assert_int_equal(q->sandbox.limits.pids, 100000);
+	assert_int_equal(q->sandbox.limits.memory_bytes, UINT64_C(1) << 30);
+	policy_layer_report_free(&rep);
 }
 
 static void test_bad_enterprise(void **state)
@@ -557,6 +597,7 @@ int main(void)
 		cmocka_unit_test(test_network_widening),
 		cmocka_unit_test(test_network_within),
 		cmocka_unit_test(test_network_union),
+		cmocka_unit_test(test_network_no_fall_through),
 		cmocka_unit_test(test_credentials_widening),
 		cmocka_unit_test(test_filesystem_widening),
 		cmocka_unit_test(test_sandbox_widening),
