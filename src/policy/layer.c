@@ -1474,8 +1474,10 @@ static bool strv_within(char *const *a, size_t na, char *const *b, size_t nb, bo
 		return false;
 	for (size_t i = 0; i < na; i++) {
 		bool ok = false;
-		for (size_t j = 0; j < nb && !ok; j++)
-			ok = glob ? policy_glob_subset(a[i], b[j]) : strcmp(a[i], b[j]) == 0;
+		if (glob)
+			ok = policy_glob_subset_any(a[i], (const char *const *)b, nb);
+		for (size_t j = 0; j < nb && !ok && !glob; j++)
+			ok = strcmp(a[i], b[j]) == 0;
 		if (!ok)
 			return false;
 	}

@@ -570,6 +570,9 @@ static void test_glob_subset(void **state)
 	assert_false(policy_glob_subset("/x/**", two[0]));
 	assert_false(policy_glob_subset("/x/**", two[1]));
 	assert_false(policy_glob_subset_any("/y/**", two, 2));
+	/* Ref globs of git bindings have no leading '/'. */
+	assert_true(policy_glob_subset("refs/heads/agent/*", "refs/heads/**"));
+	assert_false(policy_glob_subset("refs/tags/*", "refs/heads/**"));
 }
 
 static int setup(void **state)
