@@ -12,6 +12,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -356,6 +358,16 @@ int policy_enterprise_files(const char *extra, char ***files, size_t *n, struct 
 	if (stat(POLICY_ENTERPRISE_DIR, &st) == 0 && S_ISDIR(st.st_mode) &&
 	    (r = add_dir(POLICY_ENTERPRISE_DIR, &v, &nv, err)) < 0)
 		goto out;
+	char abs[PATH_MAX];
+	if (extra && extra[0] != '/') {
+		/* The proxy is handed these names: make them absolute. */
+		char cwd[PATH_MAX];
+		if (!getcwd(cwd, sizeof(cwd)) || snprintf(abs, sizeof(abs), "%s/%s", cwd, extra) >= (int)sizeof(abs)) {
+			r = error_set(err, ENAMETOOLONG, "%s: cannot make the enterprise policy's path absolute", extra);
+			goto out;
+		}
+		extra = abs;
+	}
 	if (extra) {
 		if (stat(extra, &st) < 0) {
 			r = error_sys(err, errno, "%s: cannot open the enterprise policy", extra);
@@ -1643,6 +1655,18 @@ int policy_apply_enterprise(struct policy *p, char *const *files, size_t n, cons
 	memset(rep, 0, sizeof(*rep));
 	if (n == 0)
 		return 0;
+	/* In an enterprise file "~" is the home directory of the user
+	 * running airlock as the password database says, and $WORKSPACE is
+	 * the developer's workspace: neither $HOME nor the directory the run
+	 * starts in (both the developer's to choose) moves the enterprise's
+	 * paths away from what they protect. */
+	char home[PATH_MAX] = "/";
+	struct passwd pw, *pwp = NULL;
+	char pwbuf[4096];
+	if (getpwuid_r(getuid(), &pw, pwbuf, sizeof(pwbuf), &pwp) == 0 && pwp && pwp->pw_dir &&
+	    pwp->pw_dir[0] == '/')
+		snprintf(home, sizeof(home), "%s", pwp->pw_dir);
+	struct policy_ctx ectx = { .home = home, .cwd = p->sandbox.workspace ? p->sandbox.workspace : ctx->cwd };
 	if (!(es = calloc(n, sizeof(*es))))
 		return error_set(err, ENOMEM, "enterprise: out of memory");
 	walk_locs(p, mark_developer, NULL);
@@ -1656,7 +1680,7 @@ int policy_apply_enterprise(struct policy *p, char *const *files, size_t n, cons
 		}
 		p->layer_files = lf;
 		es[i].file = lf[p->n_layer_files++];
-		if ((r = load_ceiling(&es[i], files[i], ctx, err)) < 0)
+		if ((r = load_ceiling(&es[i], files[i], &ectx, err)) < 0)
 			goto out;
 		walk_locs(es[i].pol, mark_enterprise, (void *)es[i].file);
 		if (es[i].refuse && !rep->refuse) {

@@ -42,7 +42,9 @@ void policy_layer_report_free(struct policy_layer_report *r);
 int policy_enterprise_files(const char *extra, char ***files, size_t *n, struct error *err) WUR;
 void policy_strv_free(char **v, size_t n);
 
-/* Narrow p by the enterprise files, in order. Every cut is described in
+/* Narrow p by the enterprise files, in order. In them "~" is the
+ * password database's home of getuid() and $WORKSPACE is p's workspace
+ * (ctx->cwd only when p has none). Every cut is described in
  * rep (owned by the caller; free with policy_layer_report_free), whatever
  * on_excess says: the caller warns or refuses. Entries taken from an
  * enterprise file keep their file:line with layer "enterprise"; p's own

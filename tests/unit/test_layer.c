@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -532,6 +533,26 @@ static void test_unwritten_sections(void **state)
 	policy_layer_report_free(&rep);
 }
 
+/* "~" and $WORKSPACE in an enterprise file are the account's home and the
+ * developer's workspace, not $HOME or the directory the run starts in. */
+static void test_enterprise_paths(void **state)
+{
+	(void)state;
+	struct policy_layer_report rep;
+	_cleanup_policy_ struct policy *p = layer("version: 1\nsandbox:\n  workspace: /work/proj/sub\n",
+						  "version: 1\nfilesystem:\n  deny: [$WORKSPACE/.env, ~/.aws]\n", NULL,
+						  &rep);
+	struct passwd *pw = getpwuid(getuid());
+	char aws[4200];
+	assert_non_null(pw);
+	snprintf(aws, sizeof(aws), "%s/.aws", strcmp(pw->pw_dir, "/") ? pw->pw_dir : "");
+	assert_int_equal(p->filesystem.deny.n, 2);
+	assert_string_equal(p->filesystem.deny.v[0].path, "/work/proj/sub/.env");
+	assert_string_equal(p->filesystem.deny.v[1].path, aws);
+	assert_string_not_equal(p->filesystem.deny.v[1].path, "/home/u/.aws"); /* ctx.home, the developer's */
+	policy_layer_report_free(&rep);
+}
+
 static void test_bad_enterprise(void **state)
 {
 	(void)state;
@@ -607,6 +628,7 @@ int main(void)
 		cmocka_unit_test(test_locked_secret_meets_developer_paths),
 		cmocka_unit_test(test_locks),
 		cmocka_unit_test(test_unwritten_sections),
+		cmocka_unit_test(test_enterprise_paths),
 		cmocka_unit_test(test_bad_enterprise),
 		cmocka_unit_test(test_glob_subset),
 	};
