@@ -805,11 +805,9 @@ static int narrow_filesystem(struct lctx *c, struct ceiling *e)
 		p->filesystem.baseline = false;
 		p->origin.baseline = q->origin.baseline;
 	}
-	if ((line = given_line(e, "filesystem.read")) || given_line(e, "filesystem.write")) {
+	if ((line = given_line(e, "filesystem.read"))) {
 		/* What may be read: the ceiling's read and write lists. */
 		const struct policy_paths *lists[2] = { &q->filesystem.read, &q->filesystem.write };
-		if (!line)
-			line = given_line(e, "filesystem.write");
 		if (!locked_here(e, "filesystem.read") &&
 		    (r = narrow_paths(c, &p->filesystem.read, lists, 2, e, line, "filesystem.read", false)) < 0)
 			return r;

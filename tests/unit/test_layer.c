@@ -531,6 +531,12 @@ static void test_unwritten_sections(void **state)
 	assert_int_equal(q->sandbox.limits.pids, 100000);
 	assert_int_equal(q->sandbox.limits.memory_bytes, UINT64_C(1) << 30);
 	policy_layer_report_free(&rep);
+	/* A write ceiling does not narrow reads. */
+	_cleanup_policy_ struct policy *r = layer("version: 1\nfilesystem:\n  read: [/srv]\n",
+						  "version: 1\nfilesystem:\n  write: [/work]\n", NULL, &rep);
+	assert_int_equal(rep.n_msgs, 0);
+	assert_int_equal(r->filesystem.read.n, 1);
+	policy_layer_report_free(&rep);
 }
 
 /* "~" and $WORKSPACE in an enterprise file are the account's home and the
