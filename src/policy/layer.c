@@ -1327,6 +1327,23 @@ static bool cidr_within(const struct policy_cidr *a, const struct policy_cidr *b
 	return true;
 }
 
+/* Whether a and b decide some common host:port (within w's, when w is
+ * not NULL). Host patterns overlap exactly when one covers the other. */
+static bool shares_domain(const struct policy_endpoint *a, const struct policy_endpoint *b,
+			  const struct policy_endpoint *w)
+{
+	if (!policy_host_covers(a->host, b->host) && !policy_host_covers(b->host, a->host))
+		return false;
+	if (w && !policy_host_covers(w->host, a->host) && !policy_host_covers(a->host, w->host))
+		return false;
+	if (w && !policy_host_covers(w->host, b->host) && !policy_host_covers(b->host, w->host))
+		return false;
+	for (size_t i = 0; i < a->n_ports; i++)
+		if (has_port(b, a->ports[i]) && (!w || has_port(w, a->ports[i])))
+			return true;
+	return false;
+}
+
 static int narrow_network(struct lctx *c, struct ceiling *e)
 {
 	struct policy_network *net = &c->p->network;
@@ -1377,28 +1394,53 @@ static int narrow_network(struct lctx *c, struct ceiling *e)
 		if (!nv)
 			goto oom;
 		out = nv;
-		for (size_t j = 0; j < cn->n_endpoints && !kept; j++) {
-			bool ok, whole;
+		/* The enterprise's endpoints decide first-match too: the
+		 * pieces keep their order, so a request meets the piece of the
+		 * enterprise endpoint that would decide it. An enterprise
+		 * endpoint that shares requests with E but leaves no piece
+		 * (no rule in common) must not let those requests reach a
+		 * later piece: later pieces overlapping it are cut as well. */
+		size_t dropped[64], n_dropped = 0;
+		bool overflow = false, done = false;
+		for (size_t j = 0; j < cn->n_endpoints && !done; j++) {
+			const struct policy_endpoint *C = &cn->endpoints[j];
+			bool ok, whole, blocked = false;
 			size_t rc = 0, ix = 0;
-			if (endpoint_meet(E, &cn->endpoints[j], &out[n_out], &ok, &whole, &rc, &ix) < 0)
+			if (!shares_domain(E, C, NULL))
+				continue;
+			for (size_t k = 0; k < n_dropped && !blocked; k++)
+				blocked = shares_domain(C, &cn->endpoints[dropped[k]], E);
+			if (blocked || overflow) {
+				rules_cut++;
+				if (n_dropped < sizeof(dropped) / sizeof(*dropped))
+					dropped[n_dropped++] = j;
+				else
+					overflow = true;
+				continue;
+			}
+			if (endpoint_meet(E, C, &out[n_out], &ok, &whole, &rc, &ix) < 0)
 				goto oom;
 			inexpressible += ix;
-			if (!ok)
+			if (!ok) {
+				if (n_dropped < sizeof(dropped) / sizeof(*dropped))
+					dropped[n_dropped++] = j;
+				else
+					overflow = true;
 				continue;
+			}
 			rules_cut += rc;
-			if (whole) {
-				/* E survives whole: drop pieces. */
-				struct policy_endpoint keep = out[n_out];
-				for (size_t k = n_out - pieces; k < n_out; k++)
-					policy_endpoint_clear(&out[k]);
-				n_out -= pieces;
-				out[n_out++] = keep;
-				pieces = 0;
+			if (whole && pieces == 0 && n_dropped == 0) {
+				/* The first enterprise endpoint E meets holds all of
+				 * it: E survives as it is. */
+				n_out++;
 				kept = true;
 				break;
 			}
 			n_out++;
 			pieces++;
+			/* A piece that is all of E decides every request E
+			 * could; later enterprise endpoints never would. */
+			done = whole;
 		}
 		if (kept)
 			continue;

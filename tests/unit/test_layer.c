@@ -257,6 +257,42 @@ static void test_network_no_fall_through(void **state)
 	policy_layer_report_free(&rep);
 }
 
+/* The enterprise's own first match holds: its specific endpoint decides
+ * its host even where a later wildcard of the enterprise allows more. */
+static void test_network_enterprise_order(void **state)
+{
+	(void)state;
+	struct policy_layer_report rep;
+	struct error err = { 0 };
+	struct policy *ent = NULL;
+	_cleanup_policy_ struct policy *p = layer("version: 1\n"
+						  "network:\n"
+						  "  endpoints:\n"
+						  "    - host: api.x.example\n"
+						  "      tls: intercept\n"
+						  "      rules: [{ methods: [GET], path: \"/b/**\" }]\n"
+						  "    - host: www.x.example\n"
+						  "      tls: intercept\n",
+						  "version: 1\n"
+						  "network:\n"
+						  "  endpoints:\n"
+						  "    - host: api.x.example\n"
+						  "      tls: intercept\n"
+						  "      rules: [{ methods: [GET], path: \"/a/**\" }]\n"
+						  "    - host: \"*.x.example\"\n"
+						  "      tls: intercept\n",
+						  NULL, &rep);
+	dump(&rep);
+	assert_int_equal(policy_load_file(entfile[0], &ctx, &ent, &err), 0);
+	assert_false(allows(ent, "GET", "api.x.example", 443, "/b/x"));
+	assert_false(allows(p, "GET", "api.x.example", 443, "/b/x"));
+	assert_true(said(&rep, "dev.yaml:4:", "cut"));
+	/* The neighbour: www.x.example, which only the wildcard decides. */
+	assert_true(allows(p, "GET", "www.x.example", 443, "/b/x"));
+	policy_free(ent);
+	policy_layer_report_free(&rep);
+}
+
 static const char dev_cred[] = "version: 1\n"
 			       "network:\n"
 			       "  endpoints:\n"
@@ -628,6 +664,7 @@ int main(void)
 		cmocka_unit_test(test_network_within),
 		cmocka_unit_test(test_network_union),
 		cmocka_unit_test(test_network_no_fall_through),
+		cmocka_unit_test(test_network_enterprise_order),
 		cmocka_unit_test(test_credentials_widening),
 		cmocka_unit_test(test_filesystem_widening),
 		cmocka_unit_test(test_sandbox_widening),
