@@ -9,6 +9,7 @@ static const char policy_usage[] =
 	"usage: airlock policy check FILE\n"
 	"       airlock policy default\n"
 	"       airlock policy suggest LOG [--policy [FILE]]\n"
+	"       airlock policy diff OLD NEW [--json]\n"
 	"\n"
 	"check    validate FILE and print the effective policy (defaults filled in,\n"
 	"         paths resolved) with the file:line each value came from.\n"
@@ -18,7 +19,9 @@ static const char policy_usage[] =
 	"         --trace-denials, with --audit DIR) and print the smallest policy\n"
 	"         additions that allow them, as a YAML fragment; with --policy FILE,\n"
 	"         FILE with them merged in (--policy alone: the policy file the log\n"
-	"         names). Refuses a log that fails verification (exit 3).\n";
+	"         names). Refuses a log that fails verification (exit 3).\n"
+	"diff     decide whether NEW allows anything OLD does not; one line per\n"
+	"         widening with a witness. Exit 0 no wider, 1 wider, 2 on error.\n";
 
 int cli_policy(int argc, char **argv)
 {
@@ -29,6 +32,8 @@ int cli_policy(int argc, char **argv)
 	const char *file = NULL;
 	if (!strcmp(argv[1], "suggest"))
 		return cli_audit_exec("suggest", argc - 1, argv + 1);
+	if (!strcmp(argv[1], "diff"))
+		return cli_policy_diff(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "check")) {
 		if (argc != 3) {
 			fputs(policy_usage, stderr);
