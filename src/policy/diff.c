@@ -546,20 +546,19 @@ static int private_diff(const struct policy *old, const struct policy *new_, str
 		struct net_addr cand[ARRAY_SIZE(nonpublic) + 2];
 		size_t nc = 0;
 
-		/* the block's own first and last addresses */
-		cand[nc].family = c->family;
-		memcpy(cand[nc].a, c->addr, 16);
-		nc++;
-		cand[nc] = cand[0];
-		for (unsigned b = c->prefix; b < full; b++)
-			cand[nc].a[b / 8] |= (uint8_t)(0x80 >> (b % 8));
-		nc++;
 		for (size_t k = 0; k < ARRAY_SIZE(nonpublic); k++) {
 			char buf[64];
 			struct net_addr a;
 			if (addr_normalize_host(nonpublic[k], buf, sizeof(buf), &a) == 1)
 				cand[nc++] = a;
 		}
+		/* the block's own first and last addresses */
+		cand[nc].family = c->family;
+		memcpy(cand[nc].a, c->addr, 16);
+		cand[nc + 1] = cand[nc];
+		for (unsigned b = c->prefix; b < full; b++)
+			cand[nc + 1].a[b / 8] |= (uint8_t)(0x80 >> (b % 8));
+		nc += 2;
 		for (size_t k = 0; k < nc; k++) {
 			struct net_addr *a = &cand[k];
 			if (a->family != c->family || !cidr_has(c, a))
@@ -722,15 +721,16 @@ static int fs_side_build(const struct policy *p, struct gvec *g, struct fs_entry
 			r = error_set(err, ENOMEM, "out of memory");
 			break;
 		}
-		r = fs_push(prot, pents, pcap, abs, GLOB_FILE, (struct fs_entry){ FS_PROTECT, 0, false, loc, "protect" },
-			    err);
-		if (r >= 0 && n > 3 && !strcmp(ps.pat[i] + n - 3, "/**")) {
+		if (n > 3 && !strcmp(ps.pat[i] + n - 3, "/**")) {
 			if (asprintf(&dir, "%s/%.*s", strcmp(ws, "/") ? ws : "", (int)(n - 3), ps.pat[i]) < 0)
 				r = error_set(err, ENOMEM, "out of memory");
 			else
 				r = fs_push(prot, pents, pcap, dir, GLOB_FILE,
 					    (struct fs_entry){ FS_PROTECT, 0, false, loc, "protect" }, err);
 		}
+		if (r >= 0)
+			r = fs_push(prot, pents, pcap, abs, GLOB_FILE,
+				    (struct fs_entry){ FS_PROTECT, 0, false, loc, "protect" }, err);
 	}
 	protect_set_free(&ps);
 	(void)none;
