@@ -359,9 +359,13 @@ static int requests_widen(const struct policy_endpoint *e, const struct policy_e
 	return 0;
 }
 
-static void req_text(const struct req_witness *w, const char *host, uint16_t port, char *buf, size_t size)
+/* The request as a URL: https where the proxy sees inside TLS or the
+ * port is 443, http otherwise (rules on a plain-HTTP port). */
+static void req_text(const struct req_witness *w, const struct policy_endpoint *e, const char *host, uint16_t port,
+		     char *buf, size_t size)
 {
-	snprintf(buf, size, "%s %s://%s:%u%s%s%s%s", w->method, port == 80 ? "http" : "https", host, port, w->path,
+	bool tls = port == 443 || (e->intercept && port != 80);
+	snprintf(buf, size, "%s %s://%s:%u%s%s%s%s", w->method, tls ? "https" : "http", host, port, w->path,
 		 w->query[0] ? "?" : "", w->query, w->websocket ? " (websocket upgrade)" : "");
 }
 
@@ -415,7 +419,7 @@ static int host_atom(void *vctx, const bool *sig, const char *host, size_t len, 
 				r = requests_widen(e, o, &w, &which, err);
 				if (r >= 0 && w.found) {
 					*done = 1;
-					req_text(&w, host, port, text, sizeof(text));
+					req_text(&w, e, host, port, text, sizeof(text));
 					if (o)
 						r = add(c->d, err, "network", c->new_, which ? &which->loc : &e->loc, text,
 							"allows %s; OLD %s:%u (%s) denies it", text,
@@ -792,20 +796,47 @@ struct fs_ctx {
 	const struct gvec *all;      /* mounts, deny, exec of both sides */
 	const struct gvec *new_prot; /* NEW's protected globs */
 	const struct glob *root;
-	bool done_read, done_write, done_exec;
-	uint8_t *seen; /* per NEW entry: a widening through it was reported */
+	/* Reported (NEW entry, OLD deciding entry, aspect) triples: one
+	 * line per pair of rules, not one per atom. */
+	size_t *seen;
+	size_t n_seen, cap_seen;
 };
+
+static int fs_seen(struct fs_ctx *c, const struct fs_entry *ne, const struct fs_entry *oe, unsigned aspect,
+		   bool *already, struct error *err)
+{
+	size_t no = c->old.n + 1;
+	size_t key = (((size_t)(ne - c->new_.e)) * no + (oe ? (size_t)(oe - c->old.e) : c->old.n)) * 4 + aspect;
+	for (size_t i = 0; i < c->n_seen; i++)
+		if (c->seen[i] == key) {
+			*already = true;
+			return 0;
+		}
+	*already = false;
+	if (c->n_seen == c->cap_seen) {
+		size_t cap = c->cap_seen ? c->cap_seen * 2 : 32;
+		size_t *v = realloc(c->seen, cap * sizeof(*v));
+		if (!v)
+			return error_set(err, ENOMEM, "out of memory");
+		c->seen = v;
+		c->cap_seen = cap;
+	}
+	c->seen[c->n_seen++] = key;
+	return 0;
+}
 
 static int fs_atom(void *vctx, const bool *sig, const char *path, size_t len, struct error *err)
 {
 	struct fs_ctx *c = vctx;
 	struct fs_verdict nv = fs_judge(&c->new_, sig), ov = fs_judge(&c->old, sig);
+	bool already;
 	int r = 0;
 
 	(void)len;
-	if (nv.write && !ov.write && !(c->seen[nv.mount - c->new_.e] & 1)) {
+	if (nv.write && !ov.write) {
+		if ((r = fs_seen(c, nv.mount, ov.mount, 0, &already, err)) < 0 || already)
+			goto exec;
 		/* A path of this atom that NEW does not protect. */
-		size_t k = (size_t)(nv.mount - c->new_.e);
 		const struct glob **in = calloc(c->all->n + 1, sizeof(*in));
 		const struct glob **out = calloc(c->all->n + c->new_prot->n + 1, sizeof(*out));
 		size_t ni = 0, no = 0;
@@ -830,27 +861,24 @@ static int fs_atom(void *vctx, const bool *sig, const char *path, size_t len, st
 		free(out);
 		if (r < 0)
 			return r;
-		if (found) {
-			c->seen[k] |= 1;
+		if (found)
 			r = add(c->d, err, "filesystem.write", c->new_.p, nv.mount->loc, w, "(%s) allows writing %s; OLD %s",
 				nv.mount->what, w, ov.read ? "makes it read-only" : "hides it");
-		}
+		else
+			c->n_seen--; /* every path of the atom is protected in NEW */
 	} else if (nv.read && !ov.read) {
-		size_t k = (size_t)(nv.mount - c->new_.e);
-		if (!(c->seen[k] & 2)) {
-			c->seen[k] |= 2;
-			r = add(c->d, err, "filesystem.read", c->new_.p, nv.mount->loc, path,
-				"(%s) allows reading %s; OLD hides it", nv.mount->what, path);
-		}
+		if ((r = fs_seen(c, nv.mount, ov.mount, 1, &already, err)) < 0 || already)
+			goto exec;
+		r = add(c->d, err, "filesystem.read", c->new_.p, nv.mount->loc, path,
+			"(%s) allows reading %s; OLD hides it", nv.mount->what, path);
 	}
+exec:
 	if (r >= 0 && nv.exec && nv.read && !(ov.exec && ov.read)) {
 		const struct fs_entry *by = nv.exec_by ? nv.exec_by : nv.mount;
-		size_t k = (size_t)(by - c->new_.e);
-		if (!(c->seen[k] & 4)) {
-			c->seen[k] |= 4;
-			r = add(c->d, err, "filesystem.exec", c->new_.p, by->loc, path,
-				"(%s) allows executing %s; OLD does not", by->what, path);
-		}
+		if ((r = fs_seen(c, by, ov.exec_by, 2, &already, err)) < 0 || already)
+			return r;
+		r = add(c->d, err, "filesystem.exec", c->new_.p, by->loc, path, "(%s) allows executing %s; OLD does not",
+			by->what, path);
 	}
 	return r;
 }
@@ -925,11 +953,6 @@ static int fs_diff(const struct policy *old, const struct policy *new_, struct p
 		.new_prot = &np,
 		.root = root,
 	};
-	c.seen = calloc(n_new + 1, 1);
-	if (!c.seen) {
-		r = error_set(err, ENOMEM, "out of memory");
-		goto out;
-	}
 	const struct glob *in[1] = { root };
 	r = glob_atoms(in, 1, CG(g.v), g.n, fs_atom, &c, err);
 	free(c.seen);
