@@ -750,7 +750,7 @@ struct fs_verdict {
 static struct fs_verdict fs_judge(const struct fs_side *s, const bool *sig)
 {
 	struct fs_verdict v = { 0 };
-	bool deny = false, prot = false, exec_right = false;
+	bool deny = false, exec_right = false;
 
 	for (size_t i = 0; i < s->n; i++) {
 		const struct fs_entry *e = &s->e[i];
@@ -772,8 +772,7 @@ static struct fs_verdict fs_judge(const struct fs_side *s, const bool *sig)
 		case FS_DENY:
 			deny = true;
 			break;
-		case FS_PROTECT:
-			prot = true;
+		case FS_PROTECT: /* never here: protect_diff() and fs_atom()'s search */
 			break;
 		case FS_EXEC:
 			exec_right = true;
@@ -785,7 +784,7 @@ static struct fs_verdict fs_judge(const struct fs_side *s, const bool *sig)
 	if (!v.mount || deny)
 		return (struct fs_verdict){ 0 };
 	v.read = true;
-	v.write = v.mount->role == FS_RW && !prot;
+	v.write = v.mount->role == FS_RW;
 	v.exec = exec_right;
 	return v;
 }

@@ -171,6 +171,8 @@ static void test_network_first_match(void **state)
 	const char *new_ = HDR "network:\n  endpoints:\n" EP("api.example.com", "      rules:\n        - {path: \"/v1/**\"}\n")
 		EP("*.example.com", "");
 	expect(old, new_, "network", "GET https://y.example.com:443/");
+	/* a shadowed endpoint allows nothing: NEW the same as OLD */
+	expect_none(new_, new_, NULL);
 	/* and shadowing works the other way: OLD's later wide endpoint
 	 * never applies to api.example.com */
 	expect(HDR "network:\n  endpoints:\n" EP("api.example.com", "      rules:\n        - {path: \"/v1/**\"}\n")
@@ -255,6 +257,9 @@ static void test_filesystem(void **state)
 	expect(HDR "process:\n  exec: [/usr/bin]\n", HDR "process:\n  exec: [/usr/bin, /opt/tools]\n", "filesystem.exec",
 	       "/opt/tools");
 	expect_none(HDR "process:\n  exec: [/usr]\n", HDR "process:\n  exec: [/usr/bin]\n", NULL);
+	/* an exec list of its own keeps the workspace from being executable */
+	expect(HDR "process:\n  exec: [/usr]\n", HDR, "filesystem.exec", "/home/u/ws");
+	expect_none(HDR, HDR "process:\n  exec: [/usr/bin]\n", NULL);
 }
 
 /* ---- credentials ---- */
@@ -283,6 +288,14 @@ static void test_credentials(void **state)
 	       "credentials", "pushing ref refs/heads/ in https://github.com:443/acme/.git");
 	expect(git_old, HDR CRED("      - host: github.com\n        git: {repos: [\"/**\"]}\n"), "credentials",
 	       "fetching https://github.com:443/");
+	/* deleting refs it may push */
+	expect(git_old, HDR CRED("      - host: github.com\n        git: {repos: [\"/acme/*.git\"], push: [\"refs/heads/agent/**\"], delete: true}\n"),
+	       "credentials", "deleting ref refs/heads/agent/ in https://github.com:443/acme/.git");
+	/* the same permissions split over two bindings */
+	expect_none(HDR CRED("      - host: github.com\n        git: {repos: [\"/acme/*.git\"], push: [\"refs/heads/**\"]}\n"),
+		    HDR CRED("      - host: github.com\n        git: {repos: [\"/acme/a*.git\"], push: [\"refs/heads/x/**\"]}\n"
+			     "      - host: github.com\n        git: {repos: [\"/acme/*b.git\"], push: [\"refs/heads/y/*\"]}\n"),
+		    NULL);
 }
 
 /* ---- single settings ---- */
@@ -301,6 +314,11 @@ static void test_settings(void **state)
 	expect(HDR, HDR "audit: {enabled: false}\n", "audit", "audit disabled");
 	expect(HDR, HDR "process:\n  env: {pass: [AWS_SECRET_ACCESS_KEY]}\n", "process.env", "$AWS_SECRET_ACCESS_KEY");
 	expect_none(HDR "process:\n  env: {pass: [TERM, LANG]}\n", HDR "process:\n  env: {pass: [LANG]}\n", NULL);
+	expect(HDR "process:\n  env: {set: {CI: \"1\"}}\n", HDR "process:\n  env: {set: {CI: \"1\", LD_PRELOAD: /x.so}}\n",
+	       "process.env", "$LD_PRELOAD");
+	expect_none(HDR "process:\n  env: {set: {CI: \"1\", A: b}}\n", HDR "process:\n  env: {set: {CI: \"1\"}}\n", NULL);
+	expect(HDR "identity: {header: true}\naudit: {dir: /var/log/a}\nnetwork: {endpoints: []}\n",
+	       HDR "audit: {dir: /var/log/a}\nnetwork: {endpoints: []}\n", "identity", "no identity header");
 }
 
 int main(void)
