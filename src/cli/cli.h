@@ -14,6 +14,7 @@ int cli_handoff(int argc, char **argv);
 int cli_identity(int argc, char **argv);
 int cli_conformance(int argc, char **argv);
 int cli_policy(int argc, char **argv);
+int cli_policy_diff(int argc, char **argv);
 int cli_doctor(int argc, char **argv);
 int cli_version(int argc, char **argv);
 

@@ -13,6 +13,7 @@ static const char policy_usage[] =
 	"                              [--access read|write|exec] | --exec P | --tool SERVER.TOOL]\n"
 	"       airlock policy default\n"
 	"       airlock policy suggest LOG [--policy [FILE]]\n"
+	"       airlock policy diff OLD NEW [--json]\n"
 	"\n"
 	"check    validate FILE and print the effective policy (defaults filled in,\n"
 	"         paths resolved) with the file:line each value came from.\n"
@@ -31,7 +32,9 @@ static const char policy_usage[] =
 	"         --trace-denials, with --audit DIR) and print the smallest policy\n"
 	"         additions that allow them, as a YAML fragment; with --policy FILE,\n"
 	"         FILE with them merged in (--policy alone: the policy file the log\n"
-	"         names). Refuses a log that fails verification (exit 3).\n";
+	"         names). Refuses a log that fails verification (exit 3).\n"
+	"diff     decide whether NEW allows anything OLD does not; one line per\n"
+	"         widening with a witness. Exit 0 no wider, 1 wider, 2 on error.\n";
 
 int cli_policy(int argc, char **argv)
 {
@@ -42,6 +45,8 @@ int cli_policy(int argc, char **argv)
 	const char *file = NULL;
 	if (!strcmp(argv[1], "suggest"))
 		return cli_audit_exec("suggest", argc - 1, argv + 1);
+	if (!strcmp(argv[1], "diff"))
+		return cli_policy_diff(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "explain"))
 		return cli_policy_explain(argc - 1, argv + 1);
 	const char *enterprise = NULL;

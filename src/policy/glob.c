@@ -584,6 +584,8 @@ struct explore {
 	size_t nslot;
 	uint32_t *stack;
 	struct glob *hosts; /* owned: normal_hosts(), an extra "in" when comparing hosts */
+	uint64_t *univ;     /* W words: states accepting every continuation */
+	uint64_t *scratch;  /* W words */
 };
 
 static void explore_free(struct explore *x)
@@ -596,6 +598,8 @@ static void explore_free(struct explore *x)
 	free(x->slot);
 	free(x->stack);
 	glob_free(x->hosts);
+	free(x->univ);
+	free(x->scratch);
 }
 
 /* Units preferred as the representative of "any other unit": they make
@@ -606,6 +610,25 @@ static void mark_unit(uint8_t *named, unsigned u)
 {
 	if (u < NUNITS)
 		named[u] = 1;
+}
+
+/* Does state s accept the empty string (an accepting state within its
+ * closure)? stack: scratch of g->nstates entries at least. */
+static bool accepts_empty(const struct glob *g, uint32_t s, uint32_t *stack)
+{
+	size_t sp = 0;
+	stack[sp++] = s;
+	/* The closures here are chains (edges only go forward), so no set of
+	 * visited states is needed to terminate, but bound the walk anyway. */
+	for (size_t steps = 0; sp && steps < (size_t)g->nstates * 4; steps++) {
+		uint32_t t = stack[--sp];
+		if (g->accept[t])
+			return true;
+		for (uint32_t k = g->first[t]; k < g->first[t + 1]; k++)
+			if (g->edges[k].type == E_EPS && sp < g->nstates)
+				stack[sp++] = g->edges[k].to;
+	}
+	return false;
 }
 
 static int explore_init(struct explore *x, const struct glob *const *in, size_t n_in,
@@ -676,6 +699,22 @@ static int explore_init(struct explore *x, const struct glob *const *in, size_t 
 	for (size_t i = 0; i < x->nc; i++)
 		for (uint32_t s = 0; s < x->c[i].g->nstates; s++)
 			x->owner[x->c[i].off + s] = (uint32_t)i;
+	/* A state that accepts and loops on every unit accepts every
+	 * continuation: its component's answer is settled for good. */
+	x->univ = calloc(x->W, sizeof(*x->univ));
+	x->scratch = calloc(x->W, sizeof(*x->scratch));
+	if (!x->univ || !x->scratch)
+		return error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < x->nc; i++) {
+		const struct glob *g = x->c[i].g;
+		for (uint32_t s = 0; s < g->nstates; s++) {
+			bool loop = false;
+			for (uint32_t k = g->first[s]; k < g->first[s + 1]; k++)
+				loop |= g->edges[k].type == E_ANY && g->edges[k].to == s;
+			if (loop && accepts_empty(g, s, x->stack))
+				x->univ[(x->c[i].off + s) / 64] |= (uint64_t)1 << ((x->c[i].off + s) % 64);
+		}
+	}
 
 	/* The alphabet: one unit standing for all units no edge names, then
 	 * every named unit. */
@@ -736,6 +775,29 @@ static void closure(struct explore *x, uint64_t *set)
 	}
 }
 
+/* A component in a universal state accepts whatever follows: keep only
+ * that state, so that subsets differing in its other states (which can
+ * no longer change its answer) are one. Without this, paths through
+ * several "D/" + "**" directories multiply the subsets for nothing. */
+static void settle(struct explore *x, uint64_t *set)
+{
+	bool any = false;
+	for (size_t w = 0; w < x->W && !any; w++)
+		any = (set[w] & x->univ[w]) != 0;
+	if (!any)
+		return;
+	for (size_t w = 0; w < x->W; w++)
+		for (uint64_t m = set[w] & x->univ[w]; m; m &= m - 1) {
+			uint32_t s = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(m));
+			const struct comp *c = &x->c[x->owner[s]];
+			if (!bit(set, s))
+				continue; /* cleared by an earlier universal state of c */
+			for (uint32_t t = c->off; t < c->off + c->g->nstates; t++)
+				if (t != s && bit(set, t))
+					set[t / 64] &= ~((uint64_t)1 << (t % 64));
+		}
+}
+
 static void step(struct explore *x, const uint64_t *from, unsigned u, uint64_t *to)
 {
 	memset(to, 0, x->W * sizeof(*to));
@@ -749,6 +811,7 @@ static void step(struct explore *x, const uint64_t *from, unsigned u, uint64_t *
 					setbit(to, c->off + c->g->edges[i].to);
 		}
 	closure(x, to);
+	settle(x, to);
 }
 
 static uint64_t set_hash(const uint64_t *set, size_t W)
@@ -883,6 +946,7 @@ static int explore_run(struct explore *x, size_t n_in, size_t n_out, bool find, 
 	for (size_t i = 0; i < x->nc; i++)
 		setbit(cur, x->c[i].off + x->c[i].g->start);
 	closure(x, cur);
+	settle(x, cur);
 	if ((r = intern(x, cur, 0, 0, &idx, &added, err)) < 0)
 		return r;
 	for (size_t q = 0; q < x->n; q++) {
@@ -896,7 +960,9 @@ static int explore_run(struct explore *x, size_t n_in, size_t n_out, bool find, 
 				uint32_t s = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(m));
 				uint32_t o = x->owner[s];
 				alive[o] = true;
-				if (x->c[o].g->accept[s - x->c[o].off])
+				/* a universal state stands for its closure, which
+				 * settle() may have dropped */
+				if (x->c[o].g->accept[s - x->c[o].off] || bit(x->univ, s))
 					acc[o] = true;
 			}
 		for (size_t i = 0; i < x->nc; i++) {
@@ -909,6 +975,19 @@ static int explore_run(struct explore *x, size_t n_in, size_t n_out, bool find, 
 		}
 		if (dead)
 			continue; /* no string with this prefix is in every in */
+		if (find) {
+			/* An out component accepting every continuation: no
+			 * witness starts with this prefix. */
+			bool settled = false;
+			for (size_t w = 0; w < x->W && !settled; w++)
+				for (uint64_t m = set[w] & x->univ[w]; m && !settled; m &= m - 1) {
+					uint32_t s = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(m));
+					size_t o = x->owner[s];
+					settled = o >= n_in && o < n_in + n_out;
+				}
+			if (settled)
+				continue;
+		}
 		for (size_t j = 0; j < n_out; j++)
 			if (acc[n_in + j])
 				none_out = false;
