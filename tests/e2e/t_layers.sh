@@ -102,6 +102,12 @@ test_layers_enterprise_cuts_a_host_keeps_its_neighbour() {
 	assert_eq "403" "$OUT" "a method the enterprise does not allow"
 	al --policy "$T/dev.yaml" --enterprise "$T/ent.yaml" -- /usr/bin/python3 ./fetch.py GET "http://api.test:$HP/public/x"
 	assert_eq "200" "$OUT" "the neighbour both layers allow"
+	# The enterprise file is hidden from the agent like the policy file.
+	cp "$T/ent.yaml" "$WS/ent.yaml"
+	echo visible >"$WS/note"
+	al --policy "$T/dev.yaml" --enterprise "$WS/ent.yaml" -- /bin/sh -c 'cat ./ent.yaml; cat ./note'
+	assert_not_contains "$OUT" "on_excess" "the enterprise file inside the sandbox"
+	assert_contains "$OUT" "visible" "its neighbour in the workspace"
 	# Without the ceiling the developer's policy allows all three.
 	al --policy "$T/dev.yaml" -- /usr/bin/python3 ./fetch.py GET "http://other.test:$HP/public/x"
 	assert_eq "200" "$OUT" "the control: the developer's policy alone"
