@@ -320,6 +320,10 @@ int plan_observe(struct sandbox_plan *p, const struct policy *pol, const char *a
 	if (observe_cover(p, policy_file, false) < 0 || observe_cover(p, audit_dir, false) < 0 ||
 	    observe_cover(p, pol->network.log, false) < 0 || observe_cover(p, authority_dir, true) < 0)
 		return -ENOMEM;
+	/* The enterprise files, for the same reason as the policy file. */
+	for (size_t i = 0; i < pol->n_layer_files; i++)
+		if (observe_cover(p, pol->layer_files[i], false) < 0)
+			return -ENOMEM;
 	sort_by_depth(p->mounts, p->n_mounts);
 	return 0;
 }

