@@ -3169,6 +3169,34 @@ int policy_load_buffer(const char *name, const char *dir, const char *buf, size_
 	return 0;
 }
 
+int policy_load_tree(const char *name, const char *dir, const struct policy_ynode *root,
+		     const struct policy_ctx *ctx, struct policy **out, struct error *err)
+{
+	_cleanup_policy_ struct policy *p = NULL;
+	struct loader l;
+	int r;
+
+	*out = NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return error_set(err, ENOMEM, "%s: out of memory", name);
+	r = policy_init_defaults(p, ctx, err);
+	if (r < 0)
+		return r;
+	p->file = strdup(name);
+	p->dir = absolute_dir(dir, ctx);
+	if (!p->file || !p->dir)
+		return error_set(err, ENOMEM, "%s: out of memory", name);
+	if (strlen(p->dir) >= PATH_MAX)
+		return error_set(err, ENAMETOOLONG, "%s: the policy's directory is too long", name);
+	l = (struct loader){ .p = p, .ctx = ctx, .err = err };
+	r = load_tree(&l, root);
+	if (r < 0)
+		return r;
+	*out = steal_pointer(&p);
+	return 0;
+}
+
 /* The directory part of path ("." when it has none). */
 static char *dir_of(const char *path)
 {

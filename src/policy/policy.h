@@ -30,6 +30,8 @@ struct policy_loc {
 	const char *note; /* borrowed; when set, the printer writes this comment
 	                   * instead of file:line (`policy suggest` says why an
 	                   * entry was added) */
+	const char *layer; /* static; when set (a layered policy), the printer
+	                    * writes "LAYER file:line": "developer", "enterprise" */
 };
 
 enum policy_boundary {
@@ -252,6 +254,11 @@ struct policy {
 		bool enabled;               /* write the signed decision log (default true) */
 		char *dir;                  /* absolute: write it here, or NULL for the state directory */
 	} audit;
+
+	/* Enterprise files this policy was narrowed by (policy/layer.h), owned:
+	 * the locs of entries they contributed borrow these names. */
+	char **layer_files;
+	size_t n_layer_files;
 
 	/* Where each single-valued setting came from (line 0: built-in default). */
 	struct {

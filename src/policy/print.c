@@ -47,27 +47,33 @@ static void paths_free(struct policy_paths *ps)
 	free(ps->v);
 }
 
+void policy_rule_clear(struct policy_net_rule *r)
+{
+	free(r->id);
+	if (r->methods)
+		for (size_t k = 0; k < r->n_methods; k++)
+			free(r->methods[k]);
+	free(r->methods);
+	free(r->path);
+	free(r->query);
+	memset(r, 0, sizeof(*r));
+}
+
+void policy_endpoint_clear(struct policy_endpoint *ep)
+{
+	for (size_t j = 0; j < ep->n_rules; j++)
+		policy_rule_clear(&ep->rules[j]);
+	free(ep->rules);
+	free(ep->id);
+	free(ep->host);
+	free(ep->ports);
+	memset(ep, 0, sizeof(*ep));
+}
+
 static void net_free(struct policy_network *net)
 {
-	for (size_t i = 0; i < net->n_endpoints; i++) {
-		struct policy_endpoint *ep = &net->endpoints[i];
-
-		for (size_t j = 0; j < ep->n_rules; j++) {
-			struct policy_net_rule *r = &ep->rules[j];
-
-			free(r->id);
-			if (r->methods)
-				for (size_t k = 0; k < r->n_methods; k++)
-					free(r->methods[k]);
-			free(r->methods);
-			free(r->path);
-			free(r->query);
-		}
-		free(ep->rules);
-		free(ep->id);
-		free(ep->host);
-		free(ep->ports);
-	}
+	for (size_t i = 0; i < net->n_endpoints; i++)
+		policy_endpoint_clear(&net->endpoints[i]);
 	free(net->endpoints);
 	free(net->allow_private);
 	for (size_t i = 0; i < net->n_resolve; i++) {
@@ -87,30 +93,39 @@ static void strv_free(char **v, size_t n)
 	free(v);
 }
 
+void policy_binding_clear(struct policy_cred_binding *b)
+{
+	free(b->id);
+	free(b->host);
+	free(b->header);
+	free(b->tmpl);
+	free(b->username);
+	free(b->query);
+	strv_free(b->methods, b->n_methods);
+	strv_free(b->paths, b->n_paths);
+	if (b->git) {
+		strv_free(b->git->repos, b->git->n_repos);
+		strv_free(b->git->push, b->git->n_push);
+		free(b->git);
+	}
+	memset(b, 0, sizeof(*b));
+}
+
 static void cred_free(struct policy_credential *c)
 {
 	free(c->name);
 	free(c->source_arg);
 	strv_free(c->command, c->n_command);
 	free(c->env);
-	for (size_t i = 0; i < c->n_bindings; i++) {
-		struct policy_cred_binding *b = &c->bindings[i];
-
-		free(b->id);
-		free(b->host);
-		free(b->header);
-		free(b->tmpl);
-		free(b->username);
-		free(b->query);
-		strv_free(b->methods, b->n_methods);
-		strv_free(b->paths, b->n_paths);
-		if (b->git) {
-			strv_free(b->git->repos, b->git->n_repos);
-			strv_free(b->git->push, b->git->n_push);
-			free(b->git);
-		}
-	}
+	for (size_t i = 0; i < c->n_bindings; i++)
+		policy_binding_clear(&c->bindings[i]);
 	free(c->bindings);
+}
+
+void policy_credential_clear(struct policy_credential *c)
+{
+	cred_free(c);
+	memset(c, 0, sizeof(*c));
 }
 
 void policy_free(struct policy *p)
@@ -142,6 +157,9 @@ void policy_free(struct policy *p)
 	for (size_t i = 0; i < p->n_credentials; i++)
 		cred_free(&p->credentials[i]);
 	free(p->credentials);
+	for (size_t i = 0; i < p->n_layer_files; i++)
+		free(p->layer_files[i]);
+	free(p->layer_files);
 	free(p);
 }
 
@@ -279,6 +297,10 @@ static void end_line(FILE *f, const struct policy_loc *loc)
 		print_comment_text(f, loc->note);
 	} else if (loc->line > 0 && loc->file) {
 		fputs("  # ", f);
+		if (loc->layer) {
+			fputs(loc->layer, f);
+			fputc(' ', f);
+		}
 		print_comment_text(f, loc->file);
 		fprintf(f, ":%u", loc->line);
 	}
@@ -643,6 +665,11 @@ void policy_print(const struct policy *p, FILE *f)
 	print_comment_text(f, p->file ? p->file : POLICY_DEFAULT_FILE);
 	fputs(".\n# \"# FILE:LINE\" after an entry: where it was set; no comment: built-in default.\n",
 	      f);
+	for (size_t i = 0; i < p->n_layer_files; i++) {
+		fputs("# Narrowed by the enterprise policy ", f);
+		print_comment_text(f, p->layer_files[i]);
+		fputs(".\n", f);
+	}
 
 	fprintf(f, "version: %d", p->version);
 	end_line(f, &p->origin.version);

@@ -407,6 +407,10 @@ int plan_observe(struct sandbox_plan *p, const struct policy *pol, const char *a
 	if (observe_cover(p, policy_file, false) < 0 || observe_cover(p, audit_dir, false) < 0 ||
 	    observe_cover(p, pol->network.log, false) < 0 || observe_cover(p, authority_dir, true) < 0)
 		return -ENOMEM;
+	/* The enterprise files, for the same reason as the policy file. */
+	for (size_t i = 0; i < pol->n_layer_files; i++)
+		if (observe_cover(p, pol->layer_files[i], false) < 0)
+			return -ENOMEM;
 	sort_by_depth(p->mounts, p->n_mounts);
 	return 0;
 }
@@ -506,10 +510,13 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 	sort_by_depth(p->mounts, p->n_mounts);
 
 	/* Denied paths that would otherwise be visible are covered last, and
-	 * so is the policy file itself: the agent neither reads its rules nor
-	 * edits them for the next run. */
-	for (size_t i = 0; i <= pol->filesystem.deny.n; i++) {
-		const char *path = i < pol->filesystem.deny.n ? pol->filesystem.deny.v[i].path
+	 * so is the policy file itself, and the enterprise files that
+	 * narrowed it: the agent neither reads its rules nor edits them for
+	 * the next run. */
+	for (size_t i = 0; i <= pol->filesystem.deny.n + pol->n_layer_files; i++) {
+		size_t nd = pol->filesystem.deny.n;
+		const char *path = i < nd ? pol->filesystem.deny.v[i].path
+			: i > nd ? pol->layer_files[i - nd - 1]
 			: pol->file && strcmp(pol->file, "<default>") != 0 ? pol->file : NULL;
 		if (!path)
 			continue;
