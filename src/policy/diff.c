@@ -192,8 +192,9 @@ static bool rule_has_method(const struct policy_net_rule *r, const char *m)
 /* The method atoms of a set of rules: each named method, and one named by
  * none (standing for all the others). */
 struct methods {
-	const char *v[64];
+	const char *v[256];
 	size_t n;
+	bool overflow; /* more names than v holds: the answer would not be exact */
 };
 
 static void methods_add(struct methods *m, const char *name)
@@ -203,6 +204,8 @@ static void methods_add(struct methods *m, const char *name)
 			return;
 	if (m->n < ARRAY_SIZE(m->v) - 1)
 		m->v[m->n++] = name;
+	else
+		m->overflow = true;
 }
 
 static void methods_close(struct methods *m)
@@ -303,6 +306,8 @@ static int requests_widen(const struct policy_endpoint *e, const struct policy_e
 		for (size_t k = 0; k < o->rules[i].n_methods; k++)
 			methods_add(&m, o->rules[i].methods[k]);
 	methods_close(&m);
+	if (m.overflow)
+		return error_set(err, E2BIG, "endpoint %s: too many distinct methods to compare", e->id);
 	if ((r = glob_dot_segments(&dots, err)) < 0 || (r = glob_compile("/**", GLOB_PATH, &slash, err)) < 0)
 		return r;
 
@@ -1153,6 +1158,8 @@ static int cred_atom(void *vctx, const bool *sig, const char *host, size_t len, 
 		for (size_t k = 0; k < c->oc->bindings[i].n_methods; k++)
 			methods_add(&m, c->oc->bindings[i].methods[k]);
 	methods_close(&m);
+	if (m.overflow)
+		return error_set(err, E2BIG, "credential %s: too many distinct methods to compare", c->nc->name);
 	for (size_t mi = 0; mi < m.n && r >= 0 && !c->reported; mi++) {
 		if (!binding_has_method(b, m.v[mi]))
 			continue;
@@ -1166,8 +1173,12 @@ static int cred_atom(void *vctx, const bool *sig, const char *host, size_t len, 
 			if (!sig[i] || o->port != b->port || !binding_has_method(o, m.v[mi]))
 				continue;
 			if (o->git) {
-				if (ng < ARRAY_SIZE(gits))
-					gits[ng++] = o->git;
+				if (ng == ARRAY_SIZE(gits)) {
+					gvec_free(&paths);
+					return error_set(err, E2BIG, "credential %s: too many git bindings to compare",
+							 c->nc->name);
+				}
+				gits[ng++] = o->git;
 				continue;
 			}
 			if (!o->paths)

@@ -16,6 +16,9 @@
  * number of subset states is bounded (GLOB_MAX_STATES): a set of patterns
  * whose product blows up is an error, never a hang.
  *
+ * Host questions are answered over normalised names (no trailing dot, as
+ * the proxy compares them): a host witness never ends in '.'.
+ *
  * Every matcher here agrees with the one enforcing the pattern:
  * GLOB_PATH with netpol_glob_match, GLOB_HOST with netpol_host_match,
  * GLOB_FILE with handoff_glob_match (tests/unit/test_glob.c and

@@ -160,3 +160,27 @@ YAML
 	# Neighbour: OLD still reads the file it does not let the agent write.
 	assert_contains "$OUT" "notes" "OLD reads what it makes read-only"
 }
+
+# The witness of dropping the default protected paths: a hand-off file
+# NEW lets the agent write, and a sandbox running OLD does not.
+test_policy_diff_protect_witness_is_enforced() {
+	mkdir -p "$WS/.git/hooks" "$WS/src"
+	printf 'int main(void) { return 0; }\n' >"$WS/src/a.c"
+	printf 'version: 1\nsandbox: {workspace: %s}\n' "$WS" >"$T/old.yaml"
+	printf 'version: 1\nsandbox: {workspace: %s}\nfilesystem:\n  protect_defaults: false\n' "$WS" >"$T/new.yaml"
+	pdiff old.yaml new.yaml --json
+	assert_rc 1 "NEW is wider"
+	local w
+	w=$(printf '%s' "$OUT" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["witness"])')
+	assert_eq "$WS/.git/hooks" "$w" "the witness"
+	al --policy "$T/new.yaml" -- /bin/sh -c "echo planted >$w/pre-commit && echo WROTE"
+	assert_contains "$OUT" "WROTE" "the witness under NEW"
+	rm -f "$w/pre-commit"
+	al --policy "$T/old.yaml" -- /bin/sh -c "echo planted >$w/pre-commit && echo WROTE; echo edit >>src/a.c && echo EDITED"
+	assert_not_contains "$OUT" "WROTE" "the witness under OLD"
+	assert_no_file "$w/pre-commit" "the hook planted under OLD"
+	# Neighbour: an ordinary edit in the same workspace under OLD.
+	assert_contains "$OUT" "EDITED" "an ordinary edit under OLD"
+	pdiff new.yaml old.yaml
+	assert_rc 0 "protecting more is no wider"
+}

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "net/netpolicy.h"
+#include "util/cleanup.h"
 #include "policy/diff.h"
 
 static const struct policy_ctx ctx = { .home = "/home/u", .cwd = "/home/u/ws" };
@@ -321,6 +322,198 @@ static void test_settings(void **state)
 	       HDR "audit: {dir: /var/log/a}\nnetwork: {endpoints: []}\n", "identity", "no identity header");
 }
 
+
+/* ---- the network prover against brute force ---- */
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+
+static unsigned rnd(unsigned n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (unsigned)(rng % n);
+}
+
+/* A random policy: 1-3 endpoints over a few host patterns and two ports,
+ * each without rules or with 1-3 rules of random methods, path globs over
+ * {a, b, /, *, **} and query globs. */
+static void random_policy(char *buf, size_t size)
+{
+	static const char *const hosts[] = { "a.b.c", "*.b.c", "b.c", "*.a.b.c", "x.b.c" };
+	static const char *const ports[] = { "[80]", "[8080]", "[80, 8080]" };
+	static const char *const methods[] = { "", "methods: [GET], ", "methods: [POST], ", "methods: [GET, POST], " };
+	static const char *const queries[] = { "", "", ", query: \"a\"", ", query: \"*\"" };
+	size_t n = (size_t)snprintf(buf, size, "version: 1\nnetwork:\n  endpoints:\n");
+	unsigned ne = 1 + rnd(3);
+	for (unsigned e = 0; e < ne; e++) {
+		n += (size_t)snprintf(buf + n, size - n, "    - host: \"%s\"\n      ports: %s\n", hosts[rnd(5)], ports[rnd(3)]);
+		unsigned nr = rnd(4);
+		if (nr == 0)
+			continue;
+		n += (size_t)snprintf(buf + n, size - n, "      rules:\n");
+		for (unsigned r = 0; r < nr; r++) {
+			char path[16];
+			size_t pl = 0;
+			path[pl++] = '/';
+			unsigned len = rnd(4);
+			for (unsigned i = 0; i < len; i++) {
+				unsigned c = rnd(6);
+				if (c == 4)
+					path[pl++] = '*';
+				else if (c == 5)
+					path[pl++] = '*', path[pl++] = '*';
+				else
+					path[pl++] = "ab/a"[c];
+			}
+			path[pl] = '\0';
+			n += (size_t)snprintf(buf + n, size - n, "        - {%spath: \"%s\"%s%s}\n", methods[rnd(4)], path,
+					      queries[rnd(4)], rnd(3) == 0 ? ", websocket: true" : "");
+		}
+	}
+}
+
+static bool allows(const struct policy *p, const char *method, const char *host, uint16_t port, const char *path,
+		   const char *query, bool ws)
+{
+	struct net_decision d;
+	if (!netpol_decide_host(&p->network, host, port, &d))
+		return false;
+	return netpol_decide_request(d.ep, method, path, strlen(path), query, strlen(query), ws, &d);
+}
+
+/* "METHOD http://HOST:PORT/PATH[?QUERY][ (websocket upgrade)]" */
+static void parse_witness(const char *w, char *method, char *host, uint16_t *port, char *path, char *query, bool *ws)
+{
+	const char *sp = strchr(w, ' '), *h, *c, *pa, *q, *end;
+	assert_non_null(sp);
+	memcpy(method, w, (size_t)(sp - w));
+	method[sp - w] = '\0';
+	h = strstr(sp, "://");
+	assert_non_null(h);
+	h += 3;
+	c = strchr(h, ':');
+	assert_non_null(c);
+	memcpy(host, h, (size_t)(c - h));
+	host[c - h] = '\0';
+	*port = (uint16_t)strtoul(c + 1, (char **)&pa, 10);
+	*ws = strstr(pa, " (websocket upgrade)") != NULL;
+	end = *ws ? strstr(pa, " (websocket upgrade)") : pa + strlen(pa);
+	q = memchr(pa, '?', (size_t)(end - pa));
+	memcpy(path, pa, (size_t)((q ? q : end) - pa));
+	path[(q ? q : end) - pa] = '\0';
+	if (q) {
+		memcpy(query, q + 1, (size_t)(end - q - 1));
+		query[end - q - 1] = '\0';
+	} else {
+		query[0] = '\0';
+	}
+}
+
+static void test_network_brute_force(void **state)
+{
+	(void)state;
+	static const char *const hosts[] = { "a.b.c", "b.c", "x.b.c", "y.b.c", "x.a.b.c", "y.x.b.c", "c" };
+	static const uint16_t ports[] = { 80, 8080, 443 };
+	static const char *const methods[] = { "GET", "POST", "PUT" };
+	static const char *const queries[] = { "", "a", "b" };
+	/* request paths: '/' then up to 4 of {a, b, /, .} */
+	char paths[400][8];
+	size_t np = 0;
+	for (unsigned len = 0; len <= 4; len++) {
+		unsigned cnt = 1;
+		for (unsigned i = 0; i < len; i++)
+			cnt *= 4;
+		for (unsigned x = 0; x < cnt; x++) {
+			unsigned y = x;
+			paths[np][0] = '/';
+			for (unsigned i = 0; i < len; i++, y /= 4)
+				paths[np][1 + i] = "ab/."[y % 4];
+			paths[np][1 + len] = '\0';
+			np++;
+		}
+	}
+	unsigned wider = 0;
+	for (unsigned round = 0; round < 150; round++) {
+		char ot[2048], nt[2048];
+		/* the parser refuses an endpoint shadowed by an earlier one:
+		 * draw again */
+		struct policy *o = NULL, *n = NULL;
+		struct error lerr = { 0 };
+		do {
+			random_policy(ot, sizeof(ot));
+		} while (policy_load_buffer("old.yaml", "/home/u/ws", ot, strlen(ot), &ctx, &o, &lerr) < 0);
+		/* Half the time NEW is OLD with some rules dropped and some
+		 * globs narrowed ("**" made "*"), mostly no wider; else a
+		 * random policy, mostly wider. */
+		for (int tries = 0; round % 2 == 0 && tries < 5 && !n; tries++) {
+			size_t k = 0;
+			for (const char *line = ot; *line;) {
+				const char *eol = strchr(line, '\n');
+				size_t ll = eol ? (size_t)(eol - line + 1) : strlen(line);
+				bool rule = strstr(line, "- {") && (size_t)(strstr(line, "- {") - line) < ll;
+				if (!(rule && rnd(3) == 0)) {
+					memcpy(nt + k, line, ll);
+					if (rule && rnd(2) == 0) {
+						char *dd = memmem(nt + k, ll, "**", 2);
+						if (dd)
+							memmove(dd, dd + 1, ll - (size_t)(dd + 1 - (nt + k))), ll--;
+					}
+					k += ll;
+				}
+				line += ll;
+			}
+			nt[k] = '\0';
+			if (policy_load_buffer("new.yaml", "/home/u/ws", nt, strlen(nt), &ctx, &n, &lerr) < 0)
+				n = NULL;
+		}
+		while (!n) {
+			random_policy(nt, sizeof(nt));
+			if (policy_load_buffer("new.yaml", "/home/u/ws", nt, strlen(nt), &ctx, &n, &lerr) < 0)
+				n = NULL;
+		}
+		struct policy_diff d = { 0 };
+		struct error err = { 0 };
+		if (policy_diff(o, n, &d, &err) < 0)
+			fail_msg("diff: %s", err.msg);
+		bool reported = false;
+		for (size_t i = 0; i < d.n; i++) {
+			if (strcmp(d.v[i].section, "network") != 0)
+				continue;
+			reported = true;
+			/* every witness: NEW allows it, OLD does not */
+			char method[16], host[64], path[256], query[256];
+			uint16_t port;
+			bool ws;
+			parse_witness(d.v[i].witness, method, host, &port, path, query, &ws);
+			if (!allows(n, method, host, port, path, query, ws) || allows(o, method, host, port, path, query, ws))
+				fail_msg("witness %s is not a widening\nOLD:\n%sNEW:\n%s", d.v[i].witness, ot, nt);
+		}
+		/* brute force: a request NEW allows and OLD does not, among the
+		 * enumerated ones, means a widening must have been reported */
+		bool found = false;
+		for (size_t h = 0; h < ARRAY_SIZE(hosts) && !found; h++)
+			for (size_t pt = 0; pt < ARRAY_SIZE(ports) && !found; pt++)
+				for (size_t m = 0; m < ARRAY_SIZE(methods) && !found; m++)
+					for (size_t pa = 0; pa < np && !found; pa++)
+						for (size_t q = 0; q < ARRAY_SIZE(queries) && !found; q++)
+							for (int ws = 0; ws < 2 && !found; ws++)
+								found = allows(n, methods[m], hosts[h], ports[pt], paths[pa],
+									       queries[q], ws) &&
+									!allows(o, methods[m], hosts[h], ports[pt], paths[pa],
+										queries[q], ws);
+		if (found && !reported)
+			fail_msg("brute force finds a widening the prover missed\nOLD:\n%sNEW:\n%s", ot, nt);
+		wider += reported;
+		policy_diff_free(&d);
+		policy_free(o);
+		policy_free(n);
+	}
+	/* the generator makes both kinds */
+	if (wider < 10 || wider > 140)
+		fail_msg("%u of 150 pairs wider", wider);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -333,6 +526,7 @@ int main(void)
 		cmocka_unit_test(test_filesystem),
 		cmocka_unit_test(test_credentials),
 		cmocka_unit_test(test_settings),
+		cmocka_unit_test(test_network_brute_force),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

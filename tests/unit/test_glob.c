@@ -416,6 +416,20 @@ static void test_dot_segments(void **state)
 	for (size_t i = 0; i < sizeof(no) / sizeof(*no); i++)
 		if (glob_match(d, no[i], strlen(no[i])))
 			fail_msg("\"%s\" has no dot segment", no[i]);
+	/* Against the proxy's own refusal, over every short string: an
+	 * endpoint whose one rule allows any path refuses exactly these. */
+	struct policy_net_rule rule = { .id = "r" };
+	struct policy_endpoint ep = { .id = "e", .rules = &rule, .n_rules = 1 };
+	struct strings S;
+	gen_strings("a./;\\%2eFB3", 4, &S);
+	for (size_t j = 0; j < S.n; j++) {
+		struct net_decision dd;
+		bool refused = !netpol_decide_request(&ep, "GET", S.v[j], S.len[j], "", 0, false, &dd);
+		if (glob_match(d, S.v[j], S.len[j]) != refused)
+			fail_msg("\"%.*s\": dot-segment automaton %d, proxy refuses %d", (int)S.len[j], S.v[j], !refused,
+				 refused);
+	}
+	free_strings(&S);
 	/* "/a/" + "**" minus the dot paths is exactly within "/a", "/a/" +
 	 * "*" and "/a/" + "*" + "/" + "**". */
 	struct glob *a = C("/a/**", GLOB_PATH);
