@@ -280,11 +280,12 @@ bool review_mentry_same(const struct review_mentry *e, const struct stat *st)
 	 * of a directory is that it is still one. */
 	if (e->type == 'd')
 		return true;
-	/* ctime cannot be set back by anyone but the kernel's clock: a file
-	 * rewritten with its old mtime restored still shows. */
+	/* Not ctime: a rename sets it, and an apply that was rolled back
+	 * renamed the user's files aside and back. A rewrite in place that
+	 * restores both the size and the mtime to the nanosecond goes
+	 * unnoticed. */
 	return e->ino == (uint64_t)st->st_ino && e->size == (uint64_t)st->st_size &&
-	       e->mtime_ns == (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec &&
-	       e->ctime_ns == (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
+	       e->mtime_ns == (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
 }
 
 /* ---- sessions ---- */

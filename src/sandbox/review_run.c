@@ -29,15 +29,20 @@ static bool under(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-int review_run_prepare(const struct policy *pol, struct sandbox_plan *plan, struct review_run *rr, struct error *err)
+int review_run_check(const struct policy *pol, struct error *err)
 {
-	memset(rr, 0, sizeof(*rr));
+	char ws[PATH_MAX];
+	if (pol->sandbox.workspace_mode != POLICY_WS_REVIEW)
+		return 0;
 	if (pol->sandbox.mode == POLICY_MODE_OBSERVE)
 		return error_set(err, EINVAL,
 				 "%s:%u:%u: sandbox.workspace_mode: review needs sandbox.mode enforce or learn "
 				 "(observe mode shows the host's own tree)",
 				 pol->origin.workspace_mode.file, pol->origin.workspace_mode.line,
 				 pol->origin.workspace_mode.col);
+	if (!realpath(pol->sandbox.workspace, ws))
+		return error_sys(err, errno, "%s:%u:%u: sandbox.workspace: cannot resolve %s", pol->sandbox.workspace_loc.file,
+				 pol->sandbox.workspace_loc.line, pol->sandbox.workspace_loc.col, pol->sandbox.workspace);
 	/* A writable path of the policy that holds the workspace, or lies
 	 * in it, would be a second way to the real files, around the layer. */
 	for (size_t i = 0; i < pol->filesystem.write.n; i++) {
@@ -45,14 +50,23 @@ int review_run_prepare(const struct policy *pol, struct sandbox_plan *plan, stru
 		char real[PATH_MAX];
 		if (!realpath(w->path, real))
 			continue;
-		if (under(plan->workspace, real) || under(real, plan->workspace))
+		if (under(ws, real) || under(real, ws))
 			return error_set(err, EINVAL,
 					 "%s:%u:%u: filesystem.write[%zu]: %s %s the workspace %s, which "
 					 "sandbox.workspace_mode: review keeps behind a layer; it would let the agent "
 					 "write the workspace directly (name a path outside it, or use direct mode)",
 					 w->loc.file, w->loc.line, w->loc.col, i, w->path,
-					 under(plan->workspace, real) ? "holds" : "lies in", plan->workspace);
+					 under(ws, real) ? "holds" : "lies in", ws);
 	}
+	return 0;
+}
+
+int review_run_prepare(const struct policy *pol, struct sandbox_plan *plan, struct review_run *rr, struct error *err)
+{
+	memset(rr, 0, sizeof(*rr));
+	int r = review_run_check(pol, err);
+	if (r < 0)
+		return r;
 	struct mount_entry *wsm = NULL;
 	for (size_t i = 0; i < plan->n_mounts; i++)
 		if (plan->mounts[i].kind == MOUNT_BIND && strcmp(plan->mounts[i].dst, plan->workspace) == 0 &&
@@ -60,7 +74,7 @@ int review_run_prepare(const struct policy *pol, struct sandbox_plan *plan, stru
 			wsm = &plan->mounts[i];
 	if (!wsm)
 		return error_set(err, EINVAL, "review mode: the workspace %s has no bind in the plan", plan->workspace);
-	int r = review_session_begin(plan->workspace, plan->host_uid, plan->host_gid, &rr->dir, err);
+	r = review_session_begin(plan->workspace, plan->host_uid, plan->host_gid, &rr->dir, err);
 	if (r < 0)
 		return r;
 	if (asprintf(&plan->review_layer, "%s/layer", rr->dir) < 0) {

@@ -20,6 +20,10 @@ struct review_run {
 	size_t n_changes, n_flagged;
 };
 
+/* Refuse a policy that review mode cannot run as written (observe mode;
+ * a write path holding the workspace or inside it), naming file, line and
+ * field. Also called by `airlock run` before anything starts (exit 2). */
+int review_run_check(const struct policy *pol, struct error *err) WUR;
 /* Refuse a policy that would reach the workspace around the layer, start
  * the session, and put its fds and the overlay into the plan. */
 int review_run_prepare(const struct policy *pol, struct sandbox_plan *plan, struct review_run *rr,
