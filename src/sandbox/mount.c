@@ -223,12 +223,12 @@ static int protect_bind(int rootfd, const char *dst, struct error *err)
  * Mounted from inside the sandbox's user namespace (overlayfs allows that
  * since Linux 5.11), so its xattrs are user.overlay.* (userxattr). The
  * kernel takes upper and work only from a mount of our own namespace
- * (it clones them privately): unprivileged, the session's path is walked
- * in our copy of the host's tree; started as root, where the sandbox's
- * uid cannot walk that path, the supervisor's detached clone of the
- * directory is attached for the moment the overlay takes to mount, then
- * detached again, and its fd closed: no way out reaches the command. */
-static int overlay_workspace(const struct sandbox_plan *plan, int rootfd, const char *dst, struct error *err)
+ * (it clones them privately). So a detached clone of the session's layer
+ * directory (tree: ours, made while the host's tree was in view, or,
+ * started as root, where the sandbox's uid cannot walk the path, the
+ * supervisor's) is attached for the moment the overlay takes to mount,
+ * then detached again, and its fd closed: no way out reaches the command. */
+static int overlay_workspace(int tree, int rootfd, const char *dst, struct error *err)
 {
 	char target[PATH_MAX], stage_dir[PATH_MAX];
 	int r = staged(target, sizeof(target), dst, err);
@@ -236,17 +236,14 @@ static int overlay_workspace(const struct sandbox_plan *plan, int rootfd, const 
 	bool attached = false;
 	if (r < 0 || (r = staged(stage_dir, sizeof(stage_dir), REVIEW_STAGE, err)) < 0)
 		goto out;
-	if (plan->review_tree_fd >= 0) {
-		if ((r = make_mount_point(rootfd, REVIEW_STAGE, true, err)) < 0 ||
-		    (r = attach(plan->review_tree_fd, REVIEW_STAGE, err)) < 0)
-			goto out;
-		attached = true;
-	}
-	layer = open(attached ? stage_dir : plan->review_layer, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if ((r = make_mount_point(rootfd, REVIEW_STAGE, true, err)) < 0 || (r = attach(tree, REVIEW_STAGE, err)) < 0)
+		goto out;
+	attached = true;
+	layer = open(stage_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	upper = layer < 0 ? -1 : openat(layer, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	work = layer < 0 ? -1 : openat(layer, "work", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (upper < 0 || work < 0) {
-		r = error_sys(err, errno, "review mode: cannot open the session's layer %s", plan->review_layer);
+		r = error_sys(err, errno, "review mode: cannot open the session's layer");
 		goto out;
 	}
 	lower = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -287,8 +284,7 @@ out:
 		if (fd >= 0)
 			close(fd);
 	}
-	if (plan->review_tree_fd >= 0)
-		close(plan->review_tree_fd);
+	close(tree);
 	if (attached) {
 		if (umount2(stage_dir, MNT_DETACH) < 0 && r == 0)
 			r = error_sys(err, errno, "review mode: cannot detach the session's layer");
@@ -340,6 +336,7 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 	int r;
 	int hide_tree = -1;
 	_cleanup_close_ int rootfd = -1;
+	_cleanup_close_ int review_tree = plan->review_tree_fd;
 
 	/* Nothing we do may propagate back to the host's namespace. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -366,6 +363,13 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 			goto out;
 	}
 
+	if (plan->review_layer && review_tree < 0) {
+		review_tree = sys_open_tree(AT_FDCWD, plan->review_layer, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (review_tree < 0) {
+			r = error_sys(err, errno, "review mode: cannot clone %s", plan->review_layer);
+			goto out;
+		}
+	}
 	for (size_t i = 0; i < plan->n_mounts; i++) {
 		const struct mount_entry *m = &plan->mounts[i];
 		if (m->kind == MOUNT_HIDE_FILE && hide_tree < 0) {
@@ -453,8 +457,10 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 			}
 			if (r >= 0)
 				r = attach(trees[i], m->dst, err);
-			if (r >= 0 && m->overlay)
-				r = overlay_workspace(plan, rootfd, m->dst, err);
+			if (r >= 0 && m->overlay) {
+				r = overlay_workspace(review_tree, rootfd, m->dst, err);
+				review_tree = -1;
+			}
 			if (r < 0)
 				goto out;
 			break;
