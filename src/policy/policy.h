@@ -41,7 +41,7 @@ enum policy_boundary {
 /* sandbox.workspace_mode: where the agent's writes to the workspace go. */
 enum policy_workspace_mode {
 	POLICY_WS_DIRECT = 0, /* to the workspace itself */
-	POLICY_WS_REVIEW,     /* to a copy-on-write layer a human reviews and applies (docs/review.md) */
+	POLICY_WS_REVIEW,     /* to a copy-on-write layer a human reviews and applies (docs/handoff.md) */
 };
 
 enum policy_mode {

@@ -143,7 +143,7 @@ void review_run_finish(struct review_run *rr, const char *ws, struct auditlog *a
 		char path[PATH_MAX * 2], reason[sizeof(c->reason) + 32];
 		snprintf(path, sizeof(path), "%s/%s", ws, c->path);
 		snprintf(reason, sizeof(reason), "held for review: %s", c->reason);
-		if (buf_puts(&ev, "{\"kind\":\"file_flagged\",\"decision\":\"defer\",\"path\":") == 0 &&
+		if (buf_puts(&ev, "{\"kind\":\"file_flagged\",\"decision\":\"defer\",\"file\":") == 0 &&
 		    buf_json_string(&ev, path, strlen(path)) == 0 && buf_puts(&ev, ",\"reason\":") == 0 &&
 		    buf_json_string(&ev, reason, strlen(reason)) == 0 && buf_puts(&ev, "}\n") == 0)
 			(void)auditlog_event(audit, ev.data, ev.len);

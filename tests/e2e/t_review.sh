@@ -344,7 +344,8 @@ test_review_flags_are_decision_records() {
 	held_session
 	local log
 	log=$(ls "$T"/audit/"$SID".jsonl) || fail "no log named after the session $SID"
-	grep '"Deferred"' "$log" | grep -q '\.envrc' || fail "no deferred record for .envrc: $(grep -c . "$log") records"
+	grep '"Deferred"' "$log" | grep -q '"file":{"name":".envrc","path":"' ||
+		fail "no deferred record naming .envrc: $(grep -c . "$log") records"
 	grep -q "held for review: hand-off shell file" "$log" || fail "the record's reason"
 	grep '"Deferred"' "$log" | grep -q 'ok\.txt' && fail "an unflagged file recorded as deferred"
 	"$AIRLOCK" audit verify "$log" >"$T/verify.out" 2>&1 || fail "the log does not verify: $(cat "$T/verify.out")"
