@@ -682,8 +682,8 @@ static int load_limits(struct loader *l, const struct policy_ynode *n)
 
 static int load_sandbox(struct loader *l, const struct policy_ynode *n)
 {
-	static const char *const keys[] = { "boundary", "workspace", "mode", "host_uid",
-					    "host_gid", "limits",    "workspace_mode", NULL };
+	static const char *const keys[] = { "boundary", "workspace", "mode",   "workspace_mode",
+					    "host_uid", "host_gid",  "limits", NULL };
 	static const char *const ws_modes[] = { "direct", "review" };
 	static const char *const boundaries[] = { "process", "gvisor", "microvm" };
 	static const char *const modes[] = { "enforce", "learn", "observe" };
