@@ -351,3 +351,27 @@ test_review_flags_are_decision_records() {
 	"$AIRLOCK" audit verify "$log" >"$T/verify.out" 2>&1 || fail "the log does not verify: $(cat "$T/verify.out")"
 	rv discard "$SID"
 }
+
+# A policy kept in the workspace it governs (workspace: .): the agent
+# neither reads nor rewrites it, and what it writes beside it is held.
+test_review_policy_in_the_workspace() {
+	review_env
+	printf 'version: 1\nsandbox:\n  workspace: .\n  workspace_mode: review\n' >"$WS/airlock.yaml"
+	cp "$WS/airlock.yaml" "$T/policy.orig"
+	al --policy "$WS/airlock.yaml" -- /bin/sh -c '
+		d=$(pwd)
+		echo "version: 1" > airlock.yaml 2>/dev/null && echo "policy-rewrite: done" || echo "policy-rewrite: refused"
+		grep -q workspace_mode airlock.yaml 2>/dev/null && echo "policy-read: done" || echo "policy-read: refused"
+		echo x > "$d/beside.txt" && echo "beside: done"'
+	assert_rc 0 "the agent's run"
+	assert_contains "$OUT" "policy-rewrite: refused" "rewriting the policy inside"
+	assert_contains "$OUT" "policy-read: refused" "reading the policy inside"
+	assert_contains "$OUT" "beside: done" "a write beside the policy, inside"
+	cmp -s "$T/policy.orig" "$WS/airlock.yaml" || fail "the policy file changed"
+	assert_no_file "$WS/beside.txt" "the write beside the policy, on the host"
+	held_session
+	rv review "$SID" --json
+	assert_contains "$ROUT" '"path":"beside.txt"' "the write beside the policy, held"
+	assert_not_contains "$ROUT" 'airlock.yaml' "the policy, not in the change"
+	rv discard "$SID"
+}
