@@ -415,6 +415,27 @@ static int copy_entry(struct applier *a, int dfd, const char *name, const char *
 	return r;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Is path beneath one of the sorted roots (a directory that comes whole)?
+ * Looks up each directory above it: bounded by its depth, not by how many
+ * changes there are. */
+static bool beneath_root(char **roots, size_t n, const char *path)
+{
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *slash = strrchr(buf, '/'); slash; slash = strrchr(buf, '/')) {
+		*slash = '\0';
+		char *key = buf;
+		if (bsearch(&key, roots, n, sizeof(char *), cmp_str))
+			return true;
+	}
+	return false;
+}
+
 struct op {
 	const struct review_change *c;
 	char staged[64]; /* the temporary name beside the target, or "" */
@@ -436,13 +457,14 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 	struct review_changes ch = { 0 };
 	struct review_manifest man = { 0 };
 	struct op *ops = NULL;
-	size_t nops = 0;
+	char **roots = NULL;
+	size_t nops = 0, nroots = 0;
 	struct applier a = { .wsfd = -1, .ufd = -1, .upper = upper, .root = geteuid() == 0, .err = err };
 	if ((r = review_changes_read(upper, ws, &ch, err)) < 0)
 		return r;
 	if ((r = review_manifest_load(dir, &man, err)) < 0)
 		goto out;
-	if (!(ops = calloc(ch.n + 1, sizeof(*ops)))) {
+	if (!(ops = calloc(ch.n + 1, sizeof(*ops))) || !(roots = calloc(ch.n + 1, sizeof(char *)))) {
 		r = error_set(err, ENOMEM, "out of memory");
 		goto out;
 	}
@@ -460,6 +482,12 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 		size_t len, n;
 	} refused = { .len = 0 }, conflicts = { .len = 0 };
 	for (size_t i = 0; i < ch.n; i++) {
+		const struct review_change *p = &ch.c[i];
+		if (S_ISDIR(p->mode) && (p->kind == REVIEW_ADDED || p->replace_dir) && !excluded(o, p->path))
+			roots[nroots++] = p->path;
+	}
+	qsort(roots, nroots, sizeof(char *), cmp_str);
+	for (size_t i = 0; i < ch.n; i++) {
 		const struct review_change *c = &ch.c[i];
 		if (excluded(o, c->path))
 			continue;
@@ -469,14 +497,7 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 				refused.len += (size_t)snprintf(refused.text + refused.len, sizeof(refused.text) - refused.len,
 								"%s%s", refused.n > 1 ? ", " : "", c->path);
 		}
-		bool inside = false;
-		for (size_t k = 0; k < ch.n && !inside; k++) {
-			const struct review_change *p = &ch.c[k];
-			size_t pl = strlen(p->path);
-			inside = k != i && S_ISDIR(p->mode) && (p->kind == REVIEW_ADDED || p->replace_dir) &&
-				 !strncmp(c->path, p->path, pl) && c->path[pl] == '/' && !excluded(o, p->path);
-		}
-		if (inside)
+		if (beneath_root(roots, nroots, c->path))
 			continue;
 		char buf[PATH_MAX];
 		const char *leaf;
@@ -625,6 +646,7 @@ out:
 	if (a.ufd >= 0)
 		close(a.ufd);
 	free(ops);
+	free(roots);
 	review_manifest_free(&man);
 	review_changes_free(&ch);
 	return r;

@@ -39,7 +39,8 @@ static void add_reason(struct review_change *c, const char *a, const char *b)
 	snprintf(c->reason + used, sizeof(c->reason) - used, "%s%s%s", used ? "; " : "", a, b ? b : "");
 }
 
-void review_judge(struct review_change *c, const struct stat *st, const char *data, size_t len, const char *link)
+static void judge(struct review_change *c, const struct stat *st, const char *data, size_t len, const char *link,
+		  const struct dlp *dlp)
 {
 	c->flags = 0;
 	c->reason[0] = '\0';
@@ -82,22 +83,28 @@ void review_judge(struct review_change *c, const struct stat *st, const char *da
 	if (S_ISREG(st->st_mode) && data && len) {
 		/* The proxy's own credential formats (net/dlp.c): what it would
 		 * stop on the wire should not reach the repository either. */
-		struct dlp *d = dlp_new();
 		char what[128];
-		if (d && dlp_scan(d, (const uint8_t *)data, len, what, sizeof(what))) {
+		if (dlp && dlp_scan(dlp, (const uint8_t *)data, len, what, sizeof(what))) {
 			c->flags |= REVIEW_FLAG_SECRET;
 			char why[192];
 			snprintf(why, sizeof(why), "contents match a credential format (%s)", what);
 			add_reason(c, why, NULL);
 		}
-		dlp_free(d);
 	}
+}
+
+void review_judge(struct review_change *c, const struct stat *st, const char *data, size_t len, const char *link)
+{
+	struct dlp *d = dlp_new();
+	judge(c, st, data, len, link, d);
+	dlp_free(d);
 }
 
 /* ---- reading upper ---- */
 
 struct reader {
 	struct review_changes *out;
+	struct dlp *dlp;
 	size_t entries;
 	struct error *err;
 };
@@ -212,7 +219,7 @@ static int add_change(struct reader *rd, const char *path, enum review_kind kind
 		ssize_t n = readlinkat(udfd, name, link, sizeof(link) - 1);
 		link[n > 0 ? n : 0] = '\0';
 	}
-	review_judge(c, have ? &st : NULL, data, len, link);
+	judge(c, have ? &st : NULL, data, len, link, rd->dlp);
 	return 0;
 }
 
@@ -302,8 +309,11 @@ int review_changes_read(const char *upper, const char *ws, struct review_changes
 	_cleanup_close_ int l = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (l < 0)
 		return error_sys(err, errno, "cannot open the workspace %s", ws);
-	struct reader rd = { .out = out, .err = err };
+	struct reader rd = { .out = out, .err = err, .dlp = dlp_new() };
+	if (!rd.dlp)
+		return error_set(err, ENOMEM, "out of memory");
 	int r = read_dir(&rd, u, l, "", 0);
+	dlp_free(rd.dlp);
 	if (r < 0) {
 		review_changes_free(out);
 		return r;
