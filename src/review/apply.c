@@ -458,7 +458,7 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 	struct review_manifest man = { 0 };
 	struct op *ops = NULL;
 	char **roots = NULL;
-	size_t nops = 0, nroots = 0;
+	size_t nops = 0, nroots = 0, applied = 0;
 	struct applier a = { .wsfd = -1, .ufd = -1, .upper = upper, .root = geteuid() == 0, .err = err };
 	if ((r = review_changes_read(upper, ws, &ch, err)) < 0)
 		return r;
@@ -497,6 +497,7 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 				refused.len += (size_t)snprintf(refused.text + refused.len, sizeof(refused.text) - refused.len,
 								"%s%s", refused.n > 1 ? ", " : "", c->path);
 		}
+		applied++;
 		if (beneath_root(roots, nroots, c->path))
 			continue;
 		char buf[PATH_MAX];
@@ -615,7 +616,7 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 		goto fail;
 	fclose(a.j.f);
 	a.j.f = NULL;
-	fprintf(out, "airlock: applied %zu change%s to %s\n", nops, nops == 1 ? "" : "s", ws);
+	fprintf(out, "airlock: applied %zu change%s to %s\n", applied, applied == 1 ? "" : "s", ws);
 	if (remove_at(a.wsfd, a.backup, 0) < 0)
 		fprintf(out, "airlock: warning: could not remove %s/%s\n", ws, a.backup);
 	r = review_session_remove(dir, err);
