@@ -202,7 +202,8 @@ int cli_review(int argc, char **argv)
 		return 0;
 	}
 	char dir[PATH_MAX];
-	if (review_session_dir(id, dir, sizeof(dir), &err) < 0) {
+	_cleanup_close_ int lock = -1;
+	if (review_session_dir(id, dir, sizeof(dir), &err) < 0 || (lock = review_session_lock(dir, &err)) < 0) {
 		fprintf(stderr, "airlock review: %s\n", err.msg);
 		return 2;
 	}
@@ -247,7 +248,9 @@ int cli_apply(int argc, char **argv)
 		return 2;
 	}
 	char dir[PATH_MAX];
-	if (review_session_dir(id, dir, sizeof(dir), &err) < 0 || review_apply(dir, &o, stderr, &err) < 0) {
+	_cleanup_close_ int lock = -1;
+	if (review_session_dir(id, dir, sizeof(dir), &err) < 0 || (lock = review_session_lock(dir, &err)) < 0 ||
+	    review_apply(dir, &o, stderr, &err) < 0) {
 		fprintf(stderr, "airlock apply: %s\n", err.msg);
 		return err.code == EPERM || err.code == EBUSY ? 1 : 2;
 	}
@@ -266,7 +269,9 @@ int cli_discard(int argc, char **argv)
 		return 2;
 	}
 	char dir[PATH_MAX];
-	if (review_session_dir(argv[1], dir, sizeof(dir), &err) < 0 || review_recover(dir, stderr, &err) < 0 ||
+	_cleanup_close_ int lock = -1;
+	if (review_session_dir(argv[1], dir, sizeof(dir), &err) < 0 || (lock = review_session_lock(dir, &err)) < 0 ||
+	    review_recover(dir, stderr, &err) < 0 ||
 	    review_session_remove(dir, &err) < 0) {
 		fprintf(stderr, "airlock discard: %s\n", err.msg);
 		return 2;

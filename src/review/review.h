@@ -65,6 +65,12 @@ int review_session_remove(const char *dir, struct error *err) WUR;
  * another error. */
 int review_session_dir(const char *id, char *out, size_t len, struct error *err) WUR;
 
+/* Hold the session for one apply, review or discard at a time (an apply
+ * that found another's journal would otherwise roll back work still in
+ * progress). Returns the fd holding the lock, or a negative errno with a
+ * message when another holds it. */
+int review_session_lock(const char *dir, struct error *err) WUR;
+
 /* The workspace a session was started for (malloc'd). */
 int review_session_workspace(const char *dir, char **ws, struct error *err) WUR;
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -438,6 +439,21 @@ int review_session_dir(const char *id, char *out, size_t len, struct error *err)
 	if (lstat(out, &st) < 0 || !S_ISDIR(st.st_mode))
 		return error_set(err, ENOENT, "no review session %s in %s (see airlock review --list)", id, root);
 	return 0;
+}
+
+int review_session_lock(const char *dir, struct error *err)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return error_sys(err, errno, "cannot open %s", dir);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+		close(fd);
+		if (e == EWOULDBLOCK)
+			return error_set(err, EBUSY, "%s is in use by another airlock apply, review or discard", dir);
+		return error_sys(err, e, "cannot lock %s", dir);
+	}
+	return fd;
 }
 
 int review_session_workspace(const char *dir, char **ws, struct error *err)

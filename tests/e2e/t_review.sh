@@ -261,6 +261,11 @@ test_review_discard_drops_the_layer() {
 	held_session
 	rv review --list
 	assert_contains "$ROUT" "$SID" "the session listed"
+	# One apply, review or discard of a session at a time.
+	flock "$T/state/airlock/review/$SID" env HOME="$E2E_HOME" "$AIRLOCK" apply "$SID" >"$T/locked.out" 2>&1
+	assert_ne 0 "$?" "apply of a session in use"
+	assert_contains "$(cat "$T/locked.out")" "in use" "the apply names why"
+	assert_eq base "$(cat "$WS/a.txt")" "the workspace after the refused apply"
 	rv discard "$SID"
 	assert_eq 0 "$RRC" "discard ($RERR)"
 	assert_eq base "$(cat "$WS/a.txt")" "the workspace after discard"
