@@ -102,7 +102,14 @@ static int show(const char *dir, const char *id, bool json)
 	char upper[PATH_MAX];
 	snprintf(upper, sizeof(upper), "%s/" REVIEW_UPPER, dir);
 	struct review_changes ch = { 0 };
-	if (review_session_workspace(dir, &ws, &err) < 0 || review_changes_read(upper, ws, &ch, &err) < 0) {
+	struct protect_set globs = { 0 };
+	r = review_session_workspace(dir, &ws, &err);
+	if (r >= 0)
+		r = review_session_protect(dir, &globs, &err);
+	if (r >= 0)
+		r = review_changes_read(upper, ws, &globs, &ch, &err);
+	protect_set_free(&globs);
+	if (r < 0) {
 		fprintf(stderr, "airlock review: %s\n", err.msg);
 		return 2;
 	}

@@ -460,7 +460,11 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 	char **roots = NULL;
 	size_t nops = 0, nroots = 0, applied = 0;
 	struct applier a = { .wsfd = -1, .ufd = -1, .upper = upper, .root = geteuid() == 0, .err = err };
-	if ((r = review_changes_read(upper, ws, &ch, err)) < 0)
+	struct protect_set globs = { 0 };
+	if ((r = review_session_protect(dir, &globs, err)) >= 0)
+		r = review_changes_read(upper, ws, &globs, &ch, err);
+	protect_set_free(&globs);
+	if (r < 0)
 		return r;
 	if ((r = review_manifest_load(dir, &man, err)) < 0)
 		goto out;

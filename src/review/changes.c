@@ -40,7 +40,7 @@ static void add_reason(struct review_change *c, const char *a, const char *b)
 }
 
 static void judge(struct review_change *c, const struct stat *st, const char *data, size_t len, const char *link,
-		  const struct dlp *dlp)
+		  const struct dlp *dlp, const struct protect_set *globs)
 {
 	c->flags = 0;
 	c->reason[0] = '\0';
@@ -61,6 +61,14 @@ static void judge(struct review_change *c, const struct stat *st, const char *da
 		add_reason(c, why, NULL);
 		for (size_t i = 0; i < nf; i++)
 			add_reason(c, fi[i].what, NULL);
+	}
+	/* The policy's own protected paths (filesystem.protect, and the
+	 * build rows with protect_build): what direct mode would have kept
+	 * read-only, review mode holds and flags. */
+	const char *glob = globs && !is_dir ? protect_match(globs, c->path, false) : NULL;
+	if (glob && !(c->flags & REVIEW_FLAG_HANDOFF)) {
+		c->flags |= REVIEW_FLAG_PROTECT;
+		add_reason(c, "protected by the policy: ", glob);
 	}
 	if (c->kind == REVIEW_DELETED || !st)
 		return;
@@ -93,10 +101,11 @@ static void judge(struct review_change *c, const struct stat *st, const char *da
 	}
 }
 
-void review_judge(struct review_change *c, const struct stat *st, const char *data, size_t len, const char *link)
+void review_judge(struct review_change *c, const struct stat *st, const char *data, size_t len, const char *link,
+		  const struct protect_set *globs)
 {
 	struct dlp *d = dlp_new();
-	judge(c, st, data, len, link, d);
+	judge(c, st, data, len, link, d, globs);
 	dlp_free(d);
 }
 
@@ -105,6 +114,7 @@ void review_judge(struct review_change *c, const struct stat *st, const char *da
 struct reader {
 	struct review_changes *out;
 	struct dlp *dlp;
+	const struct protect_set *globs;
 	size_t entries;
 	struct error *err;
 };
@@ -219,7 +229,7 @@ static int add_change(struct reader *rd, const char *path, enum review_kind kind
 		ssize_t n = readlinkat(udfd, name, link, sizeof(link) - 1);
 		link[n > 0 ? n : 0] = '\0';
 	}
-	judge(c, have ? &st : NULL, data, len, link, rd->dlp);
+	judge(c, have ? &st : NULL, data, len, link, rd->dlp, rd->globs);
 	return 0;
 }
 
@@ -300,7 +310,8 @@ static int cmp_change(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-int review_changes_read(const char *upper, const char *ws, struct review_changes *out, struct error *err)
+int review_changes_read(const char *upper, const char *ws, const struct protect_set *globs, struct review_changes *out,
+			struct error *err)
 {
 	memset(out, 0, sizeof(*out));
 	_cleanup_close_ int u = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -309,7 +320,7 @@ int review_changes_read(const char *upper, const char *ws, struct review_changes
 	_cleanup_close_ int l = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (l < 0)
 		return error_sys(err, errno, "cannot open the workspace %s", ws);
-	struct reader rd = { .out = out, .err = err, .dlp = dlp_new() };
+	struct reader rd = { .out = out, .err = err, .dlp = dlp_new(), .globs = globs };
 	if (!rd.dlp)
 		return error_set(err, ENOMEM, "out of memory");
 	int r = read_dir(&rd, u, l, "", 0);

@@ -15,7 +15,8 @@
  *   layer/upper/  the overlay's upper directory (the agent's change)
  *   layer/work/   the overlay's work directory (layer/ and both belong
  *                 to the sandbox's uid)
- *   meta       "workspace PATH" and "started SECONDS" lines
+ *   meta       "workspace PATH", "started SECONDS" and "protect GLOB" lines
+ *              (the policy's protected paths, flagged at review)
  *   manifest   the workspace as it was when the run started: one line per
  *              entry, "type ino size mtime_ns ctime_ns path" (conflicts)
  *   journal    while an apply runs (see apply.c)
@@ -29,6 +30,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "handoff/protect.h"
 #include "util/error.h"
 
 #define REVIEW_ID_MAX 64
@@ -53,7 +55,12 @@ void review_new_id(char out[37]);
  * uid:gid when started as root, so that the sandbox's uid writes there),
  * write meta and the manifest of ws. *dir (malloc'd) is the session
  * directory. */
-int review_session_begin(const char *ws, uid_t uid, gid_t gid, char **dir, struct error *err) WUR;
+int review_session_begin(const char *ws, uid_t uid, gid_t gid, const struct protect_set *globs, char **dir,
+			 struct error *err) WUR;
+
+/* The protected-path globs a session recorded (out is the caller's,
+ * protect_set_free). */
+int review_session_protect(const char *dir, struct protect_set *out, struct error *err) WUR;
 
 /* Give the session at *dir its final name id (replaces *dir). */
 int review_session_name(char **dir, const char *id, struct error *err) WUR;
@@ -119,6 +126,7 @@ enum {
 	REVIEW_FLAG_LINK = 1 << 3,     /* a symlink leaving the workspace */
 	REVIEW_FLAG_SPECIAL = 1 << 4,  /* device, FIFO or socket */
 	REVIEW_FLAG_SECRET = 1 << 5,   /* contents match a credential format */
+	REVIEW_FLAG_PROTECT = 1 << 6,  /* a protected path of the policy (filesystem.protect) */
 };
 
 struct review_change {
@@ -141,8 +149,10 @@ struct review_changes {
 /* Read the change held in upper (an overlay upper directory) against the
  * workspace ws: walk upper without following a symlink, turning
  * whiteouts into deletions and opaque directories into replacements, and
- * judge each change. Sorted: flagged first, then by path. */
-int review_changes_read(const char *upper, const char *ws, struct review_changes *out, struct error *err) WUR;
+ * judge each change (globs: the policy's protected paths, or NULL).
+ * Sorted: flagged first, then by path. */
+int review_changes_read(const char *upper, const char *ws, const struct protect_set *globs, struct review_changes *out,
+			struct error *err) WUR;
 void review_changes_free(struct review_changes *c);
 size_t review_changes_flagged(const struct review_changes *c);
 
@@ -150,7 +160,8 @@ size_t review_changes_flagged(const struct review_changes *c);
  * old_mode the workspace's mode (0 when absent), data[0..len) the first
  * bytes of a regular file, link the text of a symlink. Sets c->flags and
  * c->reason. Pure. */
-void review_judge(struct review_change *c, const struct stat *st, const char *data, size_t len, const char *link);
+void review_judge(struct review_change *c, const struct stat *st, const char *data, size_t len, const char *link,
+		  const struct protect_set *globs);
 
 /* ---- diff (diff.c) ---- */
 

@@ -336,7 +336,8 @@ int review_session_remove(const char *dir, struct error *err)
 	return 0;
 }
 
-int review_session_begin(const char *ws, uid_t uid, gid_t gid, char **dir, struct error *err)
+int review_session_begin(const char *ws, uid_t uid, gid_t gid, const struct protect_set *globs, char **dir,
+			 struct error *err)
 {
 	char root[PATH_MAX], tmpl[PATH_MAX];
 	int r = review_root(root, sizeof(root), err);
@@ -390,6 +391,11 @@ int review_session_begin(const char *ws, uid_t uid, gid_t gid, char **dir, struc
 		goto fail;
 	}
 	fprintf(mf, "workspace %s\nstarted %lld\n", esc, (long long)time(NULL));
+	for (size_t i = 0; globs && i < globs->n; i++) {
+		_cleanup_free_ char *g = review_escape(globs->pat[i]);
+		if (g)
+			fprintf(mf, "protect %s\n", g);
+	}
 	if (fclose(mf) != 0) {
 		r = error_sys(err, errno, "cannot write %s/meta", d);
 		goto fail;
@@ -475,6 +481,34 @@ int review_session_workspace(const char *dir, char **ws, struct error *err)
 		return 0;
 	}
 	return error_set(err, EINVAL, "%s: no workspace line", path);
+}
+
+int review_session_protect(const char *dir, struct protect_set *out, struct error *err)
+{
+	memset(out, 0, sizeof(*out));
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/meta", dir);
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	if (!f)
+		return error_sys(err, errno, "cannot read %s", path);
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strncmp(line, "protect ", 8) != 0 || !review_unescape(line + 8))
+			continue;
+		char **v = realloc(out->pat, (out->n + 1) * sizeof(char *));
+		if (!v || !(v[out->n] = strdup(line + 8))) {
+			if (v)
+				out->pat = v;
+			protect_set_free(out);
+			return error_set(err, ENOMEM, "out of memory");
+		}
+		out->pat = v;
+		out->n++;
+	}
+	return 0;
 }
 
 static long long session_started(const char *dir)

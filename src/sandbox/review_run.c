@@ -74,7 +74,11 @@ int review_run_prepare(const struct policy *pol, struct sandbox_plan *plan, stru
 			wsm = &plan->mounts[i];
 	if (!wsm)
 		return error_set(err, EINVAL, "review mode: the workspace %s has no bind in the plan", plan->workspace);
-	r = review_session_begin(plan->workspace, plan->host_uid, plan->host_gid, &rr->dir, err);
+	struct protect_set globs = { 0 };
+	if (protect_set_from_policy(pol, &globs) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	r = review_session_begin(plan->workspace, plan->host_uid, plan->host_gid, &globs, &rr->dir, err);
+	protect_set_free(&globs);
 	if (r < 0)
 		return r;
 	if (asprintf(&plan->review_layer, "%s/layer", rr->dir) < 0) {
@@ -128,7 +132,12 @@ void review_run_finish(struct review_run *rr, const char *ws, struct auditlog *a
 	snprintf(upper, sizeof(upper), "%s/" REVIEW_UPPER, rr->dir);
 	struct review_changes ch = { 0 };
 	struct error err = { 0 };
-	if (review_changes_read(upper, ws, &ch, &err) < 0) {
+	struct protect_set globs = { 0 };
+	int r = review_session_protect(rr->dir, &globs, &err);
+	if (r >= 0)
+		r = review_changes_read(upper, ws, &globs, &ch, &err);
+	protect_set_free(&globs);
+	if (r < 0) {
 		fprintf(stderr, "airlock: review mode: %s\n", err.msg);
 		rr->n_changes = (size_t)-1;
 		return;

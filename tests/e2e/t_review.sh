@@ -380,3 +380,31 @@ test_review_policy_in_the_workspace() {
 	assert_not_contains "$ROUT" 'airlock.yaml' "the policy, not in the change"
 	rv discard "$SID"
 }
+
+# The policy's own protected paths (filesystem.protect, protect_build),
+# which direct mode keeps read-only, are held and flagged in review mode.
+test_review_flags_the_policys_protected_paths() {
+	review_env
+	mkdir -p "$WS/config" "$WS/src"
+	echo 'x: 1' >"$WS/config/db.yml"
+	printf 'all:\n\ttrue\n' >"$WS/Makefile"
+	al_policy "$REVIEW_POLICY
+filesystem:
+  protect: [\"config/**\"]
+  protect_build: true" -- /bin/sh -c 'echo "x: 2" > config/db.yml; printf "all:\n\tcurl x | sh\n" > Makefile; echo "int y;" > src/y.c'
+	assert_rc 0 "the agent's run"
+	held_session
+	rv review "$SID"
+	assert_eq 1 "$RRC" "review's status"
+	assert_match "$ROUT" "^! +modified +file +config/db\.yml\$" "the protected config flagged"
+	assert_match "$ROUT" "^! +modified +file +Makefile\$" "the build file flagged (protect_build)"
+	assert_contains "$ROUT" "protected by the policy: config/**" "the glob named"
+	assert_match "$ROUT" "^  added +file +src/y\.c\$" "the ordinary file, unflagged"
+	assert_eq 'x: 1' "$(cat "$WS/config/db.yml")" "the workspace's config"
+	rv apply "$SID" --exclude Makefile
+	assert_eq 1 "$RRC" "apply with the protected config not accepted"
+	rv apply "$SID" --exclude Makefile --accept config/db.yml
+	assert_eq 0 "$RRC" "apply with it accepted ($RERR)"
+	assert_eq 'x: 2' "$(cat "$WS/config/db.yml")" "the accepted config"
+	assert_contains "$(cat "$WS/Makefile")" "true" "the excluded Makefile"
+}

@@ -68,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		strcpy(path, ".git/config");
 	struct review_change c = { .path = path, .kind = REVIEW_ADDED, .mode = S_IFREG | 0644 };
 	struct stat st = { .st_mode = S_IFREG | (size & 1 ? 0755 : 0644) };
-	review_judge(&c, &st, b, blen, NULL);
+	review_judge(&c, &st, b, blen, NULL, NULL);
 	if (!memchr(c.reason, '\0', sizeof(c.reason)))
 		abort();
 	free(a);

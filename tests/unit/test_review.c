@@ -200,7 +200,7 @@ static unsigned judge(const char *path, enum review_kind kind, mode_t mode, mode
 {
 	struct review_change c = { .path = (char *)path, .kind = kind, .mode = mode, .old_mode = old_mode };
 	struct stat st = { .st_mode = mode };
-	review_judge(&c, kind == REVIEW_DELETED ? NULL : &st, data, data ? strlen(data) : 0, link);
+	review_judge(&c, kind == REVIEW_DELETED ? NULL : &st, data, data ? strlen(data) : 0, link, NULL);
 	if (reason)
 		strcpy(reason, c.reason);
 	return c.flags;
@@ -250,6 +250,40 @@ static void test_judge(void **state)
 			 REVIEW_FLAG_HANDOFF | REVIEW_FLAG_EXEC);
 	assert_non_null(strstr(why, "hook"));
 	assert_non_null(strstr(why, "new executable"));
+}
+
+/* The policy's own protected paths, which review mode flags rather than
+ * keeps read-only. */
+static void test_judge_policy_globs(void **state)
+{
+	(void)state;
+	char *pats[] = { "config/**", "**/Makefile", "**/.envrc" };
+	struct protect_set set = { .pat = pats, .n = 3 };
+	struct review_change c = { .path = "config/db.yml", .kind = REVIEW_MODIFIED, .mode = S_IFREG | 0644 };
+	struct stat st = { .st_mode = S_IFREG | 0644 };
+	review_judge(&c, &st, "x: 1\n", 5, NULL, &set);
+	assert_int_equal(c.flags, REVIEW_FLAG_PROTECT);
+	assert_string_equal(c.reason, "protected by the policy: config/**");
+	c.path = "sub/Makefile";
+	review_judge(&c, &st, "all:\n", 5, NULL, &set);
+	assert_int_equal(c.flags, REVIEW_FLAG_PROTECT);
+	/* the neighbours: an unprotected file; the same files without the
+	 * policy's globs; a table file is named once, as a hand-off file */
+	c.path = "configs/db.yml";
+	review_judge(&c, &st, "x: 1\n", 5, NULL, &set);
+	assert_int_equal(c.flags, 0);
+	c.path = "config/db.yml";
+	review_judge(&c, &st, "x: 1\n", 5, NULL, NULL);
+	assert_int_equal(c.flags, 0);
+	c.path = ".envrc";
+	review_judge(&c, &st, "x\n", 2, NULL, &set);
+	assert_int_equal(c.flags, REVIEW_FLAG_HANDOFF);
+	/* a directory of a directory glob: its files are what is flagged */
+	struct stat dst = { .st_mode = S_IFDIR | 0755 };
+	c.path = "config";
+	c.kind = REVIEW_ADDED;
+	review_judge(&c, &dst, NULL, 0, NULL, &set);
+	assert_int_equal(c.flags, 0);
 }
 
 static void test_escape(void **state)
@@ -374,6 +408,7 @@ int main(void)
 		cmocka_unit_test(test_diff_generated),
 		cmocka_unit_test(test_diff_output),
 		cmocka_unit_test(test_judge),
+		cmocka_unit_test(test_judge_policy_globs),
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_recover_rolls_back),
 		cmocka_unit_test(test_recover_finishes_a_commit),
