@@ -288,7 +288,7 @@ out:
 	if (attached) {
 		if (umount2(stage_dir, MNT_DETACH) < 0 && r == 0)
 			r = error_sys(err, errno, "review mode: cannot detach the session's layer");
-		if (unlinkat(rootfd, REVIEW_STAGE + 1, AT_REMOVEDIR) < 0 && r == 0)
+		if (unlinkat(rootfd, &REVIEW_STAGE[1], AT_REMOVEDIR) < 0 && r == 0)
 			r = error_sys(err, errno, "review mode: cannot remove %s", REVIEW_STAGE);
 	}
 	return r;
