@@ -408,3 +408,36 @@ filesystem:
 	assert_eq 'x: 2' "$(cat "$WS/config/db.yml")" "the accepted config"
 	assert_contains "$(cat "$WS/Makefile")" "true" "the excluded Makefile"
 }
+
+# An apply killed midway (SIGKILL at its third rename, by strace's fault
+# injection: after one entry went to the backup and one into place) leaves
+# its journal; the next review of the session rolls it back, and the
+# apply then runs again from the start.
+test_review_killed_apply_is_rolled_back() {
+	command -v strace >/dev/null || skip "strace is not installed"
+	review_env
+	mkdir -p "$WS/a" "$WS/b"
+	echo a >"$WS/a/x"
+	echo b >"$WS/b/y"
+	echo c >"$WS/c"
+	al_policy "$REVIEW_POLICY" -- /bin/sh -c 'echo A >> a/x; echo B >> b/y; rm c; echo N > n'
+	assert_rc 0 "the agent's run"
+	held_session
+	ws_state >"$T/before"
+	HOME="$E2E_HOME" strace -f -o /dev/null -e trace=renameat2 -e inject=renameat2:signal=SIGKILL:when=3 \
+		"$AIRLOCK" apply "$SID" >"$T/killed.out" 2>&1
+	local rc=$?
+	[ "$rc" = 137 ] || [ "$rc" = 9 ] || fail "the apply was not killed (status $rc): $(cat "$T/killed.out")"
+	assert_file "$T/state/airlock/review/$SID/journal" "the interrupted apply's journal"
+	ws_state >"$T/mid"
+	cmp -s "$T/before" "$T/mid" && fail "the apply was killed before it changed anything: the test proves nothing"
+	rv review "$SID"
+	assert_contains "$RERR" "rolled back" "review reports the rollback"
+	ws_state >"$T/after"
+	cmp -s "$T/before" "$T/after" || fail "the rollback left the workspace changed: $(diff "$T/before" "$T/after")"
+	assert_no_file "$T/state/airlock/review/$SID/journal" "the journal after the rollback"
+	rv apply "$SID"
+	assert_eq 0 "$RRC" "the apply run again ($RERR)"
+	assert_eq N "$(cat "$WS/n")" "the new file"
+	assert_no_file "$WS/c" "the deleted file"
+}
