@@ -11,6 +11,9 @@
 int cli_run(int argc, char **argv);
 int cli_audit(int argc, char **argv);
 int cli_handoff(int argc, char **argv);
+int cli_review(int argc, char **argv);
+int cli_apply(int argc, char **argv);
+int cli_discard(int argc, char **argv);
 int cli_identity(int argc, char **argv);
 int cli_conformance(int argc, char **argv);
 int cli_policy(int argc, char **argv);

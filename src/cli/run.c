@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 #include "policy/layer.h"
 #include "util/cleanup.h"
+#include "sandbox/review_run.h"
 #include "sandbox/sandbox.h"
 
 static const char run_usage[] =
@@ -108,6 +109,10 @@ int cli_run(int argc, char **argv)
 			"airlock: %s: identity.header: true needs the signed decision log, whose session key signs "
 			"the header; set audit.dir in the policy or pass --audit DIR\n",
 			pol->file);
+		return SANDBOX_EXIT_USAGE;
+	}
+	if (review_run_check(pol, &err) < 0) {
+		fprintf(stderr, "airlock: %s\n", err.msg);
 		return SANDBOX_EXIT_USAGE;
 	}
 	struct sandbox_opts so = { .policy = pol, .argv = argv + optind, .trace_denials = trace,

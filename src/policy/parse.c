@@ -682,8 +682,9 @@ static int load_limits(struct loader *l, const struct policy_ynode *n)
 
 static int load_sandbox(struct loader *l, const struct policy_ynode *n)
 {
-	static const char *const keys[] = { "boundary", "workspace", "mode", "host_uid",
-					    "host_gid", "limits",    NULL };
+	static const char *const keys[] = { "boundary", "workspace", "mode",   "workspace_mode",
+					    "host_uid", "host_gid",  "limits", NULL };
+	static const char *const ws_modes[] = { "direct", "review" };
 	static const char *const boundaries[] = { "process", "gvisor", "microvm" };
 	static const char *const modes[] = { "enforce", "learn", "observe" };
 	struct policy *p = l->p;
@@ -719,6 +720,13 @@ static int load_sandbox(struct loader *l, const struct policy_ynode *n)
 			return r;
 		p->sandbox.mode = (enum policy_mode)e;
 		p->origin.mode = loc_of(l, v);
+	}
+	if ((v = map_get(n, "workspace_mode"))) {
+		r = load_enum(l, v, "sandbox.workspace_mode", ws_modes, ARRAY_SIZE(ws_modes), &e);
+		if (r < 0)
+			return r;
+		p->sandbox.workspace_mode = (enum policy_workspace_mode)e;
+		p->origin.workspace_mode = loc_of(l, v);
 	}
 	if ((v = map_get(n, "host_uid"))) {
 		r = load_id(l, v, "sandbox.host_uid", &p->sandbox.host_uid);

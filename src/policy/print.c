@@ -27,6 +27,17 @@ const char *policy_mode_name(enum policy_mode m)
 	return "unknown";
 }
 
+const char *policy_workspace_mode_name(enum policy_workspace_mode m)
+{
+	switch (m) {
+	case POLICY_WS_DIRECT:
+		return "direct";
+	case POLICY_WS_REVIEW:
+		return "review";
+	}
+	return "unknown";
+}
+
 const char *policy_boundary_name(enum policy_boundary b)
 {
 	switch (b) {
@@ -685,6 +696,8 @@ void policy_print(const struct policy *p, FILE *f)
 	end_line(f, &p->sandbox.workspace_loc);
 	fprintf(f, "  mode: %s", policy_mode_name(p->sandbox.mode));
 	end_line(f, &p->origin.mode);
+	fprintf(f, "  workspace_mode: %s", policy_workspace_mode_name(p->sandbox.workspace_mode));
+	end_line(f, &p->origin.workspace_mode);
 	print_id(f, "host_uid", p->sandbox.host_uid, &p->origin.host_uid);
 	print_id(f, "host_gid", p->sandbox.host_gid, &p->origin.host_gid);
 	fputs("  limits:\n", f);
@@ -877,7 +890,8 @@ bool policy_equal(const struct policy *a, const struct policy *b)
 	    !str_eq(a->audit.dir, b->audit.dir) ||
 	    a->sandbox.boundary != b->sandbox.boundary ||
 	    !str_eq(a->sandbox.workspace, b->sandbox.workspace) ||
-	    a->sandbox.mode != b->sandbox.mode || a->sandbox.host_uid != b->sandbox.host_uid ||
+	    a->sandbox.mode != b->sandbox.mode || a->sandbox.workspace_mode != b->sandbox.workspace_mode ||
+	    a->sandbox.host_uid != b->sandbox.host_uid ||
 	    a->sandbox.host_gid != b->sandbox.host_gid)
 		return false;
 	if (la->memory_bytes != lb->memory_bytes || la->pids != lb->pids ||

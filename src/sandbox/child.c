@@ -141,6 +141,8 @@ static void close_all_except(const struct sandbox_plan *plan, int sync_fd)
 	for (size_t i = 0; i < plan->n_mounts && n < ARRAY_SIZE(keep); i++)
 		if (plan->mounts[i].tree_fd >= 0)
 			keep[n++] = plan->mounts[i].tree_fd;
+	if (plan->review_tree_fd >= 0 && n < ARRAY_SIZE(keep))
+		keep[n++] = plan->review_tree_fd;
 	qsort(keep, n, sizeof(int), cmp_int);
 	unsigned from = 3;
 	for (size_t i = 0; i < n; i++) {

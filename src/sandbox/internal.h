@@ -36,6 +36,8 @@ struct mount_entry {
 	unsigned mode;   /* TMPFS: permission bits of its root */
 	bool user_path;  /* named by the policy (workspace, read, write): idmapped when needed */
 	int tree_fd;     /* prepared detached tree (idmapped), or -1 */
+	bool overlay;    /* BIND of the workspace in review mode: an overlay
+	                  * goes on top, with this bind as its lower layer */
 };
 
 /* Landlock rule: grant `access` beneath path (a path inside the sandbox). */
@@ -78,6 +80,13 @@ struct sandbox_plan {
 	struct protect_set protect; /* filesystem.protect's globs; n > 0 turns
 	                             * the guard on (guard.c) */
 	int guard_fd;      /* child: the guard's end of its socket, or -1 */
+	/* Review mode (sandbox.workspace_mode: review): the directory
+	 * holding the overlay's upper and work directories, outside the
+	 * sandbox (review_run.c), or NULL. Started as root, the sandbox's uid
+	 * cannot walk the path to it, and review_tree_fd is a detached clone
+	 * of it (else -1); the child closes it once the overlay is mounted. */
+	char *review_layer;
+	int review_tree_fd;
 };
 
 void plan_free(struct sandbox_plan *p);
@@ -102,6 +111,9 @@ pid_t sibling_spawn(char *const argv[], int keep_a, int keep_b);
 int plan_env_set(struct sandbox_plan *p, const char *name, const char *value) WUR;
 int plan_build(const struct policy *pol, char *const *argv, bool trace, struct sandbox_plan *out,
 	       struct error *err) WUR;
+
+/* Does the sandbox show the host's path through one of the plan's binds? */
+bool plan_shows(const struct sandbox_plan *p, const char *path);
 
 /* Observe mode: turn an enforce plan (already copied into fsrules by the
  * caller) into observe mode's: no Landlock rules, and no mounts but those

@@ -51,9 +51,13 @@ void plan_free(struct sandbox_plan *p)
 	free(p->home);
 	free(p->workspace);
 	protect_set_free(&p->protect);
+	free(p->review_layer);
+	if (p->review_tree_fd >= 0)
+		close(p->review_tree_fd);
 	if (p->ca_bundle)
 		free(p->ca_bundle);
 	memset(p, 0, sizeof(*p));
+	p->review_tree_fd = -1;
 }
 
 static bool path_under(const char *path, const char *dir)
@@ -193,6 +197,11 @@ static int add_links_along(struct sandbox_plan *p, const char *path, int budget)
 		return add_links_along(p, next, budget - 1);
 	}
 	return 0;
+}
+
+bool plan_shows(const struct sandbox_plan *p, const char *path)
+{
+	return covered(p, path);
 }
 
 static size_t depth(const char *path)
@@ -425,6 +434,7 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 
 	memset(p, 0, sizeof(*p));
 	p->guard_fd = -1;
+	p->review_tree_fd = -1;
 	p->argv = (char **)argv;
 	p->trace = trace;
 	p->hold = trace;
@@ -530,8 +540,10 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 	}
 
 	/* Protected paths last: read-only over whatever the workspace and
-	 * the policy's paths show there. */
-	if ((r = protect_plan(p, pol, ws, err)) < 0)
+	 * the policy's paths show there. In review mode the workspace is a
+	 * layer nothing leaves unreviewed: a hand-off file written there is
+	 * held and flagged (review_run.c), not refused. */
+	if (pol->sandbox.workspace_mode != POLICY_WS_REVIEW && (r = protect_plan(p, pol, ws, err)) < 0)
 		return r;
 
 	/* Landlock rights, mirroring the mounts. */

@@ -34,6 +34,7 @@
 #include "sandbox/fsrules.h"
 #include "sandbox/ftrace.h"
 #include "sandbox/landlock_abi.h"
+#include "sandbox/review_run.h"
 #include "sandbox/trace.h"
 #include "handoff/protect.h"
 #include "util/cleanup.h"
@@ -311,6 +312,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	bool masked = false;
 	struct protect_set protect = { 0 };
 	char ws[PATH_MAX] = "";
+	struct review_run rr = { 0 };
+	bool review = pol->sandbox.workspace_mode == POLICY_WS_REVIEW;
 
 	if (pol->sandbox.boundary != POLICY_BOUNDARY_PROCESS)
 		return error_set(err, ENOTSUP,
@@ -346,6 +349,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	 * traces to record what would have been denied. */
 	if ((r = protect_set_from_policy(pol, &protect)) < 0)
 		return error_set(err, ENOMEM, "out of memory");
+	if (review)
+		protect_set_free(&protect); /* held for review instead (plan.c) */
 	bool trace = report || observe || (audit_dir && protect.n);
 	/* The audit writer starts first: loading libcrypto, its
 	 * configuration and the authority key take longer than anything else
@@ -367,6 +372,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		return r;
 	}
 	plan.hold = plan.hold || audit_dir;
+	if (review && (r = review_run_prepare(pol, &plan, &rr, err)) < 0)
+		goto out;
 	if (observe) {
 		/* What enforce mode would have built is kept to judge by; the
 		 * sandbox gets the host's tree and no ruleset. On a kernel
@@ -498,6 +505,12 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 			audit_default_hint(err, audit_dir);
 		goto out;
 	}
+	if ((r = review_run_name(&rr, audit_dir ? s.audit.session : NULL, err)) < 0) {
+		for (int i = 0; i < PROTO_MAX_FDS; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		goto out;
+	}
 	/* The session key, for the identity header, reaches the proxy before
 	 * its sockets do (egress_start closes the control socket). */
 	if ((r = egress_identity(&s.egress, &s.audit, err)) < 0) {
@@ -587,6 +600,10 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	if (limits_cgroup_pids_hit(&cg))
 		fprintf(stderr, "airlock: process limit of %llu reached; process creation failed inside the sandbox\n",
 			(unsigned long long)pol->sandbox.limits.pids);
+	/* The change is read once the sandbox is gone (nothing writes the
+	 * layer any more), and its flagged entries go into the log before
+	 * the seal. */
+	review_run_finish(&rr, plan.workspace, audit_dir ? &s.audit : NULL);
 	if (audit_dir) {
 		struct error aerr = { 0 };
 		if (auditlog_finish(&s.audit, *exit_code, &aerr) < 0) {
@@ -600,6 +617,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		fprintf(stderr,
 			"airlock: WARNING: observe mode: nothing was enforced; %lu operation%s would have been denied\n",
 			trace_observed(s.trace), trace_observed(s.trace) == 1 ? "" : "s");
+	review_run_report(&rr);
 	r = 0;
 out:
 	term_restore(&term);
@@ -628,6 +646,7 @@ out:
 		struct error aerr = { 0 };
 		(void)auditlog_finish(&s.audit, SANDBOX_EXIT_SETUP, &aerr);
 	}
+	review_run_abort(&rr);
 	limits_cgroup_destroy(&cg);
 	trace_free(s.trace);
 	ftrace_free(s.ftrace);

@@ -425,7 +425,7 @@ static void test_unknown_keys(void **state)
 	    "allow_compressed");
 	BAD("version: 1\nsandbox:\n  modes: enforce\n",
 	    "policy.yaml:3:3: sandbox.modes: unknown key; valid keys here are boundary, workspace, "
-	    "mode, host_uid, host_gid, limits");
+	    "mode, workspace_mode, host_uid, host_gid, limits");
 	BAD("version: 1\nsandbox:\n  limits:\n    mem: 1G\n",
 	    "policy.yaml:4:5: sandbox.limits.mem: unknown key; valid keys here are memory, pids, "
 	    "open_files, cpu, wall");
