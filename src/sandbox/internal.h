@@ -78,6 +78,14 @@ struct sandbox_plan {
 	struct protect_set protect; /* filesystem.protect's globs; n > 0 turns
 	                             * the guard on (guard.c) */
 	int guard_fd;      /* child: the guard's end of its socket, or -1 */
+	/* Unix sockets: every connect (and sendto with an address) goes
+	 * through the guard, which lets a pathname socket be reached only
+	 * when it is one of these (filesystem.sockets, resolved, bound at
+	 * the same path) or was bound inside the sandbox. Off in observe
+	 * mode. */
+	bool sockguard;
+	char **sockets;
+	size_t n_sockets;
 };
 
 void plan_free(struct sandbox_plan *p);
@@ -133,6 +141,11 @@ struct seccomp_notif;
 void guard_handle(int notify, int guard, const struct seccomp_notif *req, struct trace_log *log);
 /* supervisor: is nr a call guard_handle answers? */
 bool guard_syscall(int nr);
+/* supervisor: answer connect, sendto with an address, or the creation of
+ * a datagram unix socket (allowed only when named: the policy names a
+ * socket). */
+void guard_handle_socket(int notify, int guard, const struct seccomp_notif *req, struct trace_log *log, bool named);
+bool guard_socket_syscall(int nr);
 
 /* mount.c: runs in the child, in its new user+mount namespace. */
 int mount_build_root(const struct sandbox_plan *plan, struct error *err) WUR;

@@ -109,6 +109,8 @@ struct run_state {
 	struct egress egress;
 	struct auditlog audit;
 	bool protect; /* creating calls come through the notify fd */
+	bool sockguard; /* so do connect and sendto (guard.c) */
+	bool named_sockets; /* filesystem.sockets names at least one */
 };
 
 /* Denials the sandbox reports go to the audit log too. */
@@ -126,6 +128,10 @@ static void handle_notify(struct run_state *s)
 		return;
 	if (s->protect && guard_syscall(req.data.nr)) {
 		guard_handle(s->notify, s->guard, &req, s->trace);
+		return;
+	}
+	if (s->sockguard && guard_socket_syscall(req.data.nr)) {
+		guard_handle_socket(s->notify, s->guard, &req, s->trace, s->named_sockets);
 		return;
 	}
 	trace_record_syscall(s->trace, &req);
@@ -521,8 +527,10 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	if (buf[1] & PROTO_FD_GUARD)
 		s.guard = fds[k++];
 	s.protect = plan.protect.n > 0;
-	if (s.protect && (s.guard < 0 || s.notify < 0)) {
-		r = error_set(err, EIO, "sandbox setup failed: no guard for filesystem.protect");
+	s.sockguard = plan.sockguard;
+	s.named_sockets = plan.n_sockets > 0;
+	if ((s.protect || s.sockguard) && (s.guard < 0 || s.notify < 0)) {
+		r = error_set(err, EIO, "sandbox setup failed: no guard");
 		goto out;
 	}
 	if (net_fds[0] >= 0) {
