@@ -93,7 +93,6 @@ struct guard_req {
 	uint32_t mode;
 	uint32_t umask;
 	int32_t vpid;    /* the caller's pid inside the sandbox, or 0 */
-	uint32_t tty;    /* its controlling terminal (tty_nr of /proc/PID/stat), or 0 */
 	uint64_t dev;
 	char p1[PATH_MAX]; /* the path; symlink: its target text; link/rename: the old path */
 	char p2[PATH_MAX]; /* symlink, link, rename: the new path */
@@ -264,6 +263,27 @@ static void rewrite_self(char *buf, size_t len, int vpid)
 	}
 }
 
+/* The controlling terminal (tty_nr of /proc/PID/stat) of the caller, by
+ * its pid in the sandbox, or 0. Read here, when /dev/tty is opened, rather
+ * than by the supervisor for every call. */
+static uint32_t caller_tty(int vpid)
+{
+	char p[64], buf[1024];
+	if (vpid <= 0)
+		return 0;
+	snprintf(p, sizeof(p), "/proc/%d/stat", vpid);
+	_cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	const char *rp = strrchr(buf, ')');
+	int tty = 0;
+	if (!rp || sscanf(rp + 1, " %*c %*d %*d %*d %d", &tty) != 1)
+		return 0;
+	return (uint32_t)tty;
+}
+
 /* /dev/tty names the opener's controlling terminal: the caller's, not the
  * guard's (which has none). Opened as the caller's /dev/pts/N, else ENXIO
  * as the kernel says to a process without one. */
@@ -337,7 +357,7 @@ static int g_open(struct guard *g, const struct guard_req *q, int dirfd, char *p
 			if (S_ISDIR(st.st_mode))
 				return -EISDIR; /* as the kernel answers O_CREAT on a directory */
 			if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(5, 0))
-				return open_tty(flags, q->tty);
+				return open_tty(flags, caller_tty(q->vpid));
 			/* A FIFO would block the guard, and with it every other
 			 * creating call of the sandbox, until a reader comes: open
 			 * it without waiting (ENXIO for a writer with no reader). */
@@ -827,8 +847,9 @@ static ssize_t read_proc(pid_t pid, const char *what, char *buf, size_t len)
 	return n;
 }
 
-/* The caller's umask (the kernel applies the caller's, not the guard's),
- * its pid inside the sandbox (its last NSpid) and its terminal. */
+/* The caller's umask (the kernel applies the caller's, not the guard's)
+ * and its pid inside the sandbox (its last NSpid): one read of its
+ * status. */
 static void caller_info(pid_t pid, struct guard_req *q)
 {
 	char buf[4096];
@@ -844,12 +865,6 @@ static void caller_info(pid_t pid, struct guard_req *q)
 			for (long v; (v = strtol(ns, &end, 10)), end != ns; ns = end)
 				q->vpid = (int32_t)v;
 		}
-	}
-	if (read_proc(pid, "stat", buf, sizeof(buf)) > 0) {
-		const char *rp = strrchr(buf, ')');
-		int tty = 0;
-		if (rp && sscanf(rp + 1, " %*c %*d %*d %*d %d", &tty) == 1)
-			q->tty = (uint32_t)tty;
 	}
 }
 
@@ -1043,8 +1058,9 @@ void guard_handle(int notify, int guard, const struct seccomp_notif *req, struct
 	    (paths[1] && (res = copy_path(pid, paths[1], q->p2, sizeof(q->p2))) < 0))
 		goto out;
 	caller_info(pid, q);
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (pidfd < 0) {
+	/* A pidfd only to copy a directory fd: AT_FDCWD is the cwd. */
+	if ((dirs[0] != AT_FDCWD || (paths[1] && dirs[1] != AT_FDCWD)) &&
+	    (pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0) {
 		res = -ESRCH;
 		goto out;
 	}
