@@ -28,6 +28,11 @@
  * sandbox, one at a time, so no other name can appear or move between its
  * judgement and its call; the calls that stay in the kernel (unlink,
  * rmdir, writes to existing files) cannot create or move a name.
+ *
+ * The guard also performs every connect, and every sendto with an
+ * address, whether or not paths are protected: a unix pathname address
+ * reaches a socket only when it is one filesystem.sockets names or one
+ * bound inside the sandbox (g_sock). See the README, "Host sockets".
  */
 #include <dirent.h>
 #include <errno.h>
@@ -49,6 +54,8 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
@@ -81,8 +88,6 @@ enum guard_op { G_OPEN = 1, G_MKDIR, G_MKNOD, G_SYMLINK, G_LINK, G_RENAME, G_CON
 /* sendto: the most data one call hands over (a datagram larger than this
  * fails with EMSGSIZE, as one larger than the socket's buffer would). */
 #define GUARD_MAX_DATA 65536
-/* Sockets named by the policy, looked up by the guard. */
-#define GUARD_MAX_NAMED 64
 
 /* supervisor -> guard; SCM_RIGHTS: the directory of p1, then of p2 (for
  * G_LINK with AT_EMPTY_PATH, the file itself). */
@@ -117,7 +122,7 @@ struct guard {
 	struct {
 		dev_t dev;
 		ino_t ino;
-	} named[GUARD_MAX_NAMED];
+	} named[PLAN_MAX_SOCKETS];
 	size_t n_named;
 };
 
@@ -644,6 +649,8 @@ static int g_sock(struct guard *g, const struct guard_req *q, int sock, int cwd,
 		int m = snprintf(a.un.sun_path, sizeof(a.un.sun_path), "/proc/self/fd/%d", pfd);
 		alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)m + 1);
 	}
+	/* MSG_NOSIGNAL: a SIGPIPE would kill the guard; the caller gets
+	 * EPIPE without the signal. */
 	ssize_t r = q->op == G_CONNECT ? connect(sock, &a.sa, alen)
 				       : sendto(sock, data, dlen, q->flags | MSG_NOSIGNAL, &a.sa, alen);
 	if (r < 0)
@@ -653,7 +660,7 @@ static int g_sock(struct guard *g, const struct guard_req *q, int sock, int cwd,
 
 static void guard_named(struct guard *g, const struct sandbox_plan *plan)
 {
-	for (size_t i = 0; i < plan->n_sockets && g->n_named < GUARD_MAX_NAMED; i++) {
+	for (size_t i = 0; i < plan->n_sockets && g->n_named < PLAN_MAX_SOCKETS; i++) {
 		struct stat st;
 		if (stat(plan->sockets[i], &st) == 0 && S_ISSOCK(st.st_mode)) {
 			g->named[g->n_named].dev = st.st_dev;
@@ -1141,8 +1148,56 @@ static int copy_bytes(pid_t pid, unsigned long long addr, void *out, size_t len)
 	return len == 0 || process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
 }
 
-void guard_handle_socket(int notify, int guard, const struct seccomp_notif *req, struct trace_log *log, bool named)
+/* A TCP connect the supervisor may perform itself, without the guard's
+ * round trip: on a non-blocking socket (so the call cannot hold the
+ * supervisor up) of the internet families (no path is looked up, and the
+ * address cannot reach a unix socket: the socket's family decides, and a
+ * copy of the socket is what is connected, whatever the caller's fd
+ * number names meanwhile). The supervisor has no Landlock domain, so
+ * Landlock's TCP rule is applied here in its stead: only the proxy's
+ * port, unless in transparent mode (where Landlock leaves connect alone);
+ * AF_UNSPEC (dissolving a connection) always. Returns false when the
+ * guard must perform the call; else true with *res the call's result. */
+static bool tcp_direct(int sock, const void *addr, socklen_t alen, const struct guard_net *net, int *res)
 {
+	int dom = 0, type = 0;
+	socklen_t l = sizeof(int);
+	int fl = fcntl(sock, F_GETFL);
+	if (fl < 0 || !(fl & O_NONBLOCK) || getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &dom, &l) < 0 ||
+	    (dom != AF_INET && dom != AF_INET6))
+		return false;
+	l = sizeof(int);
+	if (getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &l) < 0)
+		return false;
+	/* Only stream sockets (TCP, and MPTCP, which Landlock judges as
+	 * TCP): a datagram one goes to the guard. */
+	if (type != SOCK_STREAM)
+		return false;
+	sa_family_t fam = AF_UNSPEC;
+	if (alen >= sizeof(fam))
+		memcpy(&fam, addr, sizeof(fam));
+	if (!net->transparent && fam != AF_UNSPEC) {
+		uint16_t port = 0;
+		if (fam == AF_INET && alen >= sizeof(struct sockaddr_in))
+			port = ntohs(((const struct sockaddr_in *)addr)->sin_port);
+		else if (fam == AF_INET6 && alen >= sizeof(struct sockaddr_in6))
+			port = ntohs(((const struct sockaddr_in6 *)addr)->sin6_port);
+		else
+			return false; /* a malformed address: the guard, under Landlock, answers it */
+		if (!net->proxy_port || port != net->proxy_port) {
+			*res = -EACCES; /* as Landlock refuses it (and on a kernel without
+					 * Landlock's TCP rule, ABI < 4, all the same) */
+			return true;
+		}
+	}
+	*res = connect(sock, addr, alen) < 0 ? -errno : 0;
+	return true;
+}
+
+void guard_handle_socket(int notify, int guard, const struct seccomp_notif *req, struct trace_log *log,
+			 const struct guard_net *net)
+{
+	bool named = net->named;
 	const __u64 *a = req->data.args;
 	pid_t pid = (pid_t)req->pid;
 	struct guard_req *q = NULL;
@@ -1214,6 +1269,9 @@ void guard_handle_socket(int notify, int guard, const struct seccomp_notif *req,
 		res = -EBADF;
 		goto out;
 	}
+	if (is_connect && ioctl(notify, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == 0 &&
+	    tcp_direct(fds[0], q->p1, (socklen_t)alen, net, &res))
+		goto out;
 	/* A unix pathname: a relative one is looked up from the caller's
 	 * directory; one through /proc/self or /dev/fd names the caller's. */
 	const struct sockaddr_un *un = (const struct sockaddr_un *)(const void *)q->p1;

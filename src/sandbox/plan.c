@@ -165,6 +165,9 @@ static int plan_sockets(struct sandbox_plan *p, const struct policy *pol, struct
 {
 	const struct policy_paths *ps = &pol->filesystem.sockets;
 	p->sockguard = true;
+	if (ps->n > PLAN_MAX_SOCKETS)
+		return error_set(err, E2BIG, "%s:%u:%u: filesystem.sockets: names %zu sockets; at most %d",
+				 ps->v[0].loc.file, ps->v[0].loc.line, ps->v[0].loc.col, ps->n, PLAN_MAX_SOCKETS);
 	if (ps->n && !(p->sockets = calloc(ps->n, sizeof(*p->sockets))))
 		return error_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < ps->n; i++) {

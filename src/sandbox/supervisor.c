@@ -117,7 +117,7 @@ struct run_state {
 	struct auditlog audit;
 	bool protect; /* creating calls come through the notify fd */
 	bool sockguard; /* so do connect and sendto (guard.c) */
-	bool named_sockets; /* filesystem.sockets names at least one */
+	struct guard_net net; /* what guard_handle_socket needs of the plan */
 };
 
 /* Denials the sandbox reports go to the audit log too. */
@@ -138,7 +138,7 @@ static void handle_notify(struct run_state *s)
 		return;
 	}
 	if (s->sockguard && guard_socket_syscall(req.data.nr)) {
-		guard_handle_socket(s->notify, s->guard, &req, s->trace, s->named_sockets);
+		guard_handle_socket(s->notify, s->guard, &req, s->trace, &s->net);
 		return;
 	}
 	trace_record_syscall(s->trace, &req);
@@ -542,7 +542,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		s.guard = fds[k++];
 	s.protect = plan.protect.n > 0;
 	s.sockguard = plan.sockguard;
-	s.named_sockets = plan.n_sockets > 0;
+	s.net = (struct guard_net){ .named = plan.n_sockets > 0, .proxy_port = plan.proxy_port,
+				    .transparent = plan.transparent };
 	if ((s.protect || s.sockguard) && (s.guard < 0 || s.notify < 0)) {
 		r = error_set(err, EIO, "sandbox setup failed: no guard");
 		goto out;

@@ -237,16 +237,45 @@ filesystem:
 }
 
 test_sockets_tcp_to_the_proxy_still_works() {
+	# Blocking and non-blocking connects (the supervisor performs the
+	# latter itself, applying Landlock's TCP rule in its stead): the proxy
+	# answers both ways; another port is refused both ways.
 	# shellcheck disable=SC2016
 	al_policy "version: 1
 network:
   endpoints:
     - host: api.test" -- /usr/bin/python3 -c '
-import os, socket, urllib.parse
+import errno, os, select, socket, urllib.parse
 u = urllib.parse.urlparse(os.environ["HTTPS_PROXY"])
-s = socket.create_connection((u.hostname, u.port), timeout=10)
-s.sendall(b"CONNECT 127.0.0.1:1 HTTP/1.1\r\nHost: 127.0.0.1:1\r\n\r\n")
-print("proxy:", s.recv(64).split(b"\r\n")[0].decode())'
+def talk(s, how):
+    s.sendall(b"CONNECT 127.0.0.1:1 HTTP/1.1\r\nHost: 127.0.0.1:1\r\n\r\n")
+    print(how + ":", s.recv(64).split(b"\r\n")[0].decode())
+def nonblocking(port):
+    s = socket.socket()
+    s.setblocking(False)
+    e = s.connect_ex((u.hostname, port))
+    if e == errno.EINPROGRESS:
+        select.select([], [s], [], 10)
+        e = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+    s.setblocking(True)
+    return s, e
+talk(socket.create_connection((u.hostname, u.port), timeout=10), "blocking")
+s, e = nonblocking(u.port)
+if e:
+    print("nonblocking:", errno.errorcode.get(e, e))
+else:
+    talk(s, "nonblocking")
+for port in (u.port + 1, 22):
+    try:
+        socket.create_connection((u.hostname, port), timeout=10)
+        print("blocking-%d: connected" % port)
+    except OSError as x:
+        print("blocking-%d: %s" % (port, errno.errorcode.get(x.errno, x.errno)))
+    print("nonblocking-%d: %s" % (port, errno.errorcode.get(nonblocking(port)[1], "connected")))'
 	assert_rc 0 "the client ran"
-	assert_match "$OUT" "^proxy: HTTP/1\.[01] [0-9]{3}" "the proxy answered over TCP"
+	assert_match "$OUT" "^blocking: HTTP/1\.[01] [0-9]{3}" "the proxy answered a blocking connect"
+	assert_match "$OUT" "^nonblocking: HTTP/1\.[01] [0-9]{3}" "the proxy answered a non-blocking connect"
+	assert_contains "$OUT" "blocking-22: EACCES" "a blocking connect to another port"
+	assert_contains "$OUT" "nonblocking-22: EACCES" "a non-blocking connect to another port"
+	assert_not_contains "$OUT" ": connected" "no other port"
 }
