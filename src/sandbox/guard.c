@@ -844,6 +844,23 @@ static int caller_dir(int pidfd, pid_t pid, int dirfd)
 	return fd < 0 ? -errno : fd;
 }
 
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+/* A pidfd for the calling task, which may be any thread of its process
+ * (req->pid is its thread id): PIDFD_THREAD (Linux 6.9+) names a thread;
+ * without it pidfd_open takes only a thread group's leader (ESRCH for
+ * the others; a resolver thread's connect would fail). The fd table a
+ * pidfd_getfd copies from is the process's, shared by its threads. */
+static int caller_pidfd(pid_t tid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+	if (fd < 0 && errno == EINVAL)
+		fd = (int)syscall(SYS_pidfd_open, tid, 0);
+	return fd;
+}
+
 static ssize_t read_proc(pid_t pid, const char *what, char *buf, size_t len)
 {
 	char p[64];
@@ -1067,7 +1084,7 @@ void guard_handle(int notify, int guard, const struct seccomp_notif *req, struct
 	caller_info(pid, q);
 	/* A pidfd only to copy a directory fd: AT_FDCWD is the cwd. */
 	if ((dirs[0] != AT_FDCWD || (paths[1] && dirs[1] != AT_FDCWD)) &&
-	    (pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0) {
+	    (pidfd = caller_pidfd(pid)) < 0) {
 		res = -ESRCH;
 		goto out;
 	}
@@ -1260,7 +1277,7 @@ void guard_handle_socket(int notify, int guard, const struct seccomp_notif *req,
 			goto out;
 		}
 	}
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	pidfd = caller_pidfd(pid);
 	if (pidfd < 0) {
 		res = -ESRCH;
 		goto out;

@@ -198,6 +198,18 @@ def pair(path, connect_as):
 os.makedirs("/tmp/own", exist_ok=True)
 report("tmp", lambda: pair("/tmp/own/s", "/tmp/own/s"))
 report("workspace", lambda: pair(os.getcwd() + "/own.sock", "own.sock"))
+# From a thread other than the leader (a resolver thread, say).
+import threading
+def in_thread():
+    out = []
+    def body():
+        try:
+            pair("/tmp/own/t", "/tmp/own/t"); out.append("ok")
+        except OSError as e:
+            out.append(errno.errorcode.get(e.errno, str(e.errno)))
+    t = threading.Thread(target=body); t.start(); t.join()
+    print("thread: " + out[0])
+in_thread()
 def dgram():
     s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     s.bind("/tmp/own/d"); c = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -215,6 +227,7 @@ test_sockets_sandbox_own_sockets_work() {
 	assert_rc 0 "the script ran"
 	assert_contains "$OUT" "tmp: ok" "a listener and its client in the sandbox's /tmp"
 	assert_contains "$OUT" "workspace: ok" "the same in the workspace, by a relative path"
+	assert_contains "$OUT" "thread: ok" "the same from a thread other than the leader"
 	# A datagram unix socket could send to any socket by sendmsg, which no
 	# filter sees: refused while no socket is named.
 	assert_contains "$OUT" "dgram: EACCES" "a datagram unix socket with nothing named"
