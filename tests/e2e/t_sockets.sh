@@ -102,6 +102,14 @@ filesystem:
 	assert_eq "link.sock: EACCES" "$(sock_line link.sock)" "through a symlink in the workspace"
 	assert_eq "docker.sock: EACCES" "$(sock_line docker.sock)" "by a relative path"
 	assert_eq "bus: EACCES" "$(sock_line bus)" "through /proc/self/cwd"
+	# Each refusal is in the decision log, with the socket's path.
+	printf 'version: 1\nfilesystem:\n  read: [%s]\n' "$D" >"$T/policy.yaml"
+	al --policy "$T/policy.yaml" --audit "$T/log" -- /usr/bin/python3 conn.py "$D/docker.sock"
+	assert_eq "docker.sock: EACCES" "$(sock_line docker.sock)" "the audited run"
+	"$AIRLOCK" audit show "$T"/log/*.jsonl >"$T/show" 2>&1 || fail "audit show: $(cat "$T/show")"
+	assert_contains "$(cat "$T/show")" "EACCES [protected: a host socket filesystem.sockets does not name]" \
+		"the refusal recorded"
+	assert_contains "$(cat "$T"/log/*.jsonl)" "$D/docker.sock" "the socket's path in the record"
 }
 
 test_sockets_named_ssh_agent_works_and_its_neighbours_stay_refused() {
