@@ -82,6 +82,8 @@
 #define GUARD_MAX_TREE 100000
 /* How long the supervisor waits for the guard before failing the call. */
 #define GUARD_TIMEOUT_S 30
+/* How long a connect or sendto on a blocking socket may wait in the guard. */
+#define GUARD_SOCK_WAIT_S 5
 
 enum guard_op { G_OPEN = 1, G_MKDIR, G_MKNOD, G_SYMLINK, G_LINK, G_RENAME, G_CONNECT, G_SENDTO };
 
@@ -649,12 +651,28 @@ static int g_sock(struct guard *g, const struct guard_req *q, int sock, int cwd,
 		int m = snprintf(a.un.sun_path, sizeof(a.un.sun_path), "/proc/self/fd/%d", pfd);
 		alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)m + 1);
 	}
+	/* A call on a blocking socket can wait (a listener's full backlog, a
+	 * full datagram receiver), and while it waits the guard and the
+	 * supervisor answer nothing else. The wait is bounded by a send
+	 * timeout set for the call alone (the caller's own, when shorter,
+	 * stays): past it the caller gets what the kernel gives a socket
+	 * with that timeout (EAGAIN for unix, EINPROGRESS for TCP). */
+	struct timeval old = { 0 }, bound = { .tv_sec = GUARD_SOCK_WAIT_S };
+	socklen_t ol = sizeof(old);
+	int fl = fcntl(sock, F_GETFL);
+	bool bounded = fl >= 0 && !(fl & O_NONBLOCK) && !((q->flags & MSG_DONTWAIT) && q->op == G_SENDTO) &&
+		       getsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &old, &ol) == 0 &&
+		       ((!old.tv_sec && !old.tv_usec) || old.tv_sec >= GUARD_SOCK_WAIT_S) &&
+		       setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof(bound)) == 0;
 	/* MSG_NOSIGNAL: a SIGPIPE would kill the guard; the caller gets
 	 * EPIPE without the signal. */
 	ssize_t r = q->op == G_CONNECT ? connect(sock, &a.sa, alen)
 				       : sendto(sock, data, dlen, q->flags | MSG_NOSIGNAL, &a.sa, alen);
+	int e = errno;
+	if (bounded)
+		(void)setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &old, sizeof(old));
 	if (r < 0)
-		return -errno;
+		return -e;
 	return q->op == G_CONNECT ? 0 : (int)r;
 }
 

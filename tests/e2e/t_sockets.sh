@@ -223,6 +223,15 @@ def dgram():
     s.bind("/tmp/own/d"); c = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     c.sendto(b"x", "/tmp/own/d"); assert s.recv(1) == b"x"
 report("dgram", dgram)
+# A blocking connect to a listener whose backlog is full would wait for
+# ever; through the guard it waits a bounded time (EAGAIN), and the
+# sandbox goes on: a file is still created after it.
+def full_backlog():
+    srv = socket.socket(socket.AF_UNIX); srv.bind("/tmp/own/full"); srv.listen(0)
+    first = socket.socket(socket.AF_UNIX); first.connect("/tmp/own/full")
+    second = socket.socket(socket.AF_UNIX); second.connect("/tmp/own/full")
+report("full-backlog", full_backlog)
+report("create-after", lambda: os.close(os.open("/tmp/own/after", os.O_CREAT | os.O_WRONLY, 0o600)))
 def host_dgram():
     c = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     c.sendto(b"x", os.environ["HOST_DGRAM"])
@@ -236,6 +245,8 @@ test_sockets_sandbox_own_sockets_work() {
 	assert_contains "$OUT" "tmp: ok" "a listener and its client in the sandbox's /tmp"
 	assert_contains "$OUT" "workspace: ok" "the same in the workspace, by a relative path"
 	assert_contains "$OUT" "thread: ok" "the same from a thread other than the leader"
+	assert_contains "$OUT" "full-backlog: EAGAIN" "a blocking connect to a full backlog waits a bounded time"
+	assert_contains "$OUT" "create-after: ok" "and guarded calls go on after it"
 	# A datagram unix socket could send to any socket by sendmsg, which no
 	# filter sees: refused while no socket is named.
 	assert_contains "$OUT" "dgram: EACCES" "a datagram unix socket with nothing named"
