@@ -576,29 +576,35 @@ static bool bound_in_sandbox(dev_t dev, ino_t ino)
 	if (send(nl, &req, sizeof(req), 0) != (ssize_t)sizeof(req))
 		return false;
 	uint32_t want_dev = (major(dev) << 20) | minor(dev), want_ino = (uint32_t)ino;
-	static union {
-		char buf[32768];
-		struct nlmsghdr align;
-	} u;
+	static char buf[32768];
+	/* Headers and attributes are copied out, never cast in place: a
+	 * byte buffer promises no alignment. */
 	for (;;) {
-		ssize_t n = recv(nl, u.buf, sizeof(u.buf), 0);
+		ssize_t n = recv(nl, buf, sizeof(buf), 0);
 		if (n <= 0)
 			return false;
-		for (struct nlmsghdr *h = &u.align; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
-			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR)
+		for (size_t off = 0; off + sizeof(struct nlmsghdr) <= (size_t)n;) {
+			struct nlmsghdr h;
+			memcpy(&h, buf + off, sizeof(h));
+			if (h.nlmsg_len < sizeof(h) || h.nlmsg_len > (size_t)n - off)
 				return false;
-			if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct unix_diag_msg)))
-				continue;
-			struct unix_diag_msg *m = NLMSG_DATA(h);
-			size_t alen = h->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
-			for (struct rtattr *a = (struct rtattr *)(m + 1); RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
-				if (a->rta_type != UNIX_DIAG_VFS || RTA_PAYLOAD(a) < sizeof(struct unix_diag_vfs))
-					continue;
-				struct unix_diag_vfs v;
-				memcpy(&v, RTA_DATA(a), sizeof(v));
-				if (v.udiag_vfs_ino == want_ino && v.udiag_vfs_dev == want_dev)
-					return true;
+			if (h.nlmsg_type == NLMSG_DONE || h.nlmsg_type == NLMSG_ERROR)
+				return false;
+			size_t at = off + NLMSG_LENGTH(sizeof(struct unix_diag_msg)), end = off + h.nlmsg_len;
+			while (at + sizeof(struct rtattr) <= end) {
+				struct rtattr a;
+				memcpy(&a, buf + at, sizeof(a));
+				if (a.rta_len < sizeof(a) || a.rta_len > end - at)
+					break;
+				if (a.rta_type == UNIX_DIAG_VFS && a.rta_len >= RTA_LENGTH(sizeof(struct unix_diag_vfs))) {
+					struct unix_diag_vfs v;
+					memcpy(&v, buf + at + RTA_LENGTH(0), sizeof(v));
+					if (v.udiag_vfs_ino == want_ino && v.udiag_vfs_dev == want_dev)
+						return true;
+				}
+				at += RTA_ALIGN(a.rta_len);
 			}
+			off += NLMSG_ALIGN(h.nlmsg_len);
 		}
 	}
 }
