@@ -235,6 +235,10 @@ struct policy {
 		struct policy_paths protect;
 		bool protect_defaults;
 		bool protect_build;
+		/* Host unix sockets made reachable, each bound at its own path
+		 * ($NAME and ${NAME} expanded from airlock's environment when
+		 * the policy is loaded). No other host socket is. */
+		struct policy_paths sockets;
 	} filesystem;
 
 	struct {

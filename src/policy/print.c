@@ -153,6 +153,7 @@ void policy_free(struct policy *p)
 	paths_free(&p->filesystem.write);
 	paths_free(&p->filesystem.deny);
 	paths_free(&p->filesystem.protect);
+	paths_free(&p->filesystem.sockets);
 	paths_free(&p->process.exec);
 	if (p->process.env_pass)
 		for (size_t i = 0; i < p->process.n_env_pass; i++)
@@ -714,6 +715,7 @@ void policy_print(const struct policy *p, FILE *f)
 	print_paths(f, "  ", "write", &p->filesystem.write);
 	print_paths(f, "  ", "deny", &p->filesystem.deny);
 	print_paths(f, "  ", "protect", &p->filesystem.protect);
+	print_paths(f, "  ", "sockets", &p->filesystem.sockets);
 	fprintf(f, "  protect_defaults: %s", p->filesystem.protect_defaults ? "true" : "false");
 	end_line(f, &p->origin.protect_defaults);
 	fprintf(f, "  protect_build: %s", p->filesystem.protect_build ? "true" : "false");
@@ -903,6 +905,7 @@ bool policy_equal(const struct policy *a, const struct policy *b)
 	    !paths_eq(&a->filesystem.write, &b->filesystem.write) ||
 	    !paths_eq(&a->filesystem.deny, &b->filesystem.deny) ||
 	    !paths_eq(&a->filesystem.protect, &b->filesystem.protect) ||
+	    !paths_eq(&a->filesystem.sockets, &b->filesystem.sockets) ||
 	    a->filesystem.protect_defaults != b->filesystem.protect_defaults ||
 	    a->filesystem.protect_build != b->filesystem.protect_build)
 		return false;

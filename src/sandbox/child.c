@@ -232,7 +232,7 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 	}
 	/* The guard: after Landlock (its calls are judged like the agent's),
 	 * before seccomp (its own calls must not come back to it). */
-	if (plan->protect.n && (fds[5] = guard_start(plan, &err)) < 0)
+	if ((plan->protect.n || plan->sockguard) && (fds[5] = guard_start(plan, &err)) < 0)
 		fail(sync_fd, &err);
 	int notify_fd = -1;
 	if (seccomp_apply(plan, &notify_fd, &err) < 0)

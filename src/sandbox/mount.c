@@ -65,8 +65,9 @@ static int make_mount_point(int rootfd, const char *path, bool leaf_dir, struct 
 			/* Already there (observe mode mounts over the host's
 			 * own file): nothing to make, and nothing to open. */
 			struct stat st;
-			if (fstatat(dir, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
-				return 0;
+			if (fstatat(dir, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    (S_ISREG(st.st_mode) || S_ISSOCK(st.st_mode)))
+				return 0; /* (a named socket in a bound directory: bound over itself) */
 			int fd = openat(dir, comp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 			if (fd < 0 && errno != EEXIST && errno != EISDIR)
 				return error_sys(err, errno, "cannot create mount point %s", path);

@@ -41,6 +41,9 @@ void plan_free(struct sandbox_plan *p)
 	for (size_t i = 0; i < p->n_rules; i++)
 		free(p->rules[i].path);
 	free(p->rules);
+	for (size_t i = 0; i < p->n_sockets; i++)
+		free(p->sockets[i]);
+	free(p->sockets);
 	if (p->envp) {
 		for (char **e = p->envp; *e; e++)
 			free(*e);
@@ -251,6 +254,37 @@ static char *home_dir(void)
 	return pw && pw->pw_dir ? strdup(pw->pw_dir) : NULL;
 }
 
+/* filesystem.sockets: each bound read-only at its own path (connecting
+ * needs no write access to the mount, only to the inode) and remembered
+ * for the guard, which lets these and no other host socket be reached. */
+static int plan_sockets(struct sandbox_plan *p, const struct policy *pol, struct error *err)
+{
+	const struct policy_paths *ps = &pol->filesystem.sockets;
+	p->sockguard = true;
+	if (ps->n > PLAN_MAX_SOCKETS)
+		return error_set(err, E2BIG, "%s:%u:%u: filesystem.sockets: names %zu sockets; at most %d",
+				 ps->v[0].loc.file, ps->v[0].loc.line, ps->v[0].loc.col, ps->n, PLAN_MAX_SOCKETS);
+	if (ps->n && !(p->sockets = calloc(ps->n, sizeof(*p->sockets))))
+		return error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct policy_loc *loc = &ps->v[i].loc;
+		char real[PATH_MAX];
+		struct stat st;
+		if (!realpath(ps->v[i].path, real) || stat(real, &st) < 0)
+			return error_sys(err, errno, "%s:%u:%u: filesystem.sockets[%zu]: cannot reach %s", loc->file,
+					 loc->line, loc->col, i, ps->v[i].path);
+		if (!S_ISSOCK(st.st_mode))
+			return error_set(err, ENOTSOCK, "%s:%u:%u: filesystem.sockets[%zu]: %s is not a unix socket",
+					 loc->file, loc->line, loc->col, i, real);
+		if (!(p->sockets[p->n_sockets] = strdup(real)))
+			return error_set(err, ENOMEM, "out of memory");
+		p->n_sockets++;
+		if (add_mount(p, MOUNT_BIND, real, real, true, false, 0) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
 bool intercepts(const struct policy *pol)
 {
 	for (size_t i = 0; i < pol->network.n_endpoints; i++)
@@ -406,6 +440,7 @@ int plan_observe(struct sandbox_plan *p, const struct policy *pol, const char *a
 	 * (no read-only covers, no guard) in observe mode. */
 	protect_set_free(&p->protect);
 	p->observe = true;
+	p->sockguard = false; /* observe mode records, it does not refuse */
 	/* airlock's own files are no decision of the policy, and stay out of
 	 * the agent's hands: the policy file read-only (a mount point, it
 	 * cannot be renamed over or unlinked either: an agent that rewrote it
@@ -514,6 +549,8 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 		for (size_t i = 0; i < lists[l]->n; i++)
 			if (add_links_along(p, lists[l]->v[i].path, 8) < 0)
 				goto oom;
+	if ((r = plan_sockets(p, pol, err)) < 0)
+		return r;
 	/* Parents before children: a workspace under /tmp or home lands on
 	 * top of the private tmpfs, a read-only path under the workspace on
 	 * top of the workspace. */
