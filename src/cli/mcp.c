@@ -230,6 +230,20 @@ static int cmd_run(int argc, char **argv)
 		 * stderr is the client's (logging passes through). */
 		if (dup2(to_srv[0], STDIN_FILENO) < 0 || dup2(from_srv[1], STDOUT_FILENO) < 0)
 			_exit(SANDBOX_EXIT_SETUP);
+		/* This process supervises rather than execs: close-on-exec
+		 * does not close the gateway's ends here, and a write end left
+		 * open would keep the server from ever seeing the end of its
+		 * input. */
+		close(to_srv[0]);
+		close(to_srv[1]);
+		close(from_srv[0]);
+		close(from_srv[1]);
+		/* The gateway's log is the gateway's: the server's side of the
+		 * fork keeps no way to write to it. */
+		if (log.control >= 0)
+			close(log.control);
+		if (log.events >= 0)
+			close(log.events);
 		signal(SIGPIPE, SIG_DFL);
 		struct sandbox_opts so = { .policy = pol, .argv = cmd, .audit_dir = o.audit_dir, .no_audit = o.no_audit };
 		int code = 0;

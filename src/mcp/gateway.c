@@ -18,9 +18,6 @@
 #include "util/sha256.h"
 
 #define MCP_MAX_PENDING 4096
-/* Arguments in records, when the policy asks for them, are cut here: a
- * record line is at most AUDIT_EVENT_MAX_LINE bytes. */
-#define MCP_RECORD_ARGS_MAX 1024
 
 struct mcp_pending {
 	char *id;   /* the id as serialised */
@@ -144,6 +141,8 @@ static int gsend(const struct mcp_gateway *g, int fd, const struct imp_node *m, 
 static int send_error(int fd, const struct imp_node *id, int code, const char *msg, struct error *err)
 {
 	struct buf b = { 0 };
+	if (fd < 0) /* the server's input is closed: it is told nothing more */
+		return 0;
 	int r = buf_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
 	if (r >= 0)
 		r = id ? mcp_json_write(&b, id, false) : buf_puts(&b, "null");
@@ -190,17 +189,38 @@ struct rec {
 	const char *old_sha256, *new_sha256;
 };
 
+/* A peer-controlled string in a record, cut at a character boundary:
+ * tool names and URIs are the peer's, and a record line has a bound
+ * (AUDIT_EVENT_MAX_LINE) the writer enforces. A line that would be too
+ * long is written again with shorter fields. */
+#define MCP_RECORD_FIELD_MAX 512
+#define MCP_RECORD_FIELD_MIN 64
+#define MCP_RECORD_LINE_MAX 8000
+
+static int json_capped(struct buf *b, const char *s, size_t cap)
+{
+	size_t n = strlen(s);
+	if (n > cap) {
+		n = cap;
+		while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+	}
+	return buf_json_string(b, s, n);
+}
+
 static void record(struct mcp_gateway *g, const struct rec *r)
 {
 	if (!g->record)
 		return;
 	struct buf b = { 0 };
+	size_t cap = MCP_RECORD_FIELD_MAX;
+again:;
 	int e = buf_puts(&b, "{\"kind\":\"mcp\"");
-#define FIELD(name, val)                                                        \
-	if (e >= 0 && (val)) {                                                  \
-		e = buf_puts(&b, ",\"" name "\":");                             \
-		if (e >= 0)                                                     \
-			e = buf_json_string(&b, (val), strlen(val));            \
+#define FIELD(name, val)                                             \
+	if (e >= 0 && (val)) {                                       \
+		e = buf_puts(&b, ",\"" name "\":");                  \
+		if (e >= 0)                                          \
+			e = json_capped(&b, (val), cap);                  \
 	}
 	FIELD("method", r->method);
 	FIELD("server", g->engine->server);
@@ -215,11 +235,6 @@ static void record(struct mcp_gateway *g, const struct rec *r)
 			sha256_hex(a.data, a.len, hexbuf);
 			FIELD("args_sha256", hex);
 			if (g->engine->srv && g->engine->srv->record_arguments) {
-				if (a.len > MCP_RECORD_ARGS_MAX) {
-					a.data[MCP_RECORD_ARGS_MAX] = '\0';
-					const char *t = "true";
-					FIELD("arguments_truncated", t);
-				}
 				FIELD("arguments", a.data);
 			}
 		}
@@ -233,6 +248,12 @@ static void record(struct mcp_gateway *g, const struct rec *r)
 #undef FIELD
 	if (e >= 0)
 		e = buf_puts(&b, "}\n");
+	if (e >= 0 && b.len > MCP_RECORD_LINE_MAX && cap > MCP_RECORD_FIELD_MIN) {
+		/* Nine fields escaped at six bytes a byte: cut them shorter. */
+		cap = MCP_RECORD_FIELD_MIN;
+		buf_reset(&b);
+		goto again;
+	}
 	if (e < 0 || !g->record(g->record_ctx, b.data, b.len))
 		g->record_failed = true;
 	buf_free(&b);
