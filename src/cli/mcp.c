@@ -26,6 +26,7 @@ static const char mcp_usage[] =
 	"usage: airlock mcp run [--policy FILE] [--server NAME] [--pins FILE] [--audit DIR | --no-audit]\n"
 	"                       [-- CMD [ARGS...]]\n"
 	"       airlock mcp pins list|diff|approve [--policy FILE] [--server NAME] [--pins FILE] [TOOL...]\n"
+	"       airlock mcp connect NAME   (inside airlock run: see 'airlock mcp connect --help')\n"
 	"\n"
 	"run: a stdio MCP server command for any MCP client. Starts CMD (else the\n"
 	"policy's mcp.servers.NAME.command) in the sandbox the policy describes, and\n"
@@ -379,6 +380,8 @@ int cli_mcp(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "pins"))
 		return cmd_pins(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "connect"))
+		return cli_mcp_connect(argc - 1, argv + 1);
 	fprintf(stderr, "airlock mcp: unknown command '%s'\n\n%s", argv[1], mcp_usage);
 	return SANDBOX_EXIT_USAGE;
 }

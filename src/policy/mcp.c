@@ -380,7 +380,7 @@ static int load_server(struct ml *l, const struct policy_ynode *key, const struc
 		       struct policy_mcp_server *s)
 {
 	static const char *const keys[] = { "command", "tools", "resources", "prompts", "max_calls",
-					    "server_requests", "scan", "record_arguments", "pins", NULL };
+					    "server_requests", "scan", "record_arguments", "pins", "policy", NULL };
 	static const char *const req_keys[] = { "sampling", "elicitation", "roots", NULL };
 	static const char *const scan_keys[] = { "secrets", "injection", NULL };
 	static const char *const secret_modes[] = { "block", "redact", NULL };
@@ -479,6 +479,23 @@ static int load_server(struct ml *l, const struct policy_ynode *key, const struc
 			return MFAIL(l, v, f2, "is not a usable path (absolute, relative to the policy, ~/ or "
 				     "$WORKSPACE/)");
 	}
+	if ((v = mget(n, "policy"))) {
+		/* The server's own sandbox inside an airlock run session
+		 * (src/sandbox/mcpgw.c): a policy file, loaded when the
+		 * session starts. */
+		snprintf(f2, sizeof(f2), "%s.policy", pfx);
+		_cleanup_free_ char *raw = NULL;
+		if ((r = mstr(l, v, f2, "a policy file path", &raw)) < 0)
+			return r;
+		struct policy_path_base base = { .home = getenv("HOME"), .workspace = l->p->sandbox.workspace,
+						 .dir = l->p->dir };
+		if (base.home && base.home[0] != '/')
+			base.home = NULL;
+		if (policy_path_resolve(raw, &base, &s->policy) != POLICY_PATH_OK)
+			return MFAIL(l, v, f2, "is not a usable path (absolute, relative to the policy, ~/ or "
+				     "$WORKSPACE/)");
+		s->policy_line = v->line;
+	}
 	return 0;
 }
 
@@ -542,6 +559,7 @@ void policy_mcp_free(struct policy_mcp *m)
 		for (size_t j = 0; j < s->n_command; j++)
 			free(s->command[j]);
 		free(s->command);
+		free(s->policy);
 		rules_free(s->tools, s->n_tools);
 		rules_free(s->resources, s->n_resources);
 		rules_free(s->prompts, s->n_prompts);
@@ -657,6 +675,11 @@ void policy_mcp_print(const struct policy_mcp *m, FILE *f)
 		if (s->pins) {
 			fprintf(f, "      pins: ");
 			policy_print_string(f, s->pins);
+			fputc('\n', f);
+		}
+		if (s->policy) {
+			fprintf(f, "      policy: ");
+			policy_print_string(f, s->policy);
 			fputc('\n', f);
 		}
 	}

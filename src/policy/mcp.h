@@ -70,6 +70,9 @@ struct policy_mcp_server {
 	enum policy_mcp_scan scan_injection; /* block, redact or off */
 	bool record_arguments;
 	char *pins;            /* absolute path of the pin file, or NULL for the default */
+	char *policy;          /* absolute path of the server's own sandbox policy in an airlock run
+	                        * session, or NULL: the built-in default, workspace read-only */
+	unsigned policy_line;
 	unsigned line;
 };
 

@@ -98,6 +98,17 @@ static int add_rule(struct sandbox_plan *p, const char *path, uint64_t access)
 	return 0;
 }
 
+int plan_add_mount(struct sandbox_plan *p, enum mount_kind kind, const char *src, const char *dst, bool ro,
+		   bool is_dir)
+{
+	return add_mount(p, kind, src, dst, ro, is_dir, 0);
+}
+
+int plan_add_rule(struct sandbox_plan *p, const char *path, uint64_t access)
+{
+	return add_rule(p, path, access);
+}
+
 /* Is the host's `path` visible through a bind already planned? (Under a
  * private tmpfs it is not: that shows an empty directory instead.) */
 static bool covered(const struct sandbox_plan *p, const char *path)
