@@ -274,3 +274,39 @@ test_mcp_session_server_death_ends_connect() {
 	assert_contains "$OUT" "the gateway ended the session" "connect says the session ended"
 	assert_match "$OUT" "probe: rc=[1-9]" "the client fails"
 }
+
+# The end to end view of fail closed: the writer dies mid-session, the
+# session ends, no further call reaches the server and its sandbox ends.
+# (The supervisor also kills the gateway processes at once; with the agent
+# killed too, the relay's end alone would stop the server, so this test
+# does not single that out.)
+test_mcp_session_audit_writer_death_stops_mcp() {
+	ms_need
+	ms_setup
+	local init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}'
+	local call='{"jsonrpc":"2.0","id":ID,"method":"tools/call","params":{"name":"read","arguments":{"path":"'"$T"'/srvdir/server.txt"}}}'
+	# The agent speaks to the gateway, pauses, then calls again.
+	cat >"$WS/agent.sh" <<EOF2
+{ echo '$init'; echo '{"jsonrpc":"2.0","method":"notifications/initialized"}'; echo '${call/ID/2}'
+  sleep 30; echo '${call/ID/3}'; } | /run/airlock/airlock mcp connect probe >out.jsonl
+echo survived
+EOF2
+	(cd "$WS" && HOME="$E2E_HOME" exec "$AIRLOCK" run --policy "$T/policy.yaml" -- /bin/bash ./agent.sh) \
+		>"$T/d.out" 2>"$T/d.err" </dev/null &
+	local apid=$! i rc
+	wait_for 30 grep -q '"id":2,' "$WS/out.jsonl" || fail "the first call was not answered: $(cat "$T/d.err")"
+	pgrep -f "$T/srvdir/[s]ession-server.mjs" >/dev/null || fail "the server is not running"
+	for i in $(seq 100); do
+		pkill -KILL -P "$apid" -x airlock-audit 2>/dev/null && break
+		sleep 0.1
+	done
+	wait "$apid"
+	rc=$?
+	assert_eq 125 "$rc" "exit status after the audit writer died"
+	assert_contains "$(cat "$T/d.err")" "audit writer stopped" "the message says why"
+	assert_not_contains "$(cat "$T/d.out")" "survived" "the agent outlived the audit writer"
+	assert_not_contains "$(cat "$WS/out.jsonl")" '"id":3,' "no MCP call after the audit writer died"
+	# The server's sandbox ends with the gateway.
+	wait_for 10 sh -c "! pgrep -f '$T/srvdir/[s]ession-server.mjs' >/dev/null" ||
+		fail "the MCP server outlived the session's audit writer"
+}
