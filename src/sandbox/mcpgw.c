@@ -111,6 +111,14 @@ int mcpgw_prepare(const struct policy *pol, const char *audit_dir, struct sandbo
 	g->audit_dir = audit_dir;
 	if (!pol->mcp || pol->mcp->n_servers == 0)
 		return 0;
+	/* Observe mode's root is the host's tree: the socket's mount point
+	 * would be made in the host's /run, and its private /run goes on top
+	 * of it. */
+	if (plan->observe)
+		return error_set(err, ENOTSUP,
+				 "%s: mcp.servers: MCP servers in a session need sandbox.mode enforce or learn; "
+				 "observe mode has no gateway",
+				 pol->file);
 	int r = load_server_policies(g, err);
 	if (r < 0)
 		return r;
@@ -267,6 +275,12 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 		answer(c, "ERR expected a server name and a newline\n");
 		_exit(1);
 	}
+	for (const char *q = name; *q; q++)
+		if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') || *q == '-' ||
+		      *q == '_' || *q == '.')) {
+			answer(c, "ERR not a server name: use letters, digits, '-', '_' and '.'\n");
+			_exit(1);
+		}
 	const struct policy_mcp_server *srv = policy_mcp_server(g->pol->mcp, name);
 	if (!srv) {
 		answer(c, "ERR the session's policy declares no mcp.servers.%s\n", name);

@@ -310,3 +310,16 @@ EOF2
 	wait_for 10 sh -c "! pgrep -f '$T/srvdir/[s]ession-server.mjs' >/dev/null" ||
 		fail "the MCP server outlived the session's audit writer"
 }
+
+test_mcp_session_observe_mode_refused() {
+	ms_need
+	ms_setup
+	# Observe mode's root is the host's tree: no gateway socket there.
+	sed -i 's/^version: 1$/version: 1\nsandbox: {mode: observe}/' "$T/policy.yaml"
+	al --policy "$T/policy.yaml" -- /bin/true
+	assert_rc 125 "a session with MCP servers in observe mode"
+	assert_contains "$ERR" "observe mode has no gateway" "says why"
+	sed -i '/^sandbox: {mode: observe}$/d' "$T/policy.yaml"
+	al --policy "$T/policy.yaml" -- /bin/true
+	assert_rc 0 "the same session in enforce mode"
+}
