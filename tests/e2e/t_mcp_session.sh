@@ -323,3 +323,40 @@ test_mcp_session_observe_mode_refused() {
 	al --policy "$T/policy.yaml" -- /bin/true
 	assert_rc 0 "the same session in enforce mode"
 }
+
+# The socket speaks only the gateway's protocol: a name that is not a
+# server name is refused, and after OK a line that is not JSON-RPC gets
+# the gateway's parse error and never reaches the server, while the
+# valid request beside it does.
+test_mcp_session_socket_is_only_the_gateway() {
+	ms_need
+	ms_setup
+	cat >"$WS/raw.py" <<'EOF2'
+import socket, sys, time
+def talk(lines, want):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect("/run/airlock/mcp.sock")
+    s.sendall("".join(l + "\n" for l in lines).encode())
+    data, end = b"", time.time() + 30
+    while time.time() < end and not all(w.encode() in data for w in want):
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    return data.decode(errors="replace")
+print("bad-name:", talk(["../../etc"], ["\n"]).strip())
+init = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}'
+call = '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"%s"}}}' % sys.argv[1]
+out = talk(["probe", init, "GET / HTTP/1.1", call], ['"id":1,', '"id":2,', "-32700"])
+for l in out.splitlines():
+    print("probe:", l)
+EOF2
+	ms_run "python3 ./raw.py $T/srvdir/server.txt"
+	assert_contains "$OUT" "bad-name: ERR not a server name" "a name that is not a server name"
+	assert_contains "$OUT" "probe: OK" "a declared name"
+	assert_match "$OUT" 'probe: .*"code":-32700' "the line that is not JSON-RPC is answered by the gateway"
+	assert_match "$OUT" 'probe: .*"id":2,.*server-only' "the valid call beside it reaches the server"
+	assert_contains "$(cat "$T/srvdir/received.log")" '"method":"tools/call"' "the server's view: the call"
+	assert_not_contains "$(cat "$T/srvdir/received.log")" "HTTP/1.1" "and not the other line"
+}

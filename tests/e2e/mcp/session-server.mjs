@@ -3,6 +3,8 @@
 // filesystem server will not: read any path it is given (so that only its
 // sandbox stands in the way), show its environment, and call an HTTPS
 // upstream with a credential through the egress proxy of its sandbox.
+// Every line it receives is appended to received.log in its working
+// directory when it can write there.
 //   tools: read {path} -> the file's text, or "ERROR code"
 //          env         -> its environment as JSON
 //          whoami      -> the body of GET https://$UPSTREAM/api/whoami with
@@ -48,6 +50,11 @@ function whoami() {
 }
 
 rl.on("line", async (line) => {
+	// What the gateway forwarded, for the tests (in the working
+	// directory: the server's own workspace).
+	try {
+		fs.appendFileSync("received.log", line + "\n");
+	} catch {}
 	let m;
 	try {
 		m = JSON.parse(line);
