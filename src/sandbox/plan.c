@@ -416,6 +416,17 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 				return r;
 			if (!exists)
 				continue;
+			/* `read` naming the workspace itself: the workspace is
+			 * read-only (a server's sandbox in a session, mcpgw.c).
+			 * Its own bind is made read-only rather than covered by
+			 * a second one, so that started as root it keeps its
+			 * idmapping (idmap.c) and stays readable. */
+			if (l == 0 && strcmp(real, ws) == 0) {
+				for (size_t k = 0; k < p->n_mounts; k++)
+					if (p->mounts[k].kind == MOUNT_BIND && strcmp(p->mounts[k].dst, ws) == 0)
+						p->mounts[k].readonly = true;
+				continue;
+			}
 			if (add_mount(p, MOUNT_BIND, real, real, l == 0, S_ISDIR(st.st_mode), 0) < 0)
 				goto oom;
 			p->mounts[p->n_mounts - 1].user_path = true;

@@ -360,3 +360,30 @@ EOF2
 	assert_contains "$(cat "$T/srvdir/received.log")" '"method":"tools/call"' "the server's view: the call"
 	assert_not_contains "$(cat "$T/srvdir/received.log")" "HTTP/1.1" "and not the other line"
 }
+
+# A server without a policy of its own: the built-in default with the
+# session's workspace read-only and no network.
+test_mcp_session_default_server_policy() {
+	ms_need
+	ms_setup
+	# The server's script must be readable in its sandbox: in the workspace.
+	cp "$MCP_DIR/session-server.mjs" "$WS/"
+	sed -i "s|      command: \[node, \"$T/srvdir/session-server.mjs\"\]|      command: [node, \"$WS/session-server.mjs\"]|; /policy: \"\$T\/probe-policy.yaml\"/d" "$T/policy.yaml"
+	sed -i "\|policy: \"$T/probe-policy.yaml\"|d" "$T/policy.yaml"
+	grep -q probe-policy "$T/policy.yaml" && fail "the test's policy still names the server's policy"
+	ms_run "$(ms_client probe '[{"op":"call","name":"read","arguments":{"path":"'"$WS"'/agent.txt"}},
+		{"op":"call","name":"write","arguments":{"path":"'"$WS"'/by-server.txt"}},
+		{"op":"call","name":"read","arguments":{"path":"'"$T"'/srvdir/server.txt"}},
+		{"op":"call","name":"whoami"},{"op":"call","name":"env"}]')"
+	assert_contains "$OUT" 'probe: {"content":[{"type":"text","text":"agent-only\n"}]}' \
+		"the server reads the session's workspace"
+	assert_contains "$OUT" 'probe: {"content":[{"type":"text","text":"ERROR EROFS"}]}' "read-only"
+	assert_no_file "$WS/by-server.txt" "the server's write"
+	assert_contains "$OUT" 'probe: {"content":[{"type":"text","text":"ERROR ENOENT"}]}' \
+		"nothing else of the host"
+	assert_contains "$OUT" 'probe: {"content":[{"type":"text","text":"ERROR connect EACCES' \
+		"no network: even a loopback connect is refused"
+	assert_match "$OUT" 'probe: .*AIRLOCK_SANDBOX' "the server's environment"
+	assert_no_match "$OUT" 'probe: .*HTTPS_PROXY' "has no proxy"
+	assert_contains "$OUT" "probe: rc=0" "the client ended cleanly"
+}

@@ -6,6 +6,7 @@
 // Every line it receives is appended to received.log in its working
 // directory when it can write there.
 //   tools: read {path} -> the file's text, or "ERROR code"
+//          write {path} -> writes "written", answers WROTE or "ERROR code"
 //          env         -> its environment as JSON
 //          whoami      -> the body of GET https://$UPSTREAM/api/whoami with
 //                         "Authorization: Bearer $API_TOKEN", via the proxy
@@ -21,6 +22,7 @@ const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity 
 const obj = { type: "object", properties: { path: { type: "string" } } };
 const tools = [
 	{ name: "read", description: "Read a file", inputSchema: obj },
+	{ name: "write", description: "Write a file", inputSchema: obj },
 	{ name: "env", description: "Show the environment", inputSchema: { type: "object" } },
 	{ name: "whoami", description: "Ask the upstream who we are", inputSchema: { type: "object" } },
 ];
@@ -76,6 +78,14 @@ rl.on("line", async (line) => {
 		if (m.params.name === "read") {
 			try {
 				return text(fs.readFileSync(args.path, "utf8"));
+			} catch (e) {
+				return text("ERROR " + e.code);
+			}
+		}
+		if (m.params.name === "write") {
+			try {
+				fs.writeFileSync(args.path, "written\n");
+				return text("WROTE");
 			} catch (e) {
 				return text("ERROR " + e.code);
 			}
