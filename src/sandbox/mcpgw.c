@@ -269,6 +269,10 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* Out of the terminal's process group: a ^C meant for the session
+	 * reaches the agent through the supervisor, and the servers end
+	 * when their clients do, in order, with their records. */
+	(void)setsid();
 
 	char name[80];
 	if (!read_name(c, name, sizeof(name))) {
