@@ -352,7 +352,10 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 	answer(c, "OK\n");
 
 	struct mcp_gateway gw = { .engine = &eng, .client_in = c, .client_out = c, .server_in = to_srv[1],
-				  .server_out = from_srv[0], .record = record_send, .record_ctx = &rec };
+				  .server_out = from_srv[0], .record = record_send, .record_ctx = &rec,
+				  /* Step-up has no one to ask here yet: such a call is
+				   * denied at once (docs/mcp.md). */
+				  .control_fd = -1, .tty_fd = -1 };
 	int gr = mcp_gateway_run(&gw, &err);
 	if (gr < 0)
 		fprintf(stderr, "airlock: mcp.servers.%s: %s\n", name, err.msg);
