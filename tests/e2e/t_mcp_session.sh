@@ -387,3 +387,22 @@ test_mcp_session_default_server_policy() {
 	assert_no_match "$OUT" 'probe: .*HTTPS_PROXY' "has no proxy"
 	assert_contains "$OUT" "probe: rc=0" "the client ended cleanly"
 }
+
+# Step-up inside a session has no one to ask yet: the call is deferred,
+# then denied, and never reaches the server; the tool beside it works.
+test_mcp_session_step_up_denied() {
+	ms_need
+	ms_setup
+	sed -i 's|        - {name: "\*", decision: allow}|        - {name: write, decision: step_up}\n        - {name: "*", decision: allow}|' "$T/policy.yaml"
+	grep -q 'decision: step_up' "$T/policy.yaml" || fail "the test's policy has no step_up rule"
+	ms_run "$(ms_client probe '[{"op":"call","name":"write","arguments":{"path":"'"$T"'/srvdir/w.txt"}},
+		{"op":"call","name":"read","arguments":{"path":"'"$T"'/srvdir/server.txt"}}]')"
+	assert_contains "$OUT" "this gateway has no one to ask" "the step-up call is denied"
+	assert_no_file "$T/srvdir/w.txt" "the server did not run it"
+	assert_contains "$OUT" 'probe: {"content":[{"type":"text","text":"server-only\n"}]}' "the allowed tool works"
+	assert_not_contains "$(cat "$T/srvdir/received.log")" '"name":"write"' "the server never saw the call"
+	local recs
+	recs=$(grep '"kind":"mcp"' "$(ms_session_log)")
+	assert_eq 1 "$(ms_count "$recs" '"tool":"write"' '"decision":"defer"')" "deferred in the session's log"
+	assert_eq 1 "$(ms_count "$recs" '"tool":"write"' '"decision":"deny"')" "then denied"
+}
