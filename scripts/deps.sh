@@ -13,11 +13,29 @@ pkgs=(
 	hyperfine
 )
 
+# The MCP gateway's end-to-end tests drive real MCP servers and the MCP
+# SDK from the npm registry, at the exact versions of
+# tests/e2e/mcp/package.json and its lock file, installed beside the tests
+# (not globally).
+mcp_npm() {
+	local dir
+	dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tests/e2e/mcp" && pwd)
+	[ -f "$dir/node_modules/@modelcontextprotocol/sdk/package.json" ] &&
+		[ -f "$dir/node_modules/@modelcontextprotocol/server-filesystem/package.json" ] &&
+		[ -f "$dir/node_modules/@modelcontextprotocol/server-everything/package.json" ] && return 0
+	command -v npm >/dev/null || { echo "airlock: npm is needed for the MCP tests (apt-get install npm)" >&2; return 1; }
+	echo "airlock: installing the MCP test packages into $dir" >&2
+	(cd "$dir" && npm ci --no-audit --no-fund >/dev/null)
+}
+
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+	mcp_npm
+	exit 0
+fi
 
 echo "airlock: installing ${missing[*]}" >&2
 sudo=""
@@ -28,3 +46,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+mcp_npm

@@ -182,6 +182,14 @@ enum field {
 	F_COVERS_SEQ,
 	F_HEAD,
 	F_SIG,
+	F_SERVER,
+	F_TOOL,
+	F_TARGET,
+	F_DIRECTION,
+	F_ARGS_SHA256,
+	F_ARGUMENTS,
+	F_OLD_SHA256,
+	F_NEW_SHA256,
 	F_COUNT,
 };
 
@@ -209,6 +217,14 @@ static const char *const field_names[F_COUNT] = {
 	[F_COVERS_SEQ] = "covers_seq",
 	[F_HEAD] = "head",
 	[F_SIG] = "sig",
+	[F_SERVER] = "server",
+	[F_TOOL] = "tool",
+	[F_TARGET] = "target",
+	[F_DIRECTION] = "direction",
+	[F_ARGS_SHA256] = "args_sha256",
+	[F_ARGUMENTS] = "arguments",
+	[F_OLD_SHA256] = "old_sha256",
+	[F_NEW_SHA256] = "new_sha256",
 };
 
 struct fields {
@@ -224,10 +240,10 @@ static void fields_index(const struct audit_event *ev, struct fields *f)
 	 * WARNING: a field added to field_names must be added here too. */
 #define L(c) [(c) - 'a']
 	static const uint8_t first[26][6] = {
-		L('a') = { F_AUTHORITY + 1 },
+		L('a') = { F_AUTHORITY + 1, F_ARGS_SHA256 + 1, F_ARGUMENTS + 1 },
 		L('b') = { F_BYTES_UP + 1, F_BYTES_DOWN + 1 },
 		L('c') = { F_CREDENTIAL + 1, F_COMMAND + 1, F_CERTIFICATE + 1, F_CERTIFICATE_SIG + 1, F_COVERS_SEQ + 1 },
-		L('d') = { F_DECISION + 1 },
+		L('d') = { F_DECISION + 1, F_DIRECTION + 1 },
 		L('e') = { F_EXIT_STATUS + 1 },
 		L('f') = { F_FILE + 1 },
 		L('h') = { F_HOST + 1, F_HEAD + 1 },
@@ -235,7 +251,10 @@ static void fields_index(const struct audit_event *ev, struct fields *f)
 		L('m') = { F_METHOD + 1 },
 		L('p') = { F_PORT + 1, F_PATH + 1, F_POLICY_FILE + 1 },
 		L('r') = { F_RULE + 1, F_REASON + 1 },
-		L('s') = { F_STATUS + 1, F_SYSCALL + 1, F_SIG + 1 },
+		L('n') = { F_NEW_SHA256 + 1 },
+		L('o') = { F_OLD_SHA256 + 1 },
+		L('s') = { F_STATUS + 1, F_SYSCALL + 1, F_SIG + 1, F_SERVER + 1 },
+		L('t') = { F_TOOL + 1, F_TARGET + 1 },
 	};
 #undef L
 	memset(f, 0, sizeof(*f));
@@ -541,6 +560,12 @@ static void build(struct out *o, const struct fields *f, const struct kind_map *
 	default:
 		LIT(o, ",\"api\":{\"operation\":");
 		str(o, f->s[F_METHOD] ? f->s[F_METHOD] : f->s[F_KIND]);
+		if (f->s[F_SERVER]) {
+			/* MCP: the server is the API's service. */
+			LIT(o, ",\"service\":{\"name\":");
+			str(o, f->s[F_SERVER]);
+			LIT(o, "}");
+		}
 		LIT(o, "},\"src_endpoint\":{\"hostname\":");
 		str_whole(o, s->host);
 		LIT(o, "}");
@@ -563,7 +588,12 @@ static void build(struct out *o, const struct fields *f, const struct kind_map *
 		LIT(o, ",\"message\":");
 		str(o, f->s[F_REASON]);
 	}
-	if (f->s[F_SYSCALL] || f->has_i[F_EXIT_STATUS] || f->s[F_POLICY_FILE]) {
+	static const enum field mcp_fields[] = { F_TOOL, F_TARGET, F_DIRECTION, F_ARGS_SHA256,
+						 F_ARGUMENTS, F_OLD_SHA256, F_NEW_SHA256 };
+	bool has_mcp = false;
+	for (size_t i = 0; i < ARRAY_SIZE(mcp_fields); i++)
+		has_mcp = has_mcp || f->s[mcp_fields[i]];
+	if (f->s[F_SYSCALL] || f->has_i[F_EXIT_STATUS] || f->s[F_POLICY_FILE] || has_mcp) {
 		/* What OCSF has no attribute for, under its own name. */
 		LIT(o, ",\"unmapped\":{");
 		bool comma = false;
@@ -584,6 +614,28 @@ static void build(struct out *o, const struct fields *f, const struct kind_map *
 				LIT(o, ",");
 			LIT(o, "\"policy_file\":");
 			str(o, f->s[F_POLICY_FILE]);
+			comma = true;
+		}
+		if (has_mcp) {
+			/* MCP: the tool (or resource, prompt), the digest of the
+			 * arguments (the arguments only when the policy asks),
+			 * and for a changed tool definition both hashes. */
+			if (comma)
+				LIT(o, ",");
+			LIT(o, "\"mcp\":{");
+			bool c2 = false;
+			for (size_t i = 0; i < ARRAY_SIZE(mcp_fields); i++) {
+				if (!f->s[mcp_fields[i]])
+					continue;
+				if (c2)
+					LIT(o, ",");
+				LIT(o, "\"");
+				lit(o, field_names[mcp_fields[i]], strlen(field_names[mcp_fields[i]]));
+				LIT(o, "\":");
+				str(o, f->s[mcp_fields[i]]);
+				c2 = true;
+			}
+			LIT(o, "}");
 		}
 		LIT(o, "}");
 	}

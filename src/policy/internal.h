@@ -263,4 +263,9 @@ void policy_credential_clear(struct policy_credential *c);
  * order. file, dir and locations are not compared. */
 bool policy_equal(const struct policy *a, const struct policy *b);
 
+/* mcp.c: the `mcp:` section into p->mcp (docs/policy.md, "mcp"). */
+int policy_load_mcp(struct policy *p, const struct policy_ynode *n, struct error *err) WUR;
+/* A JSON path into tool arguments as the mcp section writes them. */
+bool policy_mcp_path_valid(const char *s);
+
 #endif

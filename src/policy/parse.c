@@ -3113,7 +3113,7 @@ static int load_tree(struct loader *l, const struct policy_ynode *top)
 {
 	static const char *const keys[] = { "version", "name",	  "sandbox",	 "filesystem",
 					    "process", "network", "credentials", "identity",
-					    "audit",   NULL };
+					    "audit",   "mcp",	  NULL };
 	const struct policy_ynode *v;
 	bool pass_given = false;
 	int r;
@@ -3165,6 +3165,9 @@ static int load_tree(struct loader *l, const struct policy_ynode *top)
 	if ((v = map_get(top, "identity")) && (r = load_identity(l, v)) < 0)
 		return r;
 	if ((v = map_get(top, "audit")) && (r = load_audit(l, v)) < 0)
+		return r;
+	/* After sandbox: pin file paths may use $WORKSPACE. */
+	if ((v = map_get(top, "mcp")) && (r = policy_load_mcp(l->p, v, l->err)) < 0)
 		return r;
 	r = check_filesystem(l);
 	if (r < 0)

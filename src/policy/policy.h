@@ -253,6 +253,8 @@ struct policy {
 
 	struct policy_network network;
 
+	struct policy_mcp *mcp;             /* the mcp section (policy/mcp.h), or NULL */
+
 	struct policy_credential *credentials;
 	size_t n_credentials;
 

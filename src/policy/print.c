@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "policy/internal.h"
+#include "policy/mcp.h"
 #include "util/cleanup.h"
 
 const char *policy_mode_name(enum policy_mode m)
@@ -172,6 +173,7 @@ void policy_free(struct policy *p)
 	for (size_t i = 0; i < p->n_layer_files; i++)
 		free(p->layer_files[i]);
 	free(p->layer_files);
+	policy_mcp_free(p->mcp);
 	free(p);
 }
 
@@ -775,6 +777,7 @@ void policy_print(const struct policy *p, FILE *f)
 	} else if (p->audit.enabled) {
 		fputs("  # dir not set: $XDG_STATE_HOME/airlock/audit, else ~/.local/state/airlock/audit\n", f);
 	}
+	policy_mcp_print(p->mcp, f);
 }
 
 static bool str_eq(const char *a, const char *b)

@@ -73,7 +73,10 @@ int idmap_prepare(struct sandbox_plan *plan, struct error *err)
 	for (size_t i = 0; i < plan->n_mounts; i++) {
 		struct mount_entry *m = &plan->mounts[i];
 		struct stat st;
-		if (m->kind != MOUNT_BIND || !m->user_path || m->readonly)
+		/* Read-only paths are shown as they are, except the workspace
+		 * (made read-only by `read` naming it, plan.c): the sandbox's
+		 * uid must still read what it would otherwise write. */
+		if (m->kind != MOUNT_BIND || !m->user_path || (m->readonly && strcmp(m->dst, plan->workspace) != 0))
 			continue;
 		if (stat(m->src, &st) < 0)
 			return error_sys(err, errno, "cannot stat %s", m->src);

@@ -120,6 +120,11 @@ pid_t sibling_spawn(char *const argv[], int keep_a, int keep_b);
 /* plan.c */
 /* Set NAME=value in the plan's environment, replacing NAME if present. */
 int plan_env_set(struct sandbox_plan *p, const char *name, const char *value) WUR;
+/* Append a mount (after plan_build: it lands on top) or a Landlock rule.
+ * 0 or -ENOMEM. */
+int plan_add_mount(struct sandbox_plan *p, enum mount_kind kind, const char *src, const char *dst, bool ro,
+		   bool is_dir) WUR;
+int plan_add_rule(struct sandbox_plan *p, const char *path, uint64_t access) WUR;
 int plan_build(const struct policy *pol, char *const *argv, bool trace, struct sandbox_plan *out,
 	       struct error *err) WUR;
 

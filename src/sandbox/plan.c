@@ -105,6 +105,17 @@ static int add_rule(struct sandbox_plan *p, const char *path, uint64_t access)
 	return 0;
 }
 
+int plan_add_mount(struct sandbox_plan *p, enum mount_kind kind, const char *src, const char *dst, bool ro,
+		   bool is_dir)
+{
+	return add_mount(p, kind, src, dst, ro, is_dir, 0);
+}
+
+int plan_add_rule(struct sandbox_plan *p, const char *path, uint64_t access)
+{
+	return add_rule(p, path, access);
+}
+
 /* Is the host's `path` visible through a bind already planned? (Under a
  * private tmpfs it is not: that shows an empty directory instead.) */
 static bool covered(const struct sandbox_plan *p, const char *path)
@@ -541,6 +552,17 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 				return r;
 			if (!exists)
 				continue;
+			/* `read` naming the workspace itself: the workspace is
+			 * read-only (a server's sandbox in a session, mcpgw.c).
+			 * Its own bind is made read-only rather than covered by
+			 * a second one, so that started as root it keeps its
+			 * idmapping (idmap.c) and stays readable. */
+			if (l == 0 && strcmp(real, ws) == 0) {
+				for (size_t k = 0; k < p->n_mounts; k++)
+					if (p->mounts[k].kind == MOUNT_BIND && strcmp(p->mounts[k].dst, ws) == 0)
+						p->mounts[k].readonly = true;
+				continue;
+			}
 			if (add_mount(p, MOUNT_BIND, real, real, l == 0, S_ISDIR(st.st_mode), 0) < 0)
 				goto oom;
 			p->mounts[p->n_mounts - 1].user_path = true;

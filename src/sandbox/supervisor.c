@@ -33,6 +33,7 @@
 #include "sandbox/egress.h"
 #include "sandbox/fsrules.h"
 #include "sandbox/ftrace.h"
+#include "sandbox/mcpgw.h"
 #include "sandbox/landlock_abi.h"
 #include "sandbox/review_run.h"
 #include "sandbox/trace.h"
@@ -116,6 +117,7 @@ struct run_state {
 	struct ftrace *ftrace;
 	struct egress egress;
 	struct auditlog audit;
+	struct mcpgw mcp; /* the session's MCP gateway (mcpgw.h) */
 	bool protect; /* creating calls come through the notify fd */
 	bool sockguard; /* so do connect and sendto (guard.c) */
 	struct guard_net net; /* what guard_handle_socket needs of the plan */
@@ -181,7 +183,7 @@ static int event_loop(struct run_state *s, struct term *t, const struct policy *
 	}
 	bool stdin_open = t->master >= 0;
 	for (;;) {
-		enum { P_SIG, P_SYNC, P_NOTIFY, P_TIMER, P_STDIN, P_MASTER, P_RECORDS, P_N };
+		enum { P_SIG, P_SYNC, P_NOTIFY, P_TIMER, P_STDIN, P_MASTER, P_RECORDS, P_MCP, P_MCP_REC, P_N };
 		struct pollfd p[P_N] = {
 			[P_SIG] = { .fd = sfd, .events = POLLIN },
 			[P_SYNC] = { .fd = s->sync, .events = POLLIN },
@@ -190,6 +192,8 @@ static int event_loop(struct run_state *s, struct term *t, const struct policy *
 			[P_STDIN] = { .fd = stdin_open ? STDIN_FILENO : -1, .events = POLLIN },
 			[P_MASTER] = { .fd = t->master, .events = POLLIN },
 			[P_RECORDS] = { .fd = s->egress.records, .events = POLLIN },
+			[P_MCP] = { .fd = s->mcp.listen, .events = POLLIN },
+			[P_MCP_REC] = { .fd = s->mcp.rec_rd, .events = POLLIN },
 		};
 		if (poll(p, P_N, -1) < 0) {
 			if (errno == EINTR)
@@ -210,6 +214,10 @@ static int event_loop(struct run_state *s, struct term *t, const struct policy *
 			handle_notify(s);
 		if (p[P_RECORDS].revents & (POLLIN | POLLHUP | POLLERR))
 			egress_read(&s->egress, s->trace);
+		if (p[P_MCP_REC].revents & POLLIN)
+			mcpgw_read(&s->mcp);
+		if (p[P_MCP].revents & POLLIN)
+			mcpgw_accept(&s->mcp);
 		if (p[P_NOTIFY].revents & (POLLHUP | POLLERR)) {
 			close(s->notify);
 			s->notify = -1;
@@ -245,11 +253,17 @@ static int event_loop(struct run_state *s, struct term *t, const struct policy *
 				kill(s->child, SIGKILL);
 				continue;
 			}
-			if (auditlog_reaped(&s->audit, w) && s->child > 0) {
-				/* Fail closed: nothing may go unrecorded. */
-				kill(s->child, SIGKILL);
+			if (auditlog_reaped(&s->audit, w)) {
+				/* Fail closed: nothing may go unrecorded, MCP
+				 * traffic included. */
+				s->mcp.lost = true;
+				mcpgw_kill(&s->mcp);
+				if (s->child > 0)
+					kill(s->child, SIGKILL);
 				continue;
 			}
+			if (mcpgw_reaped(&s->mcp, w))
+				continue;
 			if (w == s->child && (WIFEXITED(st) || WIFSIGNALED(st))) {
 				s->status = st;
 				s->child = 0;
@@ -320,7 +334,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	int sfd = -1, r;
 	int sv[2] = { -1, -1 };
 	struct run_state s = { .notify = -1, .guard = -1, .sync = -1, .cmd_status = -1, .egress = EGRESS_INIT,
-			      .audit = AUDITLOG_INIT };
+			      .audit = AUDITLOG_INIT, .mcp = MCPGW_INIT };
 	sigset_t mask, oldmask;
 	bool masked = false;
 	struct protect_set protect = { 0 };
@@ -409,6 +423,12 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 			goto out;
 		}
 	}
+	/* After observe mode's plan: the gateway's socket and the binary
+	 * that speaks to it are airlock's own, in either mode. */
+	if ((r = mcpgw_prepare(pol, audit_dir, &plan, &s.mcp, err)) < 0)
+		goto out;
+	if (audit_dir)
+		s.mcp.audit = &s.audit;
 	if (plan.privileged && (r = idmap_prepare(&plan, err)) < 0)
 		goto out;
 	if ((r = limits_cgroup_create(&pol->sandbox.limits, &cg, err)) < 0)
@@ -600,7 +620,9 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	*exit_code = exit_code_of(status);
 	/* The proxy's last records go to the log before the seal (this
 	 * resets s.egress: read what it says first). */
-	bool proxy_died = s.egress.died, audit_lost = s.egress.audit_lost;
+	/* The MCP servers' last records, too. */
+	mcpgw_stop(&s.mcp);
+	bool proxy_died = s.egress.died, audit_lost = s.egress.audit_lost || s.mcp.lost;
 	egress_stop(&s.egress, s.trace);
 	audit_lost = audit_lost || s.egress.audit_lost;
 	if (proxy_died) {
@@ -663,6 +685,7 @@ out:
 		close(sfd);
 	if (term.master >= 0)
 		close(term.master);
+	mcpgw_stop(&s.mcp);
 	egress_stop(&s.egress, NULL);
 	if (s.audit.pid > 0 || s.audit.events >= 0) {
 		/* Setup failed: the log records that, and is sealed. */

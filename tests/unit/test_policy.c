@@ -409,7 +409,7 @@ static void test_unknown_keys(void **state)
 	(void)state;
 	BAD("version: 1\nnet: {}\n",
 	    "policy.yaml:2:1: net: unknown key; valid keys here are version, name, sandbox, "
-	    "filesystem, process, network, credentials, identity, audit");
+	    "filesystem, process, network, credentials, identity, audit, mcp");
 	BAD("version: 1\nnetwork:\n  allow: []\n",
 	    "policy.yaml:3:3: network.allow: unknown key; valid keys here are mode, default, "
 	    "endpoints, allow_private, resolve, upstream_ca, leak_scan, log");
@@ -439,11 +439,11 @@ static void test_unknown_keys(void **state)
 	/* Unknown keys are reported with the key quoted when it is unusual. */
 	BAD("version: 1\n\"a b\": 1\n",
 	    "policy.yaml:2:1: \"a b\": unknown key; valid keys here are version, name, sandbox, "
-	    "filesystem, process, network, credentials, identity, audit");
+	    "filesystem, process, network, credentials, identity, audit, mcp");
 	/* YAML merge keys are not special. */
 	BAD("version: 1\n<<: {name: x}\n",
 	    "policy.yaml:2:1: \"<<\": unknown key; valid keys here are version, name, sandbox, "
-	    "filesystem, process, network, credentials, identity, audit");
+	    "filesystem, process, network, credentials, identity, audit, mcp");
 }
 
 static void test_duplicate_keys(void **state)
@@ -1272,7 +1272,7 @@ static void test_bounds(void **state)
 		_cleanup_free_ char *bad17b = repeat(bad17, "]", 16, "\n");
 
 		BAD(ok16b, "policy.yaml:2:1: x: unknown key; valid keys here are version, name, "
-			   "sandbox, filesystem, process, network, credentials, identity, audit");
+			   "sandbox, filesystem, process, network, credentials, identity, audit, mcp");
 		BAD(bad17b, "policy.yaml:2:19: x[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]: lists "
 			    "and maps are nested more than 16 deep; a policy needs at most 7");
 	}

@@ -16,6 +16,12 @@ static void node_release(struct imp_node *n)
 	free(n->str);
 }
 
+void imp_node_release(struct imp_node *n)
+{
+	node_release(n);
+	memset(n, 0, sizeof(*n));
+}
+
 void imp_node_free(struct imp_node *n)
 {
 	if (!n)

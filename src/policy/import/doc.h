@@ -47,6 +47,9 @@ struct imp_node {
 };
 
 void imp_node_free(struct imp_node *n);
+/* Free what n owns (key, string, children) but not n itself, which
+ * becomes a NULL node: for a node that lives inside its parent's array. */
+void imp_node_release(struct imp_node *n);
 
 static inline void imp_node_freep(struct imp_node **n)
 {
@@ -65,6 +68,11 @@ const char *imp_kind_name(enum imp_kind k);
  * caller. buf need not be NUL-terminated. */
 int imp_json_parse(const char *name, const char *buf, size_t len, struct imp_node **out,
 		   struct error *err) WUR;
+
+/* The same with another bound on the input's size (the MCP gateway reads
+ * messages of up to MCP_MAX_MESSAGE bytes). */
+int imp_json_parse_max(const char *name, const char *buf, size_t len, size_t max, struct imp_node **out,
+		       struct error *err) WUR;
 
 /* The TOML subset configuration files use: comments, key = value with bare,
  * quoted and dotted keys, [tables] and [[arrays of tables]], basic and

@@ -400,12 +400,18 @@ static int parse_value(struct jp *p, struct imp_node *n, unsigned depth)
 
 int imp_json_parse(const char *name, const char *buf, size_t len, struct imp_node **out, struct error *err)
 {
+	return imp_json_parse_max(name, buf, len, IMP_MAX_INPUT, out, err);
+}
+
+int imp_json_parse_max(const char *name, const char *buf, size_t len, size_t max, struct imp_node **out,
+		       struct error *err)
+{
 	struct jp p = { .name = name, .s = buf, .len = len, .line = 1, .err = err };
 	struct imp_node *root;
 	int r;
 
-	if (len > IMP_MAX_INPUT)
-		return error_set(err, EFBIG, "%s: larger than %d bytes", name, IMP_MAX_INPUT);
+	if (len > max)
+		return error_set(err, EFBIG, "%s: larger than %zu bytes", name, max);
 	/* A UTF-8 byte order mark is not JSON (RFC 8259 section 8.1 lets a
 	 * reader ignore it; we say so rather than guess). */
 	if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))

@@ -1,0 +1,552 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * airlock mcp run: a drop-in stdio MCP server command that runs the real
+ * server in the sandbox and mediates every message (docs/mcp.md).
+ * airlock mcp pins: list, diff and approve pinned tool definitions.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "mcp/gateway.h"
+#include "mcp/mcp.h"
+#include "policy/mcp.h"
+#include "sandbox/auditlog.h"
+#include "sandbox/sandbox.h"
+#include "util/file.h"
+
+static const char mcp_usage[] =
+	"usage: airlock mcp run [--policy FILE] [--server NAME] [--pins FILE] [--audit DIR | --no-audit]\n"
+	"                       [-- CMD [ARGS...]]\n"
+	"       airlock mcp pins list|diff|approve [--policy FILE] [--server NAME] [--pins FILE] [TOOL...]\n"
+	"       airlock mcp connect NAME   (inside airlock run: see 'airlock mcp connect --help')\n"
+	"       airlock approve|deny [--socket PATH] TOKEN\n"
+	"\n"
+	"run: a stdio MCP server command for any MCP client. Starts CMD (else the\n"
+	"policy's mcp.servers.NAME.command) in the sandbox the policy describes, and\n"
+	"relays its JSON-RPC messages, each checked against mcp.servers.NAME: tools\n"
+	"the policy does not allow vanish from tools/list and their calls return an\n"
+	"error result; results holding secrets or injection markers are withheld or\n"
+	"redacted; every decision goes to the signed decision log.\n"
+	"\n"
+	"pins: tool definitions are pinned (SHA-256) the first time they are listed;\n"
+	"a changed definition blocks its tool until 'pins approve TOOL' (or every\n"
+	"changed tool without TOOL). 'pins diff' shows the old and new definitions.\n"
+	"\n"
+	"  -p, --policy FILE  the policy (default: the built-in default, which has no\n"
+	"                     mcp section: every tool is denied)\n"
+	"  -s, --server NAME  the mcp.servers entry (default: the only one)\n"
+	"  -P, --pins FILE    the pin file (default: the server's pins, else\n"
+	"                     $XDG_STATE_HOME/airlock/mcp/NAME.pins.json)\n"
+	"  -a, --audit DIR    write the gateway's signed decision log in DIR\n"
+	"  -A, --no-audit     no decision log\n"
+	"  -T, --step-up-timeout SECONDS\n"
+	"                     how long a step_up call waits for a person (default 60),\n"
+	"                     then it is denied\n"
+	"\n"
+	"step_up: the call waits; the gateway prints a TOKEN on stderr (and asks on\n"
+	"the terminal when it has one); 'airlock approve TOKEN' or 'airlock deny\n"
+	"TOKEN' from another terminal decides (--socket PATH when several gateways\n"
+	"run).\n"
+	"\n"
+	"Exit status of run: the server's; 2 for a bad command line or policy; 125\n"
+	"when the gateway or the sandbox could not start.\n";
+
+struct mcp_opts {
+	const char *policy_file, *server, *pins, *audit_dir, *socket;
+	bool no_audit;
+	unsigned timeout;
+};
+
+static int parse_opts(int argc, char **argv, struct mcp_opts *o)
+{
+	static const struct option opts[] = {
+		{ "policy", required_argument, NULL, 'p' }, { "server", required_argument, NULL, 's' },
+		{ "pins", required_argument, NULL, 'P' },   { "audit", required_argument, NULL, 'a' },
+		{ "no-audit", no_argument, NULL, 'A' },     { "help", no_argument, NULL, 'h' },
+		{ "step-up-timeout", required_argument, NULL, 'T' }, { "socket", required_argument, NULL, 'S' },
+		{ 0 },
+	};
+	int c;
+	optind = 1;
+	o->timeout = 60;
+	while ((c = getopt_long(argc, argv, "+p:s:P:a:AhT:S:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'T': {
+			char *end;
+			unsigned long t = strtoul(optarg, &end, 10);
+			if (*end || !t || t > 86400) {
+				fprintf(stderr, "airlock mcp: --step-up-timeout: %s is not 1..86400 seconds\n", optarg);
+				return -1;
+			}
+			o->timeout = (unsigned)t;
+			break;
+		}
+		case 'S':
+			o->socket = optarg;
+			break;
+		case 'p':
+			o->policy_file = optarg;
+			break;
+		case 's':
+			o->server = optarg;
+			break;
+		case 'P':
+			o->pins = optarg;
+			break;
+		case 'a':
+			o->audit_dir = optarg;
+			break;
+		case 'A':
+			o->no_audit = true;
+			break;
+		case 'h':
+			fputs(mcp_usage, stdout);
+			return 1;
+		default:
+			fputs(mcp_usage, stderr);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The server's entry (NULL when the policy has none: every tool denied)
+ * and its name. */
+static int pick_server(const struct policy *pol, const struct mcp_opts *o, const struct policy_mcp_server **srv,
+		       const char **name)
+{
+	*srv = NULL;
+	if (o->server) {
+		*srv = policy_mcp_server(pol->mcp, o->server);
+		if (!*srv) {
+			fprintf(stderr, "airlock mcp: %s: no mcp.servers.%s in the policy\n", pol->file, o->server);
+			return -1;
+		}
+		*name = o->server;
+		return 0;
+	}
+	if (pol->mcp && pol->mcp->n_servers == 1) {
+		*srv = &pol->mcp->servers[0];
+		*name = (*srv)->name;
+		return 0;
+	}
+	if (pol->mcp && pol->mcp->n_servers > 1) {
+		fprintf(stderr, "airlock mcp: %s: the policy has %zu servers; say which with --server NAME\n", pol->file,
+			pol->mcp->n_servers);
+		return -1;
+	}
+	*name = "default";
+	return 0;
+}
+
+static int pins_path(const struct mcp_opts *o, const struct policy_mcp_server *srv, const char *name, char *out,
+		     size_t len, bool make_dir)
+{
+	if (o->pins) {
+		snprintf(out, len, "%s", o->pins);
+		return 0;
+	}
+	if (srv && srv->pins) {
+		snprintf(out, len, "%s", srv->pins);
+		return 0;
+	}
+	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	char dir[4096];
+	if (state && state[0] == '/')
+		snprintf(dir, sizeof(dir), "%s/airlock/mcp", state);
+	else if (home && home[0] == '/')
+		snprintf(dir, sizeof(dir), "%s/.local/state/airlock/mcp", home);
+	else {
+		fprintf(stderr, "airlock mcp: neither XDG_STATE_HOME nor HOME names a directory for the pin file; "
+				"give --pins FILE\n");
+		return -1;
+	}
+	if (make_dir) {
+		struct error err = { 0 };
+		if (file_mkdir_p(dir, 0700, &err) < 0) {
+			fprintf(stderr, "airlock mcp: %s\n", err.msg);
+			return -1;
+		}
+	}
+	snprintf(out, len, "%s/%s.pins.json", dir, name);
+	return 0;
+}
+
+/* Where control sockets live: a 0700 directory under the state directory,
+ * which the sandbox does not show (its home is private). */
+static int run_dir(char *out, size_t len)
+{
+	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	if (state && state[0] == '/')
+		snprintf(out, len, "%s/airlock/mcp/run", state);
+	else if (home && home[0] == '/')
+		snprintf(out, len, "%s/.local/state/airlock/mcp/run", home);
+	else
+		return -1;
+	return 0;
+}
+
+static bool has_step_up(const struct policy_mcp_server *srv)
+{
+	for (size_t i = 0; srv && i < srv->n_tools; i++)
+		if (srv->tools[i].decision == POLICY_MCP_STEP_UP)
+			return true;
+	return false;
+}
+
+/* The listening control socket at path (0600), or -1 with a message. */
+static int control_listen(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof(a.sun_path)) {
+		fprintf(stderr, "airlock mcp: control socket path too long: %s\n", path);
+		return -1;
+	}
+	strcpy(a.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	unlink(path);
+	mode_t old = umask(0177);
+	int r = bind(fd, (struct sockaddr *)&a, sizeof(a));
+	umask(old);
+	if (r < 0 || listen(fd, 8) < 0) {
+		fprintf(stderr, "airlock mcp: control socket %s: %s\n", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static bool record_to_log(void *ctx, const char *line, size_t len)
+{
+	return auditlog_event(ctx, line, len);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct mcp_opts o = { 0 };
+	int r = parse_opts(argc, argv, &o);
+	if (r)
+		return r > 0 ? 0 : SANDBOX_EXIT_USAGE;
+	if (o.audit_dir && o.no_audit) {
+		fprintf(stderr, "airlock mcp run: --audit DIR and --no-audit contradict each other\n");
+		return SANDBOX_EXIT_USAGE;
+	}
+	struct error err = { 0 };
+	_cleanup_policy_ struct policy *pol = NULL;
+	if (cli_load_policy(o.policy_file, &pol, &err) < 0) {
+		fprintf(stderr, "airlock: %s\n", err.msg);
+		return SANDBOX_EXIT_USAGE;
+	}
+	const struct policy_mcp_server *srv;
+	const char *name;
+	if (pick_server(pol, &o, &srv, &name) < 0)
+		return SANDBOX_EXIT_USAGE;
+	char *const *cmd = optind < argc ? argv + optind : srv ? srv->command : NULL;
+	if (!cmd) {
+		fprintf(stderr, "airlock mcp run: no server command: give -- CMD ARGS or mcp.servers.%s.command\n",
+			name);
+		return SANDBOX_EXIT_USAGE;
+	}
+	char pins[4096];
+	if (pins_path(&o, srv, name, pins, sizeof(pins), true) < 0)
+		return SANDBOX_EXIT_USAGE;
+
+	struct mcp_engine eng;
+	if (mcp_engine_init(&eng, srv, name, pol->sandbox.workspace, pins, &err) < 0) {
+		fprintf(stderr, "airlock mcp: %s\n", err.msg);
+		mcp_engine_fini(&eng);
+		return SANDBOX_EXIT_SETUP;
+	}
+
+	/* The gateway's own decision log (the sandboxed server's run keeps
+	 * its own, as any airlock run does). */
+	struct auditlog log = AUDITLOG_INIT;
+	char dir[4096];
+	bool is_default = false;
+	r = auditlog_dir(o.audit_dir, o.no_audit, pol, dir, sizeof(dir), &is_default, &err);
+	if (r < 0 || (r > 0 && (auditlog_start(pol, dir, &log, &err) < 0 || auditlog_ready(&log, &err) < 0))) {
+		fprintf(stderr, "airlock mcp: %s\n", err.msg);
+		if (log.pid > 0) {
+			struct error aerr = { 0 };
+			(void)auditlog_finish(&log, SANDBOX_EXIT_SETUP, &aerr);
+		}
+		mcp_engine_fini(&eng);
+		return SANDBOX_EXIT_SETUP;
+	}
+	bool have_log = r > 0;
+
+	int to_srv[2], from_srv[2];
+	if (pipe2(to_srv, O_CLOEXEC) < 0 || pipe2(from_srv, O_CLOEXEC) < 0) {
+		perror("airlock mcp: pipe");
+		return SANDBOX_EXIT_SETUP;
+	}
+	/* A client that goes away must not kill the gateway mid-record. */
+	signal(SIGPIPE, SIG_IGN);
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror("airlock mcp: fork");
+		return SANDBOX_EXIT_SETUP;
+	}
+	if (pid == 0) {
+		/* The server's stdin and stdout are the gateway's pipes; its
+		 * stderr is the client's (logging passes through). */
+		if (dup2(to_srv[0], STDIN_FILENO) < 0 || dup2(from_srv[1], STDOUT_FILENO) < 0)
+			_exit(SANDBOX_EXIT_SETUP);
+		/* This process supervises rather than execs: close-on-exec
+		 * does not close the gateway's ends here, and a write end left
+		 * open would keep the server from ever seeing the end of its
+		 * input. */
+		close(to_srv[0]);
+		close(to_srv[1]);
+		close(from_srv[0]);
+		close(from_srv[1]);
+		/* The gateway's log is the gateway's: the server's side of the
+		 * fork keeps no way to write to it. */
+		if (log.control >= 0)
+			close(log.control);
+		if (log.events >= 0)
+			close(log.events);
+		signal(SIGPIPE, SIG_DFL);
+		struct sandbox_opts so = { .policy = pol, .argv = cmd, .audit_dir = o.audit_dir, .no_audit = o.no_audit };
+		int code = 0;
+		struct error serr = { 0 };
+		if (sandbox_run(&so, &code, &serr) < 0) {
+			fprintf(stderr, "airlock: %s\n", serr.msg);
+			_exit(SANDBOX_EXIT_SETUP);
+		}
+		_exit(code);
+	}
+	close(to_srv[0]);
+	close(from_srv[1]);
+
+	struct mcp_gateway g = { .engine = &eng, .client_in = STDIN_FILENO, .client_out = STDOUT_FILENO,
+				 .server_in = to_srv[1], .server_out = from_srv[0],
+				 .record = have_log ? record_to_log : NULL, .record_ctx = &log,
+				 .control_fd = -1, .tty_fd = -1, .step_up_timeout = o.timeout };
+	char sock[4096] = "";
+	if (has_step_up(srv)) {
+		/* Someone to ask: the control socket, and the terminal when
+		 * the gateway has one (an MCP client seldom gives it one). */
+		char rd[4096];
+		struct error derr = { 0 };
+		if (o.socket)
+			snprintf(sock, sizeof(sock), "%s", o.socket);
+		else if (run_dir(rd, sizeof(rd)) == 0 && file_mkdir_p(rd, 0700, &derr) == 0)
+			snprintf(sock, sizeof(sock), "%s/%s-%d.sock", rd, name, (int)getpid());
+		if (sock[0])
+			g.control_fd = control_listen(sock);
+		g.control_path = sock;
+		g.tty_fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	}
+	int gr = mcp_gateway_run(&g, &err);
+	if (g.control_fd >= 0) {
+		close(g.control_fd);
+		unlink(sock);
+	}
+	if (g.tty_fd >= 0)
+		close(g.tty_fd);
+	if (gr < 0) {
+		fprintf(stderr, "airlock mcp: %s\n", err.msg);
+		kill(pid, SIGTERM);
+	}
+	if (g.server_in >= 0)
+		close(g.server_in);
+	close(from_srv[0]);
+	mcp_gateway_fini(&g);
+	int status = 0, code;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (gr < 0)
+		code = SANDBOX_EXIT_SETUP;
+	if (have_log) {
+		struct error aerr = { 0 };
+		if (auditlog_finish(&log, code, &aerr) < 0) {
+			fprintf(stderr, "airlock mcp: %s\n", aerr.msg);
+			code = SANDBOX_EXIT_SETUP;
+		}
+	}
+	mcp_engine_fini(&eng);
+	return code;
+}
+
+/* No TOOL arguments: every tool; else the tools named. */
+static bool tool_named(const char *tool, char **argv, int from, int argc)
+{
+	if (from >= argc)
+		return true;
+	for (int a = from; a < argc; a++)
+		if (!strcmp(argv[a], tool))
+			return true;
+	return false;
+}
+
+static int cmd_pins(int argc, char **argv)
+{
+	if (argc < 2 || (strcmp(argv[1], "list") && strcmp(argv[1], "diff") && strcmp(argv[1], "approve"))) {
+		fputs(mcp_usage, stderr);
+		return SANDBOX_EXIT_USAGE;
+	}
+	const char *verb = argv[1];
+	struct mcp_opts o = { 0 };
+	int r = parse_opts(argc - 1, argv + 1, &o);
+	if (r)
+		return r > 0 ? 0 : SANDBOX_EXIT_USAGE;
+	int first_tool = optind + 1;
+	struct error err = { 0 };
+	_cleanup_policy_ struct policy *pol = NULL;
+	const struct policy_mcp_server *srv = NULL;
+	const char *name = o.server ? o.server : "default";
+	if (!o.pins) {
+		if (cli_load_policy(o.policy_file, &pol, &err) < 0) {
+			fprintf(stderr, "airlock: %s\n", err.msg);
+			return SANDBOX_EXIT_USAGE;
+		}
+		if (pick_server(pol, &o, &srv, &name) < 0)
+			return SANDBOX_EXIT_USAGE;
+	}
+	char path[4096];
+	if (pins_path(&o, srv, name, path, sizeof(path), false) < 0)
+		return SANDBOX_EXIT_USAGE;
+	struct mcp_pins p;
+	if (mcp_pins_load(&p, path, &err) < 0) {
+		fprintf(stderr, "airlock mcp pins: %s\n", err.msg);
+		mcp_pins_free(&p);
+		return 1;
+	}
+	int rc = 0;
+	if (!strcmp(verb, "list")) {
+		for (size_t i = 0; i < p.n; i++)
+			printf("%s %s%s\n", p.v[i].sha256, p.v[i].tool, p.v[i].pending_sha256[0] ? " (changed: blocked)" : "");
+	} else if (!strcmp(verb, "diff")) {
+		for (size_t i = 0; i < p.n; i++) {
+			const struct mcp_pin *pin = &p.v[i];
+			if (!pin->pending_sha256[0] || !tool_named(pin->tool, argv, first_tool, argc))
+				continue;
+			printf("tool %s\n- sha256 %s\n- %s\n+ sha256 %s\n+ %s\n", pin->tool, pin->sha256, pin->definition,
+			       pin->pending_sha256, pin->pending_definition);
+		}
+	} else {
+		size_t approved = 0;
+		for (size_t i = 0; i < p.n; i++) {
+			struct mcp_pin *pin = &p.v[i];
+			if (!pin->pending_sha256[0] || !tool_named(pin->tool, argv, first_tool, argc))
+				continue;
+			memcpy(pin->sha256, pin->pending_sha256, 65);
+			free(pin->definition);
+			pin->definition = pin->pending_definition;
+			pin->pending_definition = NULL;
+			pin->pending_sha256[0] = '\0';
+			printf("approved %s %s\n", pin->sha256, pin->tool);
+			approved++;
+		}
+		if (!approved) {
+			fprintf(stderr, "airlock mcp pins: no changed definition to approve%s\n",
+				first_tool < argc ? " among the tools named" : "");
+			rc = 1;
+		} else if (mcp_pins_save(&p, &err) < 0) {
+			fprintf(stderr, "airlock mcp pins: %s\n", err.msg);
+			rc = 1;
+		}
+	}
+	mcp_pins_free(&p);
+	return rc;
+}
+
+/* airlock approve|deny [--socket PATH] TOKEN */
+int cli_mcp_decide(int argc, char **argv)
+{
+	bool approve = !strcmp(argv[0], "approve");
+	struct mcp_opts o = { 0 };
+	int r = parse_opts(argc, argv, &o);
+	if (r)
+		return r > 0 ? 0 : SANDBOX_EXIT_USAGE;
+	if (optind + 1 != argc) {
+		fprintf(stderr, "usage: airlock %s [--socket PATH] TOKEN\n", argv[0]);
+		return SANDBOX_EXIT_USAGE;
+	}
+	char path[4096];
+	if (o.socket) {
+		snprintf(path, sizeof(path), "%s", o.socket);
+	} else {
+		/* The only gateway's socket; with several, say which. */
+		char rd[4096];
+		if (run_dir(rd, sizeof(rd)) < 0) {
+			fprintf(stderr, "airlock %s: give --socket PATH\n", argv[0]);
+			return SANDBOX_EXIT_USAGE;
+		}
+		DIR *d = opendir(rd);
+		int found = 0;
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			size_t l = strlen(de->d_name);
+			if (l > 5 && !strcmp(de->d_name + l - 5, ".sock")) {
+				snprintf(path, sizeof(path), "%s/%s", rd, de->d_name);
+				found++;
+			}
+		}
+		if (d)
+			closedir(d);
+		if (found != 1) {
+			fprintf(stderr, "airlock %s: %s gateway waiting in %s; give --socket PATH\n", argv[0],
+				found ? "more than one" : "no", rd);
+			return 1;
+		}
+	}
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof(a.sun_path)) {
+		fprintf(stderr, "airlock %s: socket path too long\n", argv[0]);
+		return SANDBOX_EXIT_USAGE;
+	}
+	strcpy(a.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		fprintf(stderr, "airlock %s: %s: %s\n", argv[0], path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	char cmd[160], out[4096];
+	snprintf(cmd, sizeof(cmd), "%s %.100s\n", approve ? "approve" : "deny", argv[optind]);
+	ssize_t n = -1;
+	if (send(fd, cmd, strlen(cmd), MSG_NOSIGNAL) >= 0)
+		n = recv(fd, out, sizeof(out) - 1, 0);
+	close(fd);
+	if (n <= 0) {
+		fprintf(stderr, "airlock %s: no answer from %s\n", argv[0], path);
+		return 1;
+	}
+	out[n] = '\0';
+	fputs(out, strncmp(out, "error", 5) ? stdout : stderr);
+	return strncmp(out, "error", 5) ? 0 : 1;
+}
+
+int cli_mcp(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		fputs(mcp_usage, argc < 2 ? stderr : stdout);
+		return argc < 2 ? SANDBOX_EXIT_USAGE : 0;
+	}
+	if (!strcmp(argv[1], "run"))
+		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "pins"))
+		return cmd_pins(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "connect"))
+		return cli_mcp_connect(argc - 1, argv + 1);
+	fprintf(stderr, "airlock mcp: unknown command '%s'\n\n%s", argv[1], mcp_usage);
+	return SANDBOX_EXIT_USAGE;
+}

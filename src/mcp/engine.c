@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The decision engine: one server's rules applied to tool calls, tools/list
+ * entries, resources, prompts and server-initiated requests.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp/mcp.h"
+#include "net/dlp.h"
+#include "policy/internal.h"
+#include "util/cleanup.h"
+
+int mcp_engine_init(struct mcp_engine *e, const struct policy_mcp_server *srv, const char *name,
+		    const char *workspace, const char *pins_path, struct error *err)
+{
+	memset(e, 0, sizeof(*e));
+	e->srv = srv;
+	e->server = name;
+	/* Paths in arguments are judged against the workspace as the
+	 * filesystem has it, symlinks resolved, like the paths themselves. */
+	e->workspace = realpath(workspace, NULL);
+	if (!e->workspace)
+		return error_set(err, errno, "workspace %s: %s", workspace, strerror(errno));
+	if (srv && srv->n_tools && !(e->rule_calls = calloc(srv->n_tools, sizeof(uint64_t))))
+		return error_set(err, ENOMEM, "out of memory");
+	if (!(e->dlp = dlp_new()))
+		return error_set(err, ENOMEM, "out of memory");
+	if (pins_path)
+		return mcp_pins_load(&e->pins, pins_path, err);
+	return 0;
+}
+
+void mcp_engine_fini(struct mcp_engine *e)
+{
+	free(e->workspace);
+	free(e->rule_calls);
+	dlp_free(e->dlp);
+	mcp_pins_free(&e->pins);
+	memset(e, 0, sizeof(*e));
+}
+
+const struct policy_mcp_rule *mcp_tool_rule(const struct policy_mcp_server *srv, const char *tool, size_t *index)
+{
+	if (!srv)
+		return NULL;
+	for (size_t i = 0; i < srv->n_tools; i++)
+		if (fnmatch(srv->tools[i].match, tool, 0) == 0) {
+			if (index)
+				*index = i;
+			return &srv->tools[i];
+		}
+	return NULL;
+}
+
+bool mcp_tool_listed(const struct mcp_engine *e, const char *tool)
+{
+	const struct policy_mcp_rule *r = mcp_tool_rule(e->srv, tool, NULL);
+	return r && r->decision != POLICY_MCP_DENY;
+}
+
+static void verdict(struct mcp_verdict *v, enum policy_mcp_decision d, const char *rule, const char *fmt, ...)
+	PRINTF_LIKE(4, 5);
+
+static void verdict(struct mcp_verdict *v, enum policy_mcp_decision d, const char *rule, const char *fmt, ...)
+{
+	v->decision = d;
+	snprintf(v->rule, sizeof(v->rule), "%s", rule);
+	v->reason[0] = '\0';
+	if (fmt) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(v->reason, sizeof(v->reason), fmt, ap);
+		va_end(ap);
+	}
+}
+
+/* ---- paths ---- */
+
+bool mcp_path_inside(const char *workspace, const char *path)
+{
+	_cleanup_free_ char *joined = NULL, *norm = NULL;
+	char real[PATH_MAX];
+
+	/* "~" is expanded by some servers (server-filesystem does) to a home
+	 * directory we cannot see from here: never inside. */
+	if (!path[0] || path[0] == '~' || strlen(path) >= PATH_MAX)
+		return false;
+	if (path[0] == '/')
+		joined = strdup(path);
+	else if (asprintf(&joined, "%s/%s", workspace, path) < 0)
+		joined = NULL;
+	if (!joined || !(norm = policy_path_normalize(joined)))
+		return false;
+	/* Resolve symlinks in the longest prefix that exists: a link inside
+	 * the workspace that points out of it is outside. The rest does not
+	 * exist yet, so it holds no links; the sandbox's own filesystem
+	 * rules still stand behind this check (a link created between the
+	 * check and the server's open is the sandbox's to stop). */
+	size_t len = strlen(norm);
+	char *cut = norm + len;
+	for (;;) {
+		char saved = *cut;
+		*cut = '\0';
+		char *r = realpath(norm[0] ? norm : "/", real);
+		*cut = saved;
+		if (r) {
+			_cleanup_free_ char *full = NULL, *fnorm = NULL;
+			if (asprintf(&full, "%s/%s", real, *cut ? cut + 1 : "") < 0)
+				return false;
+			if (!(fnorm = policy_path_normalize(full)))
+				return false;
+			return policy_path_is_under(fnorm, workspace);
+		}
+		if (errno != ENOENT && errno != ENOTDIR)
+			return false;
+		char *slash = cut;
+		while (slash > norm && *--slash != '/')
+			;
+		if (slash == norm && cut == norm)
+			return false;
+		cut = slash;
+	}
+}
+
+/* ---- argument constraints ---- */
+
+struct argctx {
+	const struct policy_mcp_arg *a;
+	const char *workspace;
+	char *why;
+	size_t why_len;
+	bool ok;
+};
+
+static void fail(struct argctx *c, const char *fmt, ...) PRINTF_LIKE(2, 3);
+static void fail(struct argctx *c, const char *fmt, ...)
+{
+	if (!c->ok)
+		return;
+	c->ok = false;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->why, c->why_len, fmt, ap);
+	va_end(ap);
+}
+
+static void check_value(const struct imp_node *v, void *vctx)
+{
+	struct argctx *c = vctx;
+	const struct policy_mcp_arg *a = c->a;
+	const char *p = a->path;
+
+	if (a->glob || a->regex || a->inside_workspace) {
+		if (v->kind != IMP_STR) {
+			fail(c, "argument %s is not a string", p);
+			return;
+		}
+		if (a->glob && fnmatch(a->glob, v->str, 0) != 0)
+			fail(c, "argument %s does not match the glob %s", p, a->glob);
+		if (a->regex && regexec(&a->re, v->str, 0, NULL, 0) != 0)
+			fail(c, "argument %s does not match the regular expression %s", p, a->regex);
+		if (a->inside_workspace && !mcp_path_inside(c->workspace, v->str))
+			fail(c, "argument %s names a path outside the workspace %s", p, c->workspace);
+	}
+	if (a->n_enum) {
+		bool found = false;
+		if (v->kind == IMP_STR || v->kind == IMP_NUM || v->kind == IMP_BOOL)
+			for (size_t i = 0; i < a->n_enum && !found; i++)
+				found = v->kind == IMP_BOOL ? !strcmp(a->enum_vals[i], v->b ? "true" : "false")
+							    : !strcmp(a->enum_vals[i], v->str);
+		if (!found)
+			fail(c, "argument %s is not one of the values the policy allows", p);
+	}
+	if (a->has_min || a->has_max) {
+		if (v->kind != IMP_NUM) {
+			fail(c, "argument %s is not a number", p);
+			return;
+		}
+		double d = strtod(v->str, NULL);
+		if ((a->has_min && d < a->min) || (a->has_max && d > a->max))
+			fail(c, "argument %s is outside the range the policy allows", p);
+	}
+	if (a->has_max_length) {
+		size_t n = v->kind == IMP_STR ? v->len : v->kind == IMP_LIST ? v->n : 0;
+		if (v->kind != IMP_STR && v->kind != IMP_LIST)
+			fail(c, "argument %s is neither a string nor an array", p);
+		else if (n > a->max_length)
+			fail(c, "argument %s is longer than %llu", p, (unsigned long long)a->max_length);
+	}
+}
+
+bool mcp_arg_ok(const struct policy_mcp_arg *a, const struct imp_node *args, const char *workspace, char *why,
+		size_t why_len)
+{
+	struct argctx c = { a, workspace, why, why_len, true };
+	static const struct imp_node empty = { .kind = IMP_MAP };
+	size_t n = mcp_json_select(args ? args : &empty, a->path, check_value, &c);
+	if (n == 0 && a->required)
+		fail(&c, "argument %s is required by the policy", a->path);
+	return c.ok;
+}
+
+/* ---- decisions ---- */
+
+bool mcp_tool_call_allowed(struct mcp_engine *e, const char *tool, const struct imp_node *args,
+			   struct mcp_verdict *v)
+{
+	size_t idx = 0;
+	char rname[128];
+	const struct policy_mcp_rule *r = mcp_tool_rule(e->srv, tool, &idx);
+	if (!r) {
+		verdict(v, POLICY_MCP_DENY, "default",
+			"airlock denied the call: the policy does not list the tool %s of server %s", tool, e->server);
+		return false;
+	}
+	snprintf(rname, sizeof(rname), "mcp.servers.%s.tools[%zu]", e->server, idx);
+	if (r->decision == POLICY_MCP_DENY) {
+		verdict(v, POLICY_MCP_DENY, rname, "airlock denied the call: the policy denies the tool %s", tool);
+		return false;
+	}
+	struct mcp_pin *pin = mcp_pins_find(&e->pins, tool);
+	if (pin && pin->pending_sha256[0]) {
+		verdict(v, POLICY_MCP_DENY, rname,
+			"airlock denied the call: the definition of tool %s changed since it was approved "
+			"(sha256 %s, now %s); a person must approve it with 'airlock mcp pins approve'",
+			tool, pin->sha256, pin->pending_sha256);
+		return false;
+	}
+	if (args && args->kind != IMP_MAP) {
+		verdict(v, POLICY_MCP_DENY, rname, "airlock denied the call: its arguments are not an object");
+		return false;
+	}
+	for (size_t i = 0; i < r->n_args; i++) {
+		char why[256];
+		if (!mcp_arg_ok(&r->args[i], args, e->workspace, why, sizeof(why))) {
+			verdict(v, POLICY_MCP_DENY, rname, "airlock denied the call: %s", why);
+			return false;
+		}
+	}
+	if (e->srv->max_calls && e->calls >= e->srv->max_calls) {
+		snprintf(rname, sizeof(rname), "mcp.servers.%s.max_calls", e->server);
+		verdict(v, POLICY_MCP_DENY, rname, "airlock denied the call: the session's %llu tool calls are used",
+			(unsigned long long)e->srv->max_calls);
+		return false;
+	}
+	if (r->max_calls && e->rule_calls[idx] >= r->max_calls) {
+		verdict(v, POLICY_MCP_DENY, rname, "airlock denied the call: the session's %llu calls of %s are used",
+			(unsigned long long)r->max_calls, tool);
+		return false;
+	}
+	e->calls++;
+	e->rule_calls[idx]++;
+	verdict(v, r->decision, rname, NULL);
+	return true;
+}
+
+static bool match_rules(const struct mcp_engine *e, const char *kind, const struct policy_mcp_rule *rules, size_t n,
+			const char *what, struct mcp_verdict *v)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (fnmatch(rules[i].match, what, 0) != 0)
+			continue;
+		char rname[128];
+		snprintf(rname, sizeof(rname), "mcp.servers.%s.%s[%zu]", e->server, kind, i);
+		if (rules[i].decision == POLICY_MCP_ALLOW) {
+			verdict(v, POLICY_MCP_ALLOW, rname, NULL);
+			return true;
+		}
+		verdict(v, POLICY_MCP_DENY, rname, "airlock denied it: the policy denies %s %s", kind, what);
+		return false;
+	}
+	verdict(v, POLICY_MCP_DENY, "default", "airlock denied it: the policy does not list %s %s", kind, what);
+	return false;
+}
+
+bool mcp_resource_allowed(const struct mcp_engine *e, const char *uri, struct mcp_verdict *v)
+{
+	return match_rules(e, "resources", e->srv ? e->srv->resources : NULL, e->srv ? e->srv->n_resources : 0, uri,
+			   v);
+}
+
+bool mcp_prompt_allowed(const struct mcp_engine *e, const char *name, struct mcp_verdict *v)
+{
+	return match_rules(e, "prompts", e->srv ? e->srv->prompts : NULL, e->srv ? e->srv->n_prompts : 0, name, v);
+}
+
+bool mcp_server_request_allowed(const struct mcp_engine *e, const char *method, struct mcp_verdict *v)
+{
+	char rname[128];
+	const char *key = NULL;
+	bool allowed = false;
+	if (!strcmp(method, "ping")) {
+		verdict(v, POLICY_MCP_ALLOW, "ping", NULL);
+		return true;
+	}
+	if (!strcmp(method, "sampling/createMessage")) {
+		key = "sampling";
+		allowed = e->srv && e->srv->sampling;
+	} else if (!strcmp(method, "elicitation/create")) {
+		key = "elicitation";
+		allowed = e->srv && e->srv->elicitation;
+	} else if (!strcmp(method, "roots/list")) {
+		key = "roots";
+		allowed = e->srv && e->srv->roots;
+	}
+	if (!key) {
+		verdict(v, POLICY_MCP_DENY, "default", "airlock refused the server's request %s", method);
+		return false;
+	}
+	snprintf(rname, sizeof(rname), "mcp.servers.%s.server_requests.%s", e->server, key);
+	if (allowed) {
+		verdict(v, POLICY_MCP_ALLOW, rname, NULL);
+		return true;
+	}
+	verdict(v, POLICY_MCP_DENY, rname, "airlock refused the server's request %s: the policy does not allow %s",
+		method, key);
+	return false;
+}

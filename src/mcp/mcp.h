@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef AIRLOCK_MCP_MCP_H
+#define AIRLOCK_MCP_MCP_H
+
+/*
+ * The MCP gateway's core: JSON-RPC framing, the decision engine for one
+ * server (policy/mcp.h), tool pinning and the scanning of tool results
+ * and definitions. docs/mcp.md describes the behaviour; gateway.c moves
+ * the bytes.
+ *
+ * Messages are parsed with the strict JSON reader of policy/import
+ * (duplicate keys, bad UTF-8, NUL in strings and nesting deeper than
+ * IMP_MAX_DEPTH are refused) and written back compactly by mcp_json_write:
+ * what is forwarded is always our own serialisation of what we checked,
+ * never the peer's bytes, so that two readers cannot disagree.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy/import/doc.h"
+#include "policy/mcp.h"
+#include "util/buf.h"
+#include "util/error.h"
+
+/* Bound on one message (one line on stdio), newline excluded. */
+#define MCP_MAX_MESSAGE (4 * 1024 * 1024)
+
+/* JSON-RPC error codes we answer with. */
+#define MCP_ERR_PARSE (-32700)
+#define MCP_ERR_INVALID (-32600)
+#define MCP_ERR_DENIED (-32001) /* in the server-error range: refused by policy */
+
+/* ---- JSON ---- */
+
+/* Append n compactly; with sorted, members in byte order of their keys
+ * (the canonical form pins hash). -ENOMEM. */
+int mcp_json_write(struct buf *b, const struct imp_node *n, bool sorted) WUR;
+
+/* The node at a path of policy/mcp.h's syntax ("a.b", "x[0]", "$"); "[*]"
+ * selects every entry. Calls fn for each value selected; returns how many. */
+size_t mcp_json_select(const struct imp_node *root, const char *path,
+		       void (*fn)(const struct imp_node *v, void *ctx), void *ctx);
+
+/* ---- framing ---- */
+
+enum mcp_frame {
+	MCP_FRAME_OK = 0,
+	MCP_FRAME_PARSE,    /* not JSON (or beyond the reader's bounds) */
+	MCP_FRAME_INVALID,  /* JSON but not one JSON-RPC 2.0 message */
+	MCP_FRAME_TOO_BIG,  /* longer than MCP_MAX_MESSAGE */
+};
+
+/* Parse one line (without its newline) into *msg (owned by the caller)
+ * and check its JSON-RPC shape: an object with "jsonrpc": "2.0", and a
+ * method (string) for requests and notifications, or an id with exactly
+ * one of result and error for responses; ids are strings or integers.
+ * Batches (arrays) are refused: neither revision the gateway speaks has
+ * them. On failure err says why. */
+enum mcp_frame mcp_frame_parse(const char *line, size_t len, struct imp_node **msg, struct error *err);
+
+/* ---- the engine ---- */
+
+struct mcp_verdict {
+	enum policy_mcp_decision decision;
+	char rule[128];   /* "mcp.servers.fs.tools[2]", or "default" */
+	char reason[384]; /* for the model and the record; empty when allowed */
+};
+
+struct dlp;
+
+struct mcp_pin {
+	char *tool;
+	char sha256[65];
+	char *definition; /* canonical JSON */
+	char pending_sha256[65]; /* a changed definition awaiting approval, or "" */
+	char *pending_definition;
+};
+
+struct mcp_pins {
+	char *path;
+	struct mcp_pin *v;
+	size_t n;
+};
+
+struct mcp_engine {
+	const struct policy_mcp_server *srv; /* borrowed; NULL: every tool denied */
+	const char *server;                  /* borrowed name for records */
+	char *workspace;                     /* realpath of the workspace */
+	uint64_t calls;
+	uint64_t *rule_calls;                /* per tools rule */
+	struct dlp *dlp;                     /* credential formats, and secret values when known */
+	struct mcp_pins pins;
+};
+
+/* srv and name borrowed (must outlive the engine); workspace resolved
+ * through the filesystem; pins_path: the pin file (loaded when present). */
+int mcp_engine_init(struct mcp_engine *e, const struct policy_mcp_server *srv, const char *name,
+		    const char *workspace, const char *pins_path, struct error *err) WUR;
+void mcp_engine_fini(struct mcp_engine *e);
+
+/* The rule for a tool name (first match in file order), or NULL. */
+const struct policy_mcp_rule *mcp_tool_rule(const struct policy_mcp_server *srv, const char *tool, size_t *index);
+
+/* May this tool be called with these arguments? Counts the call against
+ * the limits when allowed or stepped up. v says which rule and why. */
+bool mcp_tool_call_allowed(struct mcp_engine *e, const char *tool, const struct imp_node *args,
+			   struct mcp_verdict *v);
+
+/* Is the tool listed at all (its rule does not deny it)? */
+bool mcp_tool_listed(const struct mcp_engine *e, const char *tool);
+
+/* resources/read by URI, prompts/get by name. */
+bool mcp_resource_allowed(const struct mcp_engine *e, const char *uri, struct mcp_verdict *v);
+bool mcp_prompt_allowed(const struct mcp_engine *e, const char *name, struct mcp_verdict *v);
+
+/* A server-to-client request (sampling/createMessage, elicitation/create,
+ * roots/list; ping is always allowed, anything else refused). */
+bool mcp_server_request_allowed(const struct mcp_engine *e, const char *method, struct mcp_verdict *v);
+
+/* One argument constraint against the value(s) its path selects. */
+bool mcp_arg_ok(const struct policy_mcp_arg *a, const struct imp_node *args, const char *workspace, char *why,
+		size_t why_len);
+
+/* path as the server would open it (relative to workspace; "..",
+ * symlinks of the existing prefix resolved) is inside workspace. */
+bool mcp_path_inside(const char *workspace, const char *path);
+
+/* ---- pins ---- */
+
+enum mcp_pin_state {
+	MCP_PIN_NEW,      /* first seen: pinned now */
+	MCP_PIN_SAME,
+	MCP_PIN_CHANGED,  /* blocked until approved */
+};
+
+/* The SHA-256 (hex) of a tool definition's canonical form: the members
+ * name, title, description, inputSchema, outputSchema, annotations, keys
+ * sorted. *canon (owned by the caller) receives the text hashed. */
+int mcp_tool_hash(const struct imp_node *tool, char hex[65], char **canon) WUR;
+
+int mcp_pins_load(struct mcp_pins *p, const char *path, struct error *err) WUR;
+int mcp_pins_save(const struct mcp_pins *p, struct error *err) WUR;
+void mcp_pins_free(struct mcp_pins *p);
+/* Check a tool against the pins, pinning a new one and recording a change
+ * as pending. *changed set when the file needs saving. */
+enum mcp_pin_state mcp_pins_check(struct mcp_pins *p, const char *tool, const char *hex, const char *canon,
+				  bool *changed);
+struct mcp_pin *mcp_pins_find(const struct mcp_pins *p, const char *tool);
+
+/* ---- scanning ---- */
+
+/* An injection marker in s: invisible Unicode (zero-width, bidi controls,
+ * tag characters U+E0000..U+E007F), ANSI/C1 escapes, or one of the
+ * instruction phrases of docs/mcp.md (only when phrases is true: they
+ * are looked for in descriptions, not in tool results). Returns true and
+ * names the marker in what. */
+bool mcp_scan_injection(const char *s, size_t len, bool phrases, char *what, size_t what_len);
+
+/* s without its invisible characters and escape sequences (newly
+ * allocated), for redaction. */
+char *mcp_strip_invisible(const char *s, size_t len);
+
+#endif

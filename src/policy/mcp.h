@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef AIRLOCK_POLICY_MCP_H
+#define AIRLOCK_POLICY_MCP_H
+
+/*
+ * The policy's `mcp:` section: per MCP server, which tools, resources and
+ * prompts the agent may use, constraints on tool arguments, call limits,
+ * server-initiated requests, scanning and pinning. docs/policy.md
+ * ("mcp") describes every field; src/mcp/ enforces them.
+ *
+ * Ownership: struct policy owns the section (policy->mcp, NULL when the
+ * file has none) and everything under it; policy_free() releases it.
+ */
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum policy_mcp_decision {
+	POLICY_MCP_ALLOW = 0,
+	POLICY_MCP_DENY,
+	POLICY_MCP_STEP_UP,
+};
+
+/* A constraint on the value(s) at one JSON path of a tool's arguments.
+ * Every field set must hold for every value the path selects. */
+struct policy_mcp_arg {
+	char *path;            /* as written: "a.b", "paths[*]", "$.a" */
+	char *glob;            /* fnmatch(3) pattern for a string, or NULL */
+	char *regex;           /* POSIX ERE, matched against the whole string, or NULL */
+	regex_t re;            /* compiled, anchored; valid when regex != NULL */
+	char **enum_vals;      /* the value must equal one of these (string or number as text) */
+	size_t n_enum;
+	bool has_min, has_max;
+	double min, max;       /* numeric range, inclusive */
+	bool has_max_length;
+	uint64_t max_length;   /* bytes of a string, entries of an array */
+	bool inside_workspace; /* a path string that resolves inside the workspace */
+	bool required;         /* the path must select at least one value */
+	unsigned line;
+};
+
+/* tools / resources / prompts: a name (or URI) glob and a decision. */
+struct policy_mcp_rule {
+	char *match;           /* fnmatch(3) pattern on the tool name, resource URI or prompt name */
+	enum policy_mcp_decision decision;
+	struct policy_mcp_arg *args; /* tools only */
+	size_t n_args;
+	uint64_t max_calls;    /* 0: no limit; calls of the tools this rule matches, per session */
+	unsigned line;
+};
+
+enum policy_mcp_scan {
+	POLICY_MCP_SCAN_BLOCK = 0,
+	POLICY_MCP_SCAN_REDACT,
+	POLICY_MCP_SCAN_OFF,
+};
+
+struct policy_mcp_server {
+	char *name;
+	char **command;        /* NULL-terminated argv, or NULL when not given */
+	size_t n_command;
+	struct policy_mcp_rule *tools, *resources, *prompts;
+	size_t n_tools, n_resources, n_prompts;
+	uint64_t max_calls;    /* 0: no limit; tools/call per session */
+	bool sampling, elicitation, roots; /* server-initiated requests allowed */
+	enum policy_mcp_scan scan_secrets;   /* block or redact */
+	enum policy_mcp_scan scan_injection; /* block, redact or off */
+	bool record_arguments;
+	char *pins;            /* absolute path of the pin file, or NULL for the default */
+	char *policy;          /* absolute path of the server's own sandbox policy in an airlock run
+	                        * session, or NULL: the built-in default, workspace read-only */
+	unsigned policy_line;
+	unsigned line;
+};
+
+struct policy_mcp {
+	struct policy_mcp_server *servers;
+	size_t n_servers;
+};
+
+void policy_mcp_free(struct policy_mcp *m);
+
+/* The section as YAML for policy_print (reads back to the same settings). */
+void policy_mcp_print(const struct policy_mcp *m, FILE *f);
+
+/* The server called name, or NULL. */
+const struct policy_mcp_server *policy_mcp_server(const struct policy_mcp *m, const char *name);
+
+const char *policy_mcp_decision_name(enum policy_mcp_decision d);
+
+#endif

@@ -1,0 +1,499 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The session's MCP gateway: the supervisor's listener, one gateway
+ * process per connection, each server in a sandbox of its own (mcpgw.h).
+ */
+#include "sandbox/mcpgw.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mcp/gateway.h"
+#include "mcp/mcp.h"
+#include "policy/mcp.h"
+#include "sandbox/landlock_abi.h"
+#include "sandbox/sandbox.h"
+#include "util/cleanup.h"
+#include "util/file.h"
+
+/* The largest record a gateway process may send: the engine bounds what
+ * it records well below this; a longer one is refused (and the session
+ * stops, fail closed) rather than split. */
+#define MCPGW_MAX_RECORD (128 * 1024)
+
+static const char *home_of(void)
+{
+	const char *home = getenv("HOME");
+	if (home && home[0] == '/')
+		return home;
+	struct passwd *pw = getpwuid(getuid());
+	return pw && pw->pw_dir ? pw->pw_dir : "/";
+}
+
+/* The server's sandbox when its entry names no policy: the built-in
+ * default (no network, home hidden, environment cleared) with the
+ * session's workspace, read-only: a server reads what the agent works
+ * on, and changes it only when its own policy says so. */
+static int default_server_policy(const struct policy *session, struct policy **out, struct error *err)
+{
+	struct policy_ctx ctx = { .home = home_of(), .cwd = session->sandbox.workspace };
+	int r = policy_default(&ctx, out, err);
+	if (r < 0)
+		return r;
+	struct policy_paths *rd = &(*out)->filesystem.read;
+	struct policy_path *v = realloc(rd->v, (rd->n + 1) * sizeof(*v));
+	if (!v)
+		return error_set(err, ENOMEM, "out of memory");
+	rd->v = v;
+	/* A read-only bind of the workspace over its read-write one (plan.c
+	 * mounts the later, more specific entry on top). */
+	v[rd->n] = (struct policy_path){ .path = strdup((*out)->sandbox.workspace) };
+	if (!v[rd->n].path)
+		return error_set(err, ENOMEM, "out of memory");
+	rd->n++;
+	return 0;
+}
+
+static int load_server_policies(struct mcpgw *g, struct error *err)
+{
+	const struct policy_mcp *m = g->pol->mcp;
+	if (!(g->srv_pol = calloc(m->n_servers, sizeof(*g->srv_pol))))
+		return error_set(err, ENOMEM, "out of memory");
+	g->n_srv = m->n_servers;
+	for (size_t i = 0; i < m->n_servers; i++) {
+		const struct policy_mcp_server *s = &m->servers[i];
+		int r;
+		if (!s->policy) {
+			r = default_server_policy(g->pol, &g->srv_pol[i], err);
+		} else {
+			struct policy_ctx ctx = { .home = home_of(), .cwd = g->pol->sandbox.workspace };
+			struct error perr = { 0 };
+			r = policy_load_file(s->policy, &ctx, &g->srv_pol[i], &perr);
+			if (r < 0)
+				r = error_set(err, perr.code ? perr.code : EINVAL,
+					      "%s:%u: mcp.servers.%s.policy: the server's policy: %s", g->pol->file,
+					      s->policy_line, s->name, perr.msg);
+			else if (g->srv_pol[i]->mcp && g->srv_pol[i]->mcp->n_servers)
+				/* One level only: a server's sandbox is not a
+				 * session with MCP servers of its own. */
+				r = error_set(err, EINVAL,
+					      "%s: mcp.servers: a server's own policy (mcp.servers.%s.policy) declares "
+					      "MCP servers; only the session's policy may",
+					      s->policy, s->name);
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int mcpgw_prepare(const struct policy *pol, const char *audit_dir, struct sandbox_plan *plan, struct mcpgw *g,
+		  struct error *err)
+{
+	*g = (struct mcpgw)MCPGW_INIT;
+	g->pol = pol;
+	g->audit_dir = audit_dir;
+	if (!pol->mcp || pol->mcp->n_servers == 0)
+		return 0;
+	/* Observe mode's root is the host's tree: the socket's mount point
+	 * would be made in the host's /run, and its private /run goes on top
+	 * of it. */
+	if (plan->observe)
+		return error_set(err, ENOTSUP,
+				 "%s: mcp.servers: MCP servers in a session need sandbox.mode enforce or learn; "
+				 "observe mode has no gateway",
+				 pol->file);
+	int r = load_server_policies(g, err);
+	if (r < 0)
+		return r;
+
+	/* A directory only we can enter holds the socket on the host; the
+	 * sandbox sees the socket itself, bound at MCPGW_SOCKET. */
+	const char *rt = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+	if (!rt || rt[0] != '/' || stat(rt, &st) < 0 || !S_ISDIR(st.st_mode) || access(rt, W_OK) < 0)
+		rt = "/tmp";
+	snprintf(g->dir, sizeof(g->dir), "%s/airlock-mcp.XXXXXX", rt);
+	if (!mkdtemp(g->dir)) {
+		r = error_sys(err, errno, "cannot make a directory for the MCP gateway's socket in %s", rt);
+		g->dir[0] = '\0';
+		return r;
+	}
+	snprintf(g->sock, sizeof(g->sock), "%s/mcp.sock", g->dir);
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	if (strlen(g->sock) >= sizeof(a.sun_path))
+		return error_set(err, ENAMETOOLONG, "%s: path too long for a unix socket", g->sock);
+	memcpy(a.sun_path, g->sock, strlen(g->sock) + 1);
+	g->listen = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (g->listen < 0)
+		return error_sys(err, errno, "socket");
+	if (bind(g->listen, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(g->listen, MCPGW_MAX_CONNS) < 0)
+		return error_sys(err, errno, "cannot listen on %s", g->sock);
+	/* Started as root the sandbox's uid is another's; the directory
+	 * (0700) keeps everyone else on the host out. */
+	if (chmod(g->sock, 0666) < 0)
+		return error_sys(err, errno, "chmod %s", g->sock);
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return error_sys(err, errno, "socketpair");
+	g->rec_rd = sp[0];
+	g->rec_wr = sp[1];
+	if (fcntl(g->rec_rd, F_SETFL, O_NONBLOCK) < 0)
+		return error_sys(err, errno, "fcntl");
+
+	char self[PATH_MAX];
+	if (!realpath("/proc/self/exe", self))
+		return error_sys(err, errno, "cannot find airlock's own executable");
+	if (plan_add_mount(plan, MOUNT_BIND, g->sock, MCPGW_SOCKET, false, false) < 0 ||
+	    plan_add_mount(plan, MOUNT_BIND, self, MCPGW_BINARY, true, false) < 0 ||
+	    plan_add_rule(plan, MCPGW_BINARY, LL_FS_READ_FILE | LL_FS_EXECUTE) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	/* Started as root, the sandbox builds its root as its own uid,
+	 * which cannot enter the socket's directory: the supervisor clones
+	 * both trees here, as for idmapped mounts (idmap.c). */
+	for (size_t i = plan->n_mounts - 2; plan->privileged && i < plan->n_mounts; i++) {
+		struct mount_entry *m = &plan->mounts[i];
+		m->tree_fd = (int)syscall(SYS_open_tree, AT_FDCWD, m->src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (m->tree_fd < 0)
+			return error_sys(err, errno, "cannot clone %s", m->src);
+	}
+	return 0;
+}
+
+/* Keep fds a and b (and stdio) and close the rest. */
+static void close_except(int a, int b)
+{
+	int lo = a < b ? a : b, hi = a < b ? b : a;
+	if (lo > 3)
+		syscall(SYS_close_range, 3U, (unsigned)lo - 1, 0U);
+	if (hi > lo + 1)
+		syscall(SYS_close_range, (unsigned)lo + 1, (unsigned)hi - 1, 0U);
+	syscall(SYS_close_range, (unsigned)hi + 1, ~0U, 0U);
+}
+
+__attribute__((format(printf, 2, 3))) static void answer(int c, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		(void)!send(c, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1, MSG_NOSIGNAL);
+}
+
+/* The first line: the server's name, at most 64 bytes of the names
+ * policy/mcp.c accepts. Byte by byte, so nothing of what follows is
+ * consumed here. */
+static bool read_name(int c, char *name, size_t len)
+{
+	size_t n = 0;
+	for (;;) {
+		char ch;
+		ssize_t r = read(c, &ch, 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r != 1)
+			return false;
+		if (ch == '\n')
+			break;
+		if (n + 1 >= len)
+			return false;
+		name[n++] = ch;
+	}
+	name[n] = '\0';
+	return n > 0;
+}
+
+static bool record_send(void *ctx, const char *line, size_t len)
+{
+	int fd = *(int *)ctx;
+	if (len > MCPGW_MAX_RECORD)
+		return false;
+	ssize_t w;
+	do
+		w = send(fd, line, len, MSG_NOSIGNAL);
+	while (w < 0 && errno == EINTR);
+	return w == (ssize_t)len;
+}
+
+static int pins_default(const char *name, char *out, size_t len, struct error *err)
+{
+	const char *state = getenv("XDG_STATE_HOME");
+	char dir[4096];
+	if (state && state[0] == '/')
+		snprintf(dir, sizeof(dir), "%s/airlock/mcp", state);
+	else
+		snprintf(dir, sizeof(dir), "%s/.local/state/airlock/mcp", home_of());
+	int r = file_mkdir_p(dir, 0700, err);
+	if (r < 0)
+		return r;
+	snprintf(out, len, "%s/%s.pins.json", dir, name);
+	return 0;
+}
+
+/* One connection, in its own process: never returns. */
+__attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t supervisor)
+{
+	/* With the supervisor gone, the session is over: so is its gateway
+	 * (and, through the runner's own death signal, the server). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != supervisor)
+		_exit(1);
+	int rec = g->rec_wr;
+	/* Nothing of the supervisor's: not the audit writer's socket, the
+	 * proxy's control socket, the sandbox's sync socket or terminal. */
+	close_except(c, rec);
+	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull >= 0) {
+		dup2(devnull, STDIN_FILENO);
+		dup2(devnull, STDOUT_FILENO);
+		close(devnull);
+	}
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	/* Out of the terminal's process group: a ^C meant for the session
+	 * reaches the agent through the supervisor, and the servers end
+	 * when their clients do, in order, with their records. */
+	(void)setsid();
+
+	char name[80];
+	if (!read_name(c, name, sizeof(name))) {
+		answer(c, "ERR expected a server name and a newline\n");
+		_exit(1);
+	}
+	for (const char *q = name; *q; q++)
+		if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') || *q == '-' ||
+		      *q == '_' || *q == '.')) {
+			answer(c, "ERR not a server name: use letters, digits, '-', '_' and '.'\n");
+			_exit(1);
+		}
+	const struct policy_mcp_server *srv = policy_mcp_server(g->pol->mcp, name);
+	if (!srv) {
+		answer(c, "ERR the session's policy declares no mcp.servers.%s\n", name);
+		_exit(1);
+	}
+	if (!srv->command) {
+		answer(c, "ERR mcp.servers.%s has no command to start\n", name);
+		_exit(1);
+	}
+	const struct policy *spol = g->srv_pol[srv - g->pol->mcp->servers];
+
+	struct error err = { 0 };
+	char pins[4200];
+	if (srv->pins)
+		snprintf(pins, sizeof(pins), "%s", srv->pins);
+	else if (pins_default(name, pins, sizeof(pins), &err) < 0) {
+		answer(c, "ERR %s\n", err.msg);
+		_exit(1);
+	}
+	/* Path constraints (inside_workspace) are judged against the
+	 * directory the server's own sandbox is given. */
+	struct mcp_engine eng;
+	if (mcp_engine_init(&eng, srv, name, spol->sandbox.workspace, pins, &err) < 0) {
+		answer(c, "ERR %s\n", err.msg);
+		_exit(1);
+	}
+	int to_srv[2], from_srv[2];
+	if (pipe2(to_srv, O_CLOEXEC) < 0 || pipe2(from_srv, O_CLOEXEC) < 0) {
+		answer(c, "ERR pipe: %s\n", strerror(errno));
+		_exit(1);
+	}
+	pid_t me = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		answer(c, "ERR fork: %s\n", strerror(errno));
+		_exit(1);
+	}
+	if (pid == 0) {
+		/* The runner: an `airlock run` of the server's command with
+		 * the server's policy; its stdin and stdout are the gateway's
+		 * pipes, and it keeps nothing of the agent's connection. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != me)
+			_exit(SANDBOX_EXIT_SETUP);
+		if (dup2(to_srv[0], STDIN_FILENO) < 0 || dup2(from_srv[1], STDOUT_FILENO) < 0)
+			_exit(SANDBOX_EXIT_SETUP);
+		close(to_srv[0]);
+		close(to_srv[1]);
+		close(from_srv[0]);
+		close(from_srv[1]);
+		close(c);
+		close(rec);
+		signal(SIGPIPE, SIG_DFL);
+		struct sandbox_opts so = { .policy = spol, .argv = srv->command, .audit_dir = g->audit_dir,
+					   .no_audit = !g->audit_dir };
+		int code = 0;
+		struct error serr = { 0 };
+		if (sandbox_run(&so, &code, &serr) < 0) {
+			fprintf(stderr, "airlock: mcp.servers.%s: %s\n", name, serr.msg);
+			_exit(SANDBOX_EXIT_SETUP);
+		}
+		_exit(code);
+	}
+	close(to_srv[0]);
+	close(from_srv[1]);
+	answer(c, "OK\n");
+
+	struct mcp_gateway gw = { .engine = &eng, .client_in = c, .client_out = c, .server_in = to_srv[1],
+				  .server_out = from_srv[0], .record = record_send, .record_ctx = &rec,
+				  /* Step-up has no one to ask here yet: such a call is
+				   * denied at once (docs/mcp.md). */
+				  .control_fd = -1, .tty_fd = -1 };
+	int gr = mcp_gateway_run(&gw, &err);
+	if (gr < 0)
+		fprintf(stderr, "airlock: mcp.servers.%s: %s\n", name, err.msg);
+	/* Fail closed: a gateway that could not record stops the server. */
+	if (gr < 0 || gw.record_failed)
+		kill(pid, SIGTERM);
+	if (gw.server_in >= 0)
+		close(gw.server_in);
+	close(from_srv[0]);
+	mcp_gateway_fini(&gw);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	mcp_engine_fini(&eng);
+	/* The agent's side learns of the end from the connection: closed
+	 * while its client still talks is an error there. */
+	close(c);
+	_exit(gr < 0 || gw.record_failed || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ? 1 : 0);
+}
+
+void mcpgw_accept(struct mcpgw *g)
+{
+	int c = accept4(g->listen, NULL, NULL, SOCK_CLOEXEC);
+	if (c < 0)
+		return;
+	size_t slot = MCPGW_MAX_CONNS;
+	for (size_t i = 0; i < MCPGW_MAX_CONNS; i++)
+		if (g->conns[i] == 0) {
+			slot = i;
+			break;
+		}
+	if (slot == MCPGW_MAX_CONNS || g->lost) {
+		answer(c, "ERR %s\n",
+		       g->lost ? "the decision log is gone: no more MCP traffic in this session"
+			       : "too many MCP connections at once in this session");
+		close(c);
+		return;
+	}
+	pid_t supervisor = getpid();
+	pid_t pid = fork();
+	if (pid == 0)
+		conn_main(g, c, supervisor);
+	close(c);
+	if (pid > 0)
+		g->conns[slot] = pid;
+}
+
+void mcpgw_read(struct mcpgw *g)
+{
+	static char msg[MCPGW_MAX_RECORD + 1];
+	for (;;) {
+		ssize_t n = recv(g->rec_rd, msg, sizeof(msg), MSG_DONTWAIT | MSG_TRUNC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		/* One whole line per message: a record that would split or
+		 * join lines in the log is refused, and the traffic stops. */
+		if ((size_t)n > MCPGW_MAX_RECORD || msg[n - 1] != '\n' || memchr(msg, '\n', (size_t)n - 1)) {
+			g->lost = true;
+			mcpgw_kill(g);
+			continue;
+		}
+		if (g->audit && !auditlog_event(g->audit, msg, (size_t)n)) {
+			g->lost = true;
+			mcpgw_kill(g);
+		}
+	}
+}
+
+bool mcpgw_reaped(struct mcpgw *g, pid_t pid)
+{
+	for (size_t i = 0; i < MCPGW_MAX_CONNS; i++)
+		if (g->conns[i] == pid) {
+			g->conns[i] = 0;
+			return true;
+		}
+	return false;
+}
+
+void mcpgw_kill(struct mcpgw *g)
+{
+	for (size_t i = 0; i < MCPGW_MAX_CONNS; i++)
+		if (g->conns[i] > 0)
+			kill(g->conns[i], SIGKILL);
+}
+
+void mcpgw_stop(struct mcpgw *g)
+{
+	if (g->listen >= 0)
+		close(g->listen);
+	g->listen = -1;
+	if (g->rec_wr >= 0)
+		close(g->rec_wr);
+	g->rec_wr = -1;
+	/* The clients went with the sandbox: each gateway closes its
+	 * server's input, the server exits and its sandbox's log is sealed.
+	 * Bounded: a server that ignores the end of its input is killed. */
+	for (int round = 0; round < 100; round++) {
+		bool left = false;
+		for (size_t i = 0; i < MCPGW_MAX_CONNS; i++) {
+			if (g->conns[i] <= 0)
+				continue;
+			if (waitpid(g->conns[i], NULL, WNOHANG) == g->conns[i])
+				g->conns[i] = 0;
+			else
+				left = true;
+		}
+		if (g->rec_rd >= 0)
+			mcpgw_read(g);
+		if (!left)
+			break;
+		if (g->rec_rd >= 0) {
+			struct pollfd p = { .fd = g->rec_rd, .events = POLLIN };
+			(void)poll(&p, 1, 50);
+		} else {
+			usleep(50000);
+		}
+	}
+	for (size_t i = 0; i < MCPGW_MAX_CONNS; i++)
+		if (g->conns[i] > 0) {
+			kill(g->conns[i], SIGKILL);
+			waitpid(g->conns[i], NULL, 0);
+			g->conns[i] = 0;
+		}
+	if (g->rec_rd >= 0) {
+		mcpgw_read(g);
+		close(g->rec_rd);
+	}
+	g->rec_rd = -1;
+	if (g->sock[0])
+		unlink(g->sock);
+	if (g->dir[0])
+		rmdir(g->dir);
+	g->sock[0] = g->dir[0] = '\0';
+	for (size_t i = 0; i < g->n_srv; i++)
+		policy_free(g->srv_pol[i]);
+	free(g->srv_pol);
+	g->srv_pol = NULL;
+	g->n_srv = 0;
+}

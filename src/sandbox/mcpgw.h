@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef AIRLOCK_SANDBOX_MCPGW_H
+#define AIRLOCK_SANDBOX_MCPGW_H
+
+/*
+ * The session's MCP gateway (docs/policy.md "mcp", "In an airlock run
+ * session"). When the policy declares mcp.servers, the supervisor listens
+ * on a unix socket that the sandbox sees at MCPGW_SOCKET, and the agent's
+ * MCP configuration names `airlock mcp connect NAME` as the server
+ * command. For each connection the supervisor forks a gateway process:
+ * it reads the server's name, refuses a name the policy does not declare,
+ * starts the declared command in a sandbox of its own (the server's own
+ * policy: mcp.servers.NAME.policy, else the built-in default with the
+ * session's workspace read-only and no network), and relays with the
+ * engine of src/mcp/. Each decision goes to the supervisor as one
+ * SOCK_SEQPACKET message and from there into the session's signed log.
+ *
+ * The wire: the client sends the server's name and "\n"; the gateway
+ * answers "OK\n" or "ERR <why>\n"; after OK, MCP's stdio framing (one
+ * JSON-RPC message a line) in both directions, each message checked.
+ * Nothing else is spoken on the socket: it reaches only the gateway.
+ */
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "policy/policy.h"
+#include "sandbox/auditlog.h"
+#include "sandbox/internal.h"
+#include "util/error.h"
+
+/* Where the sandbox finds the gateway, and the airlock binary whose
+ * `mcp connect` speaks to it (bound read-only, executable). */
+#define MCPGW_SOCKET "/run/airlock/mcp.sock"
+#define MCPGW_BINARY "/run/airlock/airlock"
+
+/* Bound on connections at once: each is a gateway and a sandbox. */
+#define MCPGW_MAX_CONNS 16
+
+struct mcpgw {
+	const struct policy *pol;     /* borrowed: the session's */
+	struct policy **srv_pol;      /* owned: each server's sandbox policy, parallel to pol->mcp->servers */
+	size_t n_srv;
+	char dir[4096];               /* host directory holding the socket (0700), or "" */
+	char sock[4200];
+	int listen;                   /* -1 when the session has no MCP servers */
+	int rec_rd, rec_wr;           /* records from the gateway processes */
+	const char *audit_dir;        /* borrowed: the session's log directory, or NULL */
+	struct auditlog *audit;       /* borrowed: where records go, or NULL */
+	pid_t conns[MCPGW_MAX_CONNS]; /* gateway processes, 0 for a free slot */
+	bool lost;                    /* a record could not reach the log */
+};
+
+#define MCPGW_INIT { .listen = -1, .rec_rd = -1, .rec_wr = -1 }
+
+/* Before plan_build's result is used: load each server's policy (errors
+ * name the file and field), make the socket, and add it and the airlock
+ * binary to the plan. A session without mcp.servers leaves g inert. */
+int mcpgw_prepare(const struct policy *pol, const char *audit_dir, struct sandbox_plan *plan, struct mcpgw *g,
+		  struct error *err) WUR;
+
+/* The listener is readable: accept and fork a gateway process. */
+void mcpgw_accept(struct mcpgw *g);
+
+/* Records are readable: forward them to the log. */
+void mcpgw_read(struct mcpgw *g);
+
+/* A child exited: true when it was a gateway process. */
+bool mcpgw_reaped(struct mcpgw *g, pid_t pid);
+
+/* Fail closed: end every gateway process (and with it its server's
+ * sandbox) at once. */
+void mcpgw_kill(struct mcpgw *g);
+
+/* The session ends: stop listening, let the gateway processes finish
+ * (their clients are gone with the sandbox) for a bounded while, take
+ * their last records, release everything. */
+void mcpgw_stop(struct mcpgw *g);
+
+#endif
