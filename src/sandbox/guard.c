@@ -124,7 +124,7 @@ struct guard {
 	struct {
 		dev_t dev;
 		ino_t ino;
-	} named[PLAN_MAX_SOCKETS];
+	} named[PLAN_MAX_SOCKETS + 1];
 	size_t n_named;
 };
 
@@ -684,7 +684,7 @@ static int g_sock(struct guard *g, const struct guard_req *q, int sock, int cwd,
 
 static void guard_named(struct guard *g, const struct sandbox_plan *plan)
 {
-	for (size_t i = 0; i < plan->n_sockets && g->n_named < PLAN_MAX_SOCKETS; i++) {
+	for (size_t i = 0; i < plan->n_sockets && g->n_named < PLAN_MAX_SOCKETS + 1; i++) {
 		struct stat st;
 		if (stat(plan->sockets[i], &st) == 0 && S_ISSOCK(st.st_mode)) {
 			g->named[g->n_named].dev = st.st_dev;

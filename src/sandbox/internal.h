@@ -100,7 +100,7 @@ struct sandbox_plan {
 void plan_free(struct sandbox_plan *p);
 
 /* filesystem.sockets: the most a policy may name. */
-#define PLAN_MAX_SOCKETS 64
+#define PLAN_MAX_SOCKETS 64 /* the policy's; airlock's own MCP gateway socket may be one more */
 
 /* Transparent mode: where the DNS listener answers inside the sandbox. */
 #define PLAN_DNS_PORT 53
@@ -122,6 +122,9 @@ pid_t sibling_spawn(char *const argv[], int keep_a, int keep_b);
 int plan_env_set(struct sandbox_plan *p, const char *name, const char *value) WUR;
 /* Append a mount (after plan_build: it lands on top) or a Landlock rule.
  * 0 or -ENOMEM. */
+/* A socket the guard lets the sandbox connect to, by its path inside the
+ * sandbox (airlock's own MCP gateway socket, say). -E2BIG, -ENOMEM. */
+int plan_add_socket(struct sandbox_plan *p, const char *path) WUR;
 int plan_add_mount(struct sandbox_plan *p, enum mount_kind kind, const char *src, const char *dst, bool ro,
 		   bool is_dir) WUR;
 int plan_add_rule(struct sandbox_plan *p, const char *path, uint64_t access) WUR;

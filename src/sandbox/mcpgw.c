@@ -162,7 +162,9 @@ int mcpgw_prepare(const struct policy *pol, const char *audit_dir, struct sandbo
 		return error_sys(err, errno, "cannot find airlock's own executable");
 	if (plan_add_mount(plan, MOUNT_BIND, g->sock, MCPGW_SOCKET, false, false) < 0 ||
 	    plan_add_mount(plan, MOUNT_BIND, self, MCPGW_BINARY, true, false) < 0 ||
-	    plan_add_rule(plan, MCPGW_BINARY, LL_FS_READ_FILE | LL_FS_EXECUTE) < 0)
+	    plan_add_rule(plan, MCPGW_BINARY, LL_FS_READ_FILE | LL_FS_EXECUTE) < 0 ||
+	    /* A host socket, so the guard must know it (filesystem.sockets). */
+	    plan_add_socket(plan, MCPGW_SOCKET) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	/* Started as root, the sandbox builds its root as its own uid,
 	 * which cannot enter the socket's directory: the supervisor clones

@@ -296,6 +296,20 @@ static int plan_sockets(struct sandbox_plan *p, const struct policy *pol, struct
 	return 0;
 }
 
+int plan_add_socket(struct sandbox_plan *p, const char *path)
+{
+	if (p->n_sockets >= PLAN_MAX_SOCKETS + 1)
+		return -E2BIG;
+	char **v = realloc(p->sockets, (p->n_sockets + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	p->sockets = v;
+	if (!(v[p->n_sockets] = strdup(path)))
+		return -ENOMEM;
+	p->n_sockets++;
+	return 0;
+}
+
 bool intercepts(const struct policy *pol)
 {
 	for (size_t i = 0; i < pol->network.n_endpoints; i++)
