@@ -44,6 +44,7 @@
 #include "net/addr.h"
 #include "net/dns.h"
 #include "net/http.h"
+#include "net/mcp_http.h"
 #include "net/netpolicy.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
@@ -159,6 +160,19 @@ static void record(const struct rec *r)
 	if (w != (ssize_t)b.len)
 		_exit(1); /* the supervisor is gone: nothing may pass unrecorded */
 	buf_free(&b);
+}
+
+/* A record of the MCP gateway (mcp_http.c), already one line of at most
+ * PIPE_BUF bytes: written whole, like the proxy's own. */
+static bool record_mcp_line(const char *line, size_t len)
+{
+	if (len > PIPE_BUF)
+		return false;
+	ssize_t w;
+	do
+		w = write(cfg->records_fd, line, len);
+	while (w < 0 && errno == EINTR);
+	return w == (ssize_t)len;
 }
 
 /* Observe mode: a denial the policy would make is recorded and the
@@ -865,6 +879,17 @@ static bool add_identity(const struct conn *c, const char *host, uint16_t port, 
 	return r == 0 && buf_puts(head, "\r\n\r\n") == 0;
 }
 
+static ssize_t mcp_up_read(void *ctx, void *p, size_t n)
+{
+	struct conn *c = ctx;
+	return io_read(c->ufd, c->ussl, p, n);
+}
+
+static bool mcp_down_write(void *ctx, const void *p, size_t n)
+{
+	return cwrite(ctx, p, n);
+}
+
 static bool handle_request(struct conn *c, struct http_request *req)
 {
 	const struct policy_network *net = &cfg->policy->network;
@@ -878,6 +903,8 @@ static bool handle_request(struct conn *c, struct http_request *req)
 	struct buf body = { 0 };
 	bool keep = false;
 	char obs[512]; /* observe mode: the reason of the denial let through */
+	/* Declared before every goto: its cleanup runs at each return. */
+	_cleanup_(mcp_http_exchange_freep) struct mcp_http_exchange *mx = NULL;
 
 	if (req->query)
 		rec.target_len = (size_t)(req->query + req->query_len - req->path);
@@ -972,7 +999,20 @@ static bool handle_request(struct conn *c, struct http_request *req)
 	 * bytes are scanned). */
 	struct body_rest rest = { 0 };
 	bool may_stream = cfg->broker && c->cssl && broker_git_push(cfg->broker, host, port, req);
-	int cb = collect_body(c, req, net->max_body, &body, may_stream || cfg->observe ? &rest : NULL);
+	/* An MCP message is checked whole: never streamed past a bound. */
+	bool mcp = ep && ep->mcp_server;
+	uint64_t max = mcp && net->max_body > MCP_HTTP_MAX_MESSAGE ? MCP_HTTP_MAX_MESSAGE : net->max_body;
+	int cb = collect_body(c, req, max, &body, !mcp && (may_stream || cfg->observe) ? &rest : NULL);
+	if (cb == 0 && mcp) {
+		struct buf ans = { 0 };
+		char mwhy[256];
+		mcp_http_oversized(ep, req, &ans, mwhy, sizeof(mwhy));
+		(void)cwrite(c, ans.data, ans.len);
+		buf_free(&ans);
+		rec.rule = ep->id;
+		rec.reason = "MCP message over max_body";
+		goto deny;
+	}
 	if (cb == 0) {
 		answer(c, 413, "denied", "the request body is larger than network.leak_scan.max_body");
 		rec.reason = "body over max_body";
@@ -994,6 +1034,33 @@ static bool handle_request(struct conn *c, struct http_request *req)
 			rec.reason = reason;
 			goto deny;
 		}
+	}
+
+	/* protocol: mcp: the message is decided by the MCP gateway, and
+	 * what goes upstream is its checked re-serialisation. */
+	if (mcp) {
+		struct buf fwd = { 0 }, ans = { 0 };
+		char mwhy[512];
+		if (!mcp_http_request(ep, req, body.data, body.len, &mx, &fwd, &ans, mwhy, sizeof(mwhy))) {
+			bool sent = ans.len && cwrite(c, ans.data, ans.len);
+			bool closes = !ans.data || strstr(ans.data, "Connection: close");
+			buf_free(&ans);
+			buf_free(&fwd);
+			snprintf(reason, sizeof(reason), "%s", mwhy);
+			rec.kind = "mcp";
+			rec.rule = ep->id;
+			rec.reason = reason;
+			rec.status = sent ? 200 : 0;
+			record(&rec);
+			/* A refusal the proxy answered itself (a denied tool
+			 * call as its isError result) leaves the connection
+			 * usable, as the server's own answer would. */
+			keep = sent && req->keep_alive && !closes;
+			goto out;
+		}
+		buf_free(&ans);
+		buf_free(&body);
+		body = fwd;
 	}
 
 	/* Credentials: a placeholder becomes its secret only where one of
@@ -1065,7 +1132,7 @@ static bool handle_request(struct conn *c, struct http_request *req)
 
 	struct buf head = { 0 };
 	bool ok = http_build_upstream_head(req, req->upgrade_websocket, &head) == 0 &&
-		  add_identity(c, host, port, &head) && io_write(c->ufd, c->ussl, head.data, head.len) &&
+		  (!mx || mcp_http_fix_head(&head, body.len > 0, body.len) == 0) && add_identity(c, host, port, &head) && io_write(c->ufd, c->ussl, head.data, head.len) &&
 		  (!body.len || io_write(c->ufd, c->ussl, body.data, body.len));
 	rec.up = head.len + body.len;
 	if (ok && rest.active)
@@ -1090,7 +1157,16 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		goto out;
 	}
 	bool upgraded = false;
-	keep = forward_response(c, req, req->upgrade_websocket, &rec.down, &rec.status, &upgraded);
+	if (mx) {
+		/* Each message of the response through the gateway; the
+		 * upstream connection ends with the exchange (a stream of
+		 * events has no length to resume after). */
+		struct mcp_http_io io = { .ctx = c, .up_read = mcp_up_read, .down_write = mcp_down_write };
+		keep = mcp_http_response(mx, req, &io, &rec.down, &rec.status);
+		upstream_close(c);
+	} else {
+		keep = forward_response(c, req, req->upgrade_websocket, &rec.down, &rec.status, &upgraded);
+	}
 	rec.decision = rec.observed ? "deny" : "allow";
 	if (upgraded) {
 		relay(c, &rec.up, &rec.down);
@@ -1198,6 +1274,14 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 	if (announce && !cwrite(c, ok, sizeof(ok) - 1))
 		return;
 
+	if (ep && ep->mcp_server && !ep->intercept) {
+		/* The policy parser refuses this for port 443; any other port
+		 * carrying TLS would hide every MCP message. */
+		rec.reason = "protocol: mcp needs tls: intercept: a passthrough tunnel hides the messages";
+		rec.rule = ep->id;
+		record(&rec);
+		return;
+	}
 	if (ep && ep->intercept) {
 		struct error err = { 0 };
 		if (!cfg->ca || c->in.len) {
@@ -1566,6 +1650,10 @@ __attribute__((noreturn)) void proxy_main(const struct proxy_config *config)
 	struct error err = { 0 };
 	upstream_ctx = tls_client_ctx_new(cfg->policy->network.upstream_ca, &err);
 	if (!upstream_ctx) {
+		dprintf(2, "airlock: egress proxy: %s\n", err.msg);
+		_exit(1);
+	}
+	if (mcp_http_init(cfg->policy, record_mcp_line, &err) < 0) {
 		dprintf(2, "airlock: egress proxy: %s\n", err.msg);
 		_exit(1);
 	}
