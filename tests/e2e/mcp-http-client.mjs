@@ -1,0 +1,72 @@
+// An MCP client on the official SDK over Streamable HTTP
+// (StreamableHTTPClientTransport), as an agent inside `airlock run` would
+// use it: every request goes to the egress proxy named by HTTP_PROXY
+// (Node's fetch ignores that variable, so the transport is given a fetch
+// that sends absolute-form requests to the proxy). Runs the operations
+// given and prints one JSON line per operation.
+//   node mcp-http-client.mjs '{"url":"http://mcp.test:PORT/mcp","ops":[{"op":"list"},
+//        {"op":"call","name":"echo","arguments":{"message":"hi"}}]}'
+// op list: {"tools":[names]}; op call: the tool result, or {"error":message}
+// when the request failed at the protocol level; op progress: a call whose
+// progress notifications (SSE events before the result) are counted.
+import http from "node:http";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const sdkDir = path.join(here, "mcp", "node_modules", "@modelcontextprotocol", "sdk");
+const { Client } = await import(path.join(sdkDir, "dist/esm/client/index.js"));
+const { StreamableHTTPClientTransport } = await import(path.join(sdkDir, "dist/esm/client/streamableHttp.js"));
+
+const proxy = new URL(process.env.HTTP_PROXY || process.env.http_proxy);
+
+function proxyFetch(input, init = {}) {
+	const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url);
+	const headers = {};
+	new Headers(init.headers || {}).forEach((v, k) => {
+		headers[k] = v;
+	});
+	const body = init.body == null ? null : Buffer.from(init.body);
+	if (body) headers["content-length"] = String(body.length);
+	headers["host"] = url.host;
+	return new Promise((resolve, reject) => {
+		const req = http.request(
+			{ host: proxy.hostname, port: proxy.port, method: init.method || "GET", path: url.href, headers },
+			(res) => {
+				const h = new Headers();
+				for (const [k, v] of Object.entries(res.headers)) h.set(k, Array.isArray(v) ? v.join(", ") : v);
+				const nobody = res.statusCode === 202 || res.statusCode === 204;
+				resolve(new Response(nobody ? null : Readable.toWeb(res), { status: res.statusCode, headers: h }));
+			},
+		);
+		req.on("error", reject);
+		if (init.signal) init.signal.addEventListener("abort", () => req.destroy(new Error("aborted")));
+		req.end(body || undefined);
+	});
+}
+
+const spec = JSON.parse(process.argv[2]);
+const transport = new StreamableHTTPClientTransport(new URL(spec.url), { fetch: proxyFetch });
+const client = new Client({ name: "airlock-e2e-http", version: "1.0.0" });
+await client.connect(transport);
+for (const op of spec.ops) {
+	try {
+		if (op.op === "list") {
+			const r = await client.listTools();
+			console.log(JSON.stringify({ tools: r.tools.map((t) => t.name).sort() }));
+		} else if (op.op === "call") {
+			const r = await client.callTool({ name: op.name, arguments: op.arguments || {} });
+			console.log(JSON.stringify(r));
+		} else if (op.op === "progress") {
+			let n = 0;
+			const r = await client.callTool({ name: op.name, arguments: op.arguments || {} }, undefined, {
+				onprogress: () => n++,
+			});
+			console.log(JSON.stringify({ progress: n, result: r }));
+		}
+	} catch (e) {
+		console.log(JSON.stringify({ error: String(e && e.message ? e.message : e) }));
+	}
+}
+await client.close();
