@@ -21,6 +21,7 @@
 
 #include "mcp/gateway.h"
 #include "mcp/mcp.h"
+#include "net/dlp.h"
 #include "policy/mcp.h"
 #include "util/cleanup.h"
 
@@ -714,6 +715,35 @@ static int body_next(struct body_in *b, struct buf *out)
 	}
 }
 
+/* A JSON-RPC error response as our own {"jsonrpc","id","error":{code,
+ * message}}; a message holding a secret or an injection marker is
+ * replaced. -EINVAL when body is not one. */
+static int error_copy(struct mcp_http_exchange *x, const char *body, size_t len, struct buf *out)
+{
+	_cleanup_imp_node_ struct imp_node *m = NULL;
+	struct error perr = { 0 };
+	/* Not mcp_frame_parse: servers answer a request they could not
+	 * read without an id (the SDK's own servers leave it out). */
+	if (imp_json_parse_max("message", body, len, MCP_HTTP_MAX_MESSAGE, &m, &perr) < 0 || m->kind != IMP_MAP)
+		return -EINVAL;
+	const struct imp_node *id = imp_get(m, "id");
+	if (id && !(id->kind == IMP_STR || (id->kind == IMP_NUM && !strpbrk(id->str, ".eE"))))
+		id = NULL;
+	const struct imp_node *e = imp_get(m, "error"), *code = imp_get(e, "code"), *msg = imp_get(e, "message");
+	if (!e || !code || code->kind != IMP_NUM || !msg || msg->kind != IMP_STR)
+		return -EINVAL;
+	char what[128];
+	char *end = NULL;
+	long c = strtol(code->str, &end, 10);
+	if (!end || *end || c < INT32_MIN || c > INT32_MAX)
+		return -EINVAL;
+	const char *text = msg->str;
+	if (dlp_scan(x->srv->engine.dlp, (const uint8_t *)msg->str, msg->len, what, sizeof(what)) ||
+	    mcp_scan_injection(msg->str, msg->len, false, what, sizeof(what)))
+		text = "[withheld by airlock: the server's error message]";
+	return jsonrpc_error(out, id, (int)c, text);
+}
+
 bool mcp_http_response(struct mcp_http_exchange *x, const struct http_request *req, const struct mcp_http_io *io,
 		       uint64_t *down_bytes, int *status)
 {
@@ -830,7 +860,14 @@ bool mcp_http_response(struct mcp_http_exchange *x, const struct http_request *r
 		 * without a body. */
 		if (response_head(&resp, rb.data, &head, NULL, false, 0, keep) < 0 || !down(&rl, head.data, head.len))
 			keep = false;
+	} else if (!ok2xx && ct == CT_JSON && error_copy(x, body.data, body.len, &to_client) == 0) {
+		/* The server's JSON-RPC error for a refused HTTP request (no
+		 * session, a bad header): its code and message, checked. */
+		if (response_head(&resp, rb.data, &head, "application/json", false, to_client.len, keep) < 0 ||
+		    !down(&rl, head.data, head.len) || !down(&rl, to_client.data, to_client.len))
+			keep = false;
 	} else {
+		buf_reset(&to_client);
 		/* Anything else in a body is not passed on: an error status
 		 * keeps its number (the SDK reads 404 as an ended session),
 		 * with a JSON-RPC error of ours. */

@@ -1044,13 +1044,13 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		if (!mcp_http_request(ep, req, body.data, body.len, &mx, &fwd, &ans, mwhy, sizeof(mwhy))) {
 			bool sent = ans.len && cwrite(c, ans.data, ans.len);
 			bool closes = !ans.data || strstr(ans.data, "Connection: close");
+			rec.status = sent && ans.len > 12 ? atoi(ans.data + 9) : 0;
+			rec.down = sent ? ans.len : 0;
 			buf_free(&ans);
 			buf_free(&fwd);
 			snprintf(reason, sizeof(reason), "%s", mwhy);
-			rec.kind = "mcp";
 			rec.rule = ep->id;
 			rec.reason = reason;
-			rec.status = sent ? 200 : 0;
 			record(&rec);
 			/* A refusal the proxy answered itself (a denied tool
 			 * call as its isError result) leaves the connection
