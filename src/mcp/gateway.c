@@ -409,8 +409,19 @@ static int filter_tools_list(struct mcp_gateway *g, struct imp_node *result)
 	size_t o = 0;
 	for (size_t i = 0; i < tools->n; i++) {
 		struct imp_node *t = &tools->v[i];
-		const char *name = str_of(imp_get(t, "name"));
+		/* A copy: redaction below may replace the strings of t. */
+		_cleanup_free_ char *name = str_of(imp_get(t, "name")) ? strdup(str_of(imp_get(t, "name"))) : NULL;
 		bool keep = name && mcp_tool_listed(e, name);
+		char what[128];
+		if (keep && mcp_scan_injection(name, strlen(name), false, what, sizeof(what))) {
+			/* A name cannot be redacted: the model would call another. */
+			char reason[256];
+			snprintf(reason, sizeof(reason), "tool name holds %s", what);
+			struct rec r = { .method = "tools/list", .tool = name, .decision = "deny",
+					 .rule = "scan.injection", .reason = reason, .direction = "server" };
+			record(g, &r);
+			keep = false;
+		}
 		char hex[65];
 		_cleanup_free_ char *canon = NULL;
 		if (keep && mcp_tool_hash(t, hex, &canon) == 0) {

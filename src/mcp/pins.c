@@ -172,7 +172,7 @@ int mcp_pins_save(const struct mcp_pins *p, struct error *err)
 	}
 	/* Written to a temporary file and renamed: a gateway killed while
 	 * writing must not leave a truncated file that pins nothing. */
-	_cleanup_free_ char *tmp = NULL, *dir = NULL;
+	_cleanup_free_ char *tmp = NULL;
 	if (asprintf(&tmp, "%s.tmp.%d", p->path, (int)getpid()) < 0) {
 		buf_free(&b);
 		return error_set(err, ENOMEM, "out of memory");
