@@ -999,7 +999,7 @@ int mcp_sse_feed(struct mcp_sse *s, const char *p, size_t n, int (*fn)(void *ctx
 		if (!s->bom_checked) {
 			/* A UTF-8 BOM at the very start is not part of the
 			 * first line. */
-			if (s->line.len < 3 && (unsigned char)c == "\xef\xbb\xbf"[s->line.len] && s->line.len == i) {
+			if ((unsigned char)c == (unsigned char)"\xef\xbb\xbf"[s->line.len]) {
 				if (buf_append(&s->line, &c, 1) < 0)
 					return -ENOMEM;
 				if (s->line.len == 3) {
@@ -1026,14 +1026,14 @@ int mcp_sse_feed(struct mcp_sse *s, const char *p, size_t n, int (*fn)(void *ctx
 			}
 			continue;
 		}
-		if (s->line.len >= MCP_HTTP_MAX_MESSAGE + 16) {
-			s->failed = true;
-			return -EMSGSIZE;
-		}
-		/* Runs of ordinary bytes go in at once. */
+		/* Runs of ordinary bytes go in at once, up to the bound. */
 		size_t j = i;
 		while (j < n && p[j] != '\r' && p[j] != '\n')
 			j++;
+		if (j - i > MCP_HTTP_MAX_MESSAGE + 16 - s->line.len) {
+			s->failed = true;
+			return -EMSGSIZE;
+		}
 		if (buf_append(&s->line, p + i, j - i) < 0)
 			return -ENOMEM;
 		i = j - 1;
