@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "net/mcp_http.h"
+#include "policy/policy.h"
 #include "policy/import/doc.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
@@ -290,6 +291,61 @@ static void test_fix_head(void **state)
 	buf_free(&h);
 }
 
+/* ---- the endpoint fields ---- */
+
+static struct policy *load(const char *net, struct error *err)
+{
+	struct policy *p = NULL;
+	struct policy_ctx ctx = { .home = "/home/me", .cwd = "/tmp" };
+	char *text = NULL;
+	if (asprintf(&text,
+		     "version: 1\nsandbox:\n  workspace: /tmp\nnetwork:\n  endpoints:\n%s"
+		     "mcp:\n  servers:\n    ev:\n      tools:\n        - {name: echo, decision: allow}\n",
+		     net) < 0)
+		return NULL;
+	memset(err, 0, sizeof(*err));
+	int r = policy_load_buffer("p.yaml", NULL, text, strlen(text), &ctx, &p, err);
+	free(text);
+	return r < 0 ? NULL : p;
+}
+
+static void test_endpoint_fields(void **state)
+{
+	(void)state;
+	struct error err;
+	struct policy *p = load("    - {host: a.test, ports: [443], tls: intercept, protocol: mcp, mcp_server: ev}\n"
+				"    - {host: b.test, ports: [8080], protocol: mcp, mcp_server: ev}\n"
+				"    - {host: c.test, protocol: http}\n",
+				&err);
+	assert_non_null(p);
+	assert_string_equal(p->network.endpoints[0].mcp_server, "ev");
+	assert_string_equal(p->network.endpoints[1].mcp_server, "ev");
+	assert_null(p->network.endpoints[2].mcp_server);
+	/* Printed and read back: the same. */
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	assert_non_null(f);
+	policy_print(p, f);
+	fclose(f);
+	assert_non_null(strstr(out, "protocol: mcp\n      mcp_server: \"ev\"\n"));
+	free(out);
+	policy_free(p);
+
+	/* On 443 without intercept the proxy could not read a message. */
+	assert_null(load("    - {host: a.test, protocol: mcp, mcp_server: ev}\n", &err));
+	assert_non_null(strstr(err.msg, "p.yaml:6:"));
+	assert_non_null(strstr(err.msg, "network.endpoints[0].protocol: mcp needs tls: intercept"));
+	assert_null(load("    - {host: a.test, ports: [80], protocol: mcp}\n", &err));
+	assert_non_null(strstr(err.msg, "network.endpoints[0].mcp_server: is missing"));
+	assert_null(load("    - {host: a.test, ports: [80], protocol: mcp, mcp_server: nope}\n", &err));
+	assert_non_null(strstr(err.msg, "network.endpoints[0].mcp_server: \"nope\" is not an entry of mcp.servers"));
+	assert_null(load("    - {host: a.test, ports: [80], mcp_server: ev}\n", &err));
+	assert_non_null(strstr(err.msg, "network.endpoints[0].mcp_server: is only meaningful with protocol: mcp"));
+	assert_null(load("    - {host: a.test, ports: [80], protocol: grpc}\n", &err));
+	assert_non_null(strstr(err.msg, "network.endpoints[0].protocol"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -298,6 +354,7 @@ int main(void)
 		cmocka_unit_test(test_headers_agree),
 		cmocka_unit_test(test_dechunk),
 		cmocka_unit_test(test_fix_head),
+		cmocka_unit_test(test_endpoint_fields),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
