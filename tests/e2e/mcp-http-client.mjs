@@ -18,6 +18,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const sdkDir = path.join(here, "mcp", "node_modules", "@modelcontextprotocol", "sdk");
 const { Client } = await import(path.join(sdkDir, "dist/esm/client/index.js"));
 const { StreamableHTTPClientTransport } = await import(path.join(sdkDir, "dist/esm/client/streamableHttp.js"));
+const { CreateMessageRequestSchema } = await import(path.join(sdkDir, "dist/esm/types.js"));
 
 const proxy = new URL(process.env.HTTP_PROXY || process.env.http_proxy);
 
@@ -48,7 +49,18 @@ function proxyFetch(input, init = {}) {
 
 const spec = JSON.parse(process.argv[2]);
 const transport = new StreamableHTTPClientTransport(new URL(spec.url), { fetch: proxyFetch });
-const client = new Client({ name: "airlock-e2e-http", version: "1.0.0" });
+// With "sampling": true the client offers sampling and answers each
+// request with a fixed message; the last line then says how many came.
+const client = new Client(
+	{ name: "airlock-e2e-http", version: "1.0.0" },
+	{ capabilities: spec.sampling ? { sampling: {} } : {} },
+);
+let sampled = 0;
+if (spec.sampling)
+	client.setRequestHandler(CreateMessageRequestSchema, async () => {
+		sampled++;
+		return { model: "e2e", role: "assistant", content: { type: "text", text: "sampled by the client" } };
+	});
 await client.connect(transport);
 for (const op of spec.ops) {
 	try {
@@ -56,7 +68,10 @@ for (const op of spec.ops) {
 			const r = await client.listTools();
 			console.log(JSON.stringify({ tools: r.tools.map((t) => t.name).sort() }));
 		} else if (op.op === "call") {
-			const r = await client.callTool({ name: op.name, arguments: op.arguments || {} });
+			// op.timeout bounds a call whose server waits for an answer
+			// that may never come (a refused server request).
+			const r = await client.callTool({ name: op.name, arguments: op.arguments || {} }, undefined,
+				op.timeout ? { timeout: op.timeout } : undefined);
 			console.log(JSON.stringify(r));
 		} else if (op.op === "progress") {
 			let n = 0;
@@ -69,4 +84,5 @@ for (const op of spec.ops) {
 		console.log(JSON.stringify({ error: String(e && e.message ? e.message : e) }));
 	}
 }
+if (spec.sampling) console.log(JSON.stringify({ sampled }));
 await client.close();

@@ -27,7 +27,8 @@ mh_start_server() {
 		fail "server-everything did not start: $(cat "$T/ev.log")"
 }
 
-# The policy: mcp.test is the server, its messages decided by mcp.servers.ev.
+# The policy: mcp.test is the server, its messages decided by mcp.servers.ev
+# ($1: more settings of ev, indented 6 spaces).
 mh_policy() {
 	cat >"$T/policy.yaml" <<YAML
 version: 1
@@ -52,7 +53,9 @@ network:
 mcp:
   servers:
     ev:
+${1:-}
       tools:
+        - {name: trigger-sampling-request, decision: allow}
         - name: echo
           decision: allow
           args:
@@ -63,10 +66,10 @@ mcp:
 YAML
 }
 
-# mh_client OPS-JSON [HOST]: the SDK client inside airlock run.
+# mh_client OPS-JSON [HOST [EXTRA-SPEC]]: the SDK client inside airlock run.
 mh_client() {
 	local url="http://${2:-mcp.test}:$MP/mcp"
-	al --policy "$T/policy.yaml" -- node "$here/mcp-http-client.mjs" "{\"url\":\"$url\",\"ops\":$1}"
+	al --policy "$T/policy.yaml" -- node "$here/mcp-http-client.mjs" "{\"url\":\"$url\",\"ops\":$1${3:-}}"
 }
 
 mh_dump() { [ -n "${MH_DUMP:-}" ] && { printf "%s\n" "$OUT" >>"$MH_DUMP"; mh_records >>"$MH_DUMP"; }; return 0; }
@@ -90,6 +93,7 @@ test_mcp_http_tools_decided_through_the_proxy() {
 	assert_contains "$(line 1)" '"get-env"' "an allowed get- tool is listed"
 	assert_not_contains "$(line 1)" '"get-sum"' "the denied tool is not listed"
 	assert_not_contains "$(line 1)" '"get-tiny-image"' "a tool of the denying glob is not listed"
+	assert_not_contains "$(line 1)" '"trigger-sampling-request"' "a tool the server registers only for sampling clients is absent"
 	assert_contains "$(line 2)" "Echo: hi there" "the allowed call ran on the server"
 	assert_contains "$(line 3)" '"isError":true' "an argument outside its constraint is an error result"
 	assert_contains "$(line 3)" "message" "the reason names the argument"
@@ -126,6 +130,31 @@ test_mcp_http_results_scanned() {
 	assert_contains "$(line 2)" "Echo: hi clean" "a clean result passes"
 	assert_match "$(mh_records)" '"tool":"get-env","direction":"server".*"decision":"deny","rule":"scan.secrets"' \
 		"the withheld result is recorded"
+}
+
+test_mcp_http_server_requests_in_the_stream() {
+	mh_need
+	mh_start_server
+	# The server asks the client for sampling inside the SSE stream of
+	# the tools/call it is answering.
+	mh_policy "      server_requests: {sampling: true}"
+	mh_client '[{"op":"call","name":"trigger-sampling-request","arguments":{"prompt":"p"}}]' mcp.test ',"sampling":true'
+	mh_dump
+	assert_rc 0 "the client ran"
+	assert_contains "$(line 1)" "sampled by the client" "an allowed sampling request reached the client and its answer the server"
+	assert_eq '{"sampled":1}' "$(line 2)" "the client was asked once"
+	assert_match "$(mh_records)" '"method":"sampling/createMessage".*"direction":"server","decision":"allow"' \
+		"the allowed server request is recorded"
+
+	rm -f "$T/net.jsonl"
+	mh_policy
+	mh_client '[{"op":"call","name":"trigger-sampling-request","arguments":{"prompt":"p"},"timeout":5000}]' mcp.test ',"sampling":true'
+	mh_dump
+	assert_rc 0 "the client ran"
+	assert_not_contains "$(line 1)" "sampled by the client" "the refused sampling request got no answer from the client"
+	assert_eq '{"sampled":0}' "$(line 2)" "the client was never asked"
+	assert_match "$(mh_records)" '"method":"sampling/createMessage".*"direction":"server","decision":"deny","rule":"[^"]+","reason":"[^"]*sampling' \
+		"the refused server request is recorded"
 }
 
 # Raw requests for what the SDK never sends.
