@@ -33,7 +33,10 @@ function proxyFetch(input, init = {}) {
 	headers["host"] = url.host;
 	return new Promise((resolve, reject) => {
 		const req = http.request(
-			{ host: proxy.hostname, port: proxy.port, method: init.method || "GET", path: url.href, headers },
+			// agent: false: a connection per request, so that what the
+			// proxy keeps per session is seen to span connections.
+			{ host: proxy.hostname, port: proxy.port, method: init.method || "GET", path: url.href, headers,
+			  agent: false },
 			(res) => {
 				const h = new Headers();
 				for (const [k, v] of Object.entries(res.headers)) h.set(k, Array.isArray(v) ? v.join(", ") : v);

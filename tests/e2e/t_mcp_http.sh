@@ -109,7 +109,7 @@ test_mcp_http_tools_decided_through_the_proxy() {
 	recs=$(mh_records)
 	assert_match "$recs" '"host":"mcp.test".*"method":"tools/call","server":"ev","tool":"get-sum".*"args_sha256":"[0-9a-f]{64}".*"decision":"deny"' \
 		"the denied call is recorded with server, tool, argument digest and decision"
-	assert_match "$recs" '"tool":"echo".*"decision":"allow","rule":"mcp.servers.ev.tools\[0\]"' \
+	assert_match "$recs" '"tool":"echo".*"decision":"allow","rule":"mcp.servers.ev.tools\[1\]"' \
 		"the allowed call is recorded with its rule"
 	# The same server through an endpoint without protocol: mcp is plain
 	# HTTP: the gateway is not involved (the neighbour of the test above).
@@ -155,6 +155,26 @@ test_mcp_http_server_requests_in_the_stream() {
 	assert_eq '{"sampled":0}' "$(line 2)" "the client was never asked"
 	assert_match "$(mh_records)" '"method":"sampling/createMessage".*"direction":"server","decision":"deny","rule":"[^"]+","reason":"[^"]*sampling' \
 		"the refused server request is recorded"
+}
+
+test_mcp_http_call_limit_spans_connections() {
+	mh_need
+	mh_start_server
+	mh_policy "      max_calls: 2"
+	# The client opens a connection per request (mcp-http-client.mjs):
+	# the limit is the session's, kept by the one engine the proxy has
+	# for ev, not the connection's.
+	mh_client '[{"op":"call","name":"echo","arguments":{"message":"hi one"}},
+		{"op":"call","name":"echo","arguments":{"message":"hi two"}},
+		{"op":"call","name":"echo","arguments":{"message":"hi three"}}]'
+	mh_dump
+	assert_contains "$(line 1)" "Echo: hi one" "the first call ran"
+	assert_contains "$(line 2)" "Echo: hi two" "the second call ran"
+	assert_contains "$(line 3)" '"isError":true' "the third call is over the limit"
+	assert_contains "$(line 3)" "the session's 2 tool calls are used" "the reason names the limit"
+	assert_not_contains "$(line 3)" "Echo: hi three" "the call over the limit did not run"
+	assert_match "$(mh_records)" '"tool":"echo".*"decision":"deny","rule":"mcp.servers.ev.max_calls"' \
+		"the refusal is recorded with the limit as its rule"
 }
 
 # Raw requests for what the SDK never sends.
