@@ -745,8 +745,10 @@ static int error_copy(struct mcp_http_exchange *x, const char *body, size_t len,
 }
 
 bool mcp_http_response(struct mcp_http_exchange *x, const struct http_request *req, const struct mcp_http_io *io,
-		       uint64_t *down_bytes, int *status)
+		       uint64_t *down_bytes, int *status, bool *upstream_ok)
 {
+	bool body_done = false;
+	*upstream_ok = false;
 	struct buf rb = { 0 }, head = { 0 }, body = { 0 }, to_server = { 0 }, to_client = { 0 };
 	struct http_response resp;
 	struct relay rl = { .x = x, .io = io, .down = down_bytes };
@@ -814,8 +816,10 @@ bool mcp_http_response(struct mcp_http_exchange *x, const struct http_request *r
 				keep = false;
 				break;
 			}
-			if (r == 0)
+			if (r == 0) {
+				body_done = true;
 				break;
+			}
 		}
 		/* The end of the body we send, even after an error: the
 		 * agent then sees a complete, shorter stream. */
@@ -836,8 +840,10 @@ bool mcp_http_response(struct mcp_http_exchange *x, const struct http_request *r
 			buf_free(&rest);
 			goto bad_gateway;
 		}
-		if (r == 0)
+		if (r == 0) {
+			body_done = true;
 			break;
+		}
 	}
 	keep = req->keep_alive;
 	if (ok2xx && ct == CT_JSON && body.len) {
@@ -880,6 +886,9 @@ bool mcp_http_response(struct mcp_http_exchange *x, const struct http_request *r
 			keep = false;
 	}
 done_body:
+	/* The upstream connection can carry another request only when this
+	 * response ended by its framing with nothing after it. */
+	*upstream_ok = body_done && resp.keep_alive && resp.body != HTTP_BODY_EOF && rest.len == 0;
 	buf_free(&rest);
 	goto out;
 bad_gateway:;

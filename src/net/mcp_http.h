@@ -82,9 +82,11 @@ struct mcp_http_io {
 /* Relay the upstream's response to the request just sent, each message
  * through the exchange's gateway. Returns whether the agent's connection
  * may carry another request; *status is the upstream's status (0 when
- * none came), *down the bytes sent to the agent. */
+ * none came), *down the bytes sent to the agent, *upstream_ok whether
+ * the upstream connection is in step for another request (the response
+ * ended by its framing, keep-alive, nothing after it). */
 bool mcp_http_response(struct mcp_http_exchange *x, const struct http_request *req, const struct mcp_http_io *io,
-		       uint64_t *down, int *status);
+		       uint64_t *down, int *status, bool *upstream_ok);
 
 /* ---- parsers, exposed for the unit tests and the fuzz harness ---- */
 

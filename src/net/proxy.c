@@ -1158,12 +1158,17 @@ static bool handle_request(struct conn *c, struct http_request *req)
 	}
 	bool upgraded = false;
 	if (mx) {
-		/* Each message of the response through the gateway; the
-		 * upstream connection ends with the exchange (a stream of
-		 * events has no length to resume after). */
+		/* Each message of the response through the gateway. An
+		 * upstream out of step is closed; inside an intercepted tunnel
+		 * (whose upstream is fixed) the tunnel then ends too. */
 		struct mcp_http_io io = { .ctx = c, .up_read = mcp_up_read, .down_write = mcp_down_write };
-		keep = mcp_http_response(mx, req, &io, &rec.down, &rec.status);
-		upstream_close(c);
+		bool up_ok = false;
+		keep = mcp_http_response(mx, req, &io, &rec.down, &rec.status, &up_ok);
+		if (!up_ok) {
+			upstream_close(c);
+			if (c->cssl)
+				keep = false;
+		}
 	} else {
 		keep = forward_response(c, req, req->upgrade_websocket, &rec.down, &rec.status, &upgraded);
 	}

@@ -10,6 +10,8 @@
 // when the request failed at the protocol level; op progress: a call whose
 // progress notifications (SSE events before the result) are counted.
 import http from "node:http";
+import https from "node:https";
+import tls from "node:tls";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
@@ -22,7 +24,51 @@ const { CreateMessageRequestSchema } = await import(path.join(sdkDir, "dist/esm/
 
 const proxy = new URL(process.env.HTTP_PROXY || process.env.http_proxy);
 
-function proxyFetch(input, init = {}) {
+// https: a CONNECT tunnel through the proxy, then TLS inside it (the
+// proxy intercepts; NODE_EXTRA_CA_CERTS names the session's authority).
+function tunnel(url) {
+	const hp = `${url.hostname}:${url.port || 443}`;
+	return new Promise((resolve, reject) => {
+		const r = http.request({ host: proxy.hostname, port: proxy.port, method: "CONNECT", path: hp,
+					 headers: { host: hp }, agent: false });
+		r.on("connect", (res, socket) =>
+			res.statusCode === 200 ? resolve(socket) : reject(new Error(`CONNECT ${hp}: ${res.statusCode}`)));
+		r.on("error", reject);
+		r.end();
+	});
+}
+
+async function proxyFetch(input, init = {}) {
+	const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url);
+	if (url.protocol !== "https:") return plainFetch(url, init);
+	const socket = await tunnel(url);
+	// An agent whose only connection is TLS over the tunnel.
+	const agent = new https.Agent({ keepAlive: false });
+	agent.createConnection = () => tls.connect({ socket, servername: url.hostname });
+	const headers = {};
+	new Headers(init.headers || {}).forEach((v, k) => {
+		headers[k] = v;
+	});
+	const body = init.body == null ? null : Buffer.from(init.body);
+	if (body) headers["content-length"] = String(body.length);
+	return new Promise((resolve, reject) => {
+		const req = https.request(
+			{ host: url.hostname, port: url.port || 443, method: init.method || "GET", path: url.pathname + url.search,
+			  headers, agent },
+			(res) => {
+				const h = new Headers();
+				for (const [k, v] of Object.entries(res.headers)) h.set(k, Array.isArray(v) ? v.join(", ") : v);
+				const nobody = res.statusCode === 202 || res.statusCode === 204;
+				resolve(new Response(nobody ? null : Readable.toWeb(res), { status: res.statusCode, headers: h }));
+			},
+		);
+		req.on("error", reject);
+		if (init.signal) init.signal.addEventListener("abort", () => req.destroy(new Error("aborted")));
+		req.end(body || undefined);
+	});
+}
+
+function plainFetch(input, init = {}) {
 	const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url);
 	const headers = {};
 	new Headers(init.headers || {}).forEach((v, k) => {

@@ -177,6 +177,40 @@ test_mcp_http_call_limit_spans_connections() {
 		"the refusal is recorded with the limit as its rule"
 }
 
+test_mcp_http_inside_intercepted_tls() {
+	mh_need
+	mh_start_server
+	mkdir -p "$T/tls"
+	/usr/bin/python3 "$here/tls-front.py" "$T/tls" mcps.test "$MP" >"$T/tls/log" 2>&1 &
+	bg_register $!
+	wait_for 30 test -f "$T/tls/port" || fail "the TLS front did not start: $(cat "$T/tls/log")"
+	local sp
+	sp=$(cat "$T/tls/port")
+	mh_policy
+	SP=$sp TLSDIR=$T/tls /usr/bin/python3 - "$T/policy.yaml" <<'PY'
+import os, sys
+p = sys.argv[1]
+s = open(p).read()
+sp = os.environ["SP"]
+s = s.replace("  endpoints:\n", "  endpoints:\n    - {host: mcps.test, ports: [%s], tls: intercept, protocol: mcp, mcp_server: ev}\n" % sp, 1)
+s = s.replace("allow_private: [", "allow_private: [127.0.0.1:%s, " % sp, 1)
+s = s.replace("resolve: { ", "resolve: { mcps.test: 127.0.0.1, ", 1)
+s = s.replace("network:\n", "network:\n  upstream_ca: %s/ca.pem\n" % os.environ["TLSDIR"], 1)
+open(p, "w").write(s)
+PY
+	al --policy "$T/policy.yaml" -- node "$here/mcp-http-client.mjs" "{\"url\":\"https://mcps.test:$sp/mcp\",\"ops\":[
+		{\"op\":\"list\"},{\"op\":\"call\",\"name\":\"echo\",\"arguments\":{\"message\":\"hi tls\"}},
+		{\"op\":\"call\",\"name\":\"get-sum\",\"arguments\":{\"a\":1,\"b\":2}}]}"
+	mh_dump
+	assert_rc 0 "the client ran"
+	assert_contains "$(line 1)" '"echo"' "the allowed tool is listed"
+	assert_not_contains "$(line 1)" '"get-sum"' "the denied tool is not listed"
+	assert_contains "$(line 2)" "Echo: hi tls" "the allowed call ran through the intercepted tunnel"
+	assert_contains "$(line 3)" '"isError":true' "the denied call is an error result"
+	assert_not_contains "$(line 3)" "The sum of" "the denied call did not run"
+	assert_match "$(mh_records)" '"host":"mcps.test".*"tool":"get-sum".*"decision":"deny"' "the denial is recorded"
+}
+
 # Raw requests for what the SDK never sends.
 mh_raw_client() {
 	cat >"$WS/raw.py" <<'PY'
