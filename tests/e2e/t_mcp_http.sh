@@ -209,6 +209,37 @@ PY
 	assert_contains "$(line 3)" '"isError":true' "the denied call is an error result"
 	assert_not_contains "$(line 3)" "The sum of" "the denied call did not run"
 	assert_match "$(mh_records)" '"host":"mcps.test".*"tool":"get-sum".*"decision":"deny"' "the denial is recorded"
+
+	# Several exchanges in one tunnel: its upstream is fixed, so each
+	# response must leave it in step (a JSON answer, an SSE stream, a
+	# refusal the proxy makes itself).
+	cat >"$WS/tunnel.py" <<'PY'
+import http.client, json, os, sys, urllib.parse
+proxy = urllib.parse.urlsplit(os.environ["HTTP_PROXY"])
+host, port = sys.argv[1], int(sys.argv[2])
+c = http.client.HTTPSConnection(proxy.hostname, proxy.port, timeout=20)
+c.set_tunnel(host, port)
+h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+def post(msg, extra={}):
+    c.request("POST", "/mcp", body=json.dumps(msg), headers={**h, **extra})
+    r = c.getresponse()
+    body = r.read().decode().replace("\n", " ")
+    print(r.status, body[:300])
+    return r
+r = post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+          "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+sid = {"Mcp-Session-Id": r.getheader("Mcp-Session-Id")}
+post({"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
+post({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "get-sum", "arguments": {"a": 1, "b": 2}}}, sid)
+post({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "hi again"}}}, sid)
+PY
+	al --policy "$T/policy.yaml" -- /usr/bin/python3 ./tunnel.py mcps.test "$sp"
+	mh_dump
+	assert_rc 0 "the raw client ran"
+	assert_match "$(line 1)" '^200 .*"protocolVersion"' "initialize in the tunnel"
+	assert_match "$(line 2)" '^202 ' "the notification in the same tunnel"
+	assert_match "$(line 3)" '^200 .*"isError":true' "a refusal of the proxy's in the same tunnel"
+	assert_match "$(line 4)" '^200 .*Echo: hi again' "then an allowed call still in the same tunnel"
 }
 
 # Raw requests for what the SDK never sends.
