@@ -200,6 +200,10 @@ static struct mcp_http_exchange *exchange_new(struct mcp_http_server *s, const c
 	x->port = port;
 	x->gw.engine = &s->engine;
 	x->gw.client_in = x->gw.server_out = -1;
+	/* No one to ask inside the proxy: a step-up call is denied at once
+	 * (recorded as deferred, then denied). WARNING: fd 0 is a valid fd;
+	 * these must be -1, not left zeroed. */
+	x->gw.control_fd = x->gw.tty_fd = -1;
 	x->gw.server_in = x->to_server;
 	x->gw.client_out = x->to_client;
 	x->gw.record = gw_record;

@@ -56,6 +56,7 @@ mcp:
 ${1:-}
       tools:
         - {name: trigger-sampling-request, decision: allow}
+        - {name: get-annotated-message, decision: step_up}
         - name: echo
           decision: allow
           args:
@@ -86,7 +87,8 @@ test_mcp_http_tools_decided_through_the_proxy() {
 		{"op":"call","name":"echo","arguments":{"message":"hi there"}},
 		{"op":"call","name":"echo","arguments":{"message":"bye there"}},
 		{"op":"call","name":"get-sum","arguments":{"a":1,"b":2}},
-		{"op":"progress","name":"trigger-long-running-operation","arguments":{"duration":1,"steps":3}}]'
+		{"op":"progress","name":"trigger-long-running-operation","arguments":{"duration":1,"steps":3}},
+		{"op":"call","name":"get-annotated-message","arguments":{"messageType":"success"}}]'
 	mh_dump
 	assert_rc 0 "the client ran"
 	assert_contains "$(line 1)" '"echo"' "the allowed tool is listed"
@@ -105,11 +107,14 @@ test_mcp_http_tools_decided_through_the_proxy() {
 	# events of one response: each passed through the gateway.
 	assert_match "$(line 5)" '"progress":[1-9]' "progress notifications arrived as SSE events"
 	assert_contains "$(line 5)" "Long running operation completed" "the streamed result arrived"
+	# step_up: the proxy has no one to ask, so the call is denied at once.
+	assert_contains "$(line 6)" '"isError":true' "a step-up call is an error result"
+	assert_contains "$(line 6)" "no one to ask" "the reason says why"
 	local recs
 	recs=$(mh_records)
 	assert_match "$recs" '"host":"mcp.test".*"method":"tools/call","server":"ev","tool":"get-sum".*"args_sha256":"[0-9a-f]{64}".*"decision":"deny"' \
 		"the denied call is recorded with server, tool, argument digest and decision"
-	assert_match "$recs" '"tool":"echo".*"decision":"allow","rule":"mcp.servers.ev.tools\[1\]"' \
+	assert_match "$recs" '"tool":"echo".*"decision":"allow","rule":"mcp.servers.ev.tools\[2\]"' \
 		"the allowed call is recorded with its rule"
 	# The same server through an endpoint without protocol: mcp is plain
 	# HTTP: the gateway is not involved (the neighbour of the test above).
