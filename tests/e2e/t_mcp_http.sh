@@ -116,6 +116,11 @@ test_mcp_http_tools_decided_through_the_proxy() {
 		"the denied call is recorded with server, tool, argument digest and decision"
 	assert_match "$recs" '"tool":"echo".*"decision":"allow","rule":"mcp.servers.ev.tools\[2\]"' \
 		"the allowed call is recorded with its rule"
+	# In the session's signed log: API Activity records (class 6003).
+	local audit
+	audit=$(cat "$T"/audit/*.jsonl 2>/dev/null | grep '"kind":"mcp"' || true)
+	[ -n "${MH_DUMP:-}" ] && printf '%s\n' "$audit" >>"$MH_DUMP"
+	assert_match "$audit" '"class_uid":6003.*"get-sum"|"get-sum".*"class_uid":6003' "the denied call is an API Activity record in the session's log"
 	# The same server through an endpoint without protocol: mcp is plain
 	# HTTP: the gateway is not involved (the neighbour of the test above).
 	mh_client '[{"op":"call","name":"get-sum","arguments":{"a":1,"b":2}}]' plain.test
