@@ -578,8 +578,8 @@ static bool down_chunk(struct relay *rl, const char *p, size_t n)
  * the checked message out as an event of our own. A message refused on
  * its way to the client (a server request the policy does not allow) is
  * recorded by the gateway and not passed on; the gateway's answer to
- * the server cannot go back on this response, and the server's own
- * timeout ends that request. */
+ * the server cannot go back on this response, so it is posted to the
+ * server on a connection of its own. */
 static int on_event(void *ctx, const struct mcp_sse_event *ev)
 {
 	struct relay *rl = ctx;
@@ -589,6 +589,8 @@ static int on_event(void *ctx, const struct mcp_sse_event *ev)
 		rl->failed = true;
 		goto done;
 	}
+	if (to_server.len && rl->io->post_server)
+		(void)rl->io->post_server(rl->io->ctx, to_server.data, to_server.len);
 	if (to_client.len) {
 		r = buf_append(&out, ev->fields, ev->fields_len);
 		if (r >= 0)

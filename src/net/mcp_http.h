@@ -77,6 +77,10 @@ struct mcp_http_io {
 	void *ctx;
 	ssize_t (*up_read)(void *ctx, void *p, size_t n);        /* <= 0: end or error */
 	bool (*down_write)(void *ctx, const void *p, size_t n);  /* false: the agent is gone */
+	/* Post a message to the server on a connection of its own, with the
+	 * request's session headers (the gateway's refusal of a server
+	 * request); NULL: such refusals are dropped. */
+	bool (*post_server)(void *ctx, const char *body, size_t len);
 };
 
 /* Relay the upstream's response to the request just sent, each message

@@ -879,15 +879,102 @@ static bool add_identity(const struct conn *c, const char *host, uint16_t port, 
 	return r == 0 && buf_puts(head, "\r\n\r\n") == 0;
 }
 
+/* An MCP exchange's view of the connection and the request. */
+struct mcp_ctx {
+	struct conn *c;
+	const struct http_request *req; /* its path only: headers may point into freed memory by then */
+	char session[256];              /* Mcp-Session-Id and MCP-Protocol-Version as the agent sent them */
+	char version[64];
+	const char *host;
+	bool is_ip;
+	const struct net_addr *ip;
+	uint16_t port;
+};
+
 static ssize_t mcp_up_read(void *ctx, void *p, size_t n)
 {
-	struct conn *c = ctx;
-	return io_read(c->ufd, c->ussl, p, n);
+	struct mcp_ctx *m = ctx;
+	return io_read(m->c->ufd, m->c->ussl, p, n);
 }
 
 static bool mcp_down_write(void *ctx, const void *p, size_t n)
 {
-	return cwrite(ctx, p, n);
+	struct mcp_ctx *m = ctx;
+	return cwrite(m->c, p, n);
+}
+
+/* A header's value into out when it fits; else out stays empty. */
+static void copy_header(const struct http_request *req, const char *name, char *out, size_t size)
+{
+	const struct http_header *h = http_find_header(req->headers, req->n_headers, name);
+	if (h && h->value_len < size)
+		snprintf(out, size, "%.*s", (int)h->value_len, h->value);
+}
+
+/* The gateway's refusal of a server request seen in a response stream,
+ * posted to the server on a connection of its own (the one the stream
+ * comes on is busy), with the session's headers: the server learns at
+ * once instead of waiting for its timeout. Decided like the request it
+ * answers (same endpoint and address checks), and recorded. */
+static bool mcp_post_server(void *ctx, const char *body, size_t len)
+{
+	struct mcp_ctx *m = ctx;
+	const struct http_request *req = m->req;
+	struct net_decision d = { 0 }, would;
+	char reason[256];
+	struct rec rec = { .decision = "deny", .kind = m->c->cssl ? "tunnel-request" : "http", .method = "POST",
+			   .host = m->host, .port = m->port, .target = req->path, .target_len = req->path_len };
+	int fd = upstream_connect(m->host, m->is_ip, m->ip, m->port, &d, reason, sizeof(reason), &would);
+	if (fd < 0) {
+		rec.reason = reason;
+		record(&rec);
+		return false;
+	}
+	SSL *ssl = NULL;
+	struct error err = { 0 };
+	bool ok = true;
+	if (m->c->cssl) {
+		ssl = SSL_new(upstream_ctx);
+		ok = ssl && tls_client_set_host(ssl, m->host, &err) >= 0 && SSL_set_fd(ssl, fd) && SSL_connect(ssl) == 1;
+		ERR_clear_error();
+	}
+	struct buf head = { 0 };
+	if (ok) {
+		int e = buf_printf(&head, "POST %.*s%s%.*s HTTP/1.1\r\nHost: %s:%u\r\n", (int)req->path_len, req->path,
+				   req->query ? "?" : "", req->query ? (int)req->query_len : 0, req->query ? req->query : "",
+				   m->host, m->port);
+		if (e == 0 && m->session[0])
+			e = buf_printf(&head, "Mcp-Session-Id: %s\r\n", m->session);
+		if (e == 0 && m->version[0])
+			e = buf_printf(&head, "MCP-Protocol-Version: %s\r\n", m->version);
+		if (e == 0)
+			e = buf_printf(&head,
+				       "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+				       "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+				       len);
+		ok = e == 0 && io_write(fd, ssl, head.data, head.len) && io_write(fd, ssl, body, len);
+	}
+	if (ok) {
+		/* The answer (202) is read and dropped, bounded. */
+		char tmp[4096];
+		size_t total = 0;
+		ssize_t n;
+		while (total < 65536 && (n = io_read(fd, ssl, tmp, sizeof(tmp))) > 0)
+			total += (size_t)n;
+		rec.down = total;
+		rec.up = head.len + len;
+		if (total > 12 && !memcmp(tmp, "HTTP/1.", 7))
+			rec.status = atoi(tmp + 9);
+	}
+	buf_free(&head);
+	if (ssl)
+		SSL_free(ssl);
+	close(fd);
+	rec.decision = ok ? "allow" : "deny";
+	rec.rule = d.rule;
+	rec.reason = ok ? "the MCP gateway's refusal of a server request" : "upstream write failed";
+	record(&rec);
+	return ok;
 }
 
 static bool handle_request(struct conn *c, struct http_request *req)
@@ -905,6 +992,7 @@ static bool handle_request(struct conn *c, struct http_request *req)
 	char obs[512]; /* observe mode: the reason of the denial let through */
 	/* Declared before every goto: its cleanup runs at each return. */
 	_cleanup_(mcp_http_exchange_freep) struct mcp_http_exchange *mx = NULL;
+	struct mcp_ctx mc = { .c = c, .req = req };
 
 	if (req->query)
 		rec.target_len = (size_t)(req->query + req->query_len - req->path);
@@ -1061,6 +1149,11 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		buf_free(&ans);
 		buf_free(&body);
 		body = fwd;
+		/* For the gateway's refusals posted to the server later: the
+		 * session's headers as they are now (credentials may replace
+		 * header values, and their buffer is wiped once sent). */
+		copy_header(req, "Mcp-Session-Id", mc.session, sizeof(mc.session));
+		copy_header(req, "MCP-Protocol-Version", mc.version, sizeof(mc.version));
 	}
 
 	/* Credentials: a placeholder becomes its secret only where one of
@@ -1161,7 +1254,12 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		/* Each message of the response through the gateway. An
 		 * upstream out of step is closed; inside an intercepted tunnel
 		 * (whose upstream is fixed) the tunnel then ends too. */
-		struct mcp_http_io io = { .ctx = c, .up_read = mcp_up_read, .down_write = mcp_down_write };
+		mc.host = host;
+		mc.is_ip = kind == 1;
+		mc.ip = &ip;
+		mc.port = port;
+		struct mcp_http_io io = { .ctx = &mc, .up_read = mcp_up_read, .down_write = mcp_down_write,
+					  .post_server = mcp_post_server };
 		bool up_ok = false;
 		keep = mcp_http_response(mx, req, &io, &rec.down, &rec.status, &up_ok);
 		if (!up_ok) {

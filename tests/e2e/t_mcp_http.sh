@@ -158,13 +158,19 @@ test_mcp_http_server_requests_in_the_stream() {
 
 	rm -f "$T/net.jsonl"
 	mh_policy
-	mh_client '[{"op":"call","name":"trigger-sampling-request","arguments":{"prompt":"p"},"timeout":5000}]' mcp.test ',"sampling":true'
+	# The refusal goes to the server at once (posted on a connection of
+	# its own): the call ends with the server's error, not a timeout.
+	mh_client '[{"op":"call","name":"trigger-sampling-request","arguments":{"prompt":"p"}}]' mcp.test ',"sampling":true'
 	mh_dump
 	assert_rc 0 "the client ran"
 	assert_not_contains "$(line 1)" "sampled by the client" "the refused sampling request got no answer from the client"
+	assert_contains "$(line 1)" "airlock refused the server's request sampling/createMessage" \
+		"the server was told why, and the call ended with that"
 	assert_eq '{"sampled":0}' "$(line 2)" "the client was never asked"
 	assert_match "$(mh_records)" '"method":"sampling/createMessage".*"direction":"server","decision":"deny","rule":"[^"]+","reason":"[^"]*sampling' \
 		"the refused server request is recorded"
+	assert_match "$(cat "$T/net.jsonl")" '"decision":"allow".*"reason":"the MCP gateway.s refusal of a server request"' \
+		"the posted refusal is a request of the proxy's own, recorded"
 }
 
 test_mcp_http_call_limit_spans_connections() {
