@@ -940,9 +940,10 @@ static bool mcp_post_server(void *ctx, const char *body, size_t len)
 	}
 	struct buf head = { 0 };
 	if (ok) {
-		int e = buf_printf(&head, "POST %.*s%s%.*s HTTP/1.1\r\nHost: %s:%u\r\n", (int)req->path_len, req->path,
-				   req->query ? "?" : "", req->query ? (int)req->query_len : 0, req->query ? req->query : "",
-				   m->host, m->port);
+		bool v6 = strchr(m->host, ':') != NULL;
+		int e = buf_printf(&head, "POST %.*s%s%.*s HTTP/1.1\r\nHost: %s%s%s:%u\r\n", (int)req->path_len,
+				   req->path, req->query ? "?" : "", req->query ? (int)req->query_len : 0,
+				   req->query ? req->query : "", v6 ? "[" : "", m->host, v6 ? "]" : "", m->port);
 		if (e == 0 && m->session[0])
 			e = buf_printf(&head, "Mcp-Session-Id: %s\r\n", m->session);
 		if (e == 0 && m->version[0])
@@ -959,12 +960,13 @@ static bool mcp_post_server(void *ctx, const char *body, size_t len)
 		char tmp[4096];
 		size_t total = 0;
 		ssize_t n;
-		while (total < 65536 && (n = io_read(fd, ssl, tmp, sizeof(tmp))) > 0)
+		while (total < 65536 && (n = io_read(fd, ssl, tmp, sizeof(tmp))) > 0) {
+			if (total == 0 && n > 12 && !memcmp(tmp, "HTTP/1.", 7))
+				rec.status = atoi(tmp + 9);
 			total += (size_t)n;
+		}
 		rec.down = total;
 		rec.up = head.len + len;
-		if (total > 12 && !memcmp(tmp, "HTTP/1.", 7))
-			rec.status = atoi(tmp + 9);
 	}
 	buf_free(&head);
 	if (ssl)
