@@ -44,6 +44,7 @@
 #include "net/addr.h"
 #include "net/dns.h"
 #include "net/http.h"
+#include "net/mcp_http.h"
 #include "net/netpolicy.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
@@ -159,6 +160,19 @@ static void record(const struct rec *r)
 	if (w != (ssize_t)b.len)
 		_exit(1); /* the supervisor is gone: nothing may pass unrecorded */
 	buf_free(&b);
+}
+
+/* A record of the MCP gateway (mcp_http.c), already one line of at most
+ * PIPE_BUF bytes: written whole, like the proxy's own. */
+static bool record_mcp_line(const char *line, size_t len)
+{
+	if (len > PIPE_BUF)
+		return false;
+	ssize_t w;
+	do
+		w = write(cfg->records_fd, line, len);
+	while (w < 0 && errno == EINTR);
+	return w == (ssize_t)len;
 }
 
 /* Observe mode: a denial the policy would make is recorded and the
@@ -865,6 +879,106 @@ static bool add_identity(const struct conn *c, const char *host, uint16_t port, 
 	return r == 0 && buf_puts(head, "\r\n\r\n") == 0;
 }
 
+/* An MCP exchange's view of the connection and the request. */
+struct mcp_ctx {
+	struct conn *c;
+	const struct http_request *req; /* its path only: headers may point into freed memory by then */
+	char session[256];              /* Mcp-Session-Id and MCP-Protocol-Version as the agent sent them */
+	char version[64];
+	const char *host;
+	bool is_ip;
+	const struct net_addr *ip;
+	uint16_t port;
+};
+
+static ssize_t mcp_up_read(void *ctx, void *p, size_t n)
+{
+	struct mcp_ctx *m = ctx;
+	return io_read(m->c->ufd, m->c->ussl, p, n);
+}
+
+static bool mcp_down_write(void *ctx, const void *p, size_t n)
+{
+	struct mcp_ctx *m = ctx;
+	return cwrite(m->c, p, n);
+}
+
+/* A header's value into out when it fits; else out stays empty. */
+static void copy_header(const struct http_request *req, const char *name, char *out, size_t size)
+{
+	const struct http_header *h = http_find_header(req->headers, req->n_headers, name);
+	if (h && h->value_len < size)
+		snprintf(out, size, "%.*s", (int)h->value_len, h->value);
+}
+
+/* The gateway's refusal of a server request seen in a response stream,
+ * posted to the server on a connection of its own (the one the stream
+ * comes on is busy), with the session's headers: the server learns at
+ * once instead of waiting for its timeout. Decided like the request it
+ * answers (same endpoint and address checks), and recorded. */
+static bool mcp_post_server(void *ctx, const char *body, size_t len)
+{
+	struct mcp_ctx *m = ctx;
+	const struct http_request *req = m->req;
+	struct net_decision d = { 0 }, would;
+	char reason[256];
+	struct rec rec = { .decision = "deny", .kind = m->c->cssl ? "tunnel-request" : "http", .method = "POST",
+			   .host = m->host, .port = m->port, .target = req->path, .target_len = req->path_len };
+	int fd = upstream_connect(m->host, m->is_ip, m->ip, m->port, &d, reason, sizeof(reason), &would);
+	if (fd < 0) {
+		rec.reason = reason;
+		record(&rec);
+		return false;
+	}
+	SSL *ssl = NULL;
+	struct error err = { 0 };
+	bool ok = true;
+	if (m->c->cssl) {
+		ssl = SSL_new(upstream_ctx);
+		ok = ssl && tls_client_set_host(ssl, m->host, &err) >= 0 && SSL_set_fd(ssl, fd) && SSL_connect(ssl) == 1;
+		ERR_clear_error();
+	}
+	struct buf head = { 0 };
+	if (ok) {
+		bool v6 = strchr(m->host, ':') != NULL;
+		int e = buf_printf(&head, "POST %.*s%s%.*s HTTP/1.1\r\nHost: %s%s%s:%u\r\n", (int)req->path_len,
+				   req->path, req->query ? "?" : "", req->query ? (int)req->query_len : 0,
+				   req->query ? req->query : "", v6 ? "[" : "", m->host, v6 ? "]" : "", m->port);
+		if (e == 0 && m->session[0])
+			e = buf_printf(&head, "Mcp-Session-Id: %s\r\n", m->session);
+		if (e == 0 && m->version[0])
+			e = buf_printf(&head, "MCP-Protocol-Version: %s\r\n", m->version);
+		if (e == 0)
+			e = buf_printf(&head,
+				       "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+				       "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+				       len);
+		ok = e == 0 && io_write(fd, ssl, head.data, head.len) && io_write(fd, ssl, body, len);
+	}
+	if (ok) {
+		/* The answer (202) is read and dropped, bounded. */
+		char tmp[4096];
+		size_t total = 0;
+		ssize_t n;
+		while (total < 65536 && (n = io_read(fd, ssl, tmp, sizeof(tmp))) > 0) {
+			if (total == 0 && n > 12 && !memcmp(tmp, "HTTP/1.", 7))
+				rec.status = atoi(tmp + 9);
+			total += (size_t)n;
+		}
+		rec.down = total;
+		rec.up = head.len + len;
+	}
+	buf_free(&head);
+	if (ssl)
+		SSL_free(ssl);
+	close(fd);
+	rec.decision = ok ? "allow" : "deny";
+	rec.rule = d.rule;
+	rec.reason = ok ? "the MCP gateway's refusal of a server request" : "upstream write failed";
+	record(&rec);
+	return ok;
+}
+
 static bool handle_request(struct conn *c, struct http_request *req)
 {
 	const struct policy_network *net = &cfg->policy->network;
@@ -878,6 +992,9 @@ static bool handle_request(struct conn *c, struct http_request *req)
 	struct buf body = { 0 };
 	bool keep = false;
 	char obs[512]; /* observe mode: the reason of the denial let through */
+	/* Declared before every goto: its cleanup runs at each return. */
+	_cleanup_(mcp_http_exchange_freep) struct mcp_http_exchange *mx = NULL;
+	struct mcp_ctx mc = { .c = c, .req = req };
 
 	if (req->query)
 		rec.target_len = (size_t)(req->query + req->query_len - req->path);
@@ -972,7 +1089,20 @@ static bool handle_request(struct conn *c, struct http_request *req)
 	 * bytes are scanned). */
 	struct body_rest rest = { 0 };
 	bool may_stream = cfg->broker && c->cssl && broker_git_push(cfg->broker, host, port, req);
-	int cb = collect_body(c, req, net->max_body, &body, may_stream || cfg->observe ? &rest : NULL);
+	/* An MCP message is checked whole: never streamed past a bound. */
+	bool mcp = ep && ep->mcp_server;
+	uint64_t max = mcp && net->max_body > MCP_HTTP_MAX_MESSAGE ? MCP_HTTP_MAX_MESSAGE : net->max_body;
+	int cb = collect_body(c, req, max, &body, !mcp && (may_stream || cfg->observe) ? &rest : NULL);
+	if (cb == 0 && mcp) {
+		struct buf ans = { 0 };
+		char mwhy[256];
+		mcp_http_oversized(ep, req, &ans, mwhy, sizeof(mwhy));
+		(void)cwrite(c, ans.data, ans.len);
+		buf_free(&ans);
+		rec.rule = ep->id;
+		rec.reason = "MCP message over max_body";
+		goto deny;
+	}
 	if (cb == 0) {
 		answer(c, 413, "denied", "the request body is larger than network.leak_scan.max_body");
 		rec.reason = "body over max_body";
@@ -994,6 +1124,38 @@ static bool handle_request(struct conn *c, struct http_request *req)
 			rec.reason = reason;
 			goto deny;
 		}
+	}
+
+	/* protocol: mcp: the message is decided by the MCP gateway, and
+	 * what goes upstream is its checked re-serialisation. */
+	if (mcp) {
+		struct buf fwd = { 0 }, ans = { 0 };
+		char mwhy[512];
+		if (!mcp_http_request(ep, req, body.data, body.len, &mx, &fwd, &ans, mwhy, sizeof(mwhy))) {
+			bool sent = ans.len && cwrite(c, ans.data, ans.len);
+			bool closes = !ans.data || strstr(ans.data, "Connection: close");
+			rec.status = sent && ans.len > 12 ? atoi(ans.data + 9) : 0;
+			rec.down = sent ? ans.len : 0;
+			buf_free(&ans);
+			buf_free(&fwd);
+			snprintf(reason, sizeof(reason), "%s", mwhy);
+			rec.rule = ep->id;
+			rec.reason = reason;
+			record(&rec);
+			/* A refusal the proxy answered itself (a denied tool
+			 * call as its isError result) leaves the connection
+			 * usable, as the server's own answer would. */
+			keep = sent && req->keep_alive && !closes;
+			goto out;
+		}
+		buf_free(&ans);
+		buf_free(&body);
+		body = fwd;
+		/* For the gateway's refusals posted to the server later: the
+		 * session's headers as they are now (credentials may replace
+		 * header values, and their buffer is wiped once sent). */
+		copy_header(req, "Mcp-Session-Id", mc.session, sizeof(mc.session));
+		copy_header(req, "MCP-Protocol-Version", mc.version, sizeof(mc.version));
 	}
 
 	/* Credentials: a placeholder becomes its secret only where one of
@@ -1065,7 +1227,7 @@ static bool handle_request(struct conn *c, struct http_request *req)
 
 	struct buf head = { 0 };
 	bool ok = http_build_upstream_head(req, req->upgrade_websocket, &head) == 0 &&
-		  add_identity(c, host, port, &head) && io_write(c->ufd, c->ussl, head.data, head.len) &&
+		  (!mx || mcp_http_fix_head(&head, body.len > 0, body.len) == 0) && add_identity(c, host, port, &head) && io_write(c->ufd, c->ussl, head.data, head.len) &&
 		  (!body.len || io_write(c->ufd, c->ussl, body.data, body.len));
 	rec.up = head.len + body.len;
 	if (ok && rest.active)
@@ -1090,7 +1252,26 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		goto out;
 	}
 	bool upgraded = false;
-	keep = forward_response(c, req, req->upgrade_websocket, &rec.down, &rec.status, &upgraded);
+	if (mx) {
+		/* Each message of the response through the gateway. An
+		 * upstream out of step is closed; inside an intercepted tunnel
+		 * (whose upstream is fixed) the tunnel then ends too. */
+		mc.host = host;
+		mc.is_ip = kind == 1;
+		mc.ip = &ip;
+		mc.port = port;
+		struct mcp_http_io io = { .ctx = &mc, .up_read = mcp_up_read, .down_write = mcp_down_write,
+					  .post_server = mcp_post_server };
+		bool up_ok = false;
+		keep = mcp_http_response(mx, req, &io, &rec.down, &rec.status, &up_ok);
+		if (!up_ok) {
+			upstream_close(c);
+			if (c->cssl)
+				keep = false;
+		}
+	} else {
+		keep = forward_response(c, req, req->upgrade_websocket, &rec.down, &rec.status, &upgraded);
+	}
 	rec.decision = rec.observed ? "deny" : "allow";
 	if (upgraded) {
 		relay(c, &rec.up, &rec.down);
@@ -1198,6 +1379,14 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 	if (announce && !cwrite(c, ok, sizeof(ok) - 1))
 		return;
 
+	if (ep && ep->mcp_server && !ep->intercept) {
+		/* The policy parser refuses this for port 443; any other port
+		 * carrying TLS would hide every MCP message. */
+		rec.reason = "protocol: mcp needs tls: intercept: a passthrough tunnel hides the messages";
+		rec.rule = ep->id;
+		record(&rec);
+		return;
+	}
 	if (ep && ep->intercept) {
 		struct error err = { 0 };
 		if (!cfg->ca || c->in.len) {
@@ -1566,6 +1755,10 @@ __attribute__((noreturn)) void proxy_main(const struct proxy_config *config)
 	struct error err = { 0 };
 	upstream_ctx = tls_client_ctx_new(cfg->policy->network.upstream_ca, &err);
 	if (!upstream_ctx) {
+		dprintf(2, "airlock: egress proxy: %s\n", err.msg);
+		_exit(1);
+	}
+	if (mcp_http_init(cfg->policy, record_mcp_line, &err) < 0) {
 		dprintf(2, "airlock: egress proxy: %s\n", err.msg);
 		_exit(1);
 	}

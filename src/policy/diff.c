@@ -440,12 +440,24 @@ static int host_atom(void *vctx, const bool *sig, const char *host, size_t len, 
 			}
 			/* TLS interception is what lets the proxy scan bodies
 			 * and headers for leaked secrets. */
-			if (o && o->intercept && !e->intercept && !c->tls_done[i]) {
+			if (o && o->intercept && !e->intercept && !(c->tls_done[i] & 1)) {
 				char hp[300];
-				c->tls_done[i] = 1;
+				c->tls_done[i] |= 1;
 				snprintf(hp, sizeof(hp), "%s:%u", host, port);
 				r = add(c->d, err, "network.tls", c->new_, &e->loc, hp,
 					"passes %s through without TLS interception; OLD intercepts and inspects it", hp);
+				if (r < 0)
+					return r;
+			}
+			/* protocol: mcp puts every MCP message through the
+			 * gateway's decisions; without it they pass unjudged. */
+			if (o && o->mcp_server && !e->mcp_server && !(c->tls_done[i] & 2)) {
+				char hp[300];
+				c->tls_done[i] |= 2;
+				snprintf(hp, sizeof(hp), "%s:%u", host, port);
+				r = add(c->d, err, "network.mcp", c->new_, &e->loc, hp,
+					"passes MCP requests to %s unjudged (no protocol: mcp); OLD decides each through "
+					"mcp.servers.%s", hp, o->mcp_server);
 				if (r < 0)
 					return r;
 			}

@@ -1296,7 +1296,16 @@ static int endpoint_meet(const struct policy_endpoint *E, const struct policy_en
 		}
 	}
 	out->intercept = E->intercept || C->intercept;
-	*whole = host == E->host && out->n_ports == E->n_ports && rules_whole && out->intercept == E->intercept;
+	/* MCP mediation (protocol: mcp) is kept when either layer asks for it:
+	 * dropping it would let the endpoint's requests pass unjudged. */
+	const struct policy_endpoint *m = E->mcp_server ? E : C->mcp_server ? C : NULL;
+	if (m) {
+		if (!(out->mcp_server = strdup(m->mcp_server)))
+			goto oom;
+		out->mcp_loc = m->mcp_loc;
+	}
+	*whole = host == E->host && out->n_ports == E->n_ports && rules_whole && out->intercept == E->intercept &&
+		 (E->mcp_server != NULL) == (out->mcp_server != NULL);
 	out->loc = *whole ? E->loc : C->loc;
 	char id[POLICY_ID_MAX + 1];
 	if (*whole || C->n_rules == 0)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "policy/internal.h"
+#include "policy/mcp.h"
 #include "util/cleanup.h"
 
 #define UID_MAX_VALID UINT64_C(4294967294) /* (uid_t)-1 means "no change" to the kernel */
@@ -1626,8 +1627,9 @@ static int add_read_only(struct loader *l, const struct policy_ynode *n, struct 
 static int load_endpoint(struct loader *l, const struct policy_ynode *n, size_t idx,
 			 struct policy_endpoint *ep)
 {
-	static const char *const keys[] = { "host", "id", "ports", "tls", "access", "rules", NULL };
+	static const char *const keys[] = { "host", "id", "ports", "tls", "access", "rules", "protocol", "mcp_server", NULL };
 	static const char *const tls_modes[] = { "passthrough", "intercept" };
+	static const char *const protocols[] = { "http", "mcp" };
 	static const char *const access_modes[] = { "read-only", "read-write" };
 	char prefix[POLICY_FIELD_MAX], field[POLICY_FIELD_MAX];
 	const struct policy_ynode *v, *access, *rules;
@@ -1725,6 +1727,39 @@ static int load_endpoint(struct loader *l, const struct policy_ynode *n, size_t 
 			if (r < 0)
 				return r;
 		}
+	}
+
+	/* protocol: mcp: the requests are MCP messages for the gateway's
+	 * engine; which mcp.servers entry decides them is checked once the
+	 * mcp section is loaded (check_mcp_endpoints). */
+	const struct policy_ynode *proto = map_get(n, "protocol"), *srvname = map_get(n, "mcp_server");
+	int pe = 0;
+	if (proto) {
+		field_join(field, sizeof(field), prefix, "protocol");
+		r = load_enum(l, proto, field, protocols, ARRAY_SIZE(protocols), &pe);
+		if (r < 0)
+			return r;
+	}
+	if (pe == 1) {
+		field_join(field, sizeof(field), prefix, "mcp_server");
+		if (!srvname)
+			return FAIL(l, proto, field,
+				    "is missing; protocol: mcp needs the mcp.servers entry whose rules decide "
+				    "the calls (e.g. mcp_server: github)");
+		r = load_string(l, srvname, field, "the name of an mcp.servers entry", false, &ep->mcp_server);
+		if (r < 0)
+			return r;
+		ep->mcp_loc = loc_of(l, proto);
+		/* Over passthrough TLS the proxy sees no message at all. */
+		if (!ep->intercept && has_port(ep, 443)) {
+			field_join(field, sizeof(field), prefix, "protocol");
+			return FAIL(l, proto, field,
+				    "mcp needs tls: intercept to see the messages inside HTTPS; add tls: "
+				    "intercept, or list only plain-HTTP ports (ports: [80])");
+		}
+	} else if (srvname) {
+		field_join(field, sizeof(field), prefix, "mcp_server");
+		return FAIL(l, srvname, field, "is only meaningful with protocol: mcp; add protocol: mcp or remove it");
 	}
 
 	/* A passthrough TLS connection is opaque: the proxy sees the host
@@ -3107,6 +3142,27 @@ static int load_credentials(struct loader *l, const struct policy_ynode *key,
 	return 0;
 }
 
+/* Each protocol: mcp endpoint names a server of the mcp section: a
+ * misspelt name would otherwise leave every call denied without saying
+ * why. */
+static int check_mcp_endpoints(struct loader *l)
+{
+	const struct policy_network *net = &l->p->network;
+	for (size_t i = 0; i < net->n_endpoints; i++) {
+		const struct policy_endpoint *ep = &net->endpoints[i];
+		char prefix[POLICY_FIELD_MAX], field[POLICY_FIELD_MAX];
+		if (!ep->mcp_server || policy_mcp_server(l->p->mcp, ep->mcp_server))
+			continue;
+		field_index(prefix, sizeof(prefix), "network.endpoints", i);
+		field_join(field, sizeof(field), prefix, "mcp_server");
+		return policy_fail(l->err, l->p->file, ep->mcp_loc.line, ep->mcp_loc.col, field,
+				   "\"%s\" is not an entry of mcp.servers; add mcp.servers.%s with its tools "
+				   "rules, or name an existing one",
+				   ep->mcp_server, ep->mcp_server);
+	}
+	return 0;
+}
+
 /* ---- entry points ---- */
 
 static int load_tree(struct loader *l, const struct policy_ynode *top)
@@ -3168,6 +3224,8 @@ static int load_tree(struct loader *l, const struct policy_ynode *top)
 		return r;
 	/* After sandbox: pin file paths may use $WORKSPACE. */
 	if ((v = map_get(top, "mcp")) && (r = policy_load_mcp(l->p, v, l->err)) < 0)
+		return r;
+	if ((r = check_mcp_endpoints(l)) < 0)
 		return r;
 	r = check_filesystem(l);
 	if (r < 0)

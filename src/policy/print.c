@@ -78,6 +78,7 @@ void policy_endpoint_clear(struct policy_endpoint *ep)
 	free(ep->rules);
 	free(ep->id);
 	free(ep->host);
+	free(ep->mcp_server);
 	free(ep->ports);
 	memset(ep, 0, sizeof(*ep));
 }
@@ -467,6 +468,11 @@ static void print_endpoint(FILE *f, const struct policy_endpoint *ep, size_t idx
 		fprintf(f, "%s%u", i ? ", " : "", ep->ports[i]);
 	fputs("]\n", f);
 	fprintf(f, "      tls: %s\n", ep->intercept ? "intercept" : "passthrough");
+	if (ep->mcp_server) {
+		fputs("      protocol: mcp\n      mcp_server: ", f);
+		print_str(f, ep->mcp_server);
+		fputc('\n', f);
+	}
 	if (ep->n_rules == 0)
 		return;
 	if (is_read_only(ep)) {
@@ -811,7 +817,7 @@ static bool rule_eq(const struct policy_net_rule *a, const struct policy_net_rul
 static bool endpoint_eq(const struct policy_endpoint *a, const struct policy_endpoint *b)
 {
 	if (!str_eq(a->id, b->id) || !str_eq(a->host, b->host) || a->n_ports != b->n_ports ||
-	    a->intercept != b->intercept || a->n_rules != b->n_rules)
+	    a->intercept != b->intercept || !str_eq(a->mcp_server, b->mcp_server) || a->n_rules != b->n_rules)
 		return false;
 	for (size_t i = 0; i < a->n_ports; i++)
 		if (a->ports[i] != b->ports[i])

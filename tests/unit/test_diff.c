@@ -225,6 +225,20 @@ static void test_inspection(void **state)
 	       "a compressed request body");
 }
 
+/* Dropping protocol: mcp lets MCP requests pass without the gateway. */
+static void test_mcp_mediation(void **state)
+{
+	(void)state;
+#define MCP_SRV "mcp:\n  servers:\n    remote:\n      tools:\n        - {name: echo, decision: allow}\n"
+	const char *old = HDR "network:\n  endpoints:\n    - host: \"mcp.example.com\"\n      ports: [8080]\n"
+			      "      protocol: mcp\n      mcp_server: remote\n" MCP_SRV;
+	const char *plain = HDR "network:\n  endpoints:\n    - host: \"mcp.example.com\"\n      ports: [8080]\n" MCP_SRV;
+	expect(old, plain, "network.mcp", "mcp.example.com:8080");
+	expect_none(old, old, NULL);
+	expect_none(plain, old, "network.mcp");
+#undef MCP_SRV
+}
+
 /* ---- filesystem ---- */
 
 static void test_filesystem(void **state)
@@ -518,6 +532,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_network_narrowing),
+		cmocka_unit_test(test_mcp_mediation),
 		cmocka_unit_test(test_network_widening),
 		cmocka_unit_test(test_network_union),
 		cmocka_unit_test(test_network_first_match),

@@ -415,7 +415,7 @@ static void test_unknown_keys(void **state)
 	    "endpoints, allow_private, resolve, upstream_ca, leak_scan, log");
 	BAD("version: 1\nnetwork:\n  endpoints:\n    - {host: a.example, method: GET}\n",
 	    "policy.yaml:4:25: network.endpoints[0].method: unknown key; valid keys here are host, "
-	    "id, ports, tls, access, rules");
+	    "id, ports, tls, access, rules, protocol, mcp_server");
 	BAD("version: 1\nnetwork:\n  endpoints:\n    - {host: a.example, tls: intercept, rules: "
 	    "[{method: GET}]}\n",
 	    "policy.yaml:4:50: network.endpoints[0].rules[0].method: unknown key; valid keys here "

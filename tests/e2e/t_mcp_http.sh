@@ -1,0 +1,325 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+#
+# MCP over Streamable HTTP through the egress proxy: an endpoint with
+# `protocol: mcp` has each message decided by the MCP gateway. The real
+# @modelcontextprotocol/server-everything runs in its Streamable HTTP mode
+# on loopback outside the sandbox (it answers POSTs as SSE streams); inside
+# `airlock run` the official SDK client (tests/e2e/mcp-http-client.mjs)
+# and raw requests (python) reach it through the proxy. scripts/deps.sh
+# installs the packages into tests/e2e/mcp/node_modules.
+
+MCP_DIR=${MCP_DIR:-$here/mcp}
+MCP_EV=$MCP_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+
+mh_need() {
+	command -v node >/dev/null || skip "node is not installed"
+	[ -f "$MCP_EV" ] || skip "the MCP packages are not installed (scripts/deps.sh installs them into $MCP_DIR)"
+}
+
+# Start server-everything over Streamable HTTP; sets MP (its port). Extra
+# environment for the server in "$@".
+mh_start_server() {
+	MP=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	env "$@" PORT="$MP" node "$MCP_EV" streamableHttp >"$T/ev.log" 2>&1 &
+	bg_register $!
+	wait_for 30 grep -q "listening on port" "$T/ev.log" ||
+		fail "server-everything did not start: $(cat "$T/ev.log")"
+}
+
+# The policy: mcp.test is the server, its messages decided by mcp.servers.ev
+# ($1: more settings of ev, indented 6 spaces).
+mh_policy() {
+	cat >"$T/policy.yaml" <<YAML
+version: 1
+filesystem:
+  read: ["$MCP_DIR", "$here"]
+audit:
+  dir: "$T/audit"
+network:
+  log: $T/net.jsonl
+  leak_scan: {max_body: 64KiB}
+  resolve: { mcp.test: 127.0.0.1, plain.test: 127.0.0.1 }
+  allow_private: [127.0.0.1:$MP]
+  endpoints:
+    - host: mcp.test
+      id: mcp-ev
+      ports: [$MP]
+      protocol: mcp
+      mcp_server: ev
+    - host: plain.test
+      id: plain-ev
+      ports: [$MP]
+mcp:
+  servers:
+    ev:
+${1:-}
+      tools:
+        - {name: trigger-sampling-request, decision: allow}
+        - {name: get-annotated-message, decision: step_up}
+        - name: echo
+          decision: allow
+          args:
+            message: {glob: "hi *"}
+        - {name: trigger-long-running-operation, decision: allow}
+        - {name: get-env, decision: allow}
+        - {name: "get-*", decision: deny}
+YAML
+}
+
+# mh_client OPS-JSON [HOST [EXTRA-SPEC]]: the SDK client inside airlock run.
+mh_client() {
+	local url="http://${2:-mcp.test}:$MP/mcp"
+	al --policy "$T/policy.yaml" -- node "$here/mcp-http-client.mjs" "{\"url\":\"$url\",\"ops\":$1${3:-}}"
+}
+
+mh_dump() { [ -n "${MH_DUMP:-}" ] && { printf "%s\n" "$OUT" >>"$MH_DUMP"; mh_records >>"$MH_DUMP"; }; return 0; }
+line() { printf '%s\n' "$OUT" | sed -n "${1}p"; }
+
+# The proxy's MCP records (its network log, one JSON record a line).
+mh_records() { grep '"kind":"mcp"' "$T/net.jsonl" 2>/dev/null || true; }
+
+test_mcp_http_tools_decided_through_the_proxy() {
+	mh_need
+	mh_start_server
+	mh_policy
+	mh_client '[{"op":"list"},
+		{"op":"call","name":"echo","arguments":{"message":"hi there"}},
+		{"op":"call","name":"echo","arguments":{"message":"bye there"}},
+		{"op":"call","name":"get-sum","arguments":{"a":1,"b":2}},
+		{"op":"progress","name":"trigger-long-running-operation","arguments":{"duration":1,"steps":3}},
+		{"op":"call","name":"get-annotated-message","arguments":{"messageType":"success"}}]'
+	mh_dump
+	assert_rc 0 "the client ran"
+	assert_contains "$(line 1)" '"echo"' "the allowed tool is listed"
+	assert_contains "$(line 1)" '"get-env"' "an allowed get- tool is listed"
+	assert_not_contains "$(line 1)" '"get-sum"' "the denied tool is not listed"
+	assert_not_contains "$(line 1)" '"get-tiny-image"' "a tool of the denying glob is not listed"
+	assert_not_contains "$(line 1)" '"trigger-sampling-request"' "a tool the server registers only for sampling clients is absent"
+	assert_contains "$(line 2)" "Echo: hi there" "the allowed call ran on the server"
+	assert_contains "$(line 3)" '"isError":true' "an argument outside its constraint is an error result"
+	assert_contains "$(line 3)" "message" "the reason names the argument"
+	assert_not_contains "$(line 3)" "Echo: bye" "the refused call did not reach the server"
+	assert_contains "$(line 4)" '"isError":true' "the denied tool's call is an error result"
+	assert_contains "$(line 4)" "get-sum" "the reason names the tool"
+	assert_not_contains "$(line 4)" "The sum of" "the denied call did not run"
+	# The server streams progress notifications, then the result, as SSE
+	# events of one response: each passed through the gateway.
+	assert_match "$(line 5)" '"progress":[1-9]' "progress notifications arrived as SSE events"
+	assert_contains "$(line 5)" "Long running operation completed" "the streamed result arrived"
+	# step_up: the proxy has no one to ask, so the call is denied at once.
+	assert_contains "$(line 6)" '"isError":true' "a step-up call is an error result"
+	assert_contains "$(line 6)" "no one to ask" "the reason says why"
+	local recs
+	recs=$(mh_records)
+	assert_match "$recs" '"host":"mcp.test".*"method":"tools/call","server":"ev","tool":"get-sum".*"args_sha256":"[0-9a-f]{64}".*"decision":"deny"' \
+		"the denied call is recorded with server, tool, argument digest and decision"
+	assert_match "$recs" '"tool":"echo".*"decision":"allow","rule":"mcp.servers.ev.tools\[2\]"' \
+		"the allowed call is recorded with its rule"
+	# In the session's signed log: API Activity records (class 6003).
+	local audit
+	audit=$(cat "$T"/audit/*.jsonl 2>/dev/null | grep '"kind":"mcp"' || true)
+	[ -n "${MH_DUMP:-}" ] && printf '%s\n' "$audit" >>"$MH_DUMP"
+	assert_match "$audit" '"class_uid":6003.*"get-sum"|"get-sum".*"class_uid":6003' "the denied call is an API Activity record in the session's log"
+	# The same server through an endpoint without protocol: mcp is plain
+	# HTTP: the gateway is not involved (the neighbour of the test above).
+	mh_client '[{"op":"call","name":"get-sum","arguments":{"a":1,"b":2}}]' plain.test
+	assert_contains "$(line 1)" "The sum of 1 and 2 is 3" "without protocol: mcp the call is not mediated"
+}
+
+test_mcp_http_results_scanned() {
+	mh_need
+	mh_start_server MH_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ012345
+	mh_policy
+	mh_client '[{"op":"call","name":"get-env","arguments":{}},{"op":"call","name":"echo","arguments":{"message":"hi clean"}}]'
+	mh_dump
+	assert_rc 0 "the client ran"
+	assert_not_contains "$OUT" "ghp_0123456789" "the token in the result does not reach the agent"
+	assert_contains "$(line 1)" '"isError":true' "the result holding a secret is withheld"
+	assert_contains "$(line 1)" "github-token" "the reason names the pattern"
+	assert_contains "$(line 2)" "Echo: hi clean" "a clean result passes"
+	assert_match "$(mh_records)" '"tool":"get-env","direction":"server".*"decision":"deny","rule":"scan.secrets"' \
+		"the withheld result is recorded"
+}
+
+test_mcp_http_server_requests_in_the_stream() {
+	mh_need
+	mh_start_server
+	# The server asks the client for sampling inside the SSE stream of
+	# the tools/call it is answering.
+	mh_policy "      server_requests: {sampling: true}"
+	mh_client '[{"op":"call","name":"trigger-sampling-request","arguments":{"prompt":"p"}}]' mcp.test ',"sampling":true'
+	mh_dump
+	assert_rc 0 "the client ran"
+	assert_contains "$(line 1)" "sampled by the client" "an allowed sampling request reached the client and its answer the server"
+	assert_eq '{"sampled":1}' "$(line 2)" "the client was asked once"
+	assert_match "$(mh_records)" '"method":"sampling/createMessage".*"direction":"server","decision":"allow"' \
+		"the allowed server request is recorded"
+
+	rm -f "$T/net.jsonl"
+	mh_policy
+	# The refusal goes to the server at once (posted on a connection of
+	# its own): the call ends with the server's error, not a timeout.
+	mh_client '[{"op":"call","name":"trigger-sampling-request","arguments":{"prompt":"p"}}]' mcp.test ',"sampling":true'
+	mh_dump
+	assert_rc 0 "the client ran"
+	assert_not_contains "$(line 1)" "sampled by the client" "the refused sampling request got no answer from the client"
+	assert_contains "$(line 1)" "airlock refused the server's request sampling/createMessage" \
+		"the server was told why, and the call ended with that"
+	assert_eq '{"sampled":0}' "$(line 2)" "the client was never asked"
+	assert_match "$(mh_records)" '"method":"sampling/createMessage".*"direction":"server","decision":"deny","rule":"[^"]+","reason":"[^"]*sampling' \
+		"the refused server request is recorded"
+	assert_match "$(cat "$T/net.jsonl")" '"decision":"allow".*"reason":"the MCP gateway.s refusal of a server request"' \
+		"the posted refusal is a request of the proxy's own, recorded"
+}
+
+test_mcp_http_call_limit_spans_connections() {
+	mh_need
+	mh_start_server
+	mh_policy "      max_calls: 2"
+	# The client opens a connection per request (mcp-http-client.mjs):
+	# the limit is the session's, kept by the one engine the proxy has
+	# for ev, not the connection's.
+	mh_client '[{"op":"call","name":"echo","arguments":{"message":"hi one"}},
+		{"op":"call","name":"echo","arguments":{"message":"hi two"}},
+		{"op":"call","name":"echo","arguments":{"message":"hi three"}}]'
+	mh_dump
+	assert_contains "$(line 1)" "Echo: hi one" "the first call ran"
+	assert_contains "$(line 2)" "Echo: hi two" "the second call ran"
+	assert_contains "$(line 3)" '"isError":true' "the third call is over the limit"
+	assert_contains "$(line 3)" "the session's 2 tool calls are used" "the reason names the limit"
+	assert_not_contains "$(line 3)" "Echo: hi three" "the call over the limit did not run"
+	assert_match "$(mh_records)" '"tool":"echo".*"decision":"deny","rule":"mcp.servers.ev.max_calls"' \
+		"the refusal is recorded with the limit as its rule"
+}
+
+test_mcp_http_inside_intercepted_tls() {
+	mh_need
+	mh_start_server
+	mkdir -p "$T/tls"
+	/usr/bin/python3 "$here/tls-front.py" "$T/tls" mcps.test "$MP" >"$T/tls/log" 2>&1 &
+	bg_register $!
+	wait_for 30 test -f "$T/tls/port" || fail "the TLS front did not start: $(cat "$T/tls/log")"
+	local sp
+	sp=$(cat "$T/tls/port")
+	mh_policy
+	SP=$sp TLSDIR=$T/tls /usr/bin/python3 - "$T/policy.yaml" <<'PY'
+import os, sys
+p = sys.argv[1]
+s = open(p).read()
+sp = os.environ["SP"]
+s = s.replace("  endpoints:\n", "  endpoints:\n    - {host: mcps.test, ports: [%s], tls: intercept, protocol: mcp, mcp_server: ev}\n" % sp, 1)
+s = s.replace("allow_private: [", "allow_private: [127.0.0.1:%s, " % sp, 1)
+s = s.replace("resolve: { ", "resolve: { mcps.test: 127.0.0.1, ", 1)
+s = s.replace("network:\n", "network:\n  upstream_ca: %s/ca.pem\n" % os.environ["TLSDIR"], 1)
+open(p, "w").write(s)
+PY
+	al --policy "$T/policy.yaml" -- node "$here/mcp-http-client.mjs" "{\"url\":\"https://mcps.test:$sp/mcp\",\"ops\":[
+		{\"op\":\"list\"},{\"op\":\"call\",\"name\":\"echo\",\"arguments\":{\"message\":\"hi tls\"}},
+		{\"op\":\"call\",\"name\":\"get-sum\",\"arguments\":{\"a\":1,\"b\":2}}]}"
+	mh_dump
+	assert_rc 0 "the client ran"
+	assert_contains "$(line 1)" '"echo"' "the allowed tool is listed"
+	assert_not_contains "$(line 1)" '"get-sum"' "the denied tool is not listed"
+	assert_contains "$(line 2)" "Echo: hi tls" "the allowed call ran through the intercepted tunnel"
+	assert_contains "$(line 3)" '"isError":true' "the denied call is an error result"
+	assert_not_contains "$(line 3)" "The sum of" "the denied call did not run"
+	assert_match "$(mh_records)" '"host":"mcps.test".*"tool":"get-sum".*"decision":"deny"' "the denial is recorded"
+
+	# Several exchanges in one tunnel: its upstream is fixed, so each
+	# response must leave it in step (a JSON answer, an SSE stream, a
+	# refusal the proxy makes itself).
+	cat >"$WS/tunnel.py" <<'PY'
+import http.client, json, os, sys, urllib.parse
+proxy = urllib.parse.urlsplit(os.environ["HTTP_PROXY"])
+host, port = sys.argv[1], int(sys.argv[2])
+c = http.client.HTTPSConnection(proxy.hostname, proxy.port, timeout=20)
+c.set_tunnel(host, port)
+h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+def post(msg, extra={}):
+    c.request("POST", "/mcp", body=json.dumps(msg), headers={**h, **extra})
+    r = c.getresponse()
+    body = r.read().decode().replace("\n", " ")
+    print(r.status, body[:300])
+    return r
+r = post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+          "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+sid = {"Mcp-Session-Id": r.getheader("Mcp-Session-Id")}
+post({"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
+post({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "get-sum", "arguments": {"a": 1, "b": 2}}}, sid)
+post({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "hi again"}}}, sid)
+PY
+	al --policy "$T/policy.yaml" -- /usr/bin/python3 ./tunnel.py mcps.test "$sp"
+	mh_dump
+	assert_rc 0 "the raw client ran"
+	assert_match "$(line 1)" '^200 .*"protocolVersion"' "initialize in the tunnel"
+	assert_match "$(line 2)" '^202 ' "the notification in the same tunnel"
+	assert_match "$(line 3)" '^200 .*"isError":true' "a refusal of the proxy's in the same tunnel"
+	assert_match "$(line 4)" '^200 .*Echo: hi again' "then an allowed call still in the same tunnel"
+}
+
+# Raw requests for what the SDK never sends.
+mh_raw_client() {
+	cat >"$WS/raw.py" <<'PY'
+import http.client, json, os, sys, urllib.parse
+proxy = urllib.parse.urlsplit(os.environ["HTTP_PROXY"])
+url = sys.argv[1]
+for spec in json.loads(sys.argv[2]):
+    body = spec["body"].encode() if "body" in spec else b"x" * spec["size"]
+    h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    h.update(spec.get("headers", {}))
+    c = http.client.HTTPConnection(proxy.hostname, proxy.port, timeout=20)
+    c.request("POST", url, body=body, headers=h)
+    r = c.getresponse()
+    print(r.status, r.read().decode(errors="replace").replace("\n", " "))
+    c.close()
+PY
+}
+
+test_mcp_http_refuses_malformed_and_disagreeing_messages() {
+	mh_need
+	mh_start_server
+	mh_policy
+	mh_raw_client
+	local init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}'
+	local call='{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi raw"}}}'
+	local specs
+	specs=$(INIT=$init CALL=$call /usr/bin/python3 -c '
+import json, os
+i, c = os.environ["INIT"], os.environ["CALL"]
+print(json.dumps([
+  {"body": i, "headers": {"Mcp-Method": "tools/list"}},
+  {"body": i, "headers": {"Mcp-Method": "initialize"}},
+  {"body": c, "headers": {"Mcp-Method": "tools/call", "Mcp-Name": "get-env"}},
+  {"body": c, "headers": {"Mcp-Method": "tools/call", "Mcp-Name": "echo"}},
+  {"body": "{\"jsonrpc\":\"2.0\",\"id\":3,"},
+  {"body": "[" + i + "]"},
+  {"size": 70000},
+  {"body": json.dumps({"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}), "headers": {"MCP-Protocol-Version": "2025-11-25"}},
+  {"body": json.dumps({"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}), "headers": {"MCP-Protocol-Version": "2026-07-28"}},
+]))')
+	al --policy "$T/policy.yaml" -- /usr/bin/python3 ./raw.py "http://mcp.test:$MP/mcp" "$specs"
+	mh_dump
+	assert_rc 0 "the raw client ran"
+	assert_match "$(line 1)" '^400 .*"error".*Mcp-Method tools/list disagrees with the message.s method initialize' \
+		"an Mcp-Method that disagrees with the body is refused"
+	assert_match "$(line 2)" '^200 .*"result".*"protocolVersion"' "the agreeing neighbour reaches the server"
+	assert_match "$(line 3)" '^400 .*Mcp-Name get-env disagrees with the message.s params.name echo' \
+		"an Mcp-Name that disagrees with params.name is refused"
+	assert_match "$(line 4)" '^400 .*"error"' "the agreeing neighbour is forwarded (the server refuses it: no session)"
+	assert_not_contains "$(line 4)" "airlock" "the agreeing neighbour's answer is the server's"
+	assert_match "$(line 5)" '^400 .*"code":-32700' "a malformed body is refused with a parse error"
+	assert_match "$(line 6)" '^400 .*"code":-32600' "a batch is refused"
+	assert_match "$(line 7)" '^413 .*"error".*larger than its bound' "an oversized body is refused"
+	assert_match "$(line 8)" '^400 .*MCP-Protocol-Version 2025-11-25 disagrees' \
+		"a protocol version header that disagrees with _meta is refused"
+	assert_match "$(line 9)" '^400 .*needs the Mcp-Method header' \
+		"2026-07-28 requests need Mcp-Method"
+	local recs
+	recs=$(mh_records)
+	assert_match "$recs" '"method":"initialize".*"decision":"deny","rule":"protocol","reason":"Mcp-Method tools/list' \
+		"the header disagreement is recorded"
+	assert_match "$recs" '"method":"\(malformed\)".*"decision":"deny"' "the malformed body is recorded"
+	assert_match "$recs" '"method":"\(oversized\)".*"decision":"deny"' "the oversized body is recorded"
+	assert_not_contains "$(cat "$T/ev.log")" "get-env" "nothing refused reached the server"
+}
