@@ -58,6 +58,7 @@ static const struct kind_map {
 	{ "leak", AUDIT_CLASS_FINDING, 1, ACT_FIXED, "Secret in outbound traffic" },
 	{ "credential_misuse", AUDIT_CLASS_FINDING, 1, ACT_FIXED, "Credential used outside its binding" },
 	{ "file_denied", AUDIT_CLASS_FILE, 0, ACT_FILE_OP, NULL },
+	{ "file_flagged", AUDIT_CLASS_FILE, 99, ACT_FIXED, NULL },
 	{ "exec_denied", AUDIT_CLASS_PROCESS, 1, ACT_FIXED, NULL },
 	{ "syscall_denied", AUDIT_CLASS_PROCESS, 99, ACT_FIXED, NULL },
 	{ "session_start", AUDIT_CLASS_API, 1, ACT_FIXED, NULL },

@@ -253,6 +253,13 @@ static int add_file(struct suggest *s, const struct suggest_denial *d)
 	bool hidden = starts(why, "ENOENT [hidden: exists");
 	bool dir_hidden = starts(why, "ENOENT [hidden: its directory");
 	bool rofs = starts(why, "EROFS");
+	/* A host socket is never suggested: what naming one grants (root on
+	 * the host for Docker's, signing for ssh-agent's) is the author's
+	 * decision. The reason is guard.c's. */
+	if (strstr(why, "[protected: a host socket"))
+		return none(s, "a host socket: filesystem.sockets names the ones the agent may reach (what each grants: "
+			       "README, \"Host sockets\")",
+			    ex);
 	if (exec) {
 		int r = list_add(&s->exec, path, ex, 1);
 		if (r == 0 && hidden)

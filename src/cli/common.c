@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "policy/layer.h"
 
-int cli_load_policy(const char *file, struct policy **out, struct error *err)
+static int load_with(const char *file, const char *enterprise, bool layered, struct policy **out,
+		     struct policy_layer_report *rep, struct error *err)
 {
 	char cwd[PATH_MAX];
 	if (!getcwd(cwd, sizeof(cwd)))
@@ -18,7 +20,45 @@ int cli_load_policy(const char *file, struct policy **out, struct error *err)
 		home = pw && pw->pw_dir ? pw->pw_dir : "/";
 	}
 	struct policy_ctx ctx = { .home = home, .cwd = cwd };
-	if (!file)
-		return policy_default(&ctx, out, err);
-	return policy_load_file(file, &ctx, out, err);
+	int r = file ? policy_load_file(file, &ctx, out, err) : policy_default(&ctx, out, err);
+	if (r < 0 || !layered)
+		return r;
+	char **files = NULL;
+	size_t n = 0;
+	if ((r = policy_enterprise_files(enterprise, &files, &n, err)) < 0 ||
+	    (r = policy_apply_enterprise(*out, files, n, &ctx, rep, err)) < 0) {
+		policy_free(*out);
+		*out = NULL;
+	}
+	policy_strv_free(files, n);
+	return r;
+}
+
+int cli_load_policy(const char *file, struct policy **out, struct error *err)
+{
+	return load_with(file, NULL, false, out, NULL, err);
+}
+
+int cli_load_layered(const char *file, const char *enterprise, struct policy **out,
+		     struct policy_layer_report *rep, struct error *err)
+{
+	return load_with(file, enterprise, true, out, rep, err);
+}
+
+bool cli_layer_report(const struct policy_layer_report *rep, FILE *f)
+{
+	for (size_t i = 0; i < rep->n_msgs; i++) {
+		fputs("airlock: enterprise: ", f);
+		policy_print_comment(f, rep->msgs[i]);
+		fputc('\n', f);
+	}
+	if (rep->refuse && rep->n_msgs) {
+		fprintf(f,
+			"airlock: enterprise: refusing: the policy asks for more than the enterprise policy allows "
+			"(on_excess: refuse at ");
+		policy_print_comment(f, rep->refuse_by ? rep->refuse_by : "?");
+		fputs(")\n", f);
+		return true;
+	}
+	return false;
 }

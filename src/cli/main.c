@@ -18,6 +18,11 @@ static const char usage[] =
 	"  handoff scan DIR [--since REF|--baseline FILE]\n"
 	"                      list the files host tools would execute or trust,\n"
 	"                      and what changed\n"
+	"  review [--list] | review SESSION [--json]\n"
+	"                      what a run in review mode holds, flagged first, with diffs\n"
+	"  apply SESSION [--exclude GLOB]... [--accept PATH]...\n"
+	"                      put a reviewed change in the workspace, all or nothing\n"
+	"  discard SESSION     drop a review session\n"
 	"  identity verify TOKEN [--authority PUBKEY] [--audience AUD] [--at EPOCH]\n"
 	"                      check an Airlock-Identity header's token\n"
 	"  conformance --runtime PREFIX [--profile baseline|strict] [--format table|json|junit]\n"
@@ -60,6 +65,12 @@ int main(int argc, char **argv)
 		return cli_audit(argc - 1, argv + 1);
 	if (!strcmp(verb, "handoff"))
 		return cli_handoff(argc - 1, argv + 1);
+	if (!strcmp(verb, "review"))
+		return cli_review(argc - 1, argv + 1);
+	if (!strcmp(verb, "apply"))
+		return cli_apply(argc - 1, argv + 1);
+	if (!strcmp(verb, "discard"))
+		return cli_discard(argc - 1, argv + 1);
 	if (!strcmp(verb, "identity"))
 		return cli_identity(argc - 1, argv + 1);
 	if (!strcmp(verb, "conformance"))

@@ -4,10 +4,14 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "policy/layer.h"
+#include "util/cleanup.h"
+#include "sandbox/review_run.h"
 #include "sandbox/sandbox.h"
 
 static const char run_usage[] =
-	"usage: airlock run [--policy FILE] [--trace-denials] [--audit DIR | --no-audit] [--] CMD [ARGS...]\n"
+	"usage: airlock run [--policy FILE] [--enterprise FILE|DIR] [--trace-denials] [--audit DIR | --no-audit]\n"
+	"                   [--] CMD [ARGS...]\n"
 	"\n"
 	"Run CMD in airlock's process boundary: new user, mount, pid, net, ipc, uts\n"
 	"and cgroup namespaces; a fresh root of read-only system directories, the\n"
@@ -16,6 +20,10 @@ static const char run_usage[] =
 	"'airlock policy default').\n"
 	"\n"
 	"  -p, --policy FILE    the policy file (YAML, version 1)\n"
+	"  -e, --enterprise FILE|DIR\n"
+	"                       an enterprise policy (a ceiling) narrowing the policy, in\n"
+	"                       addition to /etc/airlock/enterprise.yaml and\n"
+	"                       /etc/airlock/enterprise.d/*.yaml, which always apply\n"
 	"  -t, --trace-denials  report, at exit, the operations the sandbox blocked\n"
 	"  -a, --audit DIR      write the session's signed decision log in DIR\n"
 	"                       (verify it with 'airlock audit verify'); without it\n"
@@ -31,20 +39,24 @@ int cli_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "policy", required_argument, NULL, 'p' },
+		{ "enterprise", required_argument, NULL, 'e' },
 		{ "trace-denials", no_argument, NULL, 't' },
 		{ "audit", required_argument, NULL, 'a' },
 		{ "no-audit", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *policy_file = NULL, *audit_dir = NULL;
+	const char *policy_file = NULL, *audit_dir = NULL, *enterprise = NULL;
 	bool trace = false, no_audit = false;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+p:ta:Ah", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:e:ta:Ah", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			policy_file = optarg;
+			break;
+		case 'e':
+			enterprise = optarg;
 			break;
 		case 't':
 			trace = true;
@@ -74,9 +86,21 @@ int cli_run(int argc, char **argv)
 
 	struct error err = { 0 };
 	_cleanup_policy_ struct policy *pol = NULL;
-	if (cli_load_policy(policy_file, &pol, &err) < 0) {
+	_cleanup_(policy_layer_report_free) struct policy_layer_report rep = { 0 };
+	if (cli_load_layered(policy_file, enterprise, &pol, &rep, &err) < 0) {
 		fprintf(stderr, "airlock: %s\n", err.msg);
 		return SANDBOX_EXIT_USAGE;
+	}
+	/* The enterprise's cuts are said before anything runs; with
+	 * on_excess: refuse nothing runs. */
+	if (cli_layer_report(&rep, stderr))
+		return SANDBOX_EXIT_USAGE;
+	if (no_audit && rep.require_audit) {
+		fprintf(stderr, "airlock: enterprise: --no-audit %s: the decision log is required (enterprise rule %s)\n",
+			rep.refuse ? "refused" : "ignored", rep.audit_by ? rep.audit_by : "?");
+		if (rep.refuse)
+			return SANDBOX_EXIT_USAGE;
+		no_audit = false;
 	}
 	/* A policy that cannot run as written is a usage error (exit 2), not
 	 * a sandbox that failed to build; sandbox_run checks it as well. */
@@ -85,6 +109,10 @@ int cli_run(int argc, char **argv)
 			"airlock: %s: identity.header: true needs the signed decision log, whose session key signs "
 			"the header; set audit.dir in the policy or pass --audit DIR\n",
 			pol->file);
+		return SANDBOX_EXIT_USAGE;
+	}
+	if (review_run_check(pol, &err) < 0) {
+		fprintf(stderr, "airlock: %s\n", err.msg);
 		return SANDBOX_EXIT_USAGE;
 	}
 	struct sandbox_opts so = { .policy = pol, .argv = argv + optind, .trace_denials = trace,

@@ -29,6 +29,7 @@
 #include "net/dlp.h"
 #include "net/proxy.h"
 #include "net/tls.h"
+#include "policy/layer.h"
 #include "sandbox/internal.h"
 #include "sandbox/proto.h"
 #include "util/buf.h"
@@ -96,7 +97,7 @@ __attribute__((noreturn)) static void refuse(int control, const char *msg)
 int main(int argc, char **argv)
 {
 	prctl(PR_SET_PDEATHSIG, 9 /* SIGKILL */);
-	if (argc != 8) {
+	if (argc < 8) {
 		fprintf(stderr, "airlock-proxy: started by airlock run, not by hand\n");
 		return 2;
 	}
@@ -104,8 +105,19 @@ int main(int argc, char **argv)
 	struct policy_ctx ctx = { .cwd = argv[2], .home = argv[3] };
 	struct error err = { 0 };
 	struct policy *pol = NULL;
-	if (policy_load_file(argv[1], &ctx, &pol, &err) < 0)
+	if ((strcmp(argv[1], "<default>") == 0 ? policy_default(&ctx, &pol, &err)
+					       : policy_load_file(argv[1], &ctx, &pol, &err)) < 0)
 		refuse(control, err.msg);
+	/* argv[8...]: the enterprise files `airlock run` narrowed the policy
+	 * by (policy/layer.h); the same narrowing here, or the proxy would
+	 * allow what the enterprise cut. Its messages were said already. */
+	if (argc > 8) {
+		struct policy_layer_report rep = { 0 };
+		int lr = policy_apply_enterprise(pol, argv + 8, (size_t)(argc - 8), &ctx, &rep, &err);
+		policy_layer_report_free(&rep);
+		if (lr < 0)
+			refuse(control, err.msg);
+	}
 	struct dlp *dlp = dlp_new();
 	if (!dlp || add_env_secrets(pol, dlp) < 0)
 		refuse(control, "cannot set up the leak scanner");

@@ -75,6 +75,7 @@ int policy_init_defaults(struct policy *p, const struct policy_ctx *ctx, struct 
 	p->origin.name = default_loc;
 	p->origin.boundary = default_loc;
 	p->origin.mode = default_loc;
+	p->origin.workspace_mode = default_loc;
 	p->origin.host_uid = default_loc;
 	p->origin.host_gid = default_loc;
 	p->origin.memory = default_loc;

@@ -244,7 +244,20 @@ bool policy_method_valid(const char *s);
  * space. */
 bool policy_id_valid(const char *s);
 
+/* ---- parse.c ---- */
+
+/* policy_load_buffer for a tree already parsed (layer.c takes the
+ * enterprise section out of an enterprise file first). root is borrowed. */
+int policy_load_tree(const char *name, const char *dir, const struct policy_ynode *root,
+		     const struct policy_ctx *ctx, struct policy **out, struct error *err) WUR;
+
 /* ---- print.c ---- */
+
+/* Free what one entry owns and zero it (the entry itself is not freed). */
+void policy_rule_clear(struct policy_net_rule *r);
+void policy_endpoint_clear(struct policy_endpoint *ep);
+void policy_binding_clear(struct policy_cred_binding *b);
+void policy_credential_clear(struct policy_credential *c);
 
 /* True when a and b have the same effect: every setting equal, in the same
  * order. file, dir and locations are not compared. */

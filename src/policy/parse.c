@@ -579,6 +579,47 @@ static int load_path_list(struct loader *l, const struct policy_ynode *n, const 
 	return load_str_list(l, n, list, out, load_path_item);
 }
 
+/* A named socket's path: a path as elsewhere, or one that starts with
+ * $NAME or ${NAME}, taken from airlock's own environment
+ * ($SSH_AUTH_SOCK: the agent socket of the shell that starts the run).
+ * An unset or empty variable is an error here: the author named a socket
+ * the run would silently go without. Whether the path is a socket is
+ * checked when the sandbox is planned (plan.c), on the host as it is
+ * then. */
+static int load_socket_path(struct loader *l, const struct policy_ynode *n, const char *field, char **out)
+{
+	int r = want_scalar(l, n, field, "a socket's path, or $NAME/... for one from the environment");
+
+	if (r < 0)
+		return r;
+	const char *s = n->str;
+	if (s[0] != '$' || strncmp(s, "$WORKSPACE", 10) == 0)
+		return load_path(l, n, field, true, out);
+	bool brace = s[1] == '{';
+	const char *name = s + 1 + brace, *e = name;
+	while (*e == '_' || (*e >= 'A' && *e <= 'Z') || (*e >= 'a' && *e <= 'z') || (e > name && *e >= '0' && *e <= '9'))
+		e++;
+	char q[96];
+	quote(n, q, sizeof(q));
+	if (e == name || (brace && *e != '}') || (!brace && *e && *e != '/'))
+		return FAIL(l, n, field, "%s: expected $NAME or ${NAME} at the start, then nothing or /...", q);
+	char var[128];
+	if ((size_t)(e - name) >= sizeof(var))
+		return FAIL(l, n, field, "%s: the variable's name is too long", q);
+	memcpy(var, name, (size_t)(e - name));
+	var[e - name] = '\0';
+	const char *val = getenv(var);
+	if (!val || !*val)
+		return FAIL(l, n, field, "%s: $%s is not set in airlock's environment; set it, or remove the entry", q,
+			    var);
+	_cleanup_free_ char *full = NULL;
+	if (asprintf(&full, "%s%s", val, e + brace) < 0)
+		return oom(l);
+	if (full[0] != '/')
+		return FAIL(l, n, field, "%s: $%s is \"%.64s\", not an absolute path", q, var, val);
+	return resolve_path(l, n, full, field, false, out);
+}
+
 /* A protected-path glob: relative to the workspace, matched by the
  * hand-off table's matcher (src/handoff/rules.c), so bounded by its
  * length limit. ".." and absolute globs are refused: a protected path
@@ -682,8 +723,9 @@ static int load_limits(struct loader *l, const struct policy_ynode *n)
 
 static int load_sandbox(struct loader *l, const struct policy_ynode *n)
 {
-	static const char *const keys[] = { "boundary", "workspace", "mode", "host_uid",
-					    "host_gid", "limits",    NULL };
+	static const char *const keys[] = { "boundary", "workspace", "mode",   "workspace_mode",
+					    "host_uid", "host_gid",  "limits", NULL };
+	static const char *const ws_modes[] = { "direct", "review" };
 	static const char *const boundaries[] = { "process", "gvisor", "microvm" };
 	static const char *const modes[] = { "enforce", "learn", "observe" };
 	struct policy *p = l->p;
@@ -720,6 +762,13 @@ static int load_sandbox(struct loader *l, const struct policy_ynode *n)
 		p->sandbox.mode = (enum policy_mode)e;
 		p->origin.mode = loc_of(l, v);
 	}
+	if ((v = map_get(n, "workspace_mode"))) {
+		r = load_enum(l, v, "sandbox.workspace_mode", ws_modes, ARRAY_SIZE(ws_modes), &e);
+		if (r < 0)
+			return r;
+		p->sandbox.workspace_mode = (enum policy_workspace_mode)e;
+		p->origin.workspace_mode = loc_of(l, v);
+	}
 	if ((v = map_get(n, "host_uid"))) {
 		r = load_id(l, v, "sandbox.host_uid", &p->sandbox.host_uid);
 		if (r < 0)
@@ -742,8 +791,8 @@ static int load_sandbox(struct loader *l, const struct policy_ynode *n)
 
 static int load_filesystem(struct loader *l, const struct policy_ynode *n)
 {
-	static const char *const keys[] = { "baseline", "read",		  "write",	   "deny",
-					    "protect",	"protect_defaults", "protect_build", NULL };
+	static const char *const keys[] = { "baseline",	     "read",	      "write",	 "deny", "protect",
+					    "protect_defaults", "protect_build", "sockets", NULL };
 	struct policy *p = l->p;
 	const struct policy_ynode *v;
 	int r;
@@ -777,6 +826,11 @@ static int load_filesystem(struct loader *l, const struct policy_ynode *n)
 	}
 	if ((v = map_get(n, "protect"))) {
 		r = load_protect_list(l, v, "filesystem.protect", &p->filesystem.protect);
+		if (r < 0)
+			return r;
+	}
+	if ((v = map_get(n, "sockets"))) {
+		r = load_str_list(l, v, "filesystem.sockets", &p->filesystem.sockets, load_socket_path);
 		if (r < 0)
 			return r;
 	}
@@ -3164,6 +3218,34 @@ int policy_load_buffer(const char *name, const char *dir, const char *buf, size_
 	if (r < 0)
 		return r;
 
+	l = (struct loader){ .p = p, .ctx = ctx, .err = err };
+	r = load_tree(&l, root);
+	if (r < 0)
+		return r;
+	*out = steal_pointer(&p);
+	return 0;
+}
+
+int policy_load_tree(const char *name, const char *dir, const struct policy_ynode *root,
+		     const struct policy_ctx *ctx, struct policy **out, struct error *err)
+{
+	_cleanup_policy_ struct policy *p = NULL;
+	struct loader l;
+	int r;
+
+	*out = NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return error_set(err, ENOMEM, "%s: out of memory", name);
+	r = policy_init_defaults(p, ctx, err);
+	if (r < 0)
+		return r;
+	p->file = strdup(name);
+	p->dir = absolute_dir(dir, ctx);
+	if (!p->file || !p->dir)
+		return error_set(err, ENOMEM, "%s: out of memory", name);
+	if (strlen(p->dir) >= PATH_MAX)
+		return error_set(err, ENAMETOOLONG, "%s: the policy's directory is too long", name);
 	l = (struct loader){ .p = p, .ctx = ctx, .err = err };
 	r = load_tree(&l, root);
 	if (r < 0)

@@ -30,12 +30,20 @@ struct policy_loc {
 	const char *note; /* borrowed; when set, the printer writes this comment
 	                   * instead of file:line (`policy suggest` says why an
 	                   * entry was added) */
+	const char *layer; /* static; when set (a layered policy), the printer
+	                    * writes "LAYER file:line": "developer", "enterprise" */
 };
 
 enum policy_boundary {
 	POLICY_BOUNDARY_PROCESS = 0,
 	POLICY_BOUNDARY_GVISOR,
 	POLICY_BOUNDARY_MICROVM,
+};
+
+/* sandbox.workspace_mode: where the agent's writes to the workspace go. */
+enum policy_workspace_mode {
+	POLICY_WS_DIRECT = 0, /* to the workspace itself */
+	POLICY_WS_REVIEW,     /* to a copy-on-write layer a human reviews and applies (docs/handoff.md) */
 };
 
 enum policy_mode {
@@ -208,6 +216,7 @@ struct policy {
 		char *workspace;            /* absolute */
 		struct policy_loc workspace_loc;
 		enum policy_mode mode;
+		enum policy_workspace_mode workspace_mode;
 		int64_t host_uid;           /* -1 = auto (see README) */
 		int64_t host_gid;           /* -1 = auto */
 		struct policy_limits limits;
@@ -226,6 +235,10 @@ struct policy {
 		struct policy_paths protect;
 		bool protect_defaults;
 		bool protect_build;
+		/* Host unix sockets made reachable, each bound at its own path
+		 * ($NAME and ${NAME} expanded from airlock's environment when
+		 * the policy is loaded). No other host socket is. */
+		struct policy_paths sockets;
 	} filesystem;
 
 	struct {
@@ -255,9 +268,14 @@ struct policy {
 		char *dir;                  /* absolute: write it here, or NULL for the state directory */
 	} audit;
 
+	/* Enterprise files this policy was narrowed by (policy/layer.h), owned:
+	 * the locs of entries they contributed borrow these names. */
+	char **layer_files;
+	size_t n_layer_files;
+
 	/* Where each single-valued setting came from (line 0: built-in default). */
 	struct {
-		struct policy_loc version, name, boundary, mode, host_uid, host_gid;
+		struct policy_loc version, name, boundary, mode, workspace_mode, host_uid, host_gid;
 		struct policy_loc memory, pids, open_files, cpu, wall;
 		struct policy_loc baseline, exec, env_pass, env_set, protect_defaults, protect_build;
 		struct policy_loc net_mode, upstream_ca, max_body, allow_compressed, net_log;
@@ -311,6 +329,7 @@ static inline void policy_freep(struct policy **p)
 #define _cleanup_policy_ __attribute__((cleanup(policy_freep)))
 
 const char *policy_mode_name(enum policy_mode m);
+const char *policy_workspace_mode_name(enum policy_workspace_mode m);
 
 /* The network mode a run uses. Observe mode without a network section
  * still puts the proxy in front of the sandbox (with no endpoints, so that

@@ -28,6 +28,17 @@ const char *policy_mode_name(enum policy_mode m)
 	return "unknown";
 }
 
+const char *policy_workspace_mode_name(enum policy_workspace_mode m)
+{
+	switch (m) {
+	case POLICY_WS_DIRECT:
+		return "direct";
+	case POLICY_WS_REVIEW:
+		return "review";
+	}
+	return "unknown";
+}
+
 const char *policy_boundary_name(enum policy_boundary b)
 {
 	switch (b) {
@@ -48,27 +59,33 @@ static void paths_free(struct policy_paths *ps)
 	free(ps->v);
 }
 
+void policy_rule_clear(struct policy_net_rule *r)
+{
+	free(r->id);
+	if (r->methods)
+		for (size_t k = 0; k < r->n_methods; k++)
+			free(r->methods[k]);
+	free(r->methods);
+	free(r->path);
+	free(r->query);
+	memset(r, 0, sizeof(*r));
+}
+
+void policy_endpoint_clear(struct policy_endpoint *ep)
+{
+	for (size_t j = 0; j < ep->n_rules; j++)
+		policy_rule_clear(&ep->rules[j]);
+	free(ep->rules);
+	free(ep->id);
+	free(ep->host);
+	free(ep->ports);
+	memset(ep, 0, sizeof(*ep));
+}
+
 static void net_free(struct policy_network *net)
 {
-	for (size_t i = 0; i < net->n_endpoints; i++) {
-		struct policy_endpoint *ep = &net->endpoints[i];
-
-		for (size_t j = 0; j < ep->n_rules; j++) {
-			struct policy_net_rule *r = &ep->rules[j];
-
-			free(r->id);
-			if (r->methods)
-				for (size_t k = 0; k < r->n_methods; k++)
-					free(r->methods[k]);
-			free(r->methods);
-			free(r->path);
-			free(r->query);
-		}
-		free(ep->rules);
-		free(ep->id);
-		free(ep->host);
-		free(ep->ports);
-	}
+	for (size_t i = 0; i < net->n_endpoints; i++)
+		policy_endpoint_clear(&net->endpoints[i]);
 	free(net->endpoints);
 	free(net->allow_private);
 	for (size_t i = 0; i < net->n_resolve; i++) {
@@ -88,30 +105,39 @@ static void strv_free(char **v, size_t n)
 	free(v);
 }
 
+void policy_binding_clear(struct policy_cred_binding *b)
+{
+	free(b->id);
+	free(b->host);
+	free(b->header);
+	free(b->tmpl);
+	free(b->username);
+	free(b->query);
+	strv_free(b->methods, b->n_methods);
+	strv_free(b->paths, b->n_paths);
+	if (b->git) {
+		strv_free(b->git->repos, b->git->n_repos);
+		strv_free(b->git->push, b->git->n_push);
+		free(b->git);
+	}
+	memset(b, 0, sizeof(*b));
+}
+
 static void cred_free(struct policy_credential *c)
 {
 	free(c->name);
 	free(c->source_arg);
 	strv_free(c->command, c->n_command);
 	free(c->env);
-	for (size_t i = 0; i < c->n_bindings; i++) {
-		struct policy_cred_binding *b = &c->bindings[i];
-
-		free(b->id);
-		free(b->host);
-		free(b->header);
-		free(b->tmpl);
-		free(b->username);
-		free(b->query);
-		strv_free(b->methods, b->n_methods);
-		strv_free(b->paths, b->n_paths);
-		if (b->git) {
-			strv_free(b->git->repos, b->git->n_repos);
-			strv_free(b->git->push, b->git->n_push);
-			free(b->git);
-		}
-	}
+	for (size_t i = 0; i < c->n_bindings; i++)
+		policy_binding_clear(&c->bindings[i]);
 	free(c->bindings);
+}
+
+void policy_credential_clear(struct policy_credential *c)
+{
+	cred_free(c);
+	memset(c, 0, sizeof(*c));
 }
 
 void policy_free(struct policy *p)
@@ -128,6 +154,7 @@ void policy_free(struct policy *p)
 	paths_free(&p->filesystem.write);
 	paths_free(&p->filesystem.deny);
 	paths_free(&p->filesystem.protect);
+	paths_free(&p->filesystem.sockets);
 	paths_free(&p->process.exec);
 	if (p->process.env_pass)
 		for (size_t i = 0; i < p->process.n_env_pass; i++)
@@ -144,6 +171,9 @@ void policy_free(struct policy *p)
 		cred_free(&p->credentials[i]);
 	free(p->credentials);
 	policy_mcp_free(p->mcp);
+	for (size_t i = 0; i < p->n_layer_files; i++)
+		free(p->layer_files[i]);
+	free(p->layer_files);
 	free(p);
 }
 
@@ -281,6 +311,10 @@ static void end_line(FILE *f, const struct policy_loc *loc)
 		print_comment_text(f, loc->note);
 	} else if (loc->line > 0 && loc->file) {
 		fputs("  # ", f);
+		if (loc->layer) {
+			fputs(loc->layer, f);
+			fputc(' ', f);
+		}
 		print_comment_text(f, loc->file);
 		fprintf(f, ":%u", loc->line);
 	}
@@ -645,6 +679,11 @@ void policy_print(const struct policy *p, FILE *f)
 	print_comment_text(f, p->file ? p->file : POLICY_DEFAULT_FILE);
 	fputs(".\n# \"# FILE:LINE\" after an entry: where it was set; no comment: built-in default.\n",
 	      f);
+	for (size_t i = 0; i < p->n_layer_files; i++) {
+		fputs("# Narrowed by the enterprise policy ", f);
+		print_comment_text(f, p->layer_files[i]);
+		fputs(".\n", f);
+	}
 
 	fprintf(f, "version: %d", p->version);
 	end_line(f, &p->origin.version);
@@ -660,6 +699,8 @@ void policy_print(const struct policy *p, FILE *f)
 	end_line(f, &p->sandbox.workspace_loc);
 	fprintf(f, "  mode: %s", policy_mode_name(p->sandbox.mode));
 	end_line(f, &p->origin.mode);
+	fprintf(f, "  workspace_mode: %s", policy_workspace_mode_name(p->sandbox.workspace_mode));
+	end_line(f, &p->origin.workspace_mode);
 	print_id(f, "host_uid", p->sandbox.host_uid, &p->origin.host_uid);
 	print_id(f, "host_gid", p->sandbox.host_gid, &p->origin.host_gid);
 	fputs("  limits:\n", f);
@@ -676,6 +717,7 @@ void policy_print(const struct policy *p, FILE *f)
 	print_paths(f, "  ", "write", &p->filesystem.write);
 	print_paths(f, "  ", "deny", &p->filesystem.deny);
 	print_paths(f, "  ", "protect", &p->filesystem.protect);
+	print_paths(f, "  ", "sockets", &p->filesystem.sockets);
 	fprintf(f, "  protect_defaults: %s", p->filesystem.protect_defaults ? "true" : "false");
 	end_line(f, &p->origin.protect_defaults);
 	fprintf(f, "  protect_build: %s", p->filesystem.protect_build ? "true" : "false");
@@ -853,7 +895,8 @@ bool policy_equal(const struct policy *a, const struct policy *b)
 	    !str_eq(a->audit.dir, b->audit.dir) ||
 	    a->sandbox.boundary != b->sandbox.boundary ||
 	    !str_eq(a->sandbox.workspace, b->sandbox.workspace) ||
-	    a->sandbox.mode != b->sandbox.mode || a->sandbox.host_uid != b->sandbox.host_uid ||
+	    a->sandbox.mode != b->sandbox.mode || a->sandbox.workspace_mode != b->sandbox.workspace_mode ||
+	    a->sandbox.host_uid != b->sandbox.host_uid ||
 	    a->sandbox.host_gid != b->sandbox.host_gid)
 		return false;
 	if (la->memory_bytes != lb->memory_bytes || la->pids != lb->pids ||
@@ -865,6 +908,7 @@ bool policy_equal(const struct policy *a, const struct policy *b)
 	    !paths_eq(&a->filesystem.write, &b->filesystem.write) ||
 	    !paths_eq(&a->filesystem.deny, &b->filesystem.deny) ||
 	    !paths_eq(&a->filesystem.protect, &b->filesystem.protect) ||
+	    !paths_eq(&a->filesystem.sockets, &b->filesystem.sockets) ||
 	    a->filesystem.protect_defaults != b->filesystem.protect_defaults ||
 	    a->filesystem.protect_build != b->filesystem.protect_build)
 		return false;

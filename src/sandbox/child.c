@@ -141,6 +141,8 @@ static void close_all_except(const struct sandbox_plan *plan, int sync_fd)
 	for (size_t i = 0; i < plan->n_mounts && n < ARRAY_SIZE(keep); i++)
 		if (plan->mounts[i].tree_fd >= 0)
 			keep[n++] = plan->mounts[i].tree_fd;
+	if (plan->review_tree_fd >= 0 && n < ARRAY_SIZE(keep))
+		keep[n++] = plan->review_tree_fd;
 	qsort(keep, n, sizeof(int), cmp_int);
 	unsigned from = 3;
 	for (size_t i = 0; i < n; i++) {
@@ -230,7 +232,7 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 	}
 	/* The guard: after Landlock (its calls are judged like the agent's),
 	 * before seccomp (its own calls must not come back to it). */
-	if (plan->protect.n && (fds[5] = guard_start(plan, &err)) < 0)
+	if ((plan->protect.n || plan->sockguard) && (fds[5] = guard_start(plan, &err)) < 0)
 		fail(sync_fd, &err);
 	int notify_fd = -1;
 	if (seccomp_apply(plan, &notify_fd, &err) < 0)

@@ -56,8 +56,21 @@ int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct e
 	snprintf(rfd, sizeof(rfd), "%d", rp[1]);
 	snprintf(uid, sizeof(uid), "%u", plan->host_uid);
 	snprintf(gid, sizeof(gid), "%u", plan->host_gid);
-	char *argv[] = { exe, pol->file, cwd, (char *)(home && home[0] == '/' ? home : "/"), cfd, rfd, uid, gid, NULL };
+	/* The enterprise files the policy was narrowed by follow: the proxy
+	 * reads the policy again and must narrow it the same way. */
+	char *fixed[] = { exe, pol->file, cwd, (char *)(home && home[0] == '/' ? home : "/"), cfd, rfd, uid, gid };
+	size_t nfixed = sizeof(fixed) / sizeof(*fixed);
+	char **argv = calloc(nfixed + pol->n_layer_files + 1, sizeof(*argv));
+	if (!argv) {
+		close(cs[1]);
+		close(rp[1]);
+		return error_set(err, ENOMEM, "out of memory");
+	}
+	memcpy(argv, fixed, sizeof(fixed));
+	for (size_t i = 0; i < pol->n_layer_files; i++)
+		argv[nfixed + i] = pol->layer_files[i];
 	pid_t pid = sibling_spawn(argv, cs[1], rp[1]);
+	free(argv);
 	if (pid < 0)
 		return error_sys(err, errno, "cannot start the egress proxy");
 	close(cs[1]);

@@ -36,6 +36,8 @@ struct mount_entry {
 	unsigned mode;   /* TMPFS: permission bits of its root */
 	bool user_path;  /* named by the policy (workspace, read, write): idmapped when needed */
 	int tree_fd;     /* prepared detached tree (idmapped), or -1 */
+	bool overlay;    /* BIND of the workspace in review mode: an overlay
+	                  * goes on top, with this bind as its lower layer */
 };
 
 /* Landlock rule: grant `access` beneath path (a path inside the sandbox). */
@@ -78,9 +80,27 @@ struct sandbox_plan {
 	struct protect_set protect; /* filesystem.protect's globs; n > 0 turns
 	                             * the guard on (guard.c) */
 	int guard_fd;      /* child: the guard's end of its socket, or -1 */
+	/* Review mode (sandbox.workspace_mode: review): the directory
+	 * holding the overlay's upper and work directories, outside the
+	 * sandbox (review_run.c), or NULL. Started as root, the sandbox's uid
+	 * cannot walk the path to it, and review_tree_fd is a detached clone
+	 * of it (else -1); the child closes it once the overlay is mounted. */
+	char *review_layer;
+	int review_tree_fd;
+	/* Unix sockets: every connect (and sendto with an address) goes
+	 * through the guard, which lets a pathname socket be reached only
+	 * when it is one of these (filesystem.sockets, resolved, bound at
+	 * the same path) or was bound inside the sandbox. Off in observe
+	 * mode. */
+	bool sockguard;
+	char **sockets;    /* at most PLAN_MAX_SOCKETS */
+	size_t n_sockets;
 };
 
 void plan_free(struct sandbox_plan *p);
+
+/* filesystem.sockets: the most a policy may name. */
+#define PLAN_MAX_SOCKETS 64
 
 /* Transparent mode: where the DNS listener answers inside the sandbox. */
 #define PLAN_DNS_PORT 53
@@ -103,6 +123,9 @@ int plan_env_set(struct sandbox_plan *p, const char *name, const char *value) WU
 int plan_build(const struct policy *pol, char *const *argv, bool trace, struct sandbox_plan *out,
 	       struct error *err) WUR;
 
+/* Does the sandbox show the host's path through one of the plan's binds? */
+bool plan_shows(const struct sandbox_plan *p, const char *path);
+
 /* Observe mode: turn an enforce plan (already copied into fsrules by the
  * caller) into observe mode's: no Landlock rules, and no mounts but those
  * idmapping needs and the covers of airlock's own files (the policy file,
@@ -119,10 +142,11 @@ int plan_observe(struct sandbox_plan *p, const struct policy *pol, const char *a
 #define PROTECT_MAX_DEPTH 64
 int protect_plan(struct sandbox_plan *p, const struct policy *pol, const char *ws, struct error *err) WUR;
 
-/* guard.c: creating calls under filesystem.protect. The guard is a
- * process of the sandbox (its user and mount namespaces, its uid, its
- * Landlock domain, no seccomp filter) that performs each call the
- * supervisor hands it after judging the name it would create. */
+/* guard.c: creating calls under filesystem.protect, and connect/sendto.
+ * The guard is a process of the sandbox (its user and mount namespaces,
+ * its uid, its Landlock domain, no seccomp filter) that performs each
+ * call the supervisor hands it after judging the name it would create or
+ * the socket it would reach. */
 /* child: fork the guard; returns the supervisor's end of its socket, or
  * -1 with err set. */
 int guard_start(const struct sandbox_plan *plan, struct error *err) WUR;
@@ -133,6 +157,17 @@ struct seccomp_notif;
 void guard_handle(int notify, int guard, const struct seccomp_notif *req, struct trace_log *log);
 /* supervisor: is nr a call guard_handle answers? */
 bool guard_syscall(int nr);
+/* supervisor: answer connect, sendto with an address, or the creation of
+ * a datagram unix socket (allowed only when named: the policy names a
+ * socket). */
+struct guard_net {
+	bool named;          /* filesystem.sockets names at least one */
+	uint16_t proxy_port; /* as in the plan: the only TCP port Landlock lets the sandbox connect to */
+	bool transparent;    /* as in the plan: Landlock leaves TCP connects alone */
+};
+void guard_handle_socket(int notify, int guard, const struct seccomp_notif *req, struct trace_log *log,
+			 const struct guard_net *net);
+bool guard_socket_syscall(int nr);
 
 /* mount.c: runs in the child, in its new user+mount namespace. */
 int mount_build_root(const struct sandbox_plan *plan, struct error *err) WUR;

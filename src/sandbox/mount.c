@@ -65,8 +65,9 @@ static int make_mount_point(int rootfd, const char *path, bool leaf_dir, struct 
 			/* Already there (observe mode mounts over the host's
 			 * own file): nothing to make, and nothing to open. */
 			struct stat st;
-			if (fstatat(dir, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
-				return 0;
+			if (fstatat(dir, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    (S_ISREG(st.st_mode) || S_ISSOCK(st.st_mode)))
+				return 0; /* (a named socket in a bound directory: bound over itself) */
 			int fd = openat(dir, comp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 			if (fd < 0 && errno != EEXIST && errno != EISDIR)
 				return error_sys(err, errno, "cannot create mount point %s", path);
@@ -216,6 +217,84 @@ static int protect_bind(int rootfd, const char *dst, struct error *err)
 	return 0;
 }
 
+#define REVIEW_STAGE "/.airlock-review"
+
+/* Review mode: an overlay over the workspace's bind at dst, with that bind
+ * as its lower layer and the session's upper and work directories.
+ * Mounted from inside the sandbox's user namespace (overlayfs allows that
+ * since Linux 5.11), so its xattrs are user.overlay.* (userxattr). The
+ * kernel takes upper and work only from a mount of our own namespace
+ * (it clones them privately). So a detached clone of the session's layer
+ * directory (tree: ours, made while the host's tree was in view, or,
+ * started as root, where the sandbox's uid cannot walk the path, the
+ * supervisor's) is attached for the moment the overlay takes to mount,
+ * then detached again, and its fd closed: no way out reaches the command. */
+static int overlay_workspace(int tree, int rootfd, const char *dst, struct error *err)
+{
+	char target[PATH_MAX], stage_dir[PATH_MAX];
+	int r = staged(target, sizeof(target), dst, err);
+	int lower = -1, fs = -1, mnt = -1, layer = -1, upper = -1, work = -1;
+	bool attached = false;
+	if (r < 0 || (r = staged(stage_dir, sizeof(stage_dir), REVIEW_STAGE, err)) < 0)
+		goto out;
+	if ((r = make_mount_point(rootfd, REVIEW_STAGE, true, err)) < 0 || (r = attach(tree, REVIEW_STAGE, err)) < 0)
+		goto out;
+	attached = true;
+	layer = open(stage_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	upper = layer < 0 ? -1 : openat(layer, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	work = layer < 0 ? -1 : openat(layer, "work", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (upper < 0 || work < 0) {
+		r = error_sys(err, errno, "review mode: cannot open the session's layer");
+		goto out;
+	}
+	lower = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fs = (int)syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
+	if (lower < 0 || fs < 0) {
+		r = error_sys(err, errno, "review mode: cannot %s", lower < 0 ? "open the workspace" : "use overlayfs");
+		goto out;
+	}
+	const int fds[3] = { lower, upper, work };
+	const char *keys[3] = { "lowerdir+", "upperdir", "workdir" };
+	bool by_fd = syscall(SYS_fsconfig, fs, FSCONFIG_SET_FD, keys[0], NULL, fds[0]) == 0;
+	for (int i = 0; i < 3; i++) {
+		if (by_fd && (i == 0 || syscall(SYS_fsconfig, fs, FSCONFIG_SET_FD, keys[i], NULL, fds[i]) == 0))
+			continue;
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fds[i]);
+		if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, i == 0 ? "lowerdir" : keys[i], path, 0) < 0) {
+			r = error_sys(err, errno, "review mode: overlayfs refuses %s", keys[i]);
+			goto out;
+		}
+	}
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		r = error_sys(err, errno,
+			      "review mode: cannot mount the overlay on the workspace (the state directory's "
+			      "filesystem must support user xattrs, and may not be an overlay itself)");
+		goto out;
+	}
+	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (mnt < 0 || sys_move_mount(mnt, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+		r = error_sys(err, errno, "review mode: cannot attach the overlay on %s", dst);
+		goto out;
+	}
+	r = 0;
+out:
+	for (int i = 0; i < 6; i++) {
+		int fd = (int[]){ lower, fs, mnt, layer, upper, work }[i];
+		if (fd >= 0)
+			close(fd);
+	}
+	close(tree);
+	if (attached) {
+		if (umount2(stage_dir, MNT_DETACH) < 0 && r == 0)
+			r = error_sys(err, errno, "review mode: cannot detach the session's layer");
+		if (unlinkat(rootfd, &REVIEW_STAGE[1], AT_REMOVEDIR) < 0 && r == 0)
+			r = error_sys(err, errno, "review mode: cannot remove %s", REVIEW_STAGE);
+	}
+	return r;
+}
+
 static int hide_file_tree(struct error *err)
 {
 	/* An empty, read-only file to mount over denied files: a detached
@@ -258,6 +337,7 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 	int r;
 	int hide_tree = -1;
 	_cleanup_close_ int rootfd = -1;
+	_cleanup_close_ int review_tree = plan->review_tree_fd;
 
 	/* Nothing we do may propagate back to the host's namespace. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -284,6 +364,13 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 			goto out;
 	}
 
+	if (plan->review_layer && review_tree < 0) {
+		review_tree = sys_open_tree(AT_FDCWD, plan->review_layer, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (review_tree < 0) {
+			r = error_sys(err, errno, "review mode: cannot clone %s", plan->review_layer);
+			goto out;
+		}
+	}
 	for (size_t i = 0; i < plan->n_mounts; i++) {
 		const struct mount_entry *m = &plan->mounts[i];
 		if (m->kind == MOUNT_HIDE_FILE && hide_tree < 0) {
@@ -371,6 +458,10 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 			}
 			if (r >= 0)
 				r = attach(trees[i], m->dst, err);
+			if (r >= 0 && m->overlay) {
+				r = overlay_workspace(review_tree, rootfd, m->dst, err);
+				review_tree = -1;
+			}
 			if (r < 0)
 				goto out;
 			break;

@@ -41,6 +41,9 @@ void plan_free(struct sandbox_plan *p)
 	for (size_t i = 0; i < p->n_rules; i++)
 		free(p->rules[i].path);
 	free(p->rules);
+	for (size_t i = 0; i < p->n_sockets; i++)
+		free(p->sockets[i]);
+	free(p->sockets);
 	if (p->envp) {
 		for (char **e = p->envp; *e; e++)
 			free(*e);
@@ -51,9 +54,13 @@ void plan_free(struct sandbox_plan *p)
 	free(p->home);
 	free(p->workspace);
 	protect_set_free(&p->protect);
+	free(p->review_layer);
+	if (p->review_tree_fd >= 0)
+		close(p->review_tree_fd);
 	if (p->ca_bundle)
 		free(p->ca_bundle);
 	memset(p, 0, sizeof(*p));
+	p->review_tree_fd = -1;
 }
 
 static bool path_under(const char *path, const char *dir)
@@ -108,6 +115,98 @@ static bool covered(const struct sandbox_plan *p, const char *path)
 	return false;
 }
 
+/* "/a/./b/../c" -> "/a/c", in place, for an absolute path. Used only on
+ * a link's target joined to its directory, which has no links itself. */
+static void lexical_normalise(char *path)
+{
+	char *out = path + 1;
+	const char *in = path + 1;
+	while (*in) {
+		const char *end = strchrnul(in, '/');
+		size_t n = (size_t)(end - in);
+		if (n == 0 || (n == 1 && in[0] == '.')) {
+			/* skip */
+		} else if (n == 2 && in[0] == '.' && in[1] == '.') {
+			if (out > path + 1) {
+				out--; /* the '/' that ended the last kept component */
+				while (out > path + 1 && out[-1] != '/')
+					out--;
+			}
+		} else {
+			memmove(out, in, n);
+			out += n;
+			*out++ = '/';
+		}
+		in = *end ? end + 1 : end;
+	}
+	if (out > path + 1)
+		out--;
+	*out = '\0';
+}
+
+static bool has_link(const struct sandbox_plan *p, const char *dst)
+{
+	for (size_t i = 0; i < p->n_mounts; i++)
+		if (p->mounts[i].kind == MOUNT_SYMLINK && strcmp(p->mounts[i].dst, dst) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * A listed path is bound at its real location; the names that led there
+ * through symlinks (/lib64 -> usr/lib64 on a merged-/usr system) are
+ * recreated as the same symlinks wherever no bind shows them already, so
+ * that the path as written, and the loader's own paths, still resolve
+ * with `filesystem.baseline: false`. A link's target is followed the same
+ * way, a bounded number of times.
+ */
+static int add_links_along(struct sandbox_plan *p, const char *path, int budget)
+{
+	char prefix[PATH_MAX];
+	size_t len = strlen(path);
+	if (len >= sizeof(prefix) || budget <= 0)
+		return 0;
+	for (size_t i = 1; i <= len; i++) {
+		if (i < len && path[i] != '/')
+			continue;
+		memcpy(prefix, path, i);
+		prefix[i] = '\0';
+		struct stat st;
+		if (lstat(prefix, &st) < 0)
+			return 0;
+		if (!S_ISLNK(st.st_mode))
+			continue;
+		char target[PATH_MAX];
+		ssize_t n = readlink(prefix, target, sizeof(target) - 1);
+		if (n <= 0)
+			return 0;
+		target[n] = '\0';
+		if (!covered(p, prefix) && !has_link(p, prefix) &&
+		    add_mount(p, MOUNT_SYMLINK, target, prefix, true, false, 0) < 0)
+			return -ENOMEM;
+		/* The link's target, then what lay beyond the link. */
+		char next[PATH_MAX];
+		int w;
+		if (target[0] == '/') {
+			w = snprintf(next, sizeof(next), "%s%s", target, path + i);
+		} else {
+			char *slash = strrchr(prefix, '/');
+			*slash = '\0';
+			w = snprintf(next, sizeof(next), "%s/%s%s", prefix, target, path + i);
+		}
+		if (w < 0 || (size_t)w >= sizeof(next))
+			return 0;
+		lexical_normalise(next);
+		return add_links_along(p, next, budget - 1);
+	}
+	return 0;
+}
+
+bool plan_shows(const struct sandbox_plan *p, const char *path)
+{
+	return covered(p, path);
+}
+
 static size_t depth(const char *path)
 {
 	size_t d = 0;
@@ -153,6 +252,37 @@ static char *home_dir(void)
 		return strdup(h);
 	struct passwd *pw = getpwuid(getuid());
 	return pw && pw->pw_dir ? strdup(pw->pw_dir) : NULL;
+}
+
+/* filesystem.sockets: each bound read-only at its own path (connecting
+ * needs no write access to the mount, only to the inode) and remembered
+ * for the guard, which lets these and no other host socket be reached. */
+static int plan_sockets(struct sandbox_plan *p, const struct policy *pol, struct error *err)
+{
+	const struct policy_paths *ps = &pol->filesystem.sockets;
+	p->sockguard = true;
+	if (ps->n > PLAN_MAX_SOCKETS)
+		return error_set(err, E2BIG, "%s:%u:%u: filesystem.sockets: names %zu sockets; at most %d",
+				 ps->v[0].loc.file, ps->v[0].loc.line, ps->v[0].loc.col, ps->n, PLAN_MAX_SOCKETS);
+	if (ps->n && !(p->sockets = calloc(ps->n, sizeof(*p->sockets))))
+		return error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct policy_loc *loc = &ps->v[i].loc;
+		char real[PATH_MAX];
+		struct stat st;
+		if (!realpath(ps->v[i].path, real) || stat(real, &st) < 0)
+			return error_sys(err, errno, "%s:%u:%u: filesystem.sockets[%zu]: cannot reach %s", loc->file,
+					 loc->line, loc->col, i, ps->v[i].path);
+		if (!S_ISSOCK(st.st_mode))
+			return error_set(err, ENOTSOCK, "%s:%u:%u: filesystem.sockets[%zu]: %s is not a unix socket",
+					 loc->file, loc->line, loc->col, i, real);
+		if (!(p->sockets[p->n_sockets] = strdup(real)))
+			return error_set(err, ENOMEM, "out of memory");
+		p->n_sockets++;
+		if (add_mount(p, MOUNT_BIND, real, real, true, false, 0) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
+	return 0;
 }
 
 bool intercepts(const struct policy *pol)
@@ -310,6 +440,7 @@ int plan_observe(struct sandbox_plan *p, const struct policy *pol, const char *a
 	 * (no read-only covers, no guard) in observe mode. */
 	protect_set_free(&p->protect);
 	p->observe = true;
+	p->sockguard = false; /* observe mode records, it does not refuse */
 	/* airlock's own files are no decision of the policy, and stay out of
 	 * the agent's hands: the policy file read-only (a mount point, it
 	 * cannot be renamed over or unlinked either: an agent that rewrote it
@@ -320,6 +451,10 @@ int plan_observe(struct sandbox_plan *p, const struct policy *pol, const char *a
 	if (observe_cover(p, policy_file, false) < 0 || observe_cover(p, audit_dir, false) < 0 ||
 	    observe_cover(p, pol->network.log, false) < 0 || observe_cover(p, authority_dir, true) < 0)
 		return -ENOMEM;
+	/* The enterprise files, for the same reason as the policy file. */
+	for (size_t i = 0; i < pol->n_layer_files; i++)
+		if (observe_cover(p, pol->layer_files[i], false) < 0)
+			return -ENOMEM;
 	sort_by_depth(p->mounts, p->n_mounts);
 	return 0;
 }
@@ -334,6 +469,7 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 
 	memset(p, 0, sizeof(*p));
 	p->guard_fd = -1;
+	p->review_tree_fd = -1;
 	p->argv = (char **)argv;
 	p->trace = trace;
 	p->hold = trace;
@@ -409,16 +545,25 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 				goto oom;
 			p->mounts[p->n_mounts - 1].user_path = true;
 		}
+	for (int l = 0; l < 2; l++)
+		for (size_t i = 0; i < lists[l]->n; i++)
+			if (add_links_along(p, lists[l]->v[i].path, 8) < 0)
+				goto oom;
+	if ((r = plan_sockets(p, pol, err)) < 0)
+		return r;
 	/* Parents before children: a workspace under /tmp or home lands on
 	 * top of the private tmpfs, a read-only path under the workspace on
 	 * top of the workspace. */
 	sort_by_depth(p->mounts, p->n_mounts);
 
 	/* Denied paths that would otherwise be visible are covered last, and
-	 * so is the policy file itself: the agent neither reads its rules nor
-	 * edits them for the next run. */
-	for (size_t i = 0; i <= pol->filesystem.deny.n; i++) {
-		const char *path = i < pol->filesystem.deny.n ? pol->filesystem.deny.v[i].path
+	 * so is the policy file itself, and the enterprise files that
+	 * narrowed it: the agent neither reads its rules nor edits them for
+	 * the next run. */
+	for (size_t i = 0; i <= pol->filesystem.deny.n + pol->n_layer_files; i++) {
+		size_t nd = pol->filesystem.deny.n;
+		const char *path = i < nd ? pol->filesystem.deny.v[i].path
+			: i > nd ? pol->layer_files[i - nd - 1]
 			: pol->file && strcmp(pol->file, "<default>") != 0 ? pol->file : NULL;
 		if (!path)
 			continue;
@@ -432,8 +577,10 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 	}
 
 	/* Protected paths last: read-only over whatever the workspace and
-	 * the policy's paths show there. */
-	if ((r = protect_plan(p, pol, ws, err)) < 0)
+	 * the policy's paths show there. In review mode the workspace is a
+	 * layer nothing leaves unreviewed: a hand-off file written there is
+	 * held and flagged (review_run.c), not refused. */
+	if (pol->sandbox.workspace_mode != POLICY_WS_REVIEW && (r = protect_plan(p, pol, ws, err)) < 0)
 		return r;
 
 	/* Landlock rights, mirroring the mounts. */

@@ -18,11 +18,10 @@
 
 int seccomp_apply(const struct sandbox_plan *plan, int *notify_fd, struct error *err)
 {
-	bool guard = plan->protect.n > 0;
-	const unsigned char *prog = plan->trace ? (guard ? seccomp_bpf_trace_protect : seccomp_bpf_trace)
-						: (guard ? seccomp_bpf_errno_protect : seccomp_bpf_errno);
-	unsigned long len = plan->trace ? (guard ? seccomp_bpf_trace_protect_len : seccomp_bpf_trace_len)
-					: (guard ? seccomp_bpf_errno_protect_len : seccomp_bpf_errno_len);
+	bool protect = plan->protect.n > 0, guard = protect || plan->sockguard;
+	int k = seccomp_bpf_index(plan->trace, protect, plan->sockguard);
+	const unsigned char *prog = seccomp_bpf_progs[k];
+	unsigned long len = *seccomp_bpf_lens[k];
 	struct sock_fprog fprog = {
 		.len = (unsigned short)(len / sizeof(struct sock_filter)),
 		.filter = (struct sock_filter *)(uintptr_t)prog,

@@ -2,16 +2,18 @@
 #ifndef AIRLOCK_SANDBOX_SECCOMP_BPF_H
 #define AIRLOCK_SANDBOX_SECCOMP_BPF_H
 
+#include <stdbool.h>
+
 /* The sandbox's seccomp programs (struct sock_filter arrays), generated at
- * build time by seccomp-gen from seccomp_rules.c. */
-extern const unsigned char seccomp_bpf_errno[];
-extern const unsigned long seccomp_bpf_errno_len;
-extern const unsigned char seccomp_bpf_trace[];
-extern const unsigned long seccomp_bpf_trace_len;
-/* The same with filesystem.protect's creating calls sent to the supervisor. */
-extern const unsigned char seccomp_bpf_errno_protect[];
-extern const unsigned long seccomp_bpf_errno_protect_len;
-extern const unsigned char seccomp_bpf_trace_protect[];
-extern const unsigned long seccomp_bpf_trace_protect_len;
+ * build time by seccomp-gen from seccomp_rules.c: one per combination of
+ * trace mode, filesystem.protect's creating calls and the socket guard's
+ * calls sent to the supervisor, indexed by seccomp_bpf_index. */
+extern const unsigned char *const seccomp_bpf_progs[8];
+extern const unsigned long *const seccomp_bpf_lens[8];
+
+static inline int seccomp_bpf_index(bool trace, bool protect, bool sockets)
+{
+	return (sockets ? 4 : 0) + (protect ? 2 : 0) + (trace ? 1 : 0);
+}
 
 #endif

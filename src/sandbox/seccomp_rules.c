@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include "sandbox/seccomp_rules.h"
 #include "util/cleanup.h"
@@ -101,7 +102,8 @@ static bool guarded(const char *name)
 	return false;
 }
 
-int seccomp_rules_build(bool notify, bool trace, bool protect, scmp_filter_ctx *out, struct error *err)
+int seccomp_rules_build(bool notify, bool trace, bool protect, bool sockets, scmp_filter_ctx *out,
+			struct error *err)
 {
 	struct rule_ctx rc = {
 		.ctx = seccomp_init(SCMP_ACT_ALLOW),
@@ -180,6 +182,26 @@ int seccomp_rules_build(bool notify, bool trace, bool protect, scmp_filter_ctx *
 		 * and the supervisor could only read racily. ENOSYS makes libc
 		 * and most programs fall back to openat, judged above. */
 		if ((r = add(&rc, SCMP_ACT_ERRNO(ENOSYS), "openat2", 0, NULL, err)) < 0)
+			goto out;
+	}
+
+	/* Unix sockets (guard.c): connect, and sendto with an address, go to
+	 * the supervisor, which has the guard perform them after judging a
+	 * pathname address by the inode it reaches. BPF sees no address (it
+	 * is in memory), so every connect goes, TCP to the proxy included.
+	 * sendmsg and sendmmsg carry theirs inside a struct BPF cannot read
+	 * either, and only a datagram unix socket honours one (stream and
+	 * seqpacket sockets ignore or refuse it): creating a datagram unix
+	 * socket, alone or as a pair, goes to the supervisor too, which
+	 * refuses it unless the policy names a socket (see guard.c). */
+	if (sockets) {
+		struct scmp_arg_cmp dgram[2] = { SCMP_A0(SCMP_CMP_EQ, AF_UNIX),
+						 SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf /* SOCK_TYPE_MASK */, SOCK_DGRAM) };
+		struct scmp_arg_cmp addr = SCMP_A4(SCMP_CMP_NE, 0);
+		if ((r = add(&rc, SCMP_ACT_NOTIFY, "connect", 0, NULL, err)) < 0 ||
+		    (r = add(&rc, SCMP_ACT_NOTIFY, "sendto", 1, &addr, err)) < 0 ||
+		    (r = add(&rc, SCMP_ACT_NOTIFY, "socket", 2, dgram, err)) < 0 ||
+		    (r = add(&rc, SCMP_ACT_NOTIFY, "socketpair", 2, dgram, err)) < 0)
 			goto out;
 	}
 

@@ -12,7 +12,10 @@
  * and records them). With trace, path-taking calls stop for the
  * supervisor's ptrace. With protect, calls that create a name go to the
  * supervisor as user notifications (guard.c), and openat2 returns ENOSYS.
- * *out is owned by the caller (seccomp_release). */
-int seccomp_rules_build(bool notify, bool trace, bool protect, scmp_filter_ctx *out, struct error *err);
+ * With sockets, connect, sendto with an address and the creation of
+ * datagram unix sockets do too (guard.c). *out is owned by the caller
+ * (seccomp_release). */
+int seccomp_rules_build(bool notify, bool trace, bool protect, bool sockets, scmp_filter_ctx *out,
+			struct error *err);
 
 #endif

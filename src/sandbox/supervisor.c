@@ -34,6 +34,7 @@
 #include "sandbox/fsrules.h"
 #include "sandbox/ftrace.h"
 #include "sandbox/landlock_abi.h"
+#include "sandbox/review_run.h"
 #include "sandbox/trace.h"
 #include "handoff/protect.h"
 #include "util/cleanup.h"
@@ -94,6 +95,13 @@ static bool copy_fd(int from, int to)
 	return true;
 }
 
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
 static const int relayed[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
 struct run_state {
@@ -109,6 +117,8 @@ struct run_state {
 	struct egress egress;
 	struct auditlog audit;
 	bool protect; /* creating calls come through the notify fd */
+	bool sockguard; /* so do connect and sendto (guard.c) */
+	struct guard_net net; /* what guard_handle_socket needs of the plan */
 };
 
 /* Denials the sandbox reports go to the audit log too. */
@@ -126,6 +136,10 @@ static void handle_notify(struct run_state *s)
 		return;
 	if (s->protect && guard_syscall(req.data.nr)) {
 		guard_handle(s->notify, s->guard, &req, s->trace);
+		return;
+	}
+	if (s->sockguard && guard_socket_syscall(req.data.nr)) {
+		guard_handle_socket(s->notify, s->guard, &req, s->trace, &s->net);
 		return;
 	}
 	trace_record_syscall(s->trace, &req);
@@ -311,6 +325,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	bool masked = false;
 	struct protect_set protect = { 0 };
 	char ws[PATH_MAX] = "";
+	struct review_run rr = { 0 };
+	bool review = pol->sandbox.workspace_mode == POLICY_WS_REVIEW;
 
 	if (pol->sandbox.boundary != POLICY_BOUNDARY_PROCESS)
 		return error_set(err, ENOTSUP,
@@ -346,6 +362,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	 * traces to record what would have been denied. */
 	if ((r = protect_set_from_policy(pol, &protect)) < 0)
 		return error_set(err, ENOMEM, "out of memory");
+	if (review)
+		protect_set_free(&protect); /* held for review instead (plan.c) */
 	bool trace = report || observe || (audit_dir && protect.n);
 	/* The audit writer starts first: loading libcrypto, its
 	 * configuration and the authority key take longer than anything else
@@ -367,6 +385,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		return r;
 	}
 	plan.hold = plan.hold || audit_dir;
+	if (review && (r = review_run_prepare(pol, &plan, &rr, err)) < 0)
+		goto out;
 	if (observe) {
 		/* What enforce mode would have built is kept to judge by; the
 		 * sandbox gets the host's tree and no ruleset. On a kernel
@@ -498,6 +518,12 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 			audit_default_hint(err, audit_dir);
 		goto out;
 	}
+	if ((r = review_run_name(&rr, audit_dir ? s.audit.session : NULL, err)) < 0) {
+		for (int i = 0; i < PROTO_MAX_FDS; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		goto out;
+	}
 	/* The session key, for the identity header, reaches the proxy before
 	 * its sockets do (egress_start closes the control socket). */
 	if ((r = egress_identity(&s.egress, &s.audit, err)) < 0) {
@@ -507,8 +533,15 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		goto out;
 	}
 	int k = 0;
-	if (buf[1] & PROTO_FD_NOTIFY)
+	if (buf[1] & PROTO_FD_NOTIFY) {
 		s.notify = fds[k++];
+		/* Linux 6.6+: the supervisor answers each call and then
+		 * sleeps, so waking the caller synchronously (on this CPU,
+		 * rather than wherever the scheduler would place it) saves a
+		 * migration on every guarded call. Older kernels: EINVAL,
+		 * and the ordinary wake-up. */
+		(void)ioctl(s.notify, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+	}
 	if (buf[1] & PROTO_FD_PTY)
 		term_attach(&term, fds[k++]);
 	int net_fds[3] = { -1, -1, -1 }; /* listener, IPv6 listener, DNS */
@@ -521,8 +554,11 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	if (buf[1] & PROTO_FD_GUARD)
 		s.guard = fds[k++];
 	s.protect = plan.protect.n > 0;
-	if (s.protect && (s.guard < 0 || s.notify < 0)) {
-		r = error_set(err, EIO, "sandbox setup failed: no guard for filesystem.protect");
+	s.sockguard = plan.sockguard;
+	s.net = (struct guard_net){ .named = plan.n_sockets > 0, .proxy_port = plan.proxy_port,
+				    .transparent = plan.transparent };
+	if ((s.protect || s.sockguard) && (s.guard < 0 || s.notify < 0)) {
+		r = error_set(err, EIO, "sandbox setup failed: no guard");
 		goto out;
 	}
 	if (net_fds[0] >= 0) {
@@ -587,6 +623,10 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	if (limits_cgroup_pids_hit(&cg))
 		fprintf(stderr, "airlock: process limit of %llu reached; process creation failed inside the sandbox\n",
 			(unsigned long long)pol->sandbox.limits.pids);
+	/* The change is read once the sandbox is gone (nothing writes the
+	 * layer any more), and its flagged entries go into the log before
+	 * the seal. */
+	review_run_finish(&rr, plan.workspace, audit_dir ? &s.audit : NULL);
 	if (audit_dir) {
 		struct error aerr = { 0 };
 		if (auditlog_finish(&s.audit, *exit_code, &aerr) < 0) {
@@ -600,6 +640,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		fprintf(stderr,
 			"airlock: WARNING: observe mode: nothing was enforced; %lu operation%s would have been denied\n",
 			trace_observed(s.trace), trace_observed(s.trace) == 1 ? "" : "s");
+	review_run_report(&rr);
 	r = 0;
 out:
 	term_restore(&term);
@@ -628,6 +669,7 @@ out:
 		struct error aerr = { 0 };
 		(void)auditlog_finish(&s.audit, SANDBOX_EXIT_SETUP, &aerr);
 	}
+	review_run_abort(&rr);
 	limits_cgroup_destroy(&cg);
 	trace_free(s.trace);
 	ftrace_free(s.ftrace);

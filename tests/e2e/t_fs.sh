@@ -156,3 +156,33 @@ test_policy_exec_allow_list() {
 	al --policy "$T/policy.yaml" -- /usr/bin/sh -c '/usr/bin/env true; echo rc=$?'
 	assert_contains "$OUT" "rc=0" "exec of a binary under an allowed path"
 }
+
+# Without the baseline, a listed path reached through a symlink (/bin ->
+# usr/bin on a merged-/usr system) keeps its link, so the path as written
+# and the loader's own paths resolve; a link that is not listed is not
+# made.
+test_policy_no_baseline_keeps_listed_links() {
+	local links="" l
+	for l in /bin /lib /lib64; do
+		[ -L "$l" ] && links="$links $l"
+	done
+	[ -n "$links" ] || skip "no top-level symlinks on this system"
+	al_policy "version: 1
+filesystem:
+  baseline: false
+  read: [/usr, /lib, /lib64, /bin]
+process:
+  exec: [/usr]" -- /bin/sh -c 'echo hi'
+	assert_rc 0 "/bin/sh through the listed /bin link"
+	assert_eq "hi" "$OUT" "output of /bin/sh"
+	if [ -L /bin ]; then
+		al_policy "version: 1
+filesystem:
+  baseline: false
+  read: [/usr, /lib, /lib64]
+process:
+  exec: [/usr]" -- /bin/sh -c 'echo hi'
+		assert_ne 0 "$RC" "/bin/sh when /bin is not listed"
+		assert_not_contains "$OUT" "hi" "output without the link"
+	fi
+}

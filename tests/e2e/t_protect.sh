@@ -334,3 +334,27 @@ test_protect_denials_in_the_audit_log() {
 	# Only asked-for reports reach stderr.
 	assert_not_contains "$ERR" "airlock: denied" "the denial report without --trace-denials"
 }
+
+# A creating call from a thread other than its process's leader, relative
+# to a directory fd (the supervisor copies that fd through a pidfd, which
+# must name the thread): performed, and still judged.
+test_protect_creating_calls_from_a_thread() {
+	pg init -q || fail "git init"
+	# shellcheck disable=SC2016
+	al -- /usr/bin/python3 -c '
+import errno, os, threading
+def body():
+    d = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+    for name in ("notes.txt", ".envrc"):
+        try:
+            os.close(os.open(name, os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=d))
+            print(name + ": created")
+        except OSError as e:
+            print(name + ": " + errno.errorcode.get(e.errno, str(e.errno)))
+t = threading.Thread(target=body); t.start(); t.join()'
+	assert_rc 0 "the script ran"
+	assert_contains "$OUT" "notes.txt: created" "an ordinary file, from a thread, by a directory fd"
+	assert_contains "$OUT" ".envrc: EACCES" "a protected name, the same way"
+	assert_file "$WS/notes.txt" "the file the thread made"
+	assert_no_file "$WS/.envrc" "the protected name"
+}

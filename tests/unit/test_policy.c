@@ -425,13 +425,13 @@ static void test_unknown_keys(void **state)
 	    "allow_compressed");
 	BAD("version: 1\nsandbox:\n  modes: enforce\n",
 	    "policy.yaml:3:3: sandbox.modes: unknown key; valid keys here are boundary, workspace, "
-	    "mode, host_uid, host_gid, limits");
+	    "mode, workspace_mode, host_uid, host_gid, limits");
 	BAD("version: 1\nsandbox:\n  limits:\n    mem: 1G\n",
 	    "policy.yaml:4:5: sandbox.limits.mem: unknown key; valid keys here are memory, pids, "
 	    "open_files, cpu, wall");
 	BAD("version: 1\nfilesystem:\n  protected: [/x]\n",
 	    "policy.yaml:3:3: filesystem.protected: unknown key; valid keys here are baseline, read, "
-	    "write, deny, protect, protect_defaults, protect_build");
+	    "write, deny, protect, protect_defaults, protect_build, sockets");
 	BAD("version: 1\nprocess:\n  argv: []\n",
 	    "policy.yaml:3:3: process.argv: unknown key; valid keys here are exec, env");
 	BAD("version: 1\nprocess:\n  env:\n    unset: [A]\n",
@@ -916,6 +916,40 @@ static void test_baseline(void **state)
 /* filesystem.protect: globs relative to the workspace, the table's rows
  * on by default, build entry points only on request; every bad glob is
  * refused with its line and what would be valid. */
+static void test_fs_sockets(void **state)
+{
+	(void)state;
+	struct policy *p = load_ok("version: 1\n");
+	assert_int_equal(p->filesystem.sockets.n, 0);
+	policy_free(p);
+
+	setenv("AIRLOCK_TEST_SOCK", "/run/user/1000/agent.sock", 1);
+	setenv("AIRLOCK_TEST_DIR", "/run/x", 1);
+	unsetenv("AIRLOCK_TEST_UNSET");
+	p = load_ok("version: 1\nfilesystem:\n  sockets: [$AIRLOCK_TEST_SOCK, \"${AIRLOCK_TEST_DIR}/gpg.sock\", "
+		    "/var/run/../run/docker.sock]\n");
+	assert_int_equal(p->filesystem.sockets.n, 3);
+	assert_string_equal(p->filesystem.sockets.v[0].path, "/run/user/1000/agent.sock");
+	assert_string_equal(p->filesystem.sockets.v[1].path, "/run/x/gpg.sock");
+	assert_string_equal(p->filesystem.sockets.v[2].path, "/var/run/docker.sock");
+	assert_int_equal(p->filesystem.sockets.v[1].loc.line, 3);
+	assert_round_trip(p);
+	policy_free(p);
+
+	BAD("version: 1\nfilesystem:\n  sockets: [$AIRLOCK_TEST_UNSET]\n",
+	    "policy.yaml:3:13: filesystem.sockets[0]: \"$AIRLOCK_TEST_UNSET\": $AIRLOCK_TEST_UNSET is not set in "
+	    "airlock's environment; set it, or remove the entry");
+	BAD("version: 1\nfilesystem:\n  sockets: [\"${AIRLOCK_TEST_SOCK\"]\n",
+	    "policy.yaml:3:13: filesystem.sockets[0]: \"${AIRLOCK_TEST_SOCK\": expected $NAME or ${NAME} at the "
+	    "start, then nothing or /...");
+	setenv("AIRLOCK_TEST_REL", "agent.sock", 1);
+	BAD("version: 1\nfilesystem:\n  sockets: [$AIRLOCK_TEST_REL]\n",
+	    "policy.yaml:3:13: filesystem.sockets[0]: \"$AIRLOCK_TEST_REL\": $AIRLOCK_TEST_REL is \"agent.sock\", "
+	    "not an absolute path");
+	BAD("version: 1\nfilesystem:\n  sockets: /run/docker.sock\n",
+	    "policy.yaml:3:12: filesystem.sockets: is a single value; expected a list (e.g. [a, b] or \"- a\" lines)");
+}
+
 static void test_fs_protect(void **state)
 {
 	(void)state;
@@ -1456,7 +1490,7 @@ static void test_print_default(void **state)
 	assert_non_null(strstr(text, "\nversion: 1\nname: \"default\"\nsandbox:\n"));
 	assert_non_null(strstr(text, "\n    memory: unlimited\n    pids: 4096\n"
 				     "    open_files: 1024\n    cpu: unlimited\n    wall: unlimited\n"));
-	assert_non_null(strstr(text, "\n  read: []\n  write: []\n  deny: []\n  protect: []\n"
+	assert_non_null(strstr(text, "\n  read: []\n  write: []\n  deny: []\n  protect: []\n  sockets: []\n"
 				     "  protect_defaults: true\n  protect_build: false\nprocess:\n  env:\n"));
 	assert_null(strstr(text, "exec"));
 	assert_non_null(strstr(text, "\n    set: {}\n"));
@@ -3536,6 +3570,7 @@ int main(void)
 		cmocka_unit_test(test_relative_dir),
 		cmocka_unit_test(test_baseline),
 		cmocka_unit_test(test_fs_contradictions),
+		cmocka_unit_test(test_fs_sockets),
 		cmocka_unit_test(test_fs_protect),
 		cmocka_unit_test(test_workspace_denied),
 		cmocka_unit_test(test_exec),

@@ -21,6 +21,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -166,6 +167,67 @@ static void test_plan_deny_and_nesting(void **state)
 	assert_int_equal(hide->kind, MOUNT_HIDE_FILE);
 	plan_free(&plan);
 	policy_free(pol);
+}
+
+/* filesystem.sockets: each named socket is bound alone at its own path,
+ * on top of a directory that shows it, and handed to the guard; a path
+ * that is not a socket is refused naming the entry. */
+static void test_plan_sockets(void **state)
+{
+	(void)state;
+	char ws[PATH_MAX + 8], run[PATH_MAX + 16], sock[PATH_MAX + 32], file[PATH_MAX + 32], pfile[PATH_MAX + 16];
+	snprintf(ws, sizeof(ws), "%s/ws3", tmpdir);
+	snprintf(run, sizeof(run), "%s/run", tmpdir);
+	snprintf(sock, sizeof(sock), "%s/agent.sock", run);
+	snprintf(file, sizeof(file), "%s/not-a-socket", run);
+	snprintf(pfile, sizeof(pfile), "%s/s.yaml", tmpdir);
+	assert_int_equal(mkdir(ws, 0755), 0);
+	assert_int_equal(mkdir(run, 0755), 0);
+	int sfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	assert_true(strlen(sock) < sizeof(sun.sun_path));
+	strcpy(sun.sun_path, sock);
+	assert_int_equal(bind(sfd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	FILE *f = fopen(file, "w");
+	assert_non_null(f);
+	fclose(f);
+	struct policy_ctx ctx = { .home = "/nonexistent-home", .cwd = tmpdir };
+	struct error err = { 0 };
+	char *argv[] = { "true", NULL };
+
+	f = fopen(pfile, "w");
+	assert_non_null(f);
+	fprintf(f, "version: 1\nsandbox:\n  workspace: %s\nfilesystem:\n  read: [%s]\n  sockets: [%s]\n", ws, run,
+		sock);
+	fclose(f);
+	struct policy *pol = NULL;
+	assert_int_equal(policy_load_file(pfile, &ctx, &pol, &err), 0);
+	struct sandbox_plan plan;
+	assert_int_equal(plan_build(pol, argv, false, &plan, &err), 0);
+	assert_true(plan.sockguard);
+	assert_int_equal(plan.n_sockets, 1);
+	assert_string_equal(plan.sockets[0], sock);
+	const struct mount_entry *m = find_mount(&plan, sock);
+	assert_int_equal(m->kind, MOUNT_BIND);
+	assert_false(m->is_dir);
+	assert_string_equal(m->src, sock);
+	assert_true(mount_index(&plan, run) < mount_index(&plan, sock));
+	plan_free(&plan);
+	policy_free(pol);
+
+	f = fopen(pfile, "w");
+	assert_non_null(f);
+	fprintf(f, "version: 1\nsandbox:\n  workspace: %s\nfilesystem:\n  sockets:\n    - %s\n", ws, file);
+	fclose(f);
+	pol = NULL;
+	assert_int_equal(policy_load_file(pfile, &ctx, &pol, &err), 0);
+	assert_true(plan_build(pol, argv, false, &plan, &err) < 0);
+	char want[PATH_MAX * 2];
+	snprintf(want, sizeof(want), "%s:6:7: filesystem.sockets[0]: %s is not a unix socket", pfile, file);
+	assert_string_equal(err.msg, want);
+	plan_free(&plan);
+	policy_free(pol);
+	close(sfd);
 }
 
 static void test_plan_missing_workspace(void **state)
@@ -356,6 +418,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plan_default),
 		cmocka_unit_test(test_plan_deny_and_nesting),
+		cmocka_unit_test(test_plan_sockets),
 		cmocka_unit_test(test_plan_missing_workspace),
 		cmocka_unit_test(test_seccomp_filter),
 		cmocka_unit_test(test_landlock),

@@ -205,6 +205,25 @@ static void test_files_versus_directories(void **state)
 
 /* Exec of a hidden binary: the binary itself, executable and visible; a
  * merged policy without process.exec keeps its defaults listed. */
+/* A refused host socket is never offered, and nothing is added for it,
+ * not even a read grant of its directory. */
+static void test_host_socket_not_offered(void **state)
+{
+	(void)state;
+	mkdir(at("run"), 0700);
+	mkfile(at("run/docker.sock"));
+	struct suggest *s = NULL;
+	assert_int_equal(suggest_new(NULL, &s), 0);
+	file_denial(s, "connect", at("run/docker.sock"),
+		    "EACCES [protected: a host socket filesystem.sockets does not name]");
+	_cleanup_free_ char *out = fragment(s);
+	assert_non_null(strstr(out, "a host socket: filesystem.sockets names the ones the agent may reach"));
+	char want[512];
+	snprintf(want, sizeof(want), "- \"%s", at("run"));
+	assert_null(strstr(out, want));
+	suggest_free(s);
+}
+
 static void test_exec_exact_binary(void **state)
 {
 	(void)state;
@@ -449,6 +468,7 @@ int main(void)
 		cmocka_unit_test(test_paths_deduplicated_and_minimal),
 		cmocka_unit_test(test_files_versus_directories),
 		cmocka_unit_test(test_exec_exact_binary),
+		cmocka_unit_test(test_host_socket_not_offered),
 		cmocka_unit_test(test_endpoints_by_host_and_port),
 		cmocka_unit_test(test_merge_into_endpoint),
 		cmocka_unit_test(test_unanswerable_listed),

@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * `airlock policy explain`: the effective policy (developer narrowed by
+ * enterprise) with the layer and file:line of every rule, or the answer
+ * to one question with the deciding rule. The answers come from the code
+ * that enforces: net/netpolicy.c for requests (what the proxy calls), the
+ * sandbox plan and sandbox/fsrules.c for paths (what observe mode judges
+ * by), so an answer cannot drift from enforcement.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "net/addr.h"
+#include "net/netpolicy.h"
+#include "policy/layer.h"
+#include "sandbox/fsrules.h"
+#include "sandbox/internal.h"
+#include "sandbox/landlock_abi.h"
+#include "sandbox/sandbox.h"
+#include "util/cleanup.h"
+
+static const char explain_usage[] =
+	"usage: airlock policy explain [--enterprise FILE|DIR] FILE\n"
+	"       airlock policy explain [--enterprise FILE|DIR] FILE --request 'METHOD URL'\n"
+	"       airlock policy explain [--enterprise FILE|DIR] FILE --path P [--access read|write|exec]\n"
+	"       airlock policy explain [--enterprise FILE|DIR] FILE --exec P\n"
+	"\n"
+	"Without a question: the effective policy, each rule followed by\n"
+	"\"# developer FILE:LINE\" or \"# enterprise FILE:LINE\".\n"
+	"With one: allow or deny, the deciding rule and where it came from.\n"
+	"Exit 0 allow, 1 deny, 2 bad usage or policy.\n"
+	"--tool SERVER.TOOL: MCP tool policy is not in the policy schema yet.\n";
+
+static void print_loc(const struct policy_loc *l)
+{
+	if (l->line && l->file) {
+		printf(" (%s ", l->layer ? l->layer : "developer");
+		policy_print_comment(stdout, l->file);
+		printf(":%u)", l->line);
+	} else {
+		fputs(" (built-in default)", stdout);
+	}
+}
+
+static const struct policy_loc *rule_loc(const struct policy *p, const struct net_decision *d)
+{
+	if (!d->ep)
+		return NULL;
+	for (size_t i = 0; i < d->ep->n_rules; i++)
+		if (d->ep->rules[i].id == d->rule)
+			return &d->ep->rules[i].loc;
+	(void)p;
+	return &d->ep->loc;
+}
+
+static int answer(bool allow, const char *rule, const struct policy_loc *loc, const char *why,
+		  const struct policy *p)
+{
+	printf("%s\n", allow ? "allow" : "deny");
+	printf("rule: ");
+	policy_print_comment(stdout, rule);
+	if (loc)
+		print_loc(loc);
+	putchar('\n');
+	if (why && why[0]) {
+		fputs("why: ", stdout);
+		policy_print_comment(stdout, why);
+		putchar('\n');
+	}
+	if (p->sandbox.mode == POLICY_MODE_OBSERVE) {
+		fputs("note: observe mode: nothing is enforced; the answer above is what is recorded\n", stdout);
+		return 0;
+	}
+	return allow ? 0 : 1;
+}
+
+/* "METHOD scheme://host[:port]/path?query" */
+static int explain_request(const struct policy *p, const char *q)
+{
+	char method[64], url[4096];
+	const char *sp = strchr(q, ' ');
+
+	if (!sp || (size_t)(sp - q) >= sizeof(method) || strlen(sp + 1) >= sizeof(url)) {
+		fprintf(stderr, "airlock policy explain: --request wants 'METHOD URL', e.g. 'GET https://example.com/'\n");
+		return SANDBOX_EXIT_USAGE;
+	}
+	memcpy(method, q, (size_t)(sp - q));
+	method[sp - q] = '\0';
+	snprintf(url, sizeof(url), "%s", sp + 1);
+	bool https;
+	char *rest;
+	if (!strncmp(url, "https://", 8)) {
+		https = true;
+		rest = url + 8;
+	} else if (!strncmp(url, "http://", 7)) {
+		https = false;
+		rest = url + 7;
+	} else {
+		fprintf(stderr, "airlock policy explain: --request: the URL must start with http:// or https://\n");
+		return SANDBOX_EXIT_USAGE;
+	}
+	uint16_t port = https ? 443 : 80;
+	char *path = strchr(rest, '/');
+	char *qm = strchr(rest, '?');
+	if (qm && (!path || qm < path))
+		path = NULL;
+	char hostbuf[512];
+	size_t hl = path ? (size_t)(path - rest) : qm ? (size_t)(qm - rest) : strlen(rest);
+	if (hl >= sizeof(hostbuf) || hl == 0) {
+		fprintf(stderr, "airlock policy explain: --request: no host in the URL\n");
+		return SANDBOX_EXIT_USAGE;
+	}
+	memcpy(hostbuf, rest, hl);
+	hostbuf[hl] = '\0';
+	char *colon = hostbuf[0] == '[' ? strstr(hostbuf, "]:") : strrchr(hostbuf, ':');
+	if (colon) {
+		if (hostbuf[0] == '[')
+			colon++;
+		char *end;
+		unsigned long v = strtoul(colon + 1, &end, 10);
+		if (*end || v == 0 || v > 65535) {
+			fprintf(stderr, "airlock policy explain: --request: bad port in the URL\n");
+			return SANDBOX_EXIT_USAGE;
+		}
+		port = (uint16_t)v;
+		*colon = '\0';
+	}
+	char host[256];
+	struct net_addr addr;
+	int numeric = addr_normalize_host(hostbuf, host, sizeof(host), &addr);
+	if (numeric < 0) {
+		fprintf(stderr, "airlock policy explain: --request: not a valid host\n");
+		return SANDBOX_EXIT_USAGE;
+	}
+	const char *pth = path ? path : "/";
+	size_t plen = strcspn(pth, "?");
+	const char *query = qm ? qm + 1 : NULL;
+
+	struct net_decision d;
+	struct policy_network net = p->network;
+	net.mode = policy_net_mode(p);
+	if (!netpol_decide_host(&net, host, port, &d))
+		return answer(false, d.rule, rule_loc(p, &d), d.reason, p);
+	/* The address check the proxy makes after resolving: known here for
+	 * an address and for a name the policy pins with network.resolve;
+	 * other names are resolved only when the request is made. */
+	const char *pinned = NULL;
+	for (size_t i = 0; i < p->network.n_resolve && !numeric; i++)
+		if (!strcmp(p->network.resolve[i].host, host))
+			pinned = p->network.resolve[i].addr;
+	char tmp[256];
+	if (pinned && addr_normalize_host(pinned, tmp, sizeof(tmp), &addr) == 1)
+		numeric = 1;
+	const struct policy_endpoint *ep = d.ep;
+	if (numeric == 1) {
+		struct net_decision da;
+		if (!netpol_decide_address(&net, &addr, port, &da))
+			return answer(false, da.rule, NULL, da.reason, p);
+	}
+	if (https && !ep->intercept) {
+		char why[320];
+		snprintf(why, sizeof(why),
+			 "tls: passthrough: the proxy allows the connection to %s:%u and does not see the request",
+			 host, port);
+		return answer(true, ep->id, &ep->loc, why, p);
+	}
+	if (!netpol_decide_request(ep, method, pth, plen, query, query ? strlen(query) : 0, false, &d))
+		return answer(false, d.rule, rule_loc(p, &d), d.reason, p);
+	return answer(true, d.rule, rule_loc(p, &d), numeric == 1 ? NULL
+				     : "the address is checked when the proxy resolves the name",
+		      p);
+}
+
+static void canon(char *path, size_t len)
+{
+	char real[PATH_MAX];
+	if (realpath(path, real) && strlen(real) < len)
+		memcpy(path, real, strlen(real) + 1);
+}
+
+static bool host_exists(const char *path, void *ctx)
+{
+	struct stat st;
+	(void)ctx;
+	return lstat(path, &st) == 0;
+}
+
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	if (strcmp(dir, "/") == 0)
+		return true;
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* The deepest policy entry holding path: the rule a reader looks at. */
+static void deciding_entry(const struct policy *p, const char *path, bool exec, const char **name,
+			   const char **entry, const struct policy_loc **loc)
+{
+	size_t best = 0;
+	struct {
+		const char *name;
+		const struct policy_paths *ps;
+	} lists[] = { { "filesystem.deny", &p->filesystem.deny },
+		      { "filesystem.write", &p->filesystem.write },
+		      { "filesystem.read", &p->filesystem.read },
+		      { "process.exec", exec ? &p->process.exec : NULL } };
+	*name = NULL;
+	*loc = NULL;
+	if (under(path, p->sandbox.workspace)) {
+		*name = "sandbox.workspace";
+		*entry = p->sandbox.workspace;
+		*loc = &p->sandbox.workspace_loc;
+		best = strlen(p->sandbox.workspace);
+	}
+	for (size_t l = 0; l < sizeof(lists) / sizeof(*lists); l++)
+		for (size_t i = 0; lists[l].ps && i < lists[l].ps->n; i++) {
+			const char *e = lists[l].ps->v[i].path;
+			if (under(path, e) && (strlen(e) > best || !*name)) {
+				*name = lists[l].name;
+				*entry = e;
+				*loc = &lists[l].ps->v[i].loc;
+				best = strlen(e);
+			}
+		}
+}
+
+static int explain_path(const struct policy *p, const char *arg, const char *access)
+{
+	bool is_exec = !strcmp(access, "exec"), is_write = !strcmp(access, "write");
+	if (!is_exec && !is_write && strcmp(access, "read") != 0) {
+		fprintf(stderr, "airlock policy explain: --access must be read, write or exec\n");
+		return SANDBOX_EXIT_USAGE;
+	}
+	char abs[PATH_MAX], cwd[PATH_MAX];
+	if (arg[0] != '/') {
+		if (!getcwd(cwd, sizeof(cwd)) || snprintf(abs, sizeof(abs), "%s/%s", cwd, arg) >= (int)sizeof(abs))
+			return SANDBOX_EXIT_USAGE;
+	} else if (snprintf(abs, sizeof(abs), "%s", arg) >= (int)sizeof(abs)) {
+		return SANDBOX_EXIT_USAGE;
+	}
+	/* The kernel judges the real path: resolve links as Landlock would
+	 * (for a path not there yet, its directory). */
+	struct stat st;
+	bool exists = stat(abs, &st) == 0;
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s", abs);
+	if (exists) {
+		canon(path, sizeof(path));
+	} else {
+		char *slash = strrchr(path, '/');
+		if (slash && slash != path) {
+			*slash = '\0';
+			canon(path, sizeof(path));
+			size_t n = strlen(path);
+			snprintf(path + n, sizeof(path) - n, "/%s", strrchr(abs, '/') + 1);
+		}
+	}
+	uint64_t want;
+	char target[PATH_MAX];
+	snprintf(target, sizeof(target), "%s", path);
+	if (is_exec) {
+		want = LL_FS_EXECUTE | LL_FS_READ_FILE;
+	} else if (is_write && exists) {
+		want = S_ISDIR(st.st_mode) ? LL_FS_MAKE_REG | LL_FS_REMOVE_FILE : LL_FS_WRITE_FILE;
+	} else if (is_write) {
+		/* Creating: Landlock checks the directory it is made in. */
+		want = LL_FS_MAKE_REG;
+		char *slash = strrchr(target, '/');
+		if (slash == target)
+			slash[1] = '\0';
+		else if (slash)
+			*slash = '\0';
+	} else {
+		want = exists && S_ISDIR(st.st_mode) ? LL_FS_READ_DIR : LL_FS_READ_FILE;
+	}
+
+	struct error err = { 0 };
+	struct sandbox_plan plan;
+	char *argv[] = { (char *)"true", NULL };
+	if (plan_build(p, argv, false, &plan, &err) < 0) {
+		fprintf(stderr, "airlock: %s\n", err.msg);
+		plan_free(&plan);
+		return SANDBOX_EXIT_USAGE;
+	}
+	struct fsrules rules = { 0 };
+	int abi = landlock_abi();
+	if (fsrules_from_plan(&plan, landlock_fs_mask(abi > 0 ? abi : 3), canon, &rules) < 0) {
+		plan_free(&plan);
+		fprintf(stderr, "airlock: out of memory\n");
+		return SANDBOX_EXIT_SETUP;
+	}
+	enum fsrules_verdict v = fsrules_check(&rules, target, want, host_exists, NULL);
+	fsrules_free(&rules);
+	plan_free(&plan);
+
+	const char *name, *entry = NULL;
+	const struct policy_loc *loc;
+	deciding_entry(p, path, is_exec, &name, &entry, &loc);
+	char rule[PATH_MAX + 64], why[PATH_MAX + 128];
+	if (name)
+		snprintf(rule, sizeof(rule), "%s %s", name, entry);
+	else
+		snprintf(rule, sizeof(rule), "%s", "filesystem (no entry holds this path: the baseline or nothing)");
+	snprintf(why, sizeof(why), "%s %s: %s", access, path, fsrules_verdict_name(v));
+	return answer(v == FSR_ALLOW, rule, loc, why, p);
+}
+
+int cli_policy_explain(int argc, char **argv)
+{
+	const char *enterprise = NULL, *file = NULL, *request = NULL, *path = NULL, *access = "read",
+		   *exec = NULL, *tool = NULL;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char **slot = NULL;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(explain_usage, stdout);
+			return 0;
+		}
+		if (!strcmp(a, "--enterprise"))
+			slot = &enterprise;
+		else if (!strcmp(a, "--request"))
+			slot = &request;
+		else if (!strcmp(a, "--path"))
+			slot = &path;
+		else if (!strcmp(a, "--access"))
+			slot = &access;
+		else if (!strcmp(a, "--exec"))
+			slot = &exec;
+		else if (!strcmp(a, "--tool"))
+			slot = &tool;
+		if (slot && i + 1 < argc) {
+			*slot = argv[++i];
+			continue;
+		}
+		if (slot || a[0] == '-' || file) {
+			fputs(explain_usage, stderr);
+			return SANDBOX_EXIT_USAGE;
+		}
+		file = a;
+	}
+	if (!file || (!!request + !!path + !!exec + !!tool) > 1) {
+		fputs(explain_usage, stderr);
+		return SANDBOX_EXIT_USAGE;
+	}
+	if (tool) {
+		fprintf(stderr, "airlock policy explain: --tool: MCP tool policy is not in the policy schema yet; "
+				"no rule decides tool calls\n");
+		return SANDBOX_EXIT_USAGE;
+	}
+	struct error err = { 0 };
+	_cleanup_policy_ struct policy *pol = NULL;
+	_cleanup_(policy_layer_report_free) struct policy_layer_report rep = { 0 };
+	if (cli_load_layered(file, enterprise, &pol, &rep, &err) < 0) {
+		fprintf(stderr, "airlock: %s\n", err.msg);
+		return SANDBOX_EXIT_USAGE;
+	}
+	/* Provenance: every rule says its layer, the developer's included. */
+	policy_mark_developer(pol);
+	bool refused = cli_layer_report(&rep, stderr);
+	if (request)
+		return explain_request(pol, request);
+	if (path || exec)
+		return explain_path(pol, path ? path : exec, path ? access : "exec");
+	policy_print(pol, stdout);
+	return refused ? SANDBOX_EXIT_USAGE : 0;
+}

@@ -1,0 +1,658 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Applying a reviewed change to the real workspace, all or nothing.
+ *
+ * 1. Check: every flagged change accepted, and no change's workspace
+ *    entry changed since the run started (the manifest).
+ * 2. Stage: each new or replaced file is written under a temporary name
+ *    in its target directory (same filesystem, so a rename places it);
+ *    each new or replacing directory is built whole under a temporary
+ *    name beside its target. Nothing the user sees has changed yet.
+ * 3. Swap: each replaced or deleted entry is renamed into a backup
+ *    directory at the workspace's top, each staged entry renamed into
+ *    place.
+ * 4. Commit: the journal says so, the backups are removed.
+ *
+ * Every step is written to the session's journal (and synced) before it
+ * is taken. A failure rolls back in reverse: placed entries removed,
+ * backed-up entries renamed back, staged ones removed. An apply that was
+ * killed midway leaves its journal, and the next apply, review or
+ * discard of the session finishes the rollback (or, past the commit, the
+ * cleanup) before anything else.
+ *
+ * Every path of the workspace is reached through directory fds opened
+ * component by component with O_NOFOLLOW: a symlink in the workspace
+ * never takes a write elsewhere.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "handoff/handoff.h"
+#include "review/review.h"
+#include "util/cleanup.h"
+
+struct journal {
+	FILE *f;
+	char path[PATH_MAX];
+};
+
+static int jwrite(struct journal *j, struct error *err, const char *op, const char *rel, const char *extra)
+{
+	_cleanup_free_ char *esc = rel ? review_escape(rel) : NULL;
+	if (rel && !esc)
+		return error_set(err, ENOMEM, "out of memory");
+	fprintf(j->f, "%s%s%s%s%s\n", op, esc ? " " : "", esc ? esc : "", extra ? " " : "", extra ? extra : "");
+	if (fflush(j->f) != 0 || fsync(fileno(j->f)) < 0)
+		return error_sys(err, errno, "cannot write the journal %s", j->path);
+	return 0;
+}
+
+/* Open the parent directory of rel beneath wsfd, never following a
+ * symlink; *leaf points at the last component. */
+static int open_parent(int wsfd, const char *rel, char *buf, size_t len, const char **leaf)
+{
+	if (strlen(rel) >= len)
+		return -ENAMETOOLONG;
+	strcpy(buf, rel);
+	char *slash = strrchr(buf, '/');
+	if (!slash) {
+		*leaf = buf;
+		int fd = dup(wsfd);
+		return fd < 0 ? -errno : fd;
+	}
+	*slash = '\0';
+	*leaf = slash + 1;
+	int fd = dup(wsfd);
+	if (fd < 0)
+		return -errno;
+	char *save = NULL;
+	for (char *c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		int nfd = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (nfd < 0)
+			return -errno;
+		fd = nfd;
+	}
+	return fd;
+}
+
+/* Remove name in dfd and everything beneath it, without following links. */
+static int remove_at(int dfd, const char *name, unsigned depth)
+{
+	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if ((errno != EISDIR && errno != EPERM) || depth > 256)
+		return -errno;
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	int r = 0;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && (r = remove_at(dirfd(d), de->d_name, depth + 1)) < 0)
+			break;
+	closedir(d);
+	if (r == 0 && unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		r = -errno;
+	return r;
+}
+
+/* ---- rollback and recovery ---- */
+
+struct jline {
+	char op[16];
+	char *rel;
+	char *extra;
+};
+
+/* Undo the journal's steps in reverse. Returns 0, or the first error (it
+ * goes on with the other steps). */
+static int rollback(int wsfd, const char *jpath, bool *committed, struct error *err)
+{
+	*committed = false;
+	_cleanup_fclose_ FILE *f = fopen(jpath, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : error_sys(err, errno, "cannot read %s", jpath);
+	struct jline *v = NULL;
+	size_t n = 0, cap = 0;
+	_cleanup_free_ char *line = NULL;
+	size_t lcap = 0;
+	ssize_t len;
+	char *backup = NULL;
+	int r = 0;
+	while ((len = getline(&line, &lcap, f)) > 0) {
+		if (line[len - 1] != '\n')
+			break; /* torn last line: that step was not taken */
+		line[len - 1] = '\0';
+		if (!strcmp(line, "commit")) {
+			*committed = true;
+			continue;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			struct jline *nv = realloc(v, cap * sizeof(*nv));
+			if (!nv) {
+				r = error_set(err, ENOMEM, "out of memory");
+				goto out;
+			}
+			v = nv;
+		}
+		char *sp = strchr(line, ' ');
+		if (!sp)
+			continue;
+		*sp = '\0';
+		char *rel = sp + 1, *extra = strchr(rel, ' ');
+		if (extra)
+			*extra++ = '\0';
+		if (!review_unescape(rel) || strlen(line) >= sizeof(v[n].op))
+			continue;
+		snprintf(v[n].op, sizeof(v[n].op), "%s", line);
+		v[n].rel = strdup(rel);
+		v[n].extra = extra ? strdup(extra) : NULL;
+		if (!strcmp(line, "backup"))
+			backup = v[n].rel;
+		n++;
+	}
+	for (size_t i = n; i-- > 0 && !*committed;) {
+		const char *leaf;
+		char buf[PATH_MAX];
+		int pfd = open_parent(wsfd, v[i].rel, buf, sizeof(buf), &leaf);
+		int e = 0;
+		if (pfd < 0) {
+			e = pfd == -ENOENT ? 0 : pfd;
+		} else if (!strcmp(v[i].op, "placed") || !strcmp(v[i].op, "stage")) {
+			e = remove_at(pfd, leaf, 0);
+		} else if (!strcmp(v[i].op, "moved") && backup && v[i].extra) {
+			char from[PATH_MAX];
+			snprintf(from, sizeof(from), "%s/%s", backup, v[i].extra);
+			if (renameat2(wsfd, from, pfd, leaf, RENAME_NOREPLACE) < 0 && errno != ENOENT)
+				e = -errno;
+		}
+		if (pfd >= 0)
+			close(pfd);
+		if (e < 0 && r == 0)
+			r = error_sys(err, -e, "rollback: cannot restore %s", v[i].rel);
+	}
+	/* Committed or rolled back: the backups are no longer needed. */
+	if (backup && r == 0) {
+		int e = remove_at(wsfd, backup, 0);
+		if (e < 0)
+			r = error_sys(err, -e, "cannot remove the backup directory %s", backup);
+	}
+out:
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].rel);
+		free(v[i].extra);
+	}
+	free(v);
+	return r;
+}
+
+int review_recover(const char *dir, FILE *out, struct error *err)
+{
+	char jpath[PATH_MAX];
+	snprintf(jpath, sizeof(jpath), "%s/journal", dir);
+	if (access(jpath, F_OK) < 0)
+		return 0;
+	_cleanup_free_ char *ws = NULL;
+	int r = review_session_workspace(dir, &ws, err);
+	if (r < 0)
+		return r;
+	_cleanup_close_ int wsfd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (wsfd < 0)
+		return error_sys(err, errno, "cannot open the workspace %s", ws);
+	bool committed;
+	if ((r = rollback(wsfd, jpath, &committed, err)) < 0)
+		return error_prefix(err, "an interrupted apply of %s could not be rolled back", dir);
+	if (committed) {
+		/* The change is in place: the session is spent. */
+		fprintf(out, "airlock: an interrupted apply had finished; removing the session\n");
+		return review_session_remove(dir, err) < 0 ? -EIO : 1;
+	}
+	if (unlink(jpath) < 0)
+		return error_sys(err, errno, "cannot remove %s", jpath);
+	fprintf(out, "airlock: an interrupted apply was rolled back; %s is as it was\n", ws);
+	return 1;
+}
+
+/* ---- checks ---- */
+
+static bool glob_any(char *const *globs, size_t n, const char *path)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(globs[i], path) || handoff_glob_match(globs[i], path))
+			return true;
+	return false;
+}
+
+/* Excluded: the path or a directory above it matches an --exclude glob. */
+static bool excluded(const struct review_apply_opts *o, const char *path)
+{
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (;;) {
+		if (glob_any(o->exclude, o->n_exclude, buf))
+			return true;
+		char *slash = strrchr(buf, '/');
+		if (!slash)
+			return false;
+		*slash = '\0';
+	}
+}
+
+/* Does the workspace entry at rel (and, for a directory that goes, all
+ * beneath it) still look as the manifest recorded it? */
+static bool unchanged_at(int pfd, const char *leaf, const char *rel, const struct review_manifest *m, bool tree,
+			 unsigned depth)
+{
+	struct stat st;
+	const struct review_mentry *e = review_manifest_find(m, rel);
+	if (fstatat(pfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return !e && errno == ENOENT;
+	if (!e || !review_mentry_same(e, &st))
+		return false;
+	if (!tree || !S_ISDIR(st.st_mode) || depth > REVIEW_MAX_DEPTH)
+		return true;
+	int fd = openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	bool same = true;
+	size_t seen = 0;
+	struct dirent *de;
+	while (same && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char sub[PATH_MAX];
+		snprintf(sub, sizeof(sub), "%s/%s", rel, de->d_name);
+		seen++;
+		same = unchanged_at(dirfd(d), de->d_name, sub, m, true, depth + 1);
+	}
+	closedir(d);
+	if (!same)
+		return false;
+	/* Nothing removed from it either: as many entries directly below
+	 * as the manifest has. */
+	size_t want = 0, rl = strlen(rel);
+	const struct review_mentry *lo = e + 1, *end = m->e + m->n;
+	for (; lo < end && !strncmp(lo->path, rel, rl) && lo->path[rl] == '/'; lo++)
+		want += strchr(lo->path + rl + 1, '/') == NULL;
+	return want == seen;
+}
+
+/* ---- staging ---- */
+
+struct applier {
+	int wsfd;
+	const char *upper;
+	int ufd;
+	struct journal j;
+	unsigned seq;
+	char tag[32];
+	char backup[64];
+	bool root;
+	struct error *err;
+};
+
+static int copy_data(int from, int to)
+{
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(from, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0;
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(to, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				return -errno;
+			off += w;
+		}
+	}
+}
+
+/* Create name in dfd as a copy of urel in upper (a file, link or FIFO;
+ * a directory with all beneath it). owner: the ids it gets when we are
+ * root. */
+static int copy_entry(struct applier *a, int dfd, const char *name, const char *urel, uid_t uid, gid_t gid,
+		      const struct review_apply_opts *o, unsigned depth)
+{
+	struct stat st;
+	if (fstatat(a->ufd, urel, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return error_sys(a->err, errno, "cannot read the change at %s", urel);
+	mode_t perm = st.st_mode & 07777;
+	struct timespec ts[2] = { st.st_atim, st.st_mtim };
+	if (S_ISREG(st.st_mode)) {
+		_cleanup_close_ int in = openat(a->ufd, urel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		_cleanup_close_ int out = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		int e;
+		if (in < 0 || out < 0)
+			return error_sys(a->err, errno, "cannot stage %s", urel);
+		if ((e = copy_data(in, out)) < 0)
+			return error_sys(a->err, -e, "cannot stage %s", urel);
+		if ((a->root && fchown(out, uid, gid) < 0) || fchmod(out, perm) < 0 || futimens(out, ts) < 0)
+			return error_sys(a->err, errno, "cannot stage %s", urel);
+		return 0;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX];
+		ssize_t n = readlinkat(a->ufd, urel, target, sizeof(target) - 1);
+		if (n < 0)
+			return error_sys(a->err, errno, "cannot read the link %s", urel);
+		target[n] = '\0';
+		if (symlinkat(target, dfd, name) < 0 ||
+		    (a->root && fchownat(dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0))
+			return error_sys(a->err, errno, "cannot stage %s", urel);
+		return 0;
+	}
+	if (S_ISFIFO(st.st_mode)) {
+		if (mkfifoat(dfd, name, 0600) < 0 || (a->root && fchownat(dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0) ||
+		    fchmodat(dfd, name, perm, 0) < 0)
+			return error_sys(a->err, errno, "cannot stage %s", urel);
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return error_set(a->err, EINVAL, "%s is a %s, which apply does not make; leave it out with --exclude",
+				 urel, S_ISSOCK(st.st_mode) ? "socket" : "device file");
+	if (depth > REVIEW_MAX_DEPTH)
+		return error_set(a->err, ELOOP, "%s: too deep", urel);
+	if (mkdirat(dfd, name, 0700) < 0)
+		return error_sys(a->err, errno, "cannot stage %s", urel);
+	_cleanup_close_ int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int usub = openat(a->ufd, urel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sub < 0 || usub < 0)
+		return error_sys(a->err, errno, "cannot stage %s", urel);
+	int fd = dup(usub);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return error_sys(a->err, errno, "cannot list %s", urel);
+	}
+	int r = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char child[PATH_MAX];
+		if ((size_t)snprintf(child, sizeof(child), "%s/%s", urel, de->d_name) >= sizeof(child)) {
+			r = error_set(a->err, ENAMETOOLONG, "path too long beneath %s", urel);
+			break;
+		}
+		struct stat cs;
+		if (fstatat(usub, de->d_name, &cs, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		/* Whiteouts in a new directory hide nothing; excluded entries
+		 * stay out. */
+		if ((S_ISCHR(cs.st_mode) && cs.st_rdev == 0) || excluded(o, child))
+			continue;
+		if ((r = copy_entry(a, sub, de->d_name, child, uid, gid, o, depth + 1)) < 0)
+			break;
+	}
+	closedir(d);
+	if (r == 0 && ((a->root && fchown(sub, uid, gid) < 0) || fchmod(sub, perm) < 0 || futimens(sub, ts) < 0))
+		r = error_sys(a->err, errno, "cannot stage %s", urel);
+	return r;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Is path beneath one of the sorted roots (a directory that comes whole)?
+ * Looks up each directory above it: bounded by its depth, not by how many
+ * changes there are. */
+static bool beneath_root(char **roots, size_t n, const char *path)
+{
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *slash = strrchr(buf, '/'); slash; slash = strrchr(buf, '/')) {
+		*slash = '\0';
+		char *key = buf;
+		if (bsearch(&key, roots, n, sizeof(char *), cmp_str))
+			return true;
+	}
+	return false;
+}
+
+struct op {
+	const struct review_change *c;
+	char staged[64]; /* the temporary name beside the target, or "" */
+	bool goes;       /* the workspace's entry is moved to the backup */
+};
+
+int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, struct error *err)
+{
+	int r = review_recover(dir, out, err);
+	if (r < 0)
+		return r;
+	if (r > 0 && access(dir, F_OK) < 0)
+		return 0; /* the interrupted apply had finished */
+	_cleanup_free_ char *ws = NULL;
+	if ((r = review_session_workspace(dir, &ws, err)) < 0)
+		return r;
+	char upper[PATH_MAX];
+	snprintf(upper, sizeof(upper), "%s/" REVIEW_UPPER, dir);
+	struct review_changes ch = { 0 };
+	struct review_manifest man = { 0 };
+	struct op *ops = NULL;
+	char **roots = NULL;
+	size_t nops = 0, nroots = 0, applied = 0;
+	struct applier a = { .wsfd = -1, .ufd = -1, .upper = upper, .root = geteuid() == 0, .err = err };
+	struct protect_set globs = { 0 };
+	if ((r = review_session_protect(dir, &globs, err)) >= 0)
+		r = review_changes_read(upper, ws, &globs, &ch, err);
+	protect_set_free(&globs);
+	if (r < 0)
+		return r;
+	if ((r = review_manifest_load(dir, &man, err)) < 0)
+		goto out;
+	if (!(ops = calloc(ch.n + 1, sizeof(*ops))) || !(roots = calloc(ch.n + 1, sizeof(char *)))) {
+		r = error_set(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	a.wsfd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	a.ufd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (a.wsfd < 0 || a.ufd < 0) {
+		r = error_sys(err, errno, "cannot open %s", a.wsfd < 0 ? ws : upper);
+		goto out;
+	}
+
+	/* 1. What goes in, and may it. A change beneath a directory that
+	 * comes whole (new, or replacing another) travels with it. */
+	struct buf_list {
+		char text[ERROR_MSG_MAX];
+		size_t len, n;
+	} refused = { .len = 0 }, conflicts = { .len = 0 };
+	for (size_t i = 0; i < ch.n; i++) {
+		const struct review_change *p = &ch.c[i];
+		if (S_ISDIR(p->mode) && (p->kind == REVIEW_ADDED || p->replace_dir) && !excluded(o, p->path))
+			roots[nroots++] = p->path;
+	}
+	qsort(roots, nroots, sizeof(char *), cmp_str);
+	for (size_t i = 0; i < ch.n; i++) {
+		const struct review_change *c = &ch.c[i];
+		if (excluded(o, c->path))
+			continue;
+		if (c->flags && !glob_any(o->accept, o->n_accept, c->path)) {
+			refused.n++;
+			if (refused.len + strlen(c->path) + 4 < sizeof(refused.text))
+				refused.len += (size_t)snprintf(refused.text + refused.len, sizeof(refused.text) - refused.len,
+								"%s%s", refused.n > 1 ? ", " : "", c->path);
+		}
+		applied++;
+		if (beneath_root(roots, nroots, c->path))
+			continue;
+		char buf[PATH_MAX];
+		const char *leaf;
+		int pfd = open_parent(a.wsfd, c->path, buf, sizeof(buf), &leaf);
+		bool ok = pfd >= 0 && unchanged_at(pfd, leaf, c->path, &man, c->kind == REVIEW_DELETED || c->replace_dir, 0);
+		if (pfd >= 0)
+			close(pfd);
+		if (!ok) {
+			conflicts.n++;
+			if (conflicts.len + strlen(c->path) + 4 < sizeof(conflicts.text))
+				conflicts.len += (size_t)snprintf(conflicts.text + conflicts.len,
+								  sizeof(conflicts.text) - conflicts.len, "%s%s",
+								  conflicts.n > 1 ? ", " : "", c->path);
+		}
+		ops[nops].c = c;
+		ops[nops].goes = c->kind != REVIEW_ADDED;
+		nops++;
+	}
+	if (refused.n) {
+		r = error_set(err, EPERM,
+			      "%zu flagged change%s not accepted: %s; read them with airlock review, then name each "
+			      "with --accept PATH or leave it out with --exclude GLOB; nothing was applied",
+			      refused.n, refused.n == 1 ? "" : "s", refused.text);
+		goto out;
+	}
+	if (conflicts.n) {
+		r = error_set(err, EBUSY,
+			      "%zu change%s conflict with the workspace, changed there since the run started: %s; "
+			      "nothing was applied",
+			      conflicts.n, conflicts.n == 1 ? "" : "s", conflicts.text);
+		goto out;
+	}
+
+	/* 2. The journal, then the backup directory. */
+	snprintf(a.j.path, sizeof(a.j.path), "%s/journal", dir);
+	int jfd = open(a.j.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (jfd < 0 || !(a.j.f = fdopen(jfd, "w"))) {
+		if (jfd >= 0)
+			close(jfd);
+		r = error_sys(err, errno, "cannot start the journal %s", a.j.path);
+		goto out;
+	}
+	snprintf(a.tag, sizeof(a.tag), "%d", (int)getpid());
+	snprintf(a.backup, sizeof(a.backup), ".airlock-apply-%s", a.tag);
+	if ((r = jwrite(&a.j, err, "backup", a.backup, NULL)) < 0)
+		goto fail;
+	if (mkdirat(a.wsfd, a.backup, 0700) < 0) {
+		r = error_sys(err, errno, "cannot make %s/%s", ws, a.backup);
+		goto fail;
+	}
+
+	/* 3. Stage. */
+	for (size_t i = 0; i < nops; i++) {
+		struct op *p = &ops[i];
+		if (p->c->kind == REVIEW_DELETED)
+			continue;
+		char buf[PATH_MAX], rel[PATH_MAX];
+		const char *leaf;
+		_cleanup_close_ int pfd = open_parent(a.wsfd, p->c->path, buf, sizeof(buf), &leaf);
+		if (pfd < 0) {
+			r = error_sys(err, -pfd, "cannot open the directory of %s", p->c->path);
+			goto fail;
+		}
+		snprintf(p->staged, sizeof(p->staged), ".airlock-stage-%s-%u", a.tag, ++a.seq);
+		snprintf(rel, sizeof(rel), "%.*s%s", (int)(leaf - buf), p->c->path, p->staged);
+		if ((r = jwrite(&a.j, err, "stage", rel, NULL)) < 0)
+			goto fail;
+		/* Started as root: a new entry belongs to whoever owns its
+		 * directory (as the idmapped workspace stored the agent's
+		 * files), a replaced one keeps its owner. */
+		struct stat ps, os;
+		uid_t uid = 0;
+		gid_t gid = 0;
+		if (fstat(pfd, &ps) == 0)
+			uid = ps.st_uid, gid = ps.st_gid;
+		if (p->goes && fstatat(pfd, leaf, &os, AT_SYMLINK_NOFOLLOW) == 0)
+			uid = os.st_uid, gid = os.st_gid;
+		if ((r = copy_entry(&a, pfd, p->staged, p->c->path, uid, gid, o, 0)) < 0)
+			goto fail;
+	}
+
+	/* 4. Swap. */
+	for (size_t i = 0; i < nops; i++) {
+		struct op *p = &ops[i];
+		char buf[PATH_MAX], num[16];
+		const char *leaf;
+		_cleanup_close_ int pfd = open_parent(a.wsfd, p->c->path, buf, sizeof(buf), &leaf);
+		if (pfd < 0) {
+			r = error_sys(err, -pfd, "cannot open the directory of %s", p->c->path);
+			goto fail;
+		}
+		if (p->goes) {
+			snprintf(num, sizeof(num), "%zu", i);
+			char to[128];
+			snprintf(to, sizeof(to), "%s/%s", a.backup, num);
+			if ((r = jwrite(&a.j, err, "moved", p->c->path, num)) < 0)
+				goto fail;
+			if (renameat2(pfd, leaf, a.wsfd, to, RENAME_NOREPLACE) < 0) {
+				r = error_sys(err, errno, "cannot move %s aside", p->c->path);
+				goto fail;
+			}
+		}
+		if (p->staged[0]) {
+			if ((r = jwrite(&a.j, err, "placed", p->c->path, NULL)) < 0)
+				goto fail;
+			if (renameat2(pfd, p->staged, pfd, leaf, RENAME_NOREPLACE) < 0) {
+				r = error_sys(err, errno, "cannot put %s in place", p->c->path);
+				goto fail;
+			}
+		}
+	}
+
+	/* 5. Commit, then clean up. */
+	if ((r = jwrite(&a.j, err, "commit", NULL, NULL)) < 0)
+		goto fail;
+	fclose(a.j.f);
+	a.j.f = NULL;
+	fprintf(out, "airlock: applied %zu change%s to %s\n", applied, applied == 1 ? "" : "s", ws);
+	if (remove_at(a.wsfd, a.backup, 0) < 0)
+		fprintf(out, "airlock: warning: could not remove %s/%s\n", ws, a.backup);
+	r = review_session_remove(dir, err);
+	goto out;
+
+fail:;
+	/* Roll back what was done; the error that stopped us is the one
+	 * the user reads. */
+	if (a.j.f) {
+		fclose(a.j.f);
+		a.j.f = NULL;
+	}
+	struct error rerr = { 0 };
+	bool committed;
+	if (rollback(a.wsfd, a.j.path, &committed, &rerr) < 0) {
+		(void)error_prefix(err, "the rollback failed (%s), the journal %s is kept and the next airlock "
+				   "apply, review or discard of this session tries again",
+				   rerr.msg, a.j.path);
+	} else {
+		unlink(a.j.path);
+		(void)error_prefix(err, "nothing was applied");
+	}
+out:
+	if (a.j.f)
+		fclose(a.j.f);
+	if (a.wsfd >= 0)
+		close(a.wsfd);
+	if (a.ufd >= 0)
+		close(a.ufd);
+	free(ops);
+	free(roots);
+	review_manifest_free(&man);
+	review_changes_free(&ch);
+	return r;
+}

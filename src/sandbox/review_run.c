@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The supervisor's side of review mode (sandbox.workspace_mode: review):
+ * before the sandbox starts, a session (src/review/session.c) whose upper
+ * directory the workspace's overlay writes to; after the command ends,
+ * before the decision log is sealed, each flagged change becomes a
+ * file_flagged record (decision defer: held for a human).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "review/review.h"
+#include "sandbox/internal.h"
+#include "sandbox/review_run.h"
+#include "util/buf.h"
+
+static bool under(const char *path, const char *dir)
+{
+	if (strcmp(dir, "/") == 0)
+		return true;
+	size_t n = strlen(dir);
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+int review_run_check(const struct policy *pol, struct error *err)
+{
+	char ws[PATH_MAX];
+	if (pol->sandbox.workspace_mode != POLICY_WS_REVIEW)
+		return 0;
+	if (pol->sandbox.mode == POLICY_MODE_OBSERVE)
+		return error_set(err, EINVAL,
+				 "%s:%u:%u: sandbox.workspace_mode: review needs sandbox.mode enforce or learn "
+				 "(observe mode shows the host's own tree)",
+				 pol->origin.workspace_mode.file, pol->origin.workspace_mode.line,
+				 pol->origin.workspace_mode.col);
+	if (!realpath(pol->sandbox.workspace, ws))
+		return error_sys(err, errno, "%s:%u:%u: sandbox.workspace: cannot resolve %s", pol->sandbox.workspace_loc.file,
+				 pol->sandbox.workspace_loc.line, pol->sandbox.workspace_loc.col, pol->sandbox.workspace);
+	/* A writable path of the policy that holds the workspace, or lies
+	 * in it, would be a second way to the real files, around the layer. */
+	for (size_t i = 0; i < pol->filesystem.write.n; i++) {
+		const struct policy_path *w = &pol->filesystem.write.v[i];
+		char real[PATH_MAX];
+		if (!realpath(w->path, real))
+			continue;
+		if (under(ws, real) || under(real, ws))
+			return error_set(err, EINVAL,
+					 "%s:%u:%u: filesystem.write[%zu]: %s %s the workspace %s, which "
+					 "sandbox.workspace_mode: review keeps behind a layer; it would let the agent "
+					 "write the workspace directly (name a path outside it, or use direct mode)",
+					 w->loc.file, w->loc.line, w->loc.col, i, w->path,
+					 under(ws, real) ? "holds" : "lies in", ws);
+	}
+	return 0;
+}
+
+int review_run_prepare(const struct policy *pol, struct sandbox_plan *plan, struct review_run *rr, struct error *err)
+{
+	memset(rr, 0, sizeof(*rr));
+	int r = review_run_check(pol, err);
+	if (r < 0)
+		return r;
+	struct mount_entry *wsm = NULL;
+	for (size_t i = 0; i < plan->n_mounts; i++)
+		if (plan->mounts[i].kind == MOUNT_BIND && strcmp(plan->mounts[i].dst, plan->workspace) == 0 &&
+		    plan->mounts[i].user_path && !plan->mounts[i].readonly)
+			wsm = &plan->mounts[i];
+	if (!wsm)
+		return error_set(err, EINVAL, "review mode: the workspace %s has no bind in the plan", plan->workspace);
+	struct protect_set globs = { 0 };
+	if (protect_set_from_policy(pol, &globs) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	r = review_session_begin(plan->workspace, plan->host_uid, plan->host_gid, &globs, &rr->dir, err);
+	protect_set_free(&globs);
+	if (r < 0)
+		return r;
+	if (asprintf(&plan->review_layer, "%s/layer", rr->dir) < 0) {
+		plan->review_layer = NULL;
+		review_run_abort(rr);
+		return error_set(err, ENOMEM, "out of memory");
+	}
+	if (plan->privileged) {
+		/* See mount.c: the sandbox's uid cannot walk root's state
+		 * directory; it gets the layer as a detached tree. */
+		plan->review_tree_fd = (int)syscall(SYS_open_tree, AT_FDCWD, plan->review_layer,
+						    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (plan->review_tree_fd < 0) {
+			r = error_sys(err, errno, "review mode: cannot clone %s", plan->review_layer);
+			review_run_abort(rr);
+			return r;
+		}
+	}
+	/* The layer lives outside what the sandbox shows; a read or write
+	 * path of the policy that shows it would hand the agent the upper
+	 * directory itself. */
+	if (plan_shows(plan, rr->dir)) {
+		r = error_set(err, EINVAL,
+			      "review mode: the session directory %s would be visible inside the sandbox (a path of "
+			      "the policy or the workspace holds it); point XDG_STATE_HOME elsewhere",
+			      rr->dir);
+		review_run_abort(rr);
+		return r;
+	}
+	wsm->overlay = true;
+	rr->active = true;
+	return 0;
+}
+
+int review_run_name(struct review_run *rr, const char *session, struct error *err)
+{
+	if (!rr->active)
+		return 0;
+	if (session && session[0])
+		snprintf(rr->id, sizeof(rr->id), "%s", session);
+	else
+		review_new_id(rr->id);
+	return review_session_name(&rr->dir, rr->id, err);
+}
+
+void review_run_finish(struct review_run *rr, const char *ws, struct auditlog *audit)
+{
+	if (!rr->active)
+		return;
+	char upper[PATH_MAX];
+	snprintf(upper, sizeof(upper), "%s/" REVIEW_UPPER, rr->dir);
+	struct review_changes ch = { 0 };
+	struct error err = { 0 };
+	struct protect_set globs = { 0 };
+	int r = review_session_protect(rr->dir, &globs, &err);
+	if (r >= 0)
+		r = review_changes_read(upper, ws, &globs, &ch, &err);
+	protect_set_free(&globs);
+	if (r < 0) {
+		fprintf(stderr, "airlock: review mode: %s\n", err.msg);
+		rr->n_changes = (size_t)-1;
+		return;
+	}
+	rr->n_changes = ch.n;
+	rr->n_flagged = review_changes_flagged(&ch);
+	for (size_t i = 0; audit && audit->pid > 0 && i < ch.n; i++) {
+		const struct review_change *c = &ch.c[i];
+		if (!c->flags)
+			continue;
+		struct buf ev = { 0 };
+		char path[PATH_MAX * 2], reason[sizeof(c->reason) + 32];
+		snprintf(path, sizeof(path), "%s/%s", ws, c->path);
+		snprintf(reason, sizeof(reason), "held for review: %s", c->reason);
+		if (buf_puts(&ev, "{\"kind\":\"file_flagged\",\"decision\":\"defer\",\"file\":") == 0 &&
+		    buf_json_string(&ev, path, strlen(path)) == 0 && buf_puts(&ev, ",\"reason\":") == 0 &&
+		    buf_json_string(&ev, reason, strlen(reason)) == 0 && buf_puts(&ev, "}\n") == 0)
+			(void)auditlog_event(audit, ev.data, ev.len);
+		buf_free(&ev);
+	}
+	review_changes_free(&ch);
+}
+
+void review_run_report(struct review_run *rr)
+{
+	if (!rr->active)
+		return;
+	if (rr->n_changes == 0) {
+		struct error err = { 0 };
+		if (review_session_remove(rr->dir, &err) == 0) {
+			fprintf(stderr, "airlock: review mode: no changes; the workspace is as it was\n");
+			free(rr->dir);
+			rr->dir = NULL;
+			rr->active = false;
+			return;
+		}
+	}
+	if (rr->n_changes == (size_t)-1)
+		fprintf(stderr, "airlock: review mode: the change is held in session %s: airlock review %s | "
+				"airlock apply %s | airlock discard %s\n",
+			rr->id, rr->id, rr->id, rr->id);
+	else
+		fprintf(stderr,
+			"airlock: review mode: %zu change%s held in session %s: airlock review %s | airlock apply %s | "
+			"airlock discard %s\n",
+			rr->n_changes, rr->n_changes == 1 ? "" : "s", rr->id, rr->id, rr->id, rr->id);
+	if (rr->n_flagged)
+		fprintf(stderr, "airlock: review mode: %zu of them flagged for review (hand-off files, executables, "
+				"links, credentials): apply refuses them unless accepted\n",
+			rr->n_flagged);
+	free(rr->dir);
+	rr->dir = NULL;
+	rr->active = false;
+}
+
+void review_run_abort(struct review_run *rr)
+{
+	if (!rr->dir)
+		return;
+	struct error err = { 0 };
+	if (review_session_remove(rr->dir, &err) < 0)
+		fprintf(stderr, "airlock: review mode: %s\n", err.msg);
+	free(rr->dir);
+	rr->dir = NULL;
+	rr->active = false;
+}

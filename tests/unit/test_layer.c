@@ -1,0 +1,679 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Enterprise layers: the developer tries to widen every section; the
+ * effective policy is never wider than either layer, and each cut names
+ * the developer's rule and the enterprise's (file:line).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "net/netpolicy.h"
+#include "policy/internal.h"
+#include "policy/layer.h"
+#include "util/cleanup.h"
+
+static const struct policy_ctx ctx = { .home = "/home/u", .cwd = "/work/proj" };
+static char tmpdir[] = "/tmp/airlock-layer-XXXXXX";
+static char entfile[2][300];
+
+static struct policy *dev_load(const char *yaml)
+{
+	struct error err = { 0 };
+	struct policy *p = NULL;
+	if (policy_load_buffer("dev.yaml", "/work/proj", yaml, strlen(yaml), &ctx, &p, &err) < 0)
+		fail_msg("developer policy: %s", err.msg);
+	return p;
+}
+
+static const char *ent_write(int i, const char *yaml)
+{
+	FILE *f = fopen(entfile[i], "w");
+	assert_non_null(f);
+	fputs(yaml, f);
+	fclose(f);
+	return entfile[i];
+}
+
+/* Apply ents (NULL-terminated YAML texts) to dev; returns the effective
+ * policy; rep filled. */
+static struct policy *layer(const char *dev, const char *e1, const char *e2, struct policy_layer_report *rep)
+{
+	struct policy *p = dev_load(dev);
+	char *files[2];
+	size_t n = 0;
+	struct error err = { 0 };
+	if (e1)
+		files[n++] = (char *)ent_write(0, e1);
+	if (e2)
+		files[n++] = (char *)ent_write(1, e2);
+	if (policy_apply_enterprise(p, files, n, &ctx, rep, &err) < 0)
+		fail_msg("layering: %s", err.msg);
+	return p;
+}
+
+/* Some message mentions both needles. */
+static bool said(const struct policy_layer_report *rep, const char *a, const char *b)
+{
+	for (size_t i = 0; i < rep->n_msgs; i++)
+		if (strstr(rep->msgs[i], a) && (!b || strstr(rep->msgs[i], b)))
+			return true;
+	return false;
+}
+
+static void dump(const struct policy_layer_report *rep)
+{
+	for (size_t i = 0; i < rep->n_msgs; i++)
+		print_message("  msg: %s\n", rep->msgs[i]);
+}
+
+/* Whether a request is allowed by a policy, as the proxy decides it. */
+static bool allows(const struct policy *p, const char *method, const char *host, uint16_t port, const char *path)
+{
+	struct net_decision d;
+	if (!netpol_decide_host(&p->network, host, port, &d))
+		return false;
+	return netpol_decide_request(d.ep, method, path, strlen(path), NULL, 0, false, &d);
+}
+
+static const char dev_net[] = "version: 1\n"
+			      "network:\n"                              /* 2 */
+			      "  endpoints:\n"                          /* 3 */
+			      "    - host: \"*.github.com\"\n"          /* 4 */
+			      "      ports: [443, 8443]\n"              /* 5 */
+			      "      tls: intercept\n"                  /* 6 */
+			      "      rules:\n"                          /* 7 */
+			      "        - methods: [GET, POST, DELETE]\n" /* 8 */
+			      "          path: \"/**\"\n"               /* 9 */
+			      "    - host: evil.example.com\n"          /* 10 */
+			      "    - host: docs.example.org\n"          /* 11 */
+			      "      tls: intercept\n"                  /* 12 */
+			      "      rules:\n"                          /* 13 */
+			      "        - path: \"/a/*/b\"\n";           /* 14 */
+
+static const char ent_net[] = "version: 1\n"
+			      "network:\n"                              /* 2 */
+			      "  endpoints:\n"                          /* 3 */
+			      "    - host: api.github.com\n"            /* 4 */
+			      "      ports: [443]\n"                    /* 5 */
+			      "      tls: intercept\n"                  /* 6 */
+			      "      rules:\n"                          /* 7 */
+			      "        - methods: [GET, POST]\n"        /* 8 */
+			      "          path: \"/repos/acme/**\"\n"    /* 9 */
+			      "    - host: docs.example.org\n"          /* 10 */
+			      "      tls: intercept\n"                  /* 11 */
+			      "      rules:\n"                          /* 12 */
+			      "        - path: \"/a/x/*\"\n";           /* 13 */
+
+/* Hosts, ports, methods, paths: each narrowed; a sample of requests is
+ * allowed by the effective policy only when both layers allow it. */
+static void test_network_widening(void **state)
+{
+	(void)state;
+	struct policy_layer_report rep;
+	_cleanup_policy_ struct policy *p = layer(dev_net, ent_net, NULL, &rep);
+	_cleanup_policy_ struct policy *dev = dev_load(dev_net);
+	struct policy *ent = NULL;
+	struct error err = { 0 };
+	assert_int_equal(policy_load_file(entfile[0], &ctx, &ent, &err), 0);
+	dump(&rep);
+
+	assert_int_equal(p->network.n_endpoints, 1);
+	assert_string_equal(p->network.endpoints[0].host, "api.github.com");
+	assert_int_equal(p->network.endpoints[0].n_ports, 1);
+	assert_int_equal(p->network.endpoints[0].ports[0], 443);
+	assert_int_equal(p->network.endpoints[0].n_rules, 1);
+	assert_int_equal(p->network.endpoints[0].rules[0].n_methods, 2);
+	assert_string_equal(p->network.endpoints[0].rules[0].path, "/repos/acme/**");
+	assert_string_equal(p->network.endpoints[0].loc.layer, "enterprise");
+
+	char e4[320];
+	snprintf(e4, sizeof(e4), "%s:4", entfile[0]);
+	assert_true(said(&rep, "dev.yaml:4:", e4));            /* *.github.com narrowed by api.github.com */
+	assert_true(said(&rep, "dev.yaml:10:", "cut"));        /* evil.example.com */
+	assert_true(said(&rep, "dev.yaml:10:", entfile[0]));
+	char e10[320];
+	snprintf(e10, sizeof(e10), "%s:10", entfile[0]);
+	assert_true(said(&rep, "dev.yaml:11:", e10));          /* the two path globs cross: not one pattern */
+	assert_true(said(&rep, "dev.yaml:11:", "not one pattern"));
+
+	static const char *const hosts[] = { "api.github.com", "x.github.com", "evil.example.com", "docs.example.org" };
+	static const uint16_t ports[] = { 443, 8443, 80 };
+	static const char *const methods[] = { "GET", "POST", "DELETE" };
+	static const char *const paths[] = { "/", "/repos/acme/w", "/repos/other/w", "/a/x/b", "/a/y/b" };
+	size_t allowed = 0;
+	for (size_t h = 0; h < 4; h++)
+		for (size_t o = 0; o < 3; o++)
+			for (size_t m = 0; m < 3; m++)
+				for (size_t q = 0; q < 5; q++) {
+					bool eff = allows(p, methods[m], hosts[h], ports[o], paths[q]);
+					bool both = allows(dev, methods[m], hosts[h], ports[o], paths[q]) &&
+						    allows(ent, methods[m], hosts[h], ports[o], paths[q]);
+					if (eff && !both)
+						fail_msg("wider: %s %s:%u%s", methods[m], hosts[h], ports[o], paths[q]);
+					allowed += eff;
+				}
+	/* The neighbour: what both allow still works. */
+	assert_true(allows(p, "POST", "api.github.com", 443, "/repos/acme/w"));
+	assert_false(allows(p, "DELETE", "api.github.com", 443, "/repos/acme/w"));
+	assert_false(allows(p, "GET", "api.github.com", 8443, "/repos/acme/w"));
+	assert_false(allows(p, "GET", "api.github.com", 443, "/repos/other/w"));
+	assert_false(allows(p, "GET", "evil.example.com", 443, "/"));
+	assert_int_equal(allowed, 2);
+	policy_free(ent);
+	policy_layer_report_free(&rep);
+}
+
+/* A developer rule inside the enterprise's survives whole and unsaid. */
+static void test_network_within(void **state)
+{
+	(void)state;
+	struct policy_layer_report rep;
+	_cleanup_policy_ struct policy *p = layer("version: 1\n"
+						  "network:\n"
+						  "  endpoints:\n"
+						  "    - host: api.github.com\n"
+						  "      ports: [443]\n"
+						  "      tls: intercept\n"
+						  "      rules:\n"
+						  "        - methods: [GET]\n"
+						  "          path: \"/repos/acme/widget/**\"\n",
+						  ent_net, NULL, &rep);
+	assert_int_equal(rep.n_msgs, 0);
+	assert_int_equal(p->network.n_endpoints, 1);
+	assert_string_equal(p->network.endpoints[0].rules[0].path, "/repos/acme/widget/**");
+	assert_string_equal(p->network.endpoints[0].loc.layer, "developer");
+	policy_layer_report_free(&rep);
+}
+
+/* A rule two enterprise rules cover only together is kept whole. */
+static void test_network_union(void **state)
+{
+	(void)state;
+	struct policy_layer_report rep;
+	_cleanup_policy_ struct policy *p = layer("version: 1\n"
+						  "network:\n"
+						  "  endpoints:\n"
+						  "    - host: api.test\n"
+						  "      ports: [80]\n"
+						  "      rules:\n"
+						  "        - { id: all-x, methods: [GET], path: \"/x/**\" }\n",
+						  "version: 1\n"
+						  "network:\n"
+						  "  endpoints:\n"
+						  "    - host: api.test\n"
+						  "      ports: [80]\n"
+						  "      rules:\n"
+						  "        - { methods: [GET, HEAD], path: \"/x/*\" }\n"
+						  "        - { methods: [GET], path: \"/x/*/**\" }\n",
+						  NULL, &rep);
+	dump(&rep);
+	assert_int_equal(rep.n_msgs, 0);
+	assert_int_equal(p->network.endpoints[0].n_rules, 1);
+	assert_string_equal(p->network.endpoints[0].rules[0].id, "all-x");
+	assert_true(allows(p, "GET", "api.test", 80, "/x/a/b"));
+	assert_false(allows(p, "GET", "api.test", 80, "/y"));
+	policy_layer_report_free(&rep);
+}
+
+/* The first matching endpoint decides: when the enterprise cuts an
+ * earlier, more specific endpoint, its host must not fall through to a
+ * later wildcard the developer never let decide it. */
+static void test_network_no_fall_through(void **state)
+{
+	(void)state;
+	struct policy_layer_report rep;
+	const char *dev_text = "version: 1\n"
+			       "network:\n"
+			       "  endpoints:\n"
+			       "    - host: api.x.example\n"      /* 4 */
+			       "      tls: intercept\n"
+			       "      rules: [{ methods: [GET], path: \"/a/**\" }]\n"
+			       "    - host: \"*.x.example\"\n"   /* 7 */
+			       "      tls: intercept\n";
+	_cleanup_policy_ struct policy *p = layer(dev_text,
+						  "version: 1\n"
+						  "network:\n"
+						  "  endpoints:\n"
+						  "    - host: \"*.x.example\"\n"
+						  "      tls: intercept\n"
+						  "      rules: [{ methods: [GET], path: \"/b/**\" }]\n",
+						  NULL, &rep);
+	dump(&rep);
+	_cleanup_policy_ struct policy *dev = dev_load(dev_text);
+	assert_false(allows(dev, "GET", "api.x.example", 443, "/b/x"));
+	assert_false(allows(p, "GET", "api.x.example", 443, "/b/x"));
+	assert_true(said(&rep, "dev.yaml:7:", "fall through"));
+	assert_int_equal(p->network.n_endpoints, 0);
+	policy_layer_report_free(&rep);
+}
+
+/* The enterprise's own first match holds: its specific endpoint decides
+ * its host even where a later wildcard of the enterprise allows more. */
+static void test_network_enterprise_order(void **state)
+{
+	(void)state;
+	struct policy_layer_report rep;
+	struct error err = { 0 };
+	struct policy *ent = NULL;
+	_cleanup_policy_ struct policy *p = layer("version: 1\n"
+						  "network:\n"
+						  "  endpoints:\n"
+						  "    - host: api.x.example\n"
+						  "      tls: intercept\n"
+						  "      rules: [{ methods: [GET], path: \"/b/**\" }]\n"
+						  "    - host: www.x.example\n"
+						  "      tls: intercept\n",
+						  "version: 1\n"
+						  "network:\n"
+						  "  endpoints:\n"
+						  "    - host: api.x.example\n"
+						  "      tls: intercept\n"
+						  "      rules: [{ methods: [GET], path: \"/a/**\" }]\n"
+						  "    - host: \"*.x.example\"\n"
+						  "      tls: intercept\n",
+						  NULL, &rep);
+	dump(&rep);
+	assert_int_equal(policy_load_file(entfile[0], &ctx, &ent, &err), 0);
+	assert_false(allows(ent, "GET", "api.x.example", 443, "/b/x"));
+	assert_false(allows(p, "GET", "api.x.example", 443, "/b/x"));
+	assert_true(said(&rep, "dev.yaml:4:", "cut"));
+	/* The neighbour: www.x.example, which only the wildcard decides. */
+	assert_true(allows(p, "GET", "www.x.example", 443, "/b/x"));
+	policy_free(ent);
+	policy_layer_report_free(&rep);
+}
+
+static const char dev_cred[] = "version: 1\n"
+			       "network:\n"
+			       "  endpoints:\n"
+			       "    - host: api.github.com\n"
+			       "      tls: intercept\n"
+			       "    - host: uploads.github.com\n"
+			       "      tls: intercept\n"
+			       "credentials:\n"                /* 8 */
+			       "  - name: gh\n"                /* 9 */
+			       "    source: env:GH_TOKEN\n"
+			       "    inject: always\n"
+			       "    bindings:\n"
+			       "      - host: api.github.com\n"    /* 13 */
+			       "      - host: uploads.github.com\n" /* 14 */
+			       "  - name: other\n"
+			       "    source: env:X\n"
+			       "    inject: always\n"
+			       "    bindings:\n"
+			       "      - host: api.github.com\n"; /* 19 */
+
+static void test_credentials_widening(void **state)
+{
+	(void)state;
+	struct policy_layer_report rep;
+	/* The enterprise binds gh only to api.github.com, on /repos paths;
+	 * it has no credential "other". */
+	_cleanup_policy_ struct policy *p = layer(dev_cred,
+						  "version: 1\n"
+						  "network:\n"
+						  "  endpoints:\n"
+						  "    - host: \"*.github.com\"\n"
+						  "      tls: intercept\n"
+						  "credentials:\n"
+						  "  - name: gh\n"           /* 7 */
+						  "    source: env:GH_TOKEN\n"
+						  "    inject: always\n"
+						  "    bindings:\n"
+						  "      - host: api.github.com\n"
+						  "      - host: uploads.github.com\n"
+						  "        paths: [\"/upload/**\"]\n",
+						  NULL, &rep);
+	dump(&rep);
+	assert_int_equal(p->n_credentials, 1);
+	assert_string_equal(p->credentials[0].name, "gh");
+	assert_int_equal(p->credentials[0].n_bindings, 1);
+	assert_string_equal(p->credentials[0].bindings[0].host, "api.github.com");
+	assert_true(said(&rep, "dev.yaml:14:", "contains it"));  /* any path is wider than /upload */
+	assert_true(said(&rep, "dev.yaml:19:", "no credential of that name"));
+	policy_layer_report_free(&rep);
+
+	/* No credentials section in the enterprise file: a binding survives
+	 * only where the narrowed network still goes. */
+	_cleanup_policy_ struct policy *q = layer(dev_cred,
+						  "version: 1\n"
+						  "network:\n"
+						  "  endpoints:\n"
+						  "    - host: api.github.com\n"
+						  "      tls: intercept\n",
+						  NULL, &rep);
+	dump(&rep);
+	assert_int_equal(q->n_credentials, 2);
+	assert_int_equal(q->credentials[0].n_bindings, 1);
+	assert_string_equal(q->credentials[0].bindings[0].host, "api.github.com");
+	assert_true(said(&rep, "dev.yaml:14:", "no longer"));
+	policy_layer_report_free(&rep);
+}
+
+static void test_filesystem_widening(void **state)
+{
+	(void)state;
+	struct policy_layer_report rep;
+	_cleanup_policy_ struct policy *p = layer("version: 1\n"
+						  "filesystem:\n"
+						  "  read: [/srv, /etc/ssl]\n"   /* 3 */
+						  "  write:\n"
+						  "    - /\n"                   /* 5 */
+						  "    - /var/tmp\n"            /* 6 */
+						  "    - /data/proj/out\n"      /* 7 */
+						  "  protect_defaults: false\n" /* 8 */
+						  "process:\n"
+						  "  env:\n"
+						  "    pass: [TERM, AWS_SECRET_ACCESS_KEY]\n", /* 11 */
+						  "version: 1\n"
+						  "filesystem:\n"
+						  "  read: [/etc]\n"             /* 3 */
+						  "  write: [/data/proj, /data/cache]\n" /* 4 */
+						  "  deny: [/data/proj/secrets]\n"
+						  "  protect: [\"**/Makefile\"]\n"
+						  "  protect_defaults: true\n"   /* 7 */
+						  "process:\n"
+						  "  exec: [/usr]\n"             /* 9 */
+						  "  env:\n"
+						  "    pass: [TERM, LANG]\n",    /* 11 */
+						  NULL, &rep);
+	dump(&rep);
+	/* read: /srv cut, /etc/ssl kept (under /etc). */
+	assert_int_equal(p->filesystem.read.n, 1);
+	assert_string_equal(p->filesystem.read.v[0].path, "/etc/ssl");
+	assert_true(said(&rep, "dev.yaml:3:", "\"/srv\" cut"));
+	/* write: / narrowed to the two enterprise dirs, /var/tmp cut,
+	 * /data/proj/out kept. */
+	assert_int_equal(p->filesystem.write.n, 3);
+	assert_string_equal(p->filesystem.write.v[0].path, "/data/proj");
+	assert_string_equal(p->filesystem.write.v[0].loc.layer, "enterprise");
+	assert_string_equal(p->filesystem.write.v[1].path, "/data/cache");
+	assert_string_equal(p->filesystem.write.v[2].path, "/data/proj/out");
+	assert_true(said(&rep, "dev.yaml:5:", "narrowed"));
+	assert_true(said(&rep, "dev.yaml:6:", "\"/var/tmp\" cut"));
+	/* deny and protect added; protect_defaults back on. */
+	assert_int_equal(p->filesystem.deny.n, 1);
+	assert_string_equal(p->filesystem.deny.v[0].path, "/data/proj/secrets");
+	assert_int_equal(p->filesystem.protect.n, 1);
+	assert_true(p->filesystem.protect_defaults);
+	assert_true(said(&rep, "dev.yaml:8:", "protect_defaults"));
+	/* exec: the implicit grant (baseline dirs, workspace) narrowed to /usr. */
+	assert_true(p->process.exec_set);
+	assert_int_equal(p->process.exec.n, 1);
+	assert_string_equal(p->process.exec.v[0].path, "/usr");
+	for (size_t i = 0; i < p->process.exec.n; i++)
+		assert_string_not_equal(p->process.exec.v[i].path, "/work/proj");
+	/* env pass: the secret's name cut, TERM kept. */
+	assert_int_equal(p->process.n_env_pass, 1);
+	assert_string_equal(p->process.env_pass[0], "TERM");
+	assert_true(said(&rep, "dev.yaml:11:", "AWS_SECRET_ACCESS_KEY"));
+	/* The workspace (/work/proj) is outside the enterprise's write
+	 * entries: it cannot be narrowed, so the run is refused even though
+	 * this file says nothing of on_excess. */
+	assert_true(said(&rep, "sandbox.workspace", "refused"));
+	assert_true(rep.refuse);
+	policy_layer_report_free(&rep);
+
+	/* The neighbour: a workspace beneath an enterprise write entry. */
+	_cleanup_policy_ struct policy *q = layer("version: 1\n", "version: 1\nfilesystem:\n  write: [/work]\n", NULL, &rep);
+	assert_false(rep.refuse);
+	assert_int_equal(rep.n_msgs, 0);
+	policy_layer_report_free(&rep);
+}
+
+/* A credential the enterprise locks in, whose secret file the developer's
+ * write paths would show to the agent, is cut. */
+static void test_locked_secret_meets_developer_paths(void **state)
+{
+	(void)state;
+	struct policy_layer_report rep;
+	const char *ent = "version: 1\n"
+			  "enterprise:\n"
+			  "  lock: [credentials]\n"
+			  "network:\n"
+			  "  endpoints:\n"
+			  "    - { host: api.corp.example, tls: intercept }\n"
+			  "credentials:\n"
+			  "  - name: corp\n"
+			  "    source: file:/srv/secrets/corp-token\n"
+			  "    inject: always\n"
+			  "    bindings: [{ host: api.corp.example }]\n";
+#define DEV_SECRET(read) "version: 1\nfilesystem:\n  read: [" read "]\nnetwork:\n  endpoints:\n" \
+			 "    - { host: api.corp.example, tls: intercept }\n"
+	const char *text = DEV_SECRET("/srv");
+	_cleanup_policy_ struct policy *p = layer(text, ent, NULL, &rep);
+	dump(&rep);
+	assert_int_equal(p->n_credentials, 0);
+	assert_true(said(&rep, "credentials corp cut", "visible"));
+	policy_layer_report_free(&rep);
+	text = DEV_SECRET("/srv/public");
+	_cleanup_policy_ struct policy *q = layer(text, ent, NULL, &rep);
+	assert_int_equal(q->n_credentials, 1);
+	assert_string_equal(q->credentials[0].name, "corp");
+	assert_string_equal(q->credentials[0].loc.layer, "enterprise");
+	policy_layer_report_free(&rep);
+}
+
+static void test_sandbox_widening(void **state)
+{
+	(void)state;
+	struct policy_layer_report rep;
+	_cleanup_policy_ struct policy *p = layer("version: 1\n"
+						  "sandbox:\n"
+						  "  boundary: process\n"   /* 3 */
+						  "  mode: observe\n"       /* 4 */
+						  "  limits:\n"
+						  "    pids: 100000\n"      /* 6 */
+						  "    memory: unlimited\n" /* 7 */
+						  "    open_files: 64\n"    /* 8 */
+						  "audit:\n"
+						  "  enabled: false\n",     /* 10 */
+						  "version: 1\n"
+						  "enterprise:\n"
+						  "  on_excess: refuse\n"   /* 3 */
+						  "  forbid_observe: true\n" /* 4 */
+						  "  require:\n"
+						  "    boundary: gvisor\n"  /* 6 */
+						  "    audit: true\n"       /* 7 */
+						  "sandbox:\n"
+						  "  limits:\n"
+						  "    pids: 512\n"
+						  "    memory: 1GiB\n"
+						  "    open_files: 4096\n",
+						  NULL, &rep);
+	dump(&rep);
+	assert_int_equal(p->sandbox.boundary, POLICY_BOUNDARY_GVISOR);
+	assert_true(said(&rep, "dev.yaml:3:", "gvisor"));
+	assert_int_equal(p->sandbox.mode, POLICY_MODE_ENFORCE);
+	assert_true(said(&rep, "dev.yaml:4:", "observe"));
+	assert_int_equal(p->sandbox.limits.pids, 512);
+	assert_int_equal(p->sandbox.limits.memory_bytes, UINT64_C(1) << 30);
+	assert_int_equal(p->sandbox.limits.open_files, 64); /* already narrower: kept */
+	assert_true(said(&rep, "dev.yaml:6:", "pids"));
+	assert_true(said(&rep, "dev.yaml:7:", "memory"));
+	assert_false(said(&rep, "dev.yaml:8:", NULL));
+	assert_true(p->audit.enabled);
+	assert_true(rep.require_audit);
+	assert_true(said(&rep, "dev.yaml:10:", "audit"));
+	assert_true(rep.refuse);
+	assert_non_null(strstr(rep.refuse_by, ":3"));
+	policy_layer_report_free(&rep);
+}
+
+/* Locked fields: the developer's value is replaced (and said), and the
+ * locked value is still narrowed by the other enterprise files. */
+static void test_locks(void **state)
+{
+	(void)state;
+	struct policy_layer_report rep;
+	_cleanup_policy_ struct policy *p = layer("version: 1\n"
+						  "filesystem:\n"
+						  "  write: [/data/mine]\n" /* 3 */
+						  "network:\n"              /* 4 */
+						  "  endpoints:\n"
+						  "    - host: evil.example.com\n",
+						  "version: 1\n"
+						  "enterprise:\n"
+						  "  lock: [network, filesystem.write]\n" /* 3 */
+						  "filesystem:\n"
+						  "  write: [/data/shared, /data/more]\n"
+						  "network:\n"
+						  "  endpoints:\n"
+						  "    - host: \"*.corp.example\"\n",
+						  "version: 1\n"
+						  "filesystem:\n"
+						  "  write: [/data/shared]\n"
+						  "network:\n"
+						  "  endpoints:\n"
+						  "    - host: git.corp.example\n",
+						  &rep);
+	dump(&rep);
+	assert_int_equal(p->network.n_endpoints, 1);
+	assert_string_equal(p->network.endpoints[0].host, "git.corp.example");
+	assert_int_equal(p->filesystem.write.n, 1);
+	assert_string_equal(p->filesystem.write.v[0].path, "/data/shared");
+	char e3[320];
+	snprintf(e3, sizeof(e3), "%s:3", entfile[0]);
+	assert_true(said(&rep, "dev.yaml:3:", e3));
+	assert_true(said(&rep, "dev.yaml:4:", "locked"));
+	policy_layer_report_free(&rep);
+}
+
+/* An unlocked section the enterprise does not write narrows nothing. */
+static void test_unwritten_sections(void **state)
+{
+	(void)state;
+	struct policy_layer_report rep;
+	_cleanup_policy_ struct policy *p = layer(dev_net, "version: 1\nfilesystem:\n  deny: [/srv]\n", NULL, &rep);
+	assert_int_equal(rep.n_msgs, 0);
+	assert_int_equal(p->network.n_endpoints, 3);
+	assert_int_equal(p->filesystem.deny.n, 1);
+	policy_layer_report_free(&rep);
+	/* A limit the enterprise does not write is not narrowed by its
+	 * default (pids 4096). */
+	_cleanup_policy_ struct policy *q = layer("version: 1\nsandbox:\n  limits: { pids: 100000 }\n",
+						  "version: 1\nsandbox:\n  limits: { memory: 1GiB }\n", NULL, &rep);
+	assert_int_equal(rep.n_msgs, 0);
+	assert_int_equal(q->sandbox.limits.pids, 100000);
+	assert_int_equal(q->sandbox.limits.memory_bytes, UINT64_C(1) << 30);
+	policy_layer_report_free(&rep);
+	/* A write ceiling does not narrow reads. */
+	_cleanup_policy_ struct policy *r = layer("version: 1\nfilesystem:\n  read: [/srv]\n",
+						  "version: 1\nfilesystem:\n  write: [/work]\n", NULL, &rep);
+	assert_int_equal(rep.n_msgs, 0);
+	assert_int_equal(r->filesystem.read.n, 1);
+	policy_layer_report_free(&rep);
+}
+
+/* "~" and $WORKSPACE in an enterprise file are the account's home and the
+ * developer's workspace, not $HOME or the directory the run starts in. */
+static void test_enterprise_paths(void **state)
+{
+	(void)state;
+	struct policy_layer_report rep;
+	_cleanup_policy_ struct policy *p = layer("version: 1\nsandbox:\n  workspace: /work/proj/sub\n",
+						  "version: 1\nfilesystem:\n  deny: [$WORKSPACE/.env, ~/.aws]\n", NULL,
+						  &rep);
+	struct passwd *pw = getpwuid(getuid());
+	char aws[4200];
+	assert_non_null(pw);
+	snprintf(aws, sizeof(aws), "%s/.aws", strcmp(pw->pw_dir, "/") ? pw->pw_dir : "");
+	assert_int_equal(p->filesystem.deny.n, 2);
+	assert_string_equal(p->filesystem.deny.v[0].path, "/work/proj/sub/.env");
+	assert_string_equal(p->filesystem.deny.v[1].path, aws);
+	assert_string_not_equal(p->filesystem.deny.v[1].path, "/home/u/.aws"); /* ctx.home, the developer's */
+	policy_layer_report_free(&rep);
+}
+
+static void test_bad_enterprise(void **state)
+{
+	(void)state;
+	struct policy_layer_report rep;
+	struct error err = { 0 };
+	_cleanup_policy_ struct policy *p = dev_load("version: 1\n");
+	char *files[1] = { (char *)ent_write(0, "version: 1\nenterprise:\n  lock: [network.endpoints]\n") };
+	assert_int_equal(policy_apply_enterprise(p, files, 1, &ctx, &rep, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, ":3:"));
+	assert_non_null(strstr(err.msg, "enterprise.lock[0]"));
+	policy_layer_report_free(&rep);
+	ent_write(0, "version: 1\nenterprise:\n  on_excess: maybe\n");
+	assert_int_equal(policy_apply_enterprise(p, files, 1, &ctx, &rep, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "enterprise.on_excess"));
+	policy_layer_report_free(&rep);
+	ent_write(0, "version: 1\nnetwork:\n  endpoints: nope\n");
+	assert_int_equal(policy_apply_enterprise(p, files, 1, &ctx, &rep, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "network.endpoints"));
+	policy_layer_report_free(&rep);
+}
+
+static void test_glob_subset(void **state)
+{
+	(void)state;
+	assert_true(policy_glob_subset("/repos/acme/x", "/repos/**"));
+	assert_true(policy_glob_subset("/repos/*/x", "/repos/**"));
+	assert_true(policy_glob_subset("/a", "/a"));
+	assert_true(policy_glob_subset("/a", NULL));
+	assert_false(policy_glob_subset(NULL, "/a/**"));
+	assert_false(policy_glob_subset("/repos", "/repos/**"));
+	assert_false(policy_glob_subset("/reposx/a", "/repos/**"));
+	assert_false(policy_glob_subset("/a/*", "/a/x"));
+	/* A union covers what neither pattern covers alone. */
+	const char *const two[] = { "/x/*", "/x/*/**" };
+	assert_true(policy_glob_subset_any("/x/**", two, 2));
+	assert_false(policy_glob_subset("/x/**", two[0]));
+	assert_false(policy_glob_subset("/x/**", two[1]));
+	assert_false(policy_glob_subset_any("/y/**", two, 2));
+	/* Ref globs of git bindings have no leading '/'. */
+	assert_true(policy_glob_subset("refs/heads/agent/*", "refs/heads/**"));
+	assert_false(policy_glob_subset("refs/tags/*", "refs/heads/**"));
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (!mkdtemp(tmpdir))
+		return -1;
+	snprintf(entfile[0], sizeof(entfile[0]), "%s/ent1.yaml", tmpdir);
+	snprintf(entfile[1], sizeof(entfile[1]), "%s/ent2.yaml", tmpdir);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(entfile[0]);
+	unlink(entfile[1]);
+	rmdir(tmpdir);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_network_widening),
+		cmocka_unit_test(test_network_within),
+		cmocka_unit_test(test_network_union),
+		cmocka_unit_test(test_network_no_fall_through),
+		cmocka_unit_test(test_network_enterprise_order),
+		cmocka_unit_test(test_credentials_widening),
+		cmocka_unit_test(test_filesystem_widening),
+		cmocka_unit_test(test_sandbox_widening),
+		cmocka_unit_test(test_locked_secret_meets_developer_paths),
+		cmocka_unit_test(test_locks),
+		cmocka_unit_test(test_unwritten_sections),
+		cmocka_unit_test(test_enterprise_paths),
+		cmocka_unit_test(test_bad_enterprise),
+		cmocka_unit_test(test_glob_subset),
+	};
+	return cmocka_run_group_tests_name("layer", tests, setup, teardown);
+}
