@@ -553,7 +553,7 @@ static void test_mcp(void **state)
 		   "        - {uri: \"file:///ws/*\", decision: allow}\n",
 	       HDR "mcp:\n  servers:\n    fs:\n      command: [node, fs.js]\n      resources:\n"
 		   "        - {uri: \"file:///*\", decision: allow}\n",
-	       "mcp", "fs.file:///x");
+	       "mcp", "fs.file:///");
 }
 
 static void test_mcp_args(void **state)
