@@ -17,6 +17,7 @@ int cli_discard(int argc, char **argv);
 int cli_identity(int argc, char **argv);
 int cli_conformance(int argc, char **argv);
 int cli_mcp(int argc, char **argv); /* mcp.c */
+int cli_mcp_decide(int argc, char **argv); /* airlock approve|deny, mcp.c */
 int cli_policy(int argc, char **argv);
 int cli_policy_import(int argc, char **argv); /* policy_import.c */
 int cli_policy_export(int argc, char **argv);

@@ -33,6 +33,8 @@ static const char usage[] =
 	"                      checked against the policy's mcp section\n"
 	"  mcp pins list|diff|approve [TOOL...]\n"
 	"                      pinned tool definitions, and changes awaiting approval\n"
+	"  approve|deny [--socket PATH] TOKEN\n"
+	"                      decide a step_up MCP call a gateway holds\n"
 	"  policy check FILE   validate a policy and print the effective policy\n"
 	"  policy default      print the built-in default policy\n"
 	"  policy suggest LOG [--policy [FILE]]\n"
@@ -77,6 +79,8 @@ int main(int argc, char **argv)
 		return cli_conformance(argc - 1, argv + 1);
 	if (!strcmp(verb, "mcp"))
 		return cli_mcp(argc - 1, argv + 1);
+	if (!strcmp(verb, "approve") || !strcmp(verb, "deny"))
+		return cli_mcp_decide(argc - 1, argv + 1);
 	if (!strcmp(verb, "policy"))
 		return cli_policy(argc - 1, argv + 1);
 	if (!strcmp(verb, "doctor"))

@@ -4,6 +4,7 @@
  * server in the sandbox and mediates every message (docs/mcp.md).
  * airlock mcp pins: list, diff and approve pinned tool definitions.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -11,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +30,7 @@ static const char mcp_usage[] =
 	"usage: airlock mcp run [--policy FILE] [--server NAME] [--pins FILE] [--audit DIR | --no-audit]\n"
 	"                       [-- CMD [ARGS...]]\n"
 	"       airlock mcp pins list|diff|approve [--policy FILE] [--server NAME] [--pins FILE] [TOOL...]\n"
+	"       airlock approve|deny [--socket PATH] TOKEN\n"
 	"\n"
 	"run: a stdio MCP server command for any MCP client. Starts CMD (else the\n"
 	"policy's mcp.servers.NAME.command) in the sandbox the policy describes, and\n"
@@ -45,13 +50,22 @@ static const char mcp_usage[] =
 	"                     $XDG_STATE_HOME/airlock/mcp/NAME.pins.json)\n"
 	"  -a, --audit DIR    write the gateway's signed decision log in DIR\n"
 	"  -A, --no-audit     no decision log\n"
+	"  -T, --step-up-timeout SECONDS\n"
+	"                     how long a step_up call waits for a person (default 60),\n"
+	"                     then it is denied\n"
+	"\n"
+	"step_up: the call waits; the gateway prints a TOKEN on stderr (and asks on\n"
+	"the terminal when it has one); 'airlock approve TOKEN' or 'airlock deny\n"
+	"TOKEN' from another terminal decides (--socket PATH when several gateways\n"
+	"run).\n"
 	"\n"
 	"Exit status of run: the server's; 2 for a bad command line or policy; 125\n"
 	"when the gateway or the sandbox could not start.\n";
 
 struct mcp_opts {
-	const char *policy_file, *server, *pins, *audit_dir;
+	const char *policy_file, *server, *pins, *audit_dir, *socket;
 	bool no_audit;
+	unsigned timeout;
 };
 
 static int parse_opts(int argc, char **argv, struct mcp_opts *o)
@@ -60,12 +74,27 @@ static int parse_opts(int argc, char **argv, struct mcp_opts *o)
 		{ "policy", required_argument, NULL, 'p' }, { "server", required_argument, NULL, 's' },
 		{ "pins", required_argument, NULL, 'P' },   { "audit", required_argument, NULL, 'a' },
 		{ "no-audit", no_argument, NULL, 'A' },     { "help", no_argument, NULL, 'h' },
+		{ "step-up-timeout", required_argument, NULL, 'T' }, { "socket", required_argument, NULL, 'S' },
 		{ 0 },
 	};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+p:s:P:a:Ah", opts, NULL)) != -1) {
+	o->timeout = 60;
+	while ((c = getopt_long(argc, argv, "+p:s:P:a:AhT:S:", opts, NULL)) != -1) {
 		switch (c) {
+		case 'T': {
+			char *end;
+			unsigned long t = strtoul(optarg, &end, 10);
+			if (*end || !t || t > 86400) {
+				fprintf(stderr, "airlock mcp: --step-up-timeout: %s is not 1..86400 seconds\n", optarg);
+				return -1;
+			}
+			o->timeout = (unsigned)t;
+			break;
+		}
+		case 'S':
+			o->socket = optarg;
+			break;
 		case 'p':
 			o->policy_file = optarg;
 			break;
@@ -152,6 +181,52 @@ static int pins_path(const struct mcp_opts *o, const struct policy_mcp_server *s
 	}
 	snprintf(out, len, "%s/%s.pins.json", dir, name);
 	return 0;
+}
+
+/* Where control sockets live: a 0700 directory under the state directory,
+ * which the sandbox does not show (its home is private). */
+static int run_dir(char *out, size_t len)
+{
+	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	if (state && state[0] == '/')
+		snprintf(out, len, "%s/airlock/mcp/run", state);
+	else if (home && home[0] == '/')
+		snprintf(out, len, "%s/.local/state/airlock/mcp/run", home);
+	else
+		return -1;
+	return 0;
+}
+
+static bool has_step_up(const struct policy_mcp_server *srv)
+{
+	for (size_t i = 0; srv && i < srv->n_tools; i++)
+		if (srv->tools[i].decision == POLICY_MCP_STEP_UP)
+			return true;
+	return false;
+}
+
+/* The listening control socket at path (0600), or -1 with a message. */
+static int control_listen(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof(a.sun_path)) {
+		fprintf(stderr, "airlock mcp: control socket path too long: %s\n", path);
+		return -1;
+	}
+	strcpy(a.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	unlink(path);
+	mode_t old = umask(0177);
+	int r = bind(fd, (struct sockaddr *)&a, sizeof(a));
+	umask(old);
+	if (r < 0 || listen(fd, 8) < 0) {
+		fprintf(stderr, "airlock mcp: control socket %s: %s\n", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 static bool record_to_log(void *ctx, const char *line, size_t len)
@@ -259,8 +334,30 @@ static int cmd_run(int argc, char **argv)
 
 	struct mcp_gateway g = { .engine = &eng, .client_in = STDIN_FILENO, .client_out = STDOUT_FILENO,
 				 .server_in = to_srv[1], .server_out = from_srv[0],
-				 .record = have_log ? record_to_log : NULL, .record_ctx = &log };
+				 .record = have_log ? record_to_log : NULL, .record_ctx = &log,
+				 .control_fd = -1, .tty_fd = -1, .step_up_timeout = o.timeout };
+	char sock[4096] = "";
+	if (has_step_up(srv)) {
+		/* Someone to ask: the control socket, and the terminal when
+		 * the gateway has one (an MCP client seldom gives it one). */
+		char rd[4096];
+		struct error derr = { 0 };
+		if (o.socket)
+			snprintf(sock, sizeof(sock), "%s", o.socket);
+		else if (run_dir(rd, sizeof(rd)) == 0 && file_mkdir_p(rd, 0700, &derr) == 0)
+			snprintf(sock, sizeof(sock), "%s/%s-%d.sock", rd, name, (int)getpid());
+		if (sock[0])
+			g.control_fd = control_listen(sock);
+		g.control_path = sock;
+		g.tty_fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	}
 	int gr = mcp_gateway_run(&g, &err);
+	if (g.control_fd >= 0) {
+		close(g.control_fd);
+		unlink(sock);
+	}
+	if (g.tty_fd >= 0)
+		close(g.tty_fd);
 	if (gr < 0) {
 		fprintf(stderr, "airlock mcp: %s\n", err.msg);
 		kill(pid, SIGTERM);
@@ -367,6 +464,74 @@ static int cmd_pins(int argc, char **argv)
 	}
 	mcp_pins_free(&p);
 	return rc;
+}
+
+/* airlock approve|deny [--socket PATH] TOKEN */
+int cli_mcp_decide(int argc, char **argv)
+{
+	bool approve = !strcmp(argv[0], "approve");
+	struct mcp_opts o = { 0 };
+	int r = parse_opts(argc, argv, &o);
+	if (r)
+		return r > 0 ? 0 : SANDBOX_EXIT_USAGE;
+	if (optind + 1 != argc) {
+		fprintf(stderr, "usage: airlock %s [--socket PATH] TOKEN\n", argv[0]);
+		return SANDBOX_EXIT_USAGE;
+	}
+	char path[4096];
+	if (o.socket) {
+		snprintf(path, sizeof(path), "%s", o.socket);
+	} else {
+		/* The only gateway's socket; with several, say which. */
+		char rd[4096];
+		if (run_dir(rd, sizeof(rd)) < 0) {
+			fprintf(stderr, "airlock %s: give --socket PATH\n", argv[0]);
+			return SANDBOX_EXIT_USAGE;
+		}
+		DIR *d = opendir(rd);
+		int found = 0;
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			size_t l = strlen(de->d_name);
+			if (l > 5 && !strcmp(de->d_name + l - 5, ".sock")) {
+				snprintf(path, sizeof(path), "%s/%s", rd, de->d_name);
+				found++;
+			}
+		}
+		if (d)
+			closedir(d);
+		if (found != 1) {
+			fprintf(stderr, "airlock %s: %s gateway waiting in %s; give --socket PATH\n", argv[0],
+				found ? "more than one" : "no", rd);
+			return 1;
+		}
+	}
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof(a.sun_path)) {
+		fprintf(stderr, "airlock %s: socket path too long\n", argv[0]);
+		return SANDBOX_EXIT_USAGE;
+	}
+	strcpy(a.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		fprintf(stderr, "airlock %s: %s: %s\n", argv[0], path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	char cmd[160], out[4096];
+	snprintf(cmd, sizeof(cmd), "%s %.100s\n", approve ? "approve" : "deny", argv[optind]);
+	ssize_t n = -1;
+	if (send(fd, cmd, strlen(cmd), MSG_NOSIGNAL) >= 0)
+		n = recv(fd, out, sizeof(out) - 1, 0);
+	close(fd);
+	if (n <= 0) {
+		fprintf(stderr, "airlock %s: no answer from %s\n", argv[0], path);
+		return 1;
+	}
+	out[n] = '\0';
+	fputs(out, strncmp(out, "error", 5) ? stdout : stderr);
+	return strncmp(out, "error", 5) ? 0 : 1;
 }
 
 int cli_mcp(int argc, char **argv)

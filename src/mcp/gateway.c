@@ -6,7 +6,10 @@
  * and recorded, never forwarded.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +28,21 @@ struct mcp_pending {
 	char *tool; /* tools/call */
 };
 
+struct mcp_held {
+	char token[24];
+	char *msg;          /* the call as we serialised it */
+	char *tool;
+	char rule[128];
+	uint64_t deadline;  /* CLOCK_MONOTONIC, ms */
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 static void pending_free(struct mcp_pending *p)
 {
 	free(p->id);
@@ -34,6 +52,13 @@ static void pending_free(struct mcp_pending *p)
 
 void mcp_gateway_fini(struct mcp_gateway *g)
 {
+	for (size_t i = 0; i < g->n_held; i++) {
+		free(g->held[i].msg);
+		free(g->held[i].tool);
+	}
+	free(g->held);
+	g->held = NULL;
+	g->n_held = 0;
 	for (size_t i = 0; i < g->n_pending; i++)
 		pending_free(&g->pending[i]);
 	free(g->pending);
@@ -269,6 +294,199 @@ static struct imp_node *get_mut(struct imp_node *map, const char *key)
 	return (struct imp_node *)imp_get(map, key);
 }
 
+/* ---- step-up ---- */
+
+static void say(const struct mcp_gateway *g, const char *fmt, ...) PRINTF_LIKE(2, 3);
+
+/* To the person: stderr (an MCP client shows a server's stderr as its
+ * log) and the terminal when there is one. */
+static void say(const struct mcp_gateway *g, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* The tool name is the peer's: nothing in it may act on a terminal. */
+	for (char *c = msg; *c; c++)
+		if ((unsigned char)*c < 0x20 && *c != '\n')
+			*c = '?';
+	fputs(msg, stderr);
+	fflush(stderr);
+	if (g->tty_fd >= 0 && write(g->tty_fd, msg, strlen(msg)) < 0) {
+		/* the terminal went away: the control socket still works */
+	}
+}
+
+static int hold(struct mcp_gateway *g, const struct imp_node *m, const char *tool, const char *rule,
+		struct error *err)
+{
+	struct mcp_held *v = realloc(g->held, (g->n_held + 1) * sizeof(*v));
+	if (!v)
+		return error_set(err, ENOMEM, "out of memory");
+	g->held = v;
+	struct mcp_held *h = &g->held[g->n_held];
+	memset(h, 0, sizeof(*h));
+	struct buf b = { 0 };
+	if (mcp_json_write(&b, m, false) < 0 || !(h->tool = strdup(tool))) {
+		buf_free(&b);
+		free(h->tool);
+		return error_set(err, ENOMEM, "out of memory");
+	}
+	h->msg = b.data;
+	snprintf(h->token, sizeof(h->token), "%lu", ++g->next_token);
+	snprintf(h->rule, sizeof(h->rule), "%s", rule);
+	h->deadline = now_ms() + (uint64_t)g->step_up_timeout * 1000;
+	g->n_held++;
+	if (g->control_fd >= 0)
+		say(g, "airlock: step-up %s: server %s asks to run tool %s; approve with 'airlock approve --socket %s %s' "
+		       "or deny with 'airlock deny --socket %s %s' within %us\n",
+		    h->token, g->engine->server, tool, g->control_path, h->token, g->control_path, h->token,
+		    g->step_up_timeout);
+	if (g->tty_fd >= 0)
+		say(g, "airlock: step-up %s: run tool %s of server %s? [y/N] ", h->token, tool, g->engine->server);
+	return 0;
+}
+
+bool mcp_gateway_resolve(struct mcp_gateway *g, const char *token, bool approve, const char *by, struct error *err,
+			 int *rc)
+{
+	size_t i;
+	for (i = 0; i < g->n_held; i++)
+		if (!strcmp(g->held[i].token, token))
+			break;
+	if (i == g->n_held)
+		return false;
+	struct mcp_held h = g->held[i];
+	memmove(g->held + i, g->held + i + 1, (g->n_held - i - 1) * sizeof(*g->held));
+	g->n_held--;
+	_cleanup_imp_node_ struct imp_node *m = NULL;
+	struct error perr = { 0 };
+	*rc = 0;
+	if (mcp_frame_parse(h.msg, strlen(h.msg), &m, &perr) != MCP_FRAME_OK) {
+		*rc = error_set(err, EINVAL, "a held call does not parse again: %s", perr.msg);
+		goto out;
+	}
+	const struct imp_node *id = imp_get(m, "id");
+	const struct imp_node *args = imp_get(imp_get(m, "params"), "arguments");
+	char reason[256];
+	snprintf(reason, sizeof(reason), "step-up %s %s", approve ? "approved" : "denied", by);
+	struct rec r = { .method = "tools/call", .tool = h.tool, .args = args, .decision = approve ? "allow" : "deny",
+			 .rule = h.rule, .reason = reason, .direction = "client" };
+	record(g, &r);
+	if (approve) {
+		if (pending_add(g, id, "tools/call", h.tool) < 0)
+			*rc = error_set(err, ENOMEM, "out of memory");
+		else
+			*rc = gsend(g, g->server_in, m, err);
+	} else {
+		char msg[400];
+		snprintf(msg, sizeof(msg), "airlock denied the call: a person was asked to approve %s and it was %s",
+			 h.tool, reason);
+		*rc = send_tool_error(g->client_out, id, msg, err);
+	}
+out:
+	free(h.msg);
+	free(h.tool);
+	return true;
+}
+
+void mcp_gateway_control(struct mcp_gateway *g, const char *line, char *out, size_t out_len, int *rc,
+			 struct error *err)
+{
+	*rc = 0;
+	if (!strcmp(line, "list")) {
+		size_t o = 0;
+		out[0] = '\0';
+		for (size_t i = 0; i < g->n_held && o + 1 < out_len; i++)
+			o += (size_t)snprintf(out + o, out_len - o, "%s %s\n", g->held[i].token, g->held[i].tool);
+		if (o >= out_len)
+			out[out_len - 1] = '\0';
+		return;
+	}
+	bool approve = !strncmp(line, "approve ", 8);
+	if (!approve && strncmp(line, "deny ", 5)) {
+		snprintf(out, out_len, "error: expected approve TOKEN, deny TOKEN or list\n");
+		return;
+	}
+	const char *token = line + (approve ? 8 : 5);
+	if (!mcp_gateway_resolve(g, token, approve, "through the control socket", err, rc))
+		snprintf(out, out_len, "error: no call waits under %.20s\n", token);
+	else
+		snprintf(out, out_len, "%s %.20s\n", approve ? "approved" : "denied", token);
+}
+
+/* One connection to the control socket: one command line, one answer.
+ * The peer is the same user (the socket is 0600 in a 0700 directory);
+ * a receive timeout keeps a silent one from stalling the relay. */
+static int control_accept(struct mcp_gateway *g, struct error *err)
+{
+	int c = accept4(g->control_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (c < 0)
+		return 0;
+	struct timeval tv = { .tv_sec = 2 };
+	(void)setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	char line[128];
+	ssize_t n = recv(c, line, sizeof(line) - 1, 0);
+	int rc = 0;
+	if (n > 0) {
+		line[n] = '\0';
+		line[strcspn(line, "\r\n")] = '\0';
+		char out[4096];
+		mcp_gateway_control(g, line, out, sizeof(out), &rc, err);
+		(void)send(c, out, strlen(out), MSG_NOSIGNAL);
+	}
+	close(c);
+	return rc;
+}
+
+/* A line from the terminal answers the oldest held call. */
+static int tty_answer(struct mcp_gateway *g, struct error *err)
+{
+	char line[64];
+	ssize_t n = read(g->tty_fd, line, sizeof(line) - 1);
+	if (n <= 0) {
+		g->tty_fd = -1;
+		return 0;
+	}
+	line[n] = '\0';
+	if (!g->n_held)
+		return 0;
+	char token[24];
+	snprintf(token, sizeof(token), "%s", g->held[0].token);
+	bool yes = line[0] == 'y' || line[0] == 'Y';
+	int rc = 0;
+	(void)mcp_gateway_resolve(g, token, yes, "at the terminal", err, &rc);
+	return rc;
+}
+
+/* Deny what waited too long; returns the poll timeout to the next
+ * deadline (-1: none). */
+static int expire(struct mcp_gateway *g, int *rc, struct error *err)
+{
+	*rc = 0;
+	uint64_t now = now_ms();
+	for (size_t i = 0; i < g->n_held;) {
+		if (g->held[i].deadline <= now) {
+			char token[24], by[64];
+			snprintf(token, sizeof(token), "%s", g->held[i].token);
+			snprintf(by, sizeof(by), "by the timeout after %us", g->step_up_timeout);
+			(void)mcp_gateway_resolve(g, token, false, by, err, rc);
+			if (*rc < 0)
+				return -1;
+			continue;
+		}
+		i++;
+	}
+	int t = -1;
+	for (size_t i = 0; i < g->n_held; i++) {
+		uint64_t left = g->held[i].deadline - now;
+		if (t < 0 || left < (uint64_t)t)
+			t = left > 60000 ? 60000 : (int)left;
+	}
+	return t;
+}
+
 /* ---- client -> server ---- */
 
 static int from_client(struct mcp_gateway *g, struct imp_node *m, struct error *err)
@@ -289,16 +507,21 @@ static int from_client(struct mcp_gateway *g, struct imp_node *m, struct error *
 			return send_error(g->client_out, id, MCP_ERR_INVALID, "tools/call without a tool name", err);
 		bool ok = mcp_tool_call_allowed(e, tool, args, &v);
 		if (ok && v.decision == POLICY_MCP_STEP_UP) {
-			/* No one to ask in this gateway: a step-up without an
-			 * approver ends as a denial, as a timeout would. */
+			/* AARM's defer: one record now, one when a person (or
+			 * the timeout) decides. */
 			struct rec d = { .method = method, .tool = tool, .args = args, .decision = "defer",
 					 .rule = v.rule, .reason = "step-up: waiting for a person's approval",
 					 .direction = "client" };
 			record(g, &d);
+			if ((g->control_fd >= 0 || g->tty_fd >= 0) && g->n_held < MCP_MAX_HELD)
+				return hold(g, m, tool, v.rule, err);
 			ok = false;
 			snprintf(v.reason, sizeof(v.reason),
-				 "airlock denied the call: the policy asks a person to approve %s, and this gateway "
-				 "has no one to ask",
+				 g->n_held >= MCP_MAX_HELD
+					 ? "airlock denied the call: the policy asks a person to approve %s, and too many "
+					   "calls are already waiting"
+					 : "airlock denied the call: the policy asks a person to approve %s, and this "
+					   "gateway has no one to ask",
 				 tool);
 		}
 		struct rec r = { .method = method, .tool = tool, .args = args, .decision = ok ? "allow" : "deny",
@@ -653,14 +876,26 @@ int mcp_gateway_run(struct mcp_gateway *g, struct error *err)
 	bool client_open = true;
 	int rc = 0;
 	for (;;) {
-		struct pollfd p[2] = { { .fd = client_open ? g->client_in : -1, .events = POLLIN },
-				       { .fd = g->server_out, .events = POLLIN } };
-		if (poll(p, 2, -1) < 0) {
+		int timeout = expire(g, &rc, err);
+		if (rc < 0)
+			break;
+		struct pollfd p[4] = { { .fd = client_open ? g->client_in : -1, .events = POLLIN },
+				       { .fd = g->server_out, .events = POLLIN },
+				       { .fd = g->control_fd, .events = POLLIN },
+				       { .fd = g->n_held ? g->tty_fd : -1, .events = POLLIN } };
+		int n = poll(p, 4, timeout);
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			rc = error_set(err, errno, "poll: %s", strerror(errno));
 			break;
 		}
+		if (n == 0)
+			continue;
+		if (p[2].revents & POLLIN && (rc = control_accept(g, err)) < 0)
+			break;
+		if (p[3].revents & (POLLIN | POLLHUP | POLLERR) && (rc = tty_answer(g, err)) < 0)
+			break;
 		if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
 			int r = pump(g, g->server_out, false, &sout, err);
 			if (r < 0) {
@@ -677,8 +912,15 @@ int mcp_gateway_run(struct mcp_gateway *g, struct error *err)
 				break;
 			}
 			if (r == 1) {
-				/* The client is done: so is the server's input. */
+				/* The client is done: so is the server's input, once
+				 * no held call may still go to it. Held calls are
+				 * then denied: no one will read their answers. */
 				client_open = false;
+				while (g->n_held) {
+					char token[24];
+					snprintf(token, sizeof(token), "%s", g->held[0].token);
+					(void)mcp_gateway_resolve(g, token, false, "because the client left", err, &rc);
+				}
 				close(g->server_in);
 				g->server_in = -1;
 			}

@@ -12,6 +12,10 @@
 #include "mcp/mcp.h"
 
 struct mcp_pending;
+struct mcp_held;
+
+/* Bound on calls waiting for a person at once; more are denied. */
+#define MCP_MAX_HELD 64
 
 struct mcp_gateway {
 	struct mcp_engine *engine;  /* borrowed */
@@ -25,6 +29,16 @@ struct mcp_gateway {
 	bool record_failed;         /* then nothing more is forwarded (fail closed) */
 	struct mcp_pending *pending; /* requests awaiting their response */
 	size_t n_pending, cap_pending;
+	/* Step-up: calls held until a person decides, through the control
+	 * socket (airlock approve / deny) or the terminal; -1 when none.
+	 * Without either, a step-up call is denied at once. */
+	int control_fd;             /* borrowed listening socket */
+	const char *control_path;   /* borrowed, for the prompt */
+	int tty_fd;                 /* borrowed /dev/tty, or -1 */
+	unsigned step_up_timeout;   /* seconds; then the call is denied */
+	struct mcp_held *held;
+	size_t n_held;
+	unsigned long next_token;
 };
 
 /* Relay until the server's output ends. Returns 0, or a negative errno
@@ -37,5 +51,15 @@ int mcp_gateway_run(struct mcp_gateway *g, struct error *err) WUR;
 int mcp_gateway_line(struct mcp_gateway *g, bool from_client, const char *line, size_t len, struct error *err) WUR;
 
 void mcp_gateway_fini(struct mcp_gateway *g);
+
+/* Resolve a held call by its token: approve or deny. "reason" says by
+ * whom, for the record. Returns false when no call has that token. */
+bool mcp_gateway_resolve(struct mcp_gateway *g, const char *token, bool approve, const char *by, struct error *err,
+			 int *rc);
+
+/* A command line from the control socket ("approve TOKEN", "deny TOKEN",
+ * "list"), answered into out. */
+void mcp_gateway_control(struct mcp_gateway *g, const char *line, char *out, size_t out_len, int *rc,
+			 struct error *err);
 
 #endif

@@ -60,7 +60,8 @@ mcp_raw() {
 	shift
 	LAST_CMD="airlock mcp run $* < in.jsonl"
 	(cd "$WS" && HOME="$E2E_HOME" timeout -k 5 "$E2E_TIMEOUT" python3 "$here/mcp-raw.py" "$T/in.jsonl" "$ids" -- \
-		"$AIRLOCK" mcp run --policy "$T/policy.yaml" --pins "$T/pins.json" -- "$@" >"$T/raw.out" 2>"$T/raw.err")
+		"$AIRLOCK" mcp run --policy "$T/policy.yaml" --pins "$T/pins.json" ${MCP_GW_EXTRA:-} -- "$@" \
+		>"$T/raw.out" 2>"$T/raw.err")
 	RC=$?
 	OUT=$(cat "$T/raw.out")
 	ERR=$(cat "$T/raw.err")
@@ -371,4 +372,51 @@ test_mcp_policy_diff_and_explain_agree_with_gateway() {
 		fi
 		assert_contains "$(reply 3)" '"text":"hello bob"' "the neighbour OLD allows passes under $s"
 	done
+}
+
+# step_up_run DECIDE: a step_up call held by the gateway, then DECIDE
+# (approve, deny, or none: left to the timeout) through the control socket.
+step_up_run() {
+	local decide=$1
+	rm -f "$WS/received.log" "$T/raw.err"
+	printf '%s\n' \
+		'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}' \
+		'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet","arguments":{"name":"amy"}}}' \
+		'{"jsonrpc":"2.0","id":3,"method":"ping"}' >"$T/in.jsonl"
+	MCP_GW_EXTRA="--socket $T/ctl.sock --step-up-timeout ${STEP_UP_TIMEOUT:-60}" mcp_raw 1,2,3 node "$MCP_DIR/test-server.mjs" &
+	local pid=$!
+	bg_register "$pid"
+	wait_for 30 grep -q "airlock: step-up 1: server t asks to run tool greet" "$T/raw.err" 2>/dev/null ||
+		fail "the gateway did not announce the held call: $(cat "$T/raw.err" 2>/dev/null)"
+	if [ "$decide" != none ]; then
+		"$AIRLOCK" "$decide" --socket "$T/ctl.sock" 1 >"$T/decide.out" 2>&1
+		assert_eq 0 "$?" "airlock $decide: $(cat "$T/decide.out")"
+		"$AIRLOCK" "$decide" --socket "$T/ctl.sock" 1 >"$T/decide2.out" 2>&1
+		assert_eq 1 "$?" "a call is decided once: $(cat "$T/decide2.out")"
+	fi
+	wait "$pid"
+	OUT=$(cat "$T/raw.out")
+	ERR=$(cat "$T/raw.err")
+}
+
+test_mcp_step_up_approve_deny_timeout() {
+	mcp_need
+	mcp_policy "    t:
+      tools:
+        - {name: greet, decision: step_up}"
+	step_up_run approve
+	assert_contains "$(reply 2)" '"text":"hello amy"' "an approved call runs"
+	assert_contains "$(reply 3)" '"result":{}' "the relay went on while the call waited"
+	assert_contains "$(mcp_records | grep '"decision":"defer"')" '"message":"step-up: waiting' "the deferral is recorded"
+	assert_contains "$(mcp_records | grep '"decision":"allow"')" '"message":"step-up approved through the control socket"' \
+		"and its resolution"
+	step_up_run deny
+	assert_contains "$(reply 2)" '"isError":true' "a denied call is an error result"
+	assert_contains "$(reply 2)" "denied through the control socket" "that says why"
+	assert_not_contains "$(cat "$WS/received.log")" '"tools/call"' "the server never saw the denied call"
+	STEP_UP_TIMEOUT=1 step_up_run none
+	assert_contains "$(reply 2)" "denied by the timeout after 1s" "no answer: denied at the timeout"
+	assert_not_contains "$(cat "$WS/received.log")" '"tools/call"' "the server never saw it"
+	assert_contains "$(mcp_records | grep '"decision":"deny"')" '"message":"step-up denied by the timeout after 1s"' \
+		"the timeout's denial is recorded"
 }

@@ -71,7 +71,7 @@ static void init_once(void)
 	}
 	int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	gw = (struct mcp_gateway){ .engine = &eng, .client_in = -1, .client_out = nul, .server_in = nul,
-				   .server_out = -1, .record = sink };
+				   .server_out = -1, .record = sink, .control_fd = -1, .tty_fd = -1 };
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
