@@ -325,3 +325,37 @@ YAML
 	(cd "$WS" && HOME="$E2E_HOME" "$AIRLOCK" policy check "$T/homews.yaml" >/dev/null 2>"$T/e")
 	assert_contains "$(cat "$T/e")" "$T/homews.yaml:3: sandbox.workspace $E2E_HOME holds the home directory" "a workspace of ~"
 }
+
+# The lint of mcp rules: a tool rule an earlier one shadows, an allow on
+# every tool; the neighbour rules (a narrower allow after a deny, a deny
+# on "*" at the end) draw nothing, and the clean file passes --strict.
+test_layers_policy_check_lint_mcp() {
+	cat >"$T/mcp.yaml" <<YAML
+version: 1
+mcp:
+  servers:
+    fs:
+      command: [node, fs.js]
+      tools:
+        - {name: "read_*", decision: allow}
+        - {name: "read_file", decision: deny}
+        - {name: "write_*", decision: deny}
+        - {name: "write_log", decision: allow}
+        - {name: "*", decision: allow}
+YAML
+	(cd "$WS" && HOME="$E2E_HOME" "$AIRLOCK" policy check "$T/mcp.yaml" >"$T/o" 2>"$T/e")
+	RC=$?
+	ERR=$(cat "$T/e")
+	assert_rc 0 "warnings alone do not fail the check"
+	assert_contains "$ERR" "$T/mcp.yaml:8: mcp.servers.fs.tools[1] (\"read_file\") is shadowed" "a tool rule an earlier one covers"
+	assert_contains "$ERR" "$T/mcp.yaml:10: mcp.servers.fs.tools[3] (\"write_log\") is shadowed" "an allow after a deny that covers it"
+	assert_contains "$ERR" "$T/mcp.yaml:11: mcp.servers.fs.tools[4] allows every tool" "an allow on every tool"
+	assert_not_contains "$ERR" "tools[0]" "the first rule"
+	assert_not_contains "$ERR" "tools[2]" "a deny not covered by earlier rules"
+	printf 'version: 1\nmcp:\n  servers:\n    fs:\n      command: [node, fs.js]\n      tools:\n        - {name: "write_*", decision: deny}\n        - {name: "w*", decision: allow}\n        - {name: "*", decision: deny}\n' >"$T/clean.yaml"
+	(cd "$WS" && HOME="$E2E_HOME" "$AIRLOCK" policy check --strict "$T/clean.yaml" >/dev/null 2>"$T/e")
+	RC=$?
+	ERR=$(cat "$T/e")
+	assert_rc 0 "a clean mcp section passes --strict"
+	assert_eq "" "$ERR" "no lint on the clean file"
+}
