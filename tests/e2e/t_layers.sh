@@ -267,9 +267,13 @@ test_layers_explain_answers_match_enforcement() {
 	assert_rc 0 "explain without a question"
 	assert_match "$OUT" "\"$T/out\"  # developer $T/dev.yaml:3" "a developer rule's provenance"
 	assert_match "$OUT" "\"$WS/secret\"  # enterprise $T/ent.yaml:6" "an enterprise rule's provenance"
+	# No mcp section: every tool of every server is denied, by no rule.
 	explain "$T/dev.yaml" --tool github.create_issue
-	assert_eq 2 "$RC" "--tool"
-	assert_contains "$ERR" "not in the policy schema" "--tool says why"
+	assert_eq 1 "$RC" "--tool on a server the policy does not have"
+	assert_contains "$OUT" "deny" "--tool answers deny"
+	assert_contains "$OUT" "rule: mcp (no server github" "--tool says why"
+	explain "$T/dev.yaml" --tool create_issue
+	assert_eq 2 "$RC" "--tool without SERVER."
 }
 
 test_layers_policy_check_lint() {
