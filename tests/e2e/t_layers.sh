@@ -363,3 +363,27 @@ YAML
 	assert_rc 0 "a clean mcp section passes --strict"
 	assert_eq "" "$ERR" "no lint on the clean file"
 }
+
+# An enterprise mcp ceiling seen through explain --tool: the developer's
+# allow on every tool is split by the enterprise's rules; the cut is
+# reported with both files' lines.
+test_layers_explain_tool_under_enterprise_mcp() {
+	printf 'version: 1\nmcp:\n  servers:\n    fs:\n      command: [node, fs.js]\n      tools:\n        - {name: "*", decision: allow}\n    other:\n      command: [x]\n      tools:\n        - {name: "*", decision: allow}\n' >"$T/dev.yaml"
+	printf 'version: 1\nmcp:\n  servers:\n    fs:\n      tools:\n        - {name: "read_*", decision: allow}\n        - {name: "write_*", decision: step_up}\n' >"$T/ent.yaml"
+	explain "$T/dev.yaml" --tool fs.delete
+	assert_eq 0 "$RC" "the developer alone allows every tool"
+	explain --enterprise "$T/ent.yaml" "$T/dev.yaml" --tool fs.read_file
+	assert_eq 0 "$RC" "a tool both allow"
+	assert_contains "$OUT" "allow" "allow"
+	explain --enterprise "$T/ent.yaml" "$T/dev.yaml" --tool fs.write_file
+	assert_eq 1 "$RC" "step_up exits 1"
+	assert_contains "$OUT" "step_up" "the enterprise's step_up applies"
+	explain --enterprise "$T/ent.yaml" "$T/dev.yaml" --tool fs.delete
+	assert_eq 1 "$RC" "a tool the enterprise does not list"
+	assert_contains "$OUT" "deny" "deny"
+	explain --enterprise "$T/ent.yaml" "$T/dev.yaml" --tool other.x
+	assert_eq 1 "$RC" "a server the enterprise does not list"
+	assert_contains "$ERR" "$T/dev.yaml:8: mcp.servers.other cut" "the server cut names the developer's line"
+	assert_contains "$ERR" "mcp.servers.fs.tools[0] (\"*\") split" "the split names the developer's rule"
+	assert_contains "$ERR" "enterprise rule $T/ent.yaml:" "and the enterprise's file"
+}
