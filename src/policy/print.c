@@ -886,6 +886,22 @@ static bool credential_eq(const struct policy_credential *a, const struct policy
 	return true;
 }
 
+/* The mcp sections by their printed form, which carries every setting. */
+static bool mcp_eq(const struct policy_mcp *a, const struct policy_mcp *b)
+{
+	char *ta = NULL, *tb = NULL;
+	size_t la = 0, lb = 0;
+	FILE *fa = open_memstream(&ta, &la), *fb = open_memstream(&tb, &lb);
+	if (fa)
+		policy_mcp_print(a, fa), fclose(fa);
+	if (fb)
+		policy_mcp_print(b, fb), fclose(fb);
+	bool eq = fa && fb && ta && tb && la == lb && !memcmp(ta, tb, la);
+	free(ta);
+	free(tb);
+	return eq;
+}
+
 bool policy_equal(const struct policy *a, const struct policy *b)
 {
 	const struct policy_limits *la = &a->sandbox.limits, *lb = &b->sandbox.limits;
@@ -930,5 +946,5 @@ bool policy_equal(const struct policy *a, const struct policy *b)
 	for (size_t i = 0; i < a->n_credentials; i++)
 		if (!credential_eq(&a->credentials[i], &b->credentials[i]))
 			return false;
-	return true;
+	return mcp_eq(a->mcp, b->mcp);
 }

@@ -154,6 +154,16 @@ static void test_policy_refusals_name_line_and_field(void **state)
 	policy_mcp_print(q->mcp, f);
 	fclose(f);
 	assert_string_equal(text, text2);
+	/* Settings compare equal across the round trip, and a changed
+	 * limit makes them differ. */
+	assert_true(policy_equal(p, q));
+	struct policy *r = load("mcp:\n  servers:\n    fs:\n      command: [node, s.js]\n      tools:\n"
+				"        - {name: \"read_*\", decision: allow, max_calls: 3, args: {path: {inside_workspace: true}}}\n"
+				"      server_requests: {elicitation: true}\n      scan: {secrets: redact, injection: off}\n",
+				&err);
+	assert_non_null(r);
+	assert_false(policy_equal(p, r));
+	policy_free(r);
 	free(text);
 	free(text2);
 	policy_free(q);
