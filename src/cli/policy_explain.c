@@ -17,6 +17,7 @@
 
 #include "cli/cli.h"
 #include "net/addr.h"
+#include "mcp/mcp.h"
 #include "net/netpolicy.h"
 #include "policy/layer.h"
 #include "sandbox/fsrules.h"
@@ -30,12 +31,14 @@ static const char explain_usage[] =
 	"       airlock policy explain [--enterprise FILE|DIR] FILE --request 'METHOD URL'\n"
 	"       airlock policy explain [--enterprise FILE|DIR] FILE --path P [--access read|write|exec]\n"
 	"       airlock policy explain [--enterprise FILE|DIR] FILE --exec P\n"
+	"       airlock policy explain [--enterprise FILE|DIR] FILE --tool SERVER.TOOL [--args JSON]\n"
 	"\n"
 	"Without a question: the effective policy, each rule followed by\n"
 	"\"# developer FILE:LINE\" or \"# enterprise FILE:LINE\".\n"
 	"With one: allow or deny, the deciding rule and where it came from.\n"
-	"Exit 0 allow, 1 deny, 2 bad usage or policy.\n"
-	"--tool SERVER.TOOL: MCP tool policy is not in the policy schema yet.\n";
+	"--tool: the MCP gateway's decision on one tools/call (allow, step_up or\n"
+	"deny), arguments checked as the gateway checks them (default {}).\n"
+	"Exit 0 allow, 1 deny (or step_up for --tool), 2 bad usage or policy.\n";
 
 static void print_loc(const struct policy_loc *l)
 {
@@ -312,10 +315,73 @@ static int explain_path(const struct policy *p, const char *arg, const char *acc
 	return answer(v == FSR_ALLOW, rule, loc, why, p);
 }
 
+/* "SERVER.TOOL": the decision of src/mcp/engine.c (mcp_tool_call_allowed,
+ * the function the gateway calls) for a first call in a session. Pin
+ * approvals are per-machine state, not policy: a tool whose definition
+ * changed is also refused until approved ('airlock mcp pins diff'). */
+static int explain_tool(const struct policy *p, const char *q, const char *args_json)
+{
+	const char *dot = strchr(q, '.');
+	if (!dot || dot == q || !dot[1]) {
+		fprintf(stderr, "airlock policy explain: --tool: \"%s\" is not SERVER.TOOL\n", q);
+		return SANDBOX_EXIT_USAGE;
+	}
+	_cleanup_free_ char *server = strndup(q, (size_t)(dot - q));
+	const char *tool = dot + 1;
+	struct error err = { 0 };
+	_cleanup_imp_node_ struct imp_node *args = NULL;
+	if (!server)
+		return SANDBOX_EXIT_USAGE;
+	if (args_json && imp_json_parse("--args", args_json, strlen(args_json), &args, &err) < 0) {
+		fprintf(stderr, "airlock policy explain: %s\n", err.msg);
+		return SANDBOX_EXIT_USAGE;
+	}
+	if (args && args->kind != IMP_MAP) {
+		fprintf(stderr, "airlock policy explain: --args: expected a JSON object, got %s\n",
+			imp_kind_name(args->kind));
+		return SANDBOX_EXIT_USAGE;
+	}
+	const struct policy_mcp_server *srv = p->mcp ? policy_mcp_server(p->mcp, server) : NULL;
+	struct mcp_engine eng;
+	if (mcp_engine_init(&eng, srv, server, p->sandbox.workspace, NULL, &err) < 0) {
+		mcp_engine_fini(&eng);
+		fprintf(stderr, "airlock policy explain: %s\n", err.msg);
+		return SANDBOX_EXIT_USAGE;
+	}
+	struct mcp_verdict v = { 0 };
+	bool ok = mcp_tool_call_allowed(&eng, tool, args, &v);
+	mcp_engine_fini(&eng);
+	printf("%s\n", !ok ? "deny" : policy_mcp_decision_name(v.decision));
+	fputs("rule: ", stdout);
+	if (!srv) {
+		printf("mcp (no server %s: every tool of it is denied)", server);
+	} else {
+		policy_print_comment(stdout, v.rule);
+		size_t idx = 0;
+		const struct policy_mcp_rule *r = mcp_tool_rule(srv, tool, &idx);
+		unsigned line = strstr(v.rule, ".max_calls") ? srv->line : r ? r->line : 0;
+		if (line) {
+			struct policy_loc loc = { .file = p->file, .line = line };
+			print_loc(&loc);
+		} else {
+			fputs(" (built-in default)", stdout);
+		}
+	}
+	putchar('\n');
+	if (v.reason[0]) {
+		fputs("why: ", stdout);
+		policy_print_comment(stdout, v.reason);
+		putchar('\n');
+	}
+	if (ok && v.decision == POLICY_MCP_STEP_UP)
+		fputs("why: a person must approve each call\n", stdout);
+	return ok && v.decision == POLICY_MCP_ALLOW ? 0 : 1;
+}
+
 int cli_policy_explain(int argc, char **argv)
 {
 	const char *enterprise = NULL, *file = NULL, *request = NULL, *path = NULL, *access = "read",
-		   *exec = NULL, *tool = NULL;
+		   *exec = NULL, *tool = NULL, *args = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char **slot = NULL;
@@ -335,6 +401,8 @@ int cli_policy_explain(int argc, char **argv)
 			slot = &exec;
 		else if (!strcmp(a, "--tool"))
 			slot = &tool;
+		else if (!strcmp(a, "--args"))
+			slot = &args;
 		if (slot && i + 1 < argc) {
 			*slot = argv[++i];
 			continue;
@@ -349,9 +417,8 @@ int cli_policy_explain(int argc, char **argv)
 		fputs(explain_usage, stderr);
 		return SANDBOX_EXIT_USAGE;
 	}
-	if (tool) {
-		fprintf(stderr, "airlock policy explain: --tool: MCP tool policy is not in the policy schema yet; "
-				"no rule decides tool calls\n");
+	if (args && !tool) {
+		fputs(explain_usage, stderr);
 		return SANDBOX_EXIT_USAGE;
 	}
 	struct error err = { 0 };
@@ -366,6 +433,8 @@ int cli_policy_explain(int argc, char **argv)
 	bool refused = cli_layer_report(&rep, stderr);
 	if (request)
 		return explain_request(pol, request);
+	if (tool)
+		return explain_tool(pol, tool, args);
 	if (path || exec)
 		return explain_path(pol, path ? path : exec, path ? access : "exec");
 	policy_print(pol, stdout);

@@ -12,7 +12,9 @@
 
 #include "cli/cli.h"
 #include "handoff/handoff.h"
+#include "policy/glob.h"
 #include "policy/layer.h"
+#include "policy/mcp.h"
 
 PRINTF_LIKE(3, 4)
 static void warn(FILE *f, const struct policy_loc *loc, const char *fmt, ...)
@@ -191,9 +193,79 @@ static size_t lint_filesystem(const struct policy *p, FILE *f)
 	return n;
 }
 
+/* MCP rules, first match decides: a rule whose every name an earlier rule
+ * already takes never decides anything (decided exactly on the fnmatch
+ * automata of glob.c); an allow on every name gives the server's whole
+ * surface, future tools included. Constraints on a denied tool are
+ * refused when the policy loads (policy/mcp.c), so they need no lint. */
+static size_t lint_mcp_rules(const struct policy *p, FILE *f, const struct policy_mcp_server *s, const char *kind,
+			     const struct policy_mcp_rule *r, size_t n)
+{
+	size_t count = 0;
+	struct glob **g = calloc(n ? n : 1, sizeof(*g));
+	_cleanup_glob_ struct glob *all = NULL;
+	struct error err = { 0 };
+	if (!g || glob_compile("*", GLOB_NAME, &all, &err) < 0) {
+		free(g);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct policy_loc loc = { .file = p->file, .line = r[i].line };
+		bool sub = false;
+		if (glob_compile(r[i].match, GLOB_NAME, &g[i], &err) < 0) {
+			/* An unterminated bracket or collating element: fnmatch's
+			 * reading of it is not modelled, say so once. */
+			warn(f, &loc, "mcp.servers.%s.%s[%zu]: \"%s\" cannot be analysed (%s)", s->name, kind, i,
+			     r[i].match, err.msg);
+			error_clear(&err);
+			count++;
+			continue;
+		}
+		size_t ne = 0;
+		struct glob *earlier[64];
+		for (size_t j = 0; j < i && ne < 64; j++)
+			if (g[j])
+				earlier[ne++] = g[j];
+		if (ne && glob_subset(g[i], (const struct glob *const *)earlier, ne, &sub, NULL, &err) == 0 && sub) {
+			warn(f, &loc, "mcp.servers.%s.%s[%zu] (\"%s\") is shadowed by earlier rules: every name it matches "
+				      "is decided before it",
+			     s->name, kind, i, r[i].match);
+			count++;
+		}
+		error_clear(&err);
+		bool every = false;
+		const struct glob *one[1] = { g[i] };
+		if (r[i].decision == POLICY_MCP_ALLOW &&
+		    glob_subset(all, one, 1, &every, NULL, &err) == 0 && every) {
+			warn(f, &loc,
+			     "mcp.servers.%s.%s[%zu] allows every %s of the server, those it adds later included; "
+			     "list the ones the agent needs",
+			     s->name, kind, i, !strcmp(kind, "tools") ? "tool" : !strcmp(kind, "resources") ? "resource" : "prompt");
+			count++;
+		}
+		error_clear(&err);
+	}
+	for (size_t i = 0; i < n; i++)
+		glob_free(g[i]);
+	free(g);
+	return count;
+}
+
+static size_t lint_mcp(const struct policy *p, FILE *f)
+{
+	size_t n = 0;
+	for (size_t i = 0; p->mcp && i < p->mcp->n_servers; i++) {
+		const struct policy_mcp_server *s = &p->mcp->servers[i];
+		n += lint_mcp_rules(p, f, s, "tools", s->tools, s->n_tools);
+		n += lint_mcp_rules(p, f, s, "resources", s->resources, s->n_resources);
+		n += lint_mcp_rules(p, f, s, "prompts", s->prompts, s->n_prompts);
+	}
+	return n;
+}
+
 size_t cli_policy_lint(const struct policy *p, FILE *f)
 {
-	size_t n = lint_network(p, f) + lint_filesystem(p, f);
+	size_t n = lint_network(p, f) + lint_filesystem(p, f) + lint_mcp(p, f);
 	/* observe mode is warned about with POLICY_OBSERVE_WARNING already. */
 	if (p->sandbox.mode == POLICY_MODE_OBSERVE)
 		n++;

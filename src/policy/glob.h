@@ -21,7 +21,8 @@
  *
  * Every matcher here agrees with the one enforcing the pattern:
  * GLOB_PATH with netpol_glob_match, GLOB_HOST with netpol_host_match,
- * GLOB_FILE with handoff_glob_match (tests/unit/test_glob.c and
+ * GLOB_FILE with handoff_glob_match, GLOB_NAME with fnmatch(p, s, 0)
+ * as the MCP engine calls it (tests/unit/test_glob.c and
  * tests/fuzz/fuzz_glob.c check it).
  */
 
@@ -35,6 +36,7 @@ enum glob_kind {
 	GLOB_HOST,   /* "*.example.com" or exact, lower-case */
 	GLOB_PREFIX, /* filesystem path: itself and everything beneath */
 	GLOB_FILE,   /* hand-off/protect glob (handoff_glob_match): bytes, '*', '**', '**' + '/' */
+	GLOB_NAME,   /* fnmatch(3) with flags 0 in the C locale: MCP tool, resource, prompt names */
 };
 
 /* Patterns longer than this are refused (netpol_glob_match matches
@@ -47,7 +49,8 @@ struct glob; /* opaque, compiled */
 
 /* Compile pattern (borrowed) into *out, owned by the caller (glob_free).
  * Errors: -EINVAL for a pattern that is not of the kind (a GLOB_PREFIX
- * that is not absolute), -E2BIG for one longer than GLOB_PATTERN_MAX. */
+ * that is not absolute; a GLOB_NAME with a "[=" or "[." bracket term,
+ * whose meaning depends on the locale's collation), -E2BIG for one longer than GLOB_PATTERN_MAX. */
 int glob_compile(const char *pattern, enum glob_kind kind, struct glob **out, struct error *err) WUR;
 
 /* The language of paths that netpol_decide_request never matches by a

@@ -74,13 +74,14 @@ fi
 install -m 644 "$here"/lib.sh "$here"/t_*.sh "$stage/tests/e2e/"
 install -m 755 "$here/run.sh" "$here/servers.py" "$here/mcp-raw.py" "$here/tls-front.py" "$stage/tests/e2e/"
 install -m 644 "$here/mcp-client.mjs" "$here/mcp-session-client.mjs" "$here/mcp-http-client.mjs" "$stage/tests/e2e/"
-# The MCP tests' npm packages (scripts/deps.sh), when installed.
+# The MCP tests' npm packages (scripts/deps.sh), when installed. Our own
+# test servers need node only: staged even without the packages.
+mkdir -p "$stage/tests/e2e/mcp"
+install -m 644 "$here/mcp/test-server.mjs" "$here/mcp/session-server.mjs" "$stage/tests/e2e/mcp/"
 if [ -d "$here/mcp/node_modules" ]; then
-	mkdir -p "$stage/tests/e2e/mcp"
-	cp -a "$here/mcp/node_modules" "$here/mcp/package.json" "$here/mcp/test-server.mjs" \
-		"$here/mcp/session-server.mjs" "$stage/tests/e2e/mcp/"
-	chmod -R a+rX "$stage/tests/e2e/mcp"
+	cp -a "$here/mcp/node_modules" "$here/mcp/package.json" "$stage/tests/e2e/mcp/"
 fi
+chmod -R a+rX "$stage/tests/e2e/mcp"
 chmod 755 "$stage" "$stage/bin" "$stage/tests" "$stage/tests/e2e" "$stage/tests/probe"
 
 cd "$home" || exit 1

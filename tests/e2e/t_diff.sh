@@ -184,3 +184,21 @@ test_policy_diff_protect_witness_is_enforced() {
 	pdiff new.yaml old.yaml
 	assert_rc 0 "protecting more is no wider"
 }
+
+# The mcp section: a tool OLD's first matching rule denies and NEW allows
+# is one line naming NEW's rule, the witness and OLD's rule; the reverse
+# (and a reordering of the same rules) is no wider.
+test_policy_diff_mcp_lines() {
+	printf 'version: 1\nmcp:\n  servers:\n    fs:\n      command: [node, fs.js]\n      tools:\n        - {name: "write_*", decision: deny}\n        - {name: "*", decision: allow}\n' >"$T/old.yaml"
+	printf 'version: 1\nmcp:\n  servers:\n    fs:\n      command: [node, fs.js]\n      tools:\n        - {name: "write_log", decision: allow}\n        - {name: "write_*", decision: deny}\n        - {name: "*", decision: allow}\n' >"$T/new.yaml"
+	printf 'version: 1\nmcp:\n  servers:\n    fs:\n      command: [node, fs.js]\n      tools:\n        - {name: "write_*", decision: deny}\n        - {name: "read_*", decision: allow}\n        - {name: "*", decision: allow}\n' >"$T/same.yaml"
+	pdiff old.yaml new.yaml
+	assert_rc 1 "a tool OLD denies"
+	assert_eq 'mcp: NEW new.yaml:7 allows tools/call fs.write_log; OLD denies it (rule mcp.servers.fs.tools[0] deny, line 7)' \
+		"$OUT" "one line: NEW's rule, the witness, OLD's deciding rule"
+	pdiff new.yaml old.yaml
+	assert_rc 0 "the reverse is no wider"
+	assert_eq "" "$OUT" "nothing printed"
+	pdiff old.yaml same.yaml
+	assert_rc 0 "the same language written differently"
+}

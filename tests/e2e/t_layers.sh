@@ -267,9 +267,13 @@ test_layers_explain_answers_match_enforcement() {
 	assert_rc 0 "explain without a question"
 	assert_match "$OUT" "\"$T/out\"  # developer $T/dev.yaml:3" "a developer rule's provenance"
 	assert_match "$OUT" "\"$WS/secret\"  # enterprise $T/ent.yaml:6" "an enterprise rule's provenance"
+	# No mcp section: every tool of every server is denied, by no rule.
 	explain "$T/dev.yaml" --tool github.create_issue
-	assert_eq 2 "$RC" "--tool"
-	assert_contains "$ERR" "not in the policy schema" "--tool says why"
+	assert_eq 1 "$RC" "--tool on a server the policy does not have"
+	assert_contains "$OUT" "deny" "--tool answers deny"
+	assert_contains "$OUT" "rule: mcp (no server github" "--tool says why"
+	explain "$T/dev.yaml" --tool create_issue
+	assert_eq 2 "$RC" "--tool without SERVER."
 }
 
 test_layers_policy_check_lint() {
@@ -324,4 +328,62 @@ YAML
 	printf 'version: 1\nsandbox:\n  workspace: %s\n' "$E2E_HOME" >"$T/homews.yaml"
 	(cd "$WS" && HOME="$E2E_HOME" "$AIRLOCK" policy check "$T/homews.yaml" >/dev/null 2>"$T/e")
 	assert_contains "$(cat "$T/e")" "$T/homews.yaml:3: sandbox.workspace $E2E_HOME holds the home directory" "a workspace of ~"
+}
+
+# The lint of mcp rules: a tool rule an earlier one shadows, an allow on
+# every tool; the neighbour rules (a narrower allow after a deny, a deny
+# on "*" at the end) draw nothing, and the clean file passes --strict.
+test_layers_policy_check_lint_mcp() {
+	cat >"$T/mcp.yaml" <<YAML
+version: 1
+mcp:
+  servers:
+    fs:
+      command: [node, fs.js]
+      tools:
+        - {name: "read_*", decision: allow}
+        - {name: "read_file", decision: deny}
+        - {name: "write_*", decision: deny}
+        - {name: "write_log", decision: allow}
+        - {name: "*", decision: allow}
+YAML
+	(cd "$WS" && HOME="$E2E_HOME" "$AIRLOCK" policy check "$T/mcp.yaml" >"$T/o" 2>"$T/e")
+	RC=$?
+	ERR=$(cat "$T/e")
+	assert_rc 0 "warnings alone do not fail the check"
+	assert_contains "$ERR" "$T/mcp.yaml:8: mcp.servers.fs.tools[1] (\"read_file\") is shadowed" "a tool rule an earlier one covers"
+	assert_contains "$ERR" "$T/mcp.yaml:10: mcp.servers.fs.tools[3] (\"write_log\") is shadowed" "an allow after a deny that covers it"
+	assert_contains "$ERR" "$T/mcp.yaml:11: mcp.servers.fs.tools[4] allows every tool" "an allow on every tool"
+	assert_not_contains "$ERR" "tools[0]" "the first rule"
+	assert_not_contains "$ERR" "tools[2]" "a deny not covered by earlier rules"
+	printf 'version: 1\nmcp:\n  servers:\n    fs:\n      command: [node, fs.js]\n      tools:\n        - {name: "write_*", decision: deny}\n        - {name: "w*", decision: allow}\n        - {name: "*", decision: deny}\n' >"$T/clean.yaml"
+	(cd "$WS" && HOME="$E2E_HOME" "$AIRLOCK" policy check --strict "$T/clean.yaml" >/dev/null 2>"$T/e")
+	RC=$?
+	ERR=$(cat "$T/e")
+	assert_rc 0 "a clean mcp section passes --strict"
+	assert_eq "" "$ERR" "no lint on the clean file"
+}
+
+# An enterprise mcp ceiling seen through explain --tool: the developer's
+# allow on every tool is split by the enterprise's rules; the cut is
+# reported with both files' lines.
+test_layers_explain_tool_under_enterprise_mcp() {
+	printf 'version: 1\nmcp:\n  servers:\n    fs:\n      command: [node, fs.js]\n      tools:\n        - {name: "*", decision: allow}\n    other:\n      command: [x]\n      tools:\n        - {name: "*", decision: allow}\n' >"$T/dev.yaml"
+	printf 'version: 1\nmcp:\n  servers:\n    fs:\n      tools:\n        - {name: "read_*", decision: allow}\n        - {name: "write_*", decision: step_up}\n' >"$T/ent.yaml"
+	explain "$T/dev.yaml" --tool fs.delete
+	assert_eq 0 "$RC" "the developer alone allows every tool"
+	explain --enterprise "$T/ent.yaml" "$T/dev.yaml" --tool fs.read_file
+	assert_eq 0 "$RC" "a tool both allow"
+	assert_contains "$OUT" "allow" "allow"
+	explain --enterprise "$T/ent.yaml" "$T/dev.yaml" --tool fs.write_file
+	assert_eq 1 "$RC" "step_up exits 1"
+	assert_contains "$OUT" "step_up" "the enterprise's step_up applies"
+	explain --enterprise "$T/ent.yaml" "$T/dev.yaml" --tool fs.delete
+	assert_eq 1 "$RC" "a tool the enterprise does not list"
+	assert_contains "$OUT" "deny" "deny"
+	explain --enterprise "$T/ent.yaml" "$T/dev.yaml" --tool other.x
+	assert_eq 1 "$RC" "a server the enterprise does not list"
+	assert_contains "$ERR" "$T/dev.yaml:8: mcp.servers.other cut" "the server cut names the developer's line"
+	assert_contains "$ERR" "mcp.servers.fs.tools[0] (\"*\") split" "the split names the developer's rule"
+	assert_contains "$ERR" "enterprise rule $T/ent.yaml:" "and the enterprise's file"
 }

@@ -326,6 +326,54 @@ test_mcp_revision_2026_07_28() {
 	assert_eq 2 "$n" "the server saw the allowed calls only"
 }
 
+# policy diff and policy explain against the gateway: the tool call the
+# prover names as NEW's widening is answered allow by explain and passed
+# by the gateway under NEW, answered deny and refused under OLD; the
+# neighbour OLD allows passes under both.
+test_mcp_policy_diff_and_explain_agree_with_gateway() {
+	command -v node >/dev/null || skip "node is not installed"
+	local init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}'
+	local s
+	for s in old new; do
+		mcp_policy "    t:
+      tools:
+        - {name: \"g*\", decision: allow, args: {name: {enum: [bob$([ $s = new ] && echo ', eve')]}}}
+        - {name: \"*\", decision: deny}"
+		mv "$T/policy.yaml" "$T/$s.yaml"
+	done
+	LAST_CMD="airlock policy diff old.yaml new.yaml --json"
+	OUT=$(cd "$T" && "$AIRLOCK" policy diff old.yaml new.yaml --json)
+	RC=$?
+	assert_rc 1 "NEW is wider"
+	local wit
+	wit=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print([w["witness"] for w in json.load(sys.stdin) if w["section"]=="mcp"][0])')
+	assert_eq 't.g {"name": "eve"}' "$wit" "the witness: the shortest tool name the rule covers, the value OLD lacks"
+	for s in old new; do
+		LAST_CMD="airlock policy explain $s.yaml --tool t.greet --args {\"name\":\"eve\"}"
+		OUT=$("$AIRLOCK" policy explain "$T/$s.yaml" --tool t.greet --args '{"name":"eve"}')
+		RC=$?
+		if [ $s = new ]; then
+			assert_rc 0 "explain: NEW allows the witness value"
+			assert_contains "$OUT" "allow" "explain says allow under NEW"
+		else
+			assert_rc 1 "explain: OLD denies the witness value"
+			assert_contains "$OUT" "rule: mcp.servers.t.tools[0]" "explain names the deciding rule"
+		fi
+		printf '%s\n%s\n%s\n' "$init" \
+			'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet","arguments":{"name":"eve"}}}' \
+			'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"greet","arguments":{"name":"bob"}}}' \
+			>"$T/in.jsonl"
+		cp "$T/$s.yaml" "$T/policy.yaml"
+		mcp_raw 1,2,3 node "$MCP_DIR/test-server.mjs"
+		if [ $s = new ]; then
+			assert_contains "$(reply 2)" '"text":"hello eve"' "the gateway passes the witness call under NEW"
+		else
+			assert_not_contains "$(reply 2)" "hello eve" "the gateway refuses the witness call under OLD"
+		fi
+		assert_contains "$(reply 3)" '"text":"hello bob"' "the neighbour OLD allows passes under $s"
+	done
+}
+
 # step_up_run DECIDE: a step_up call held by the gateway, then DECIDE
 # (approve, deny, or none: left to the timeout) through the control socket.
 step_up_run() {

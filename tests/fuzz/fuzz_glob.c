@@ -17,6 +17,7 @@
  * nothing else may fail.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,10 @@ static bool ref(enum glob_kind k, const char *pat, const char *s, size_t len)
 		return prefix_ref(pat, s, len);
 	case GLOB_FILE:
 		return strlen(s) == len && handoff_glob_match(pat, s);
+	case GLOB_NAME:
+		/* As src/mcp/engine.c calls it (the C locale: airlock never
+		 * calls setlocale). */
+		return strlen(s) == len && fnmatch(pat, s, 0) == 0;
 	}
 	return false;
 }
@@ -52,7 +57,7 @@ static bool ref(enum glob_kind k, const char *pat, const char *s, size_t len)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const enum glob_kind kinds[] = { GLOB_PATH, GLOB_HOST, GLOB_PREFIX, GLOB_FILE };
+	static const enum glob_kind kinds[] = { GLOB_PATH, GLOB_HOST, GLOB_PREFIX, GLOB_FILE, GLOB_NAME };
 	struct glob *a = NULL, *b = NULL, *all = NULL;
 	struct error err = { 0 };
 	char *buf, *pa, *pb, *s, *w = NULL;
@@ -64,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * worst case, bounded by GLOB_MAX_STATES; keep each run quick. */
 	if (size < 1 || size > 256)
 		return 0;
-	enum glob_kind k = kinds[data[0] % 4];
+	enum glob_kind k = kinds[data[0] % 5];
 	buf = calloc(size + 3, 1);
 	if (!buf)
 		return 0;
@@ -77,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	slen = strlen(s);
 	/* handoff_glob_match takes NUL-terminated paths; hosts likewise. */
 	if (glob_compile(pa, k, &a, &err) < 0 || glob_compile(pb, k, &b, &err) < 0)
-		goto out; /* a relative GLOB_PREFIX */
+		goto out; /* a relative GLOB_PREFIX, a GLOB_NAME with an unterminated bracket */
 	if (glob_match(a, s, slen) != ref(k, pa, s, slen))
 		abort();
 	if (glob_match(b, s, slen) != ref(k, pb, s, slen))

@@ -528,6 +528,98 @@ static void test_network_brute_force(void **state)
 		fail_msg("%u of 150 pairs wider", wider);
 }
 
+/* ---- mcp ---- */
+
+#define MCP_FS(tools) HDR "mcp:\n  servers:\n    fs:\n      command: [node, fs.js]\n      tools:\n" tools
+
+static void test_mcp(void **state)
+{
+	(void)state;
+	/* A tool OLD denies by its first matching rule, NEW allows. */
+	const char *old_ = MCP_FS("        - {name: \"fs.write_*\", decision: deny}\n"
+				  "        - {name: \"fs.*\", decision: allow}\n");
+	expect(old_, MCP_FS("        - {name: \"fs.*\", decision: allow}\n"), "mcp", "fs.fs.write_");
+	/* Reordered and split but the same language: nothing. */
+	expect_none(old_,
+		    MCP_FS("        - {name: \"fs.write_*\", decision: deny}\n"
+			   "        - {name: \"fs.read*\", decision: allow}\n"
+			   "        - {name: \"fs.*\", decision: allow}\n"
+			   "        - {name: \"x*\", decision: deny}\n"),
+		    NULL);
+	/* A trailing "*" lets through what OLD lists nothing for: the shortest, the empty name. */
+	expect(old_,
+	       MCP_FS("        - {name: \"fs.write_*\", decision: deny}\n"
+		      "        - {name: \"*\", decision: allow}\n"),
+	       "mcp", "fs.");
+	/* deny -> step_up and step_up -> allow widen; allow -> step_up narrows. */
+	const char *deny = MCP_FS("        - {name: run, decision: deny}\n");
+	const char *step = MCP_FS("        - {name: run, decision: step_up}\n");
+	const char *allow = MCP_FS("        - {name: run, decision: allow}\n");
+	expect(deny, step, "mcp", "fs.run");
+	expect(step, allow, "mcp", "fs.run");
+	expect_none(allow, step, NULL);
+	expect_none(step, deny, NULL);
+	/* A new server with an allowing rule; OLD has no mcp section at all. */
+	expect(HDR, allow, "mcp", "fs.run");
+	expect_none(HDR, deny, NULL);
+	/* Resources: a URI glob widened. */
+	expect(HDR "mcp:\n  servers:\n    fs:\n      command: [node, fs.js]\n      resources:\n"
+		   "        - {uri: \"file:///ws/*\", decision: allow}\n",
+	       HDR "mcp:\n  servers:\n    fs:\n      command: [node, fs.js]\n      resources:\n"
+		   "        - {uri: \"file:///*\", decision: allow}\n",
+	       "mcp", "fs.file:///");
+}
+
+static void test_mcp_args(void **state)
+{
+	(void)state;
+	const char *old_ = MCP_FS("        - {name: write, decision: allow, max_calls: 5, args: {"
+				  "path: {glob: \"/ws/*\", required: true, inside_workspace: true}, "
+				  "mode: {enum: [a, b]}, n: {min: 1, max: 10}, text: {max_length: 100}, "
+				  "id: {regex: \"[a-z]+\"}}}\n");
+	/* Every facet tightened or kept, written differently: nothing. */
+	expect_none(old_,
+		    MCP_FS("        - {name: write, decision: allow, max_calls: 3, args: {"
+			   "\"$.path\": {glob: \"/ws/a*\", required: true, inside_workspace: true}, "
+			   "mode: {enum: [a]}, n: {min: 2, max: 9}, text: {max_length: 10}, "
+			   "id: {regex: \"[a-z]+\"}, extra: {required: true}}}\n"),
+		    NULL);
+	const char *new_ = MCP_FS("        - {name: write, decision: allow, args: {"
+				  "path: {glob: \"/*\"}, mode: {enum: [a, c]}, n: {min: 0, max: 11}, "
+				  "text: {max_length: 200}, id: {regex: \"[a-z0-9]+\"}}}\n");
+	expect(old_, new_, "mcp", "fs.write {}");
+	expect(old_, new_, "mcp", "fs.write {\"path\": \"/\"}");
+	expect(old_, new_, "mcp", "fs.write {\"path\": \"/etc/x\"}");
+	expect(old_, new_, "mcp", "fs.write {\"mode\": \"c\"}");
+	expect(old_, new_, "mcp", "fs.write {\"n\": 0}");
+	expect(old_, new_, "mcp", "fs.write {\"n\": 11}");
+	expect(old_, new_, "mcp", "fs.write {\"text\": \"<101 bytes>\"}");
+	expect(old_, new_, "mcp", "fs.write {\"id\": \"0\"}");
+	expect(old_, new_, "mcp", "fs.write call 6");
+}
+
+static void test_mcp_server_settings(void **state)
+{
+	(void)state;
+	const char *old_ = HDR "mcp:\n  servers:\n    fs:\n      command: [node, fs.js]\n      max_calls: 10\n"
+			       "      scan: {secrets: block, injection: redact}\n";
+	expect_none(old_,
+		    HDR "mcp:\n  servers:\n    fs:\n      command: [node, fs.js]\n      max_calls: 9\n"
+			"      scan: {secrets: block, injection: block}\n      record_arguments: true\n",
+		    NULL);
+	const char *new_ = HDR "mcp:\n  servers:\n    fs:\n      command: [node, fs.js]\n"
+			       "      server_requests: {sampling: true}\n"
+			       "      scan: {secrets: redact, injection: off}\n      pins: /tmp/other.json\n";
+	expect(old_, new_, "mcp", "fs sampling/createMessage");
+	expect(old_, new_, "mcp", "fs tools/call 11");
+	expect(old_, new_, "mcp", "fs scan.secrets redact");
+	expect(old_, new_, "mcp", "fs scan.injection off");
+	expect(old_, new_, "mcp", "fs pins /tmp/other.json");
+	expect(old_, HDR "mcp:\n  servers:\n    fs:\n      command: [python3, fs.py]\n      max_calls: 10\n"
+			 "      scan: {secrets: block, injection: redact}\n",
+	       "mcp", "fs command python3");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -541,6 +633,9 @@ int main(void)
 		cmocka_unit_test(test_filesystem),
 		cmocka_unit_test(test_credentials),
 		cmocka_unit_test(test_settings),
+		cmocka_unit_test(test_mcp),
+		cmocka_unit_test(test_mcp_args),
+		cmocka_unit_test(test_mcp_server_settings),
 		cmocka_unit_test(test_network_brute_force),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

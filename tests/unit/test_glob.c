@@ -9,6 +9,7 @@
  * a "yes" must have no counterexample among the enumerated strings.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -61,6 +62,11 @@ static bool ref_match(enum glob_kind k, const char *pat, const char *s, size_t l
 		memcpy(buf, s, len);
 		buf[len] = '\0';
 		return handoff_glob_match(pat, buf);
+	case GLOB_NAME:
+		/* As src/mcp/engine.c calls it. */
+		memcpy(buf, s, len);
+		buf[len] = '\0';
+		return fnmatch(pat, buf, 0) == 0;
 	}
 	return false;
 }
@@ -123,6 +129,27 @@ static void gen_pattern(enum glob_kind k, const char *alpha, char *out, size_t s
 		while (n > 1 && out[n - 1] == '/')
 			n--;
 		break;
+	case GLOB_NAME: {
+		/* Every construct of fnmatch(3) but the locale's
+		 * equivalence classes: '*', '?', brackets (negated, ranges,
+		 * ']' first, a class, unterminated), '\\' quoting. */
+		static const char *const tok[] = { "*", "?", "[ab]", "[!a]", "[a-b]", "[]a]", "[^-]", "[[:alpha:]]",
+						   "\\*", "\\a", "-", "." };
+		for (size_t i = 0; i < len; i++) {
+			const char *t;
+			if (rnd(2))
+				t = (const char[]){ alpha[rnd((unsigned)strlen(alpha))], '\0' };
+			else
+				t = tok[rnd(sizeof(tok) / sizeof(tok[0]))];
+			if (n + strlen(t) + 2 >= size)
+				break;
+			memcpy(out + n, t, strlen(t));
+			n += strlen(t);
+		}
+		if (rnd(20) == 0)
+			out[n++] = '\\'; /* trailing: fnmatch matches nothing */
+		break;
+	}
 	case GLOB_PATH:
 	case GLOB_FILE:
 		for (size_t i = 0; i < len && n + 3 < size; i++) {
@@ -204,7 +231,9 @@ static void check_round(enum glob_kind k, const char *palpha, const struct strin
 					 s, !ia, ia);
 			for (size_t i = 0; i < nb; i++) {
 				bool ib = ref_match(k, pb[i], s, l);
-				assert_int_equal(glob_match(b[i], s, l), ib);
+				if (glob_match(b[i], s, l) != ib)
+					fail_msg("kind %d: pattern \"%s\" on \"%.*s\": automaton %d, matcher %d", k, pb[i],
+						 (int)l, s, !ib, ib);
 				inb |= ib;
 			}
 			if (ia && !inb && l < shortest)
@@ -321,6 +350,15 @@ static void test_file_brute_force(void **state)
 	free_strings(&S);
 }
 
+static void test_name_brute_force(void **state)
+{
+	(void)state;
+	struct strings S;
+	gen_strings("ab[-*", 5, &S);
+	check_round(GLOB_NAME, "ab", &S, 400);
+	free_strings(&S);
+}
+
 static void test_prefix_brute_force(void **state)
 {
 	(void)state;
@@ -367,6 +405,19 @@ static void expect_subset(const char *a, enum glob_kind k, const char *const *b,
 static void test_hand_written(void **state)
 {
 	(void)state;
+	/* fnmatch names: '*' crosses '/' and '.'; a tool glob covers its server prefix. */
+	const char *fs_star[] = { "fs.*" };
+	expect_subset("fs.write_file", GLOB_NAME, fs_star, 1, NULL);
+	const char *fs_read[] = { "fs.read_*" };
+	expect_subset("fs.*", GLOB_NAME, fs_read, 1, "fs.");
+	struct glob *g = NULL;
+	struct error err = { 0 };
+	assert_int_equal(glob_compile("[a", GLOB_NAME, &g, &err), -EINVAL);
+	assert_null(g);
+	g = C("a\\", GLOB_NAME); /* trailing backslash: fnmatch matches nothing */
+	assert_false(glob_match(g, "a", 1));
+	assert_false(glob_match(g, "a\\", 2));
+	glob_free(g);
 	const char *star_example[] = { "*.example.com" };
 	expect_subset("api.example.com", GLOB_HOST, star_example, 1, NULL);
 	const char *api[] = { "api.example.com" };
@@ -486,6 +537,7 @@ int main(void)
 		cmocka_unit_test(test_host_brute_force),
 		cmocka_unit_test(test_file_brute_force),
 		cmocka_unit_test(test_prefix_brute_force),
+		cmocka_unit_test(test_name_brute_force),
 		cmocka_unit_test(test_hand_written),
 		cmocka_unit_test(test_dot_segments),
 		cmocka_unit_test(test_bounded),

@@ -19,6 +19,7 @@
 
 #include "net/netpolicy.h"
 #include "policy/internal.h"
+#include "mcp/mcp.h"
 #include "policy/layer.h"
 #include "util/cleanup.h"
 
@@ -657,6 +658,105 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* ---- mcp ---- */
+
+/* The MCP engine's decision (src/mcp/engine.c) on one call under p. */
+static enum policy_mcp_decision tool_decision(const struct policy *p, const char *server, const char *tool,
+					      const char *args_json)
+{
+	struct mcp_engine e;
+	struct error err = { 0 };
+	struct imp_node *args = NULL;
+	struct mcp_verdict v = { 0 };
+	const struct policy_mcp_server *srv = p->mcp ? policy_mcp_server(p->mcp, server) : NULL;
+	if (args_json && imp_json_parse("args", args_json, strlen(args_json), &args, &err) < 0)
+		fail_msg("%s", err.msg);
+	if (mcp_engine_init(&e, srv, server, "/tmp", NULL, &err) < 0)
+		fail_msg("%s", err.msg);
+	bool ok = mcp_tool_call_allowed(&e, tool, args, &v);
+	mcp_engine_fini(&e);
+	imp_node_free(args);
+	return ok ? v.decision : POLICY_MCP_DENY;
+}
+
+static void test_mcp_ceiling(void **state)
+{
+	(void)state;
+	struct policy_layer_report rep = { 0 };
+	const char *dev = "version: 1\nmcp:\n  servers:\n    fs:\n      command: [node, fs.js]\n"
+			  "      max_calls: 100\n      server_requests: {sampling: true, roots: true}\n"
+			  "      scan: {secrets: redact, injection: off}\n      tools:\n"
+			  "        - {name: \"read_*\", decision: allow, args: {path: {max_length: 8}}}\n"
+			  "        - {name: \"*\", decision: allow}\n"
+			  "    extra:\n      command: [x]\n      tools:\n        - {name: \"*\", decision: allow}\n";
+	const char *ent = "version: 1\nmcp:\n  servers:\n    fs:\n      max_calls: 10\n"
+			  "      server_requests: {roots: true}\n"
+			  "      scan: {secrets: block, injection: redact}\n      tools:\n"
+			  "        - {name: \"read_secret*\", decision: deny}\n"
+			  "        - {name: \"read_*\", decision: allow, args: {path: {glob: \"/ws/*\"}}}\n"
+			  "        - {name: \"write_*\", decision: step_up}\n";
+	/* Without the ceiling the developer's policy allows all of it. */
+	struct policy *d = dev_load(dev);
+	assert_int_equal(tool_decision(d, "fs", "read_secret_key", "{\"path\": \"/ws/a\"}"), POLICY_MCP_ALLOW);
+	assert_int_equal(tool_decision(d, "fs", "delete", NULL), POLICY_MCP_ALLOW);
+	assert_int_equal(tool_decision(d, "extra", "x", NULL), POLICY_MCP_ALLOW);
+	policy_free(d);
+
+	struct policy *p = layer(dev, ent, NULL, &rep);
+	/* Allowed under both, with both rules' constraints. */
+	assert_int_equal(tool_decision(p, "fs", "read_file", "{\"path\": \"/ws/a\"}"), POLICY_MCP_ALLOW);
+	assert_int_equal(tool_decision(p, "fs", "read_file", "{\"path\": \"/etc/x\"}"), POLICY_MCP_DENY);
+	assert_int_equal(tool_decision(p, "fs", "read_file", "{\"path\": \"/ws/abcdefgh\"}"), POLICY_MCP_DENY);
+	/* Denied or stepped up by the enterprise, denied where it lists nothing. */
+	assert_int_equal(tool_decision(p, "fs", "read_secret_key", "{\"path\": \"/ws/a\"}"), POLICY_MCP_DENY);
+	assert_int_equal(tool_decision(p, "fs", "write_file", NULL), POLICY_MCP_STEP_UP);
+	assert_int_equal(tool_decision(p, "fs", "delete", NULL), POLICY_MCP_DENY);
+	/* A server the enterprise does not list is gone. */
+	assert_null(policy_mcp_server(p->mcp, "extra"));
+	assert_int_equal(tool_decision(p, "extra", "x", NULL), POLICY_MCP_DENY);
+	const struct policy_mcp_server *s = policy_mcp_server(p->mcp, "fs");
+	assert_non_null(s);
+	assert_int_equal(s->max_calls, 10);
+	assert_false(s->sampling);
+	assert_true(s->roots);
+	assert_int_equal(s->scan_secrets, POLICY_MCP_SCAN_BLOCK);
+	assert_int_equal(s->scan_injection, POLICY_MCP_SCAN_REDACT);
+	if (!said(&rep, "dev.yaml:12: mcp.servers.extra cut", "enterprise rule") ||
+	    !said(&rep, "mcp.servers.fs.tools[0] (\"read_*\") split", NULL) ||
+	    !said(&rep, "mcp.servers.fs.tools[1] (\"*\") split", NULL) ||
+	    !said(&rep, "server_requests.sampling cut", NULL) || said(&rep, "server_requests.roots", NULL)) {
+		dump(&rep);
+		fail_msg("cuts not reported");
+	}
+	policy_free(p);
+	policy_layer_report_free(&rep);
+
+	/* One enterprise rule deciding all of a developer rule: narrowed in
+	 * place; names decided by rules outside the developer's pattern:
+	 * cut to deny, and said. */
+	p = layer("version: 1\nmcp:\n  servers:\n    fs:\n      command: [n]\n      tools:\n"
+		  "        - {name: \"run\", decision: allow}\n        - {name: \"a*\", decision: allow}\n",
+		  "version: 1\nmcp:\n  servers:\n    fs:\n      tools:\n"
+		  "        - {name: \"r*\", decision: step_up}\n        - {name: \"*b\", decision: allow}\n",
+		  NULL, &rep);
+	assert_int_equal(tool_decision(p, "fs", "run", NULL), POLICY_MCP_STEP_UP);
+	assert_int_equal(tool_decision(p, "fs", "ab", NULL), POLICY_MCP_DENY);
+	if (!said(&rep, "tools[0] (\"run\"): allow narrowed to step_up", NULL) ||
+	    !said(&rep, "tools[1] (\"a*\") cut to deny", NULL)) {
+		dump(&rep);
+		fail_msg("cuts not reported");
+	}
+	policy_free(p);
+	policy_layer_report_free(&rep);
+
+	/* An enterprise file without an mcp section leaves it alone. */
+	p = layer(dev, "version: 1\n", NULL, &rep);
+	assert_int_equal(tool_decision(p, "extra", "x", NULL), POLICY_MCP_ALLOW);
+	assert_int_equal(tool_decision(p, "fs", "delete", NULL), POLICY_MCP_ALLOW);
+	policy_free(p);
+	policy_layer_report_free(&rep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -674,6 +774,7 @@ int main(void)
 		cmocka_unit_test(test_enterprise_paths),
 		cmocka_unit_test(test_bad_enterprise),
 		cmocka_unit_test(test_glob_subset),
+		cmocka_unit_test(test_mcp_ceiling),
 	};
 	return cmocka_run_group_tests_name("layer", tests, setup, teardown);
 }
