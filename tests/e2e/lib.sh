@@ -359,3 +359,19 @@ e2e_summary() {
 	printf '%s\n' "$line"
 	[ "$E2E_FAIL" -eq 0 ]
 }
+
+# start_servers: the loopback servers of servers.py, with their files in
+# $T/srv (a token file written there first is the secret the HTTPS server
+# checks); sets HP (HTTP), SP (HTTPS) and WP (websocket) to their ports.
+start_servers() {
+	mkdir -p "$T/srv"
+	/usr/bin/python3 "$here/servers.py" "$T/srv" >"$T/srv/log" 2>&1 &
+	bg_register $!
+	local i
+	for i in $(seq 100); do
+		[ -f "$T/srv/ports" ] && break
+		sleep 0.1
+	done
+	[ -f "$T/srv/ports" ] || fail "test servers did not start: $(cat "$T/srv/log")"
+	read -r HP SP WP <"$T/srv/ports"
+}

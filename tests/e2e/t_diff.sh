@@ -6,18 +6,10 @@
 # the prover names is allowed by a sandbox running NEW and denied by one
 # running OLD.
 
-# Loopback servers (tests/e2e/servers.py); sets DHP (plain HTTP).
+# Loopback servers (lib.sh); sets DHP (plain HTTP).
 diff_servers() {
-	mkdir -p "$T/srv"
-	/usr/bin/python3 "$here/servers.py" "$T/srv" >"$T/srv/log" 2>&1 &
-	bg_register $!
-	local i
-	for i in $(seq 100); do
-		[ -f "$T/srv/ports" ] && break
-		sleep 0.1
-	done
-	[ -f "$T/srv/ports" ] || fail "test servers did not start: $(cat "$T/srv/log")"
-	read -r DHP _ _ <"$T/srv/ports"
+	start_servers
+	DHP=$HP
 }
 
 # diff_net RULES: a policy with api.test on the loopback server and RULES

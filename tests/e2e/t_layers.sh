@@ -7,19 +7,6 @@
 # overlay over /etc: the real /etc is never written). Requests go to
 # loopback servers through the proxy, names mapped by network.resolve.
 
-lay_start_servers() {
-	mkdir -p "$T/srv"
-	/usr/bin/python3 "$here/servers.py" "$T/srv" >"$T/srv/log" 2>&1 &
-	bg_register $!
-	local i
-	for i in $(seq 100); do
-		[ -f "$T/srv/ports" ] && break
-		sleep 0.1
-	done
-	[ -f "$T/srv/ports" ] || fail "test servers did not start: $(cat "$T/srv/log")"
-	read -r HP SP WP <"$T/srv/ports"
-}
-
 # The developer's policy: two hosts, GET and POST, and its filesystem asks.
 lay_dev_policy() {
 	mkdir -p "$T/out" "$T/other" "$WS/secret"
@@ -90,7 +77,7 @@ explain() {
 }
 
 test_layers_enterprise_cuts_a_host_keeps_its_neighbour() {
-	lay_start_servers
+	start_servers
 	lay_dev_policy
 	lay_ent_policy >"$T/ent.yaml"
 	lay_client
@@ -130,7 +117,7 @@ test_layers_enterprise_file_read_only_in_observe_mode() {
 }
 
 test_layers_on_excess_refuse_refuses_the_run() {
-	lay_start_servers
+	start_servers
 	lay_dev_policy
 	lay_ent_policy refuse >"$T/ent.yaml"
 	al --policy "$T/dev.yaml" --enterprise "$T/ent.yaml" -- /bin/sh -c "echo ran >$WS/ran"
@@ -199,7 +186,7 @@ test_layers_default_location_in_a_mount_namespace() {
 
 # Each answer of explain is checked against what the sandbox does.
 test_layers_explain_answers_match_enforcement() {
-	lay_start_servers
+	start_servers
 	lay_dev_policy
 	lay_ent_policy >"$T/ent.yaml"
 	lay_client

@@ -29,15 +29,7 @@ ms_upstream() {
 	printf '%s\n' "$SECRET" >"$T/srv/token"
 	chmod 644 "$T/srv/token"
 	export E2E_API_TOKEN=$SECRET
-	/usr/bin/python3 "$here/servers.py" "$T/srv" >"$T/srv/log" 2>&1 &
-	bg_register $!
-	local i
-	for i in $(seq 100); do
-		[ -f "$T/srv/ports" ] && break
-		sleep 0.1
-	done
-	[ -f "$T/srv/ports" ] || fail "test servers did not start: $(cat "$T/srv/log")"
-	read -r _ SP _ <"$T/srv/ports"
+	start_servers
 }
 
 # The session's policy: the agent reads the packages and this directory;

@@ -7,20 +7,6 @@
 # through the policy's `resolve`. Every denial is paired with an allowed
 # neighbour.
 
-# Start the loopback servers; sets HP (http), SP (https), WP (websocket).
-start_servers() {
-	mkdir -p "$T/srv"
-	/usr/bin/python3 "$here/servers.py" "$T/srv" >"$T/srv/log" 2>&1 &
-	bg_register $!
-	local i
-	for i in $(seq 100); do
-		[ -f "$T/srv/ports" ] && break
-		sleep 0.1
-	done
-	[ -f "$T/srv/ports" ] || fail "test servers did not start: $(cat "$T/srv/log")"
-	read -r HP SP WP <"$T/srv/ports"
-}
-
 # The policy the tests share; $1 adds lines under network:.
 net_policy() {
 	cat <<YAML
