@@ -17,6 +17,7 @@
 
 #include "net/netpolicy.h"
 #include "util/cleanup.h"
+#include "util/urlunit.h"
 
 #define DEFAULT_RULE "network.default"
 
@@ -52,54 +53,13 @@ bool netpol_host_match(const char *pattern, const char *host)
 
 /* Units: a byte (0..255), an encoded byte that stays encoded (ENC | byte),
  * and in globs the wildcards. */
-#define ENC 0x100u
+#define ENC URL_UNIT_ENC
 #define T_STAR 0x200u
 #define T_DSTAR 0x201u
 #define T_DSTAR_SLASH 0x202u /* "**" between two '/', with the second '/' */
 
 /* Longer globs match nothing (a policy scalar is at most 4096 bytes). */
 #define GLOB_MAX 4096
-
-static bool is_hex(char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
-static unsigned hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return (unsigned)(c - '0');
-	if (c >= 'a' && c <= 'f')
-		return (unsigned)(c - 'a' + 10);
-	return (unsigned)(c - 'A' + 10);
-}
-
-static bool unreserved(unsigned c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-	       c == '.' || c == '_' || c == '~';
-}
-
-/*
- * The unit at s[*i], advancing *i. RFC 3986 makes %XX of an unreserved
- * character equivalent to the character, so it is decoded; any other %XX
- * (notably %2F) stays one opaque unit, equal only to the same %XX in any
- * hex case and never to the character it encodes: "/a%2Fb" is one
- * segment to us and to most servers. A '%' not followed by two hex digits
- * is a plain '%'.
- */
-static unsigned next_unit(const char *s, size_t len, size_t *i)
-{
-	unsigned char c = (unsigned char)s[*i];
-
-	if (c == '%' && *i + 2 < len && is_hex(s[*i + 1]) && is_hex(s[*i + 2])) {
-		unsigned v = hex_value(s[*i + 1]) * 16 + hex_value(s[*i + 2]);
-		*i += 3;
-		return unreserved(v) ? v : (ENC | v);
-	}
-	(*i)++;
-	return c;
-}
 
 /* State flags. A state reached by consuming the unit before its token is
  * FRESH; one that stays put on a wildcard's own loop is LOOP. */
@@ -154,7 +114,7 @@ bool netpol_glob_match(const char *glob, const char *s, size_t len)
 			}
 			continue;
 		}
-		tok[nt++] = (uint16_t)next_unit(glob, glen, &i);
+		tok[nt++] = (uint16_t)url_next_unit(glob, glen, &i);
 	}
 
 	/* cur[k] != 0: the first k tokens can match the units read so far
@@ -164,7 +124,7 @@ bool netpol_glob_match(const char *glob, const char *s, size_t len)
 	closure(tok, nt, cur);
 
 	for (size_t i = 0; i < len;) {
-		unsigned u = next_unit(s, len, &i);
+		unsigned u = url_next_unit(s, len, &i);
 		bool any = false;
 
 		memset(next, 0, nt + 1);
@@ -363,7 +323,7 @@ static bool has_dot_segment(const char *path, size_t len)
 		unsigned u = 0;
 
 		if (!end)
-			u = next_unit(path, len, &i);
+			u = url_next_unit(path, len, &i);
 		if (end || u == '/' || u == '\\' || u == (ENC | '/') || u == (ENC | '\\')) {
 			if (other == 0 && (dots == 1 || dots == 2))
 				return true;

@@ -15,9 +15,10 @@
 
 #include "policy/glob.h"
 #include "util/cleanup.h"
+#include "util/urlunit.h"
 
 /* Units: bytes 0..255; in GLOB_PATH, ENC | byte for a %XX that stays encoded. */
-#define ENC 0x100u
+#define ENC URL_UNIT_ENC
 #define NUNITS 512u
 
 /* E_NOTSEP: any unit but the four segment separators of has_dot_segment(). */
@@ -99,43 +100,6 @@ static int b_finish(struct builder *b, struct glob *g, uint32_t start, const uin
 	return 0;
 }
 
-/* ---- units, as netpolicy.c reads them ---- */
-
-static bool is_hex(char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
-static unsigned hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return (unsigned)(c - '0');
-	if (c >= 'a' && c <= 'f')
-		return (unsigned)(c - 'a' + 10);
-	return (unsigned)(c - 'A' + 10);
-}
-
-static bool unreserved(unsigned c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-	       c == '.' || c == '_' || c == '~';
-}
-
-/* WARNING: must stay the same function as next_unit() in
- * src/net/netpolicy.c; the differential tests compare the two matchers. */
-static unsigned next_unit(const char *s, size_t len, size_t *i)
-{
-	unsigned char c = (unsigned char)s[*i];
-
-	if (c == '%' && *i + 2 < len && is_hex(s[*i + 1]) && is_hex(s[*i + 2])) {
-		unsigned v = hex_value(s[*i + 1]) * 16 + hex_value(s[*i + 2]);
-		*i += 3;
-		return unreserved(v) ? v : (ENC | v);
-	}
-	(*i)++;
-	return c;
-}
-
 /* ---- compiling ---- */
 
 #define T_STAR 0x200u
@@ -212,7 +176,7 @@ static int compile_path(struct builder *b, const char *glob, struct glob *g)
 			}
 			continue;
 		}
-		tok[nt++] = next_unit(glob, glen, &i);
+		tok[nt++] = url_next_unit(glob, glen, &i);
 	}
 	return compile_tokens(b, tok, nt, g);
 }
@@ -672,7 +636,7 @@ bool glob_match(const struct glob *g, const char *s, size_t len)
 	cur[g->start] = 1;
 	closure1(g, cur, stack);
 	for (size_t i = 0; i < len;) {
-		unsigned u = g->kind == GLOB_PATH ? next_unit(s, len, &i) : (unsigned char)s[i++];
+		unsigned u = g->kind == GLOB_PATH ? url_next_unit(s, len, &i) : (unsigned char)s[i++];
 		memset(next, 0, g->nstates);
 		any = false;
 		for (uint32_t st = 0; st < g->nstates; st++) {
@@ -863,7 +827,7 @@ static int explore_init(struct explore *x, const struct glob *const *in, size_t 
 			other = (unsigned char)*p;
 	for (unsigned u = 1; u < limit && other < 0; u++) {
 		/* In paths, an encoded unreserved character never occurs. */
-		if (u & ENC && unreserved(u & 0xff))
+		if (u & ENC && url_unreserved(u & 0xff))
 			continue;
 		if (!named[u])
 			other = (int)u;
@@ -876,7 +840,7 @@ static int explore_init(struct explore *x, const struct glob *const *in, size_t 
 	for (int rank = 0; rank < 4; rank++)
 		for (unsigned u = 0; u < limit; u++) {
 			int ur = u & ENC ? 3 : (u < 0x80 && isupper((int)u)) ? 2 : (u < 0x80 && (islower((int)u) || isdigit((int)u))) ? 0 : 1;
-			if (ur == rank && named[u] && !(u & ENC && unreserved(u & 0xff)))
+			if (ur == rank && named[u] && !(u & ENC && url_unreserved(u & 0xff)))
 				x->sym[x->nsym++] = u;
 		}
 	return 0;
@@ -1045,7 +1009,7 @@ static int witness_of(struct explore *x, size_t i, char **out, size_t *outlen, s
 			s[len++] = '%';
 			s[len++] = hex[(c >> 4) & 0xf];
 			s[len++] = hex[c & 0xf];
-		} else if (x->path_units && k > 0 && u[k - 1] == '%' && c < 0x80 && is_hex((char)c)) {
+		} else if (x->path_units && k > 0 && u[k - 1] == '%' && c < 0x80 && hex_digit_value((unsigned char)c) >= 0) {
 			/* A plain '%' followed by two hex digits would read back
 			 * as one decoded unit: spell the digit encoded. */
 			static const char hex[] = "0123456789ABCDEF";
