@@ -18,6 +18,7 @@
 
 #include "util/cleanup.h"
 #include "util/hex.h"
+#include "util/utf8.h"
 
 /* ---- the reader ---- */
 
@@ -78,33 +79,6 @@ static long hex4(const char *s)
 		v = v << 4 | h;
 	}
 	return v;
-}
-
-/* Length of the valid UTF-8 sequence at s (n bytes available, s[0] >=
- * 0x80), or 0: overlong forms, surrogates and code points past U+10FFFF
- * are invalid (RFC 3629), so that no two byte strings decode alike. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp, min;
-	if ((s[0] & 0xe0) == 0xc0)
-		len = 2, min = 0x80, cp = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		len = 3, min = 0x800, cp = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		len = 4, min = 0x10000, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	for (size_t k = 1; k < len; k++) {
-		if ((s[k] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[k] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
 }
 
 /* The bytes among the 8 at p that end a run of plain ASCII: a quote, a
@@ -171,7 +145,7 @@ special:
 		if (c < 0x20)
 			return fail_at(r, i, "control character in a string");
 		if (c >= 0x80) {
-			size_t l = utf8_seq(u + i, n - i);
+			size_t l = utf8_decode(u + i, n - i, NULL);
 			if (!l)
 				return fail_at(r, i, "invalid UTF-8 in a string");
 			i += l;

@@ -14,6 +14,7 @@
 #include "policy/internal.h"
 #include "policy/mcp.h"
 #include "util/cleanup.h"
+#include "util/utf8.h"
 
 const char *policy_mode_name(enum policy_mode m)
 {
@@ -178,41 +179,6 @@ void policy_free(struct policy *p)
 	free(p);
 }
 
-/* Decode one UTF-8 sequence at s; returns its length, or 0 when s does not
- * start a valid, shortest-form sequence of a Unicode scalar value. */
-static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
-{
-	uint32_t c;
-	size_t n;
-
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	}
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		c = s[0] & 0x1f;
-		n = 2;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		c = s[0] & 0x0f;
-		n = 3;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		c = s[0] & 0x07;
-		n = 4;
-	} else {
-		return 0;
-	}
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	if ((n == 3 && c < 0x800) || (n == 4 && c < 0x10000) || c > 0x10ffff ||
-	    (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return n;
-}
-
 /* Code points that YAML cannot carry raw in a double-quoted scalar: C0
  * and C1 controls, DEL, the BOM and non-characters, and NEL/LS/PS, which a
  * reader folds as line breaks. */
@@ -229,7 +195,7 @@ static void print_str(FILE *f, const char *str)
 	fputc('"', f);
 	while (*s) {
 		uint32_t c = 0;
-		size_t n = utf8_decode(s, &c);
+		size_t n = utf8_decode(s, 4, &c);
 
 		if (n == 0) {
 			/* Not UTF-8 (only possible in a directory name taken
@@ -266,7 +232,7 @@ static void print_comment_text(FILE *f, const char *str)
 
 	while (*s) {
 		uint32_t c = 0;
-		size_t n = utf8_decode(s, &c);
+		size_t n = utf8_decode(s, 4, &c);
 
 		if (n == 0 || needs_escape(c)) {
 			fputc('?', f);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/utf8.h"
+
 int buf_reserve(struct buf *b, size_t extra)
 {
 	if (extra > SIZE_MAX / 2 - b->len)
@@ -60,35 +62,6 @@ int buf_printf(struct buf *b, const char *fmt, ...)
 	return 0;
 }
 
-/* Length of a valid UTF-8 sequence at s (n bytes available), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	if (s[0] < 0x80)
-		return 1;
-	size_t len;
-	unsigned min;
-	unsigned cp;
-	if ((s[0] & 0xe0) == 0xc0) {
-		len = 2, min = 0x80, cp = s[0] & 0x1f;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		len = 3, min = 0x800, cp = s[0] & 0x0f;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		len = 4, min = 0x10000, cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 int buf_json_string(struct buf *b, const char *s, size_t n)
 {
 	int r = buf_append(b, "\"", 1);
@@ -113,7 +86,7 @@ int buf_json_string(struct buf *b, const char *s, size_t n)
 			r = buf_printf(b, "\\u%04x", c);
 			i++;
 		} else {
-			size_t l = utf8_len(u + i, n - i);
+			size_t l = utf8_decode(u + i, n - i, NULL);
 			if (l == 0) {
 				r = buf_puts(b, "\\ufffd");
 				i++;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "policy/import/doc.h"
+#include "util/utf8.h"
 
 struct jp {
 	const char *name;
@@ -69,25 +70,6 @@ static int push_child(struct jp *p, struct imp_node *parent, struct imp_node **c
 	return 0;
 }
 
-static void put_utf8(char *out, size_t *o, uint32_t cp)
-{
-	if (cp < 0x80) {
-		out[(*o)++] = (char)cp;
-	} else if (cp < 0x800) {
-		out[(*o)++] = (char)(0xc0 | (cp >> 6));
-		out[(*o)++] = (char)(0x80 | (cp & 0x3f));
-	} else if (cp < 0x10000) {
-		out[(*o)++] = (char)(0xe0 | (cp >> 12));
-		out[(*o)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		out[(*o)++] = (char)(0x80 | (cp & 0x3f));
-	} else {
-		out[(*o)++] = (char)(0xf0 | (cp >> 18));
-		out[(*o)++] = (char)(0x80 | ((cp >> 12) & 0x3f));
-		out[(*o)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		out[(*o)++] = (char)(0x80 | (cp & 0x3f));
-	}
-}
-
 static int hex4(struct jp *p, uint32_t *out)
 {
 	uint32_t v = 0;
@@ -109,40 +91,6 @@ static int hex4(struct jp *p, uint32_t *out)
 	p->pos += 4;
 	*out = v;
 	return 0;
-}
-
-/* Length of the UTF-8 sequence at s (at most n bytes), 0 if invalid
- * (overlong forms, surrogates and code points past U+10FFFF included). */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	uint32_t cp;
-	size_t k;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		k = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		k = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		k = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < k)
-		return 0;
-	for (size_t i = 1; i < k; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return k;
 }
 
 /* A string at p->pos (on the opening quote); *out is malloc'd. */
@@ -169,7 +117,7 @@ static int parse_string(struct jp *p, char **out, size_t *out_len)
 			return jfail(p, "control character 0x%02x in a string (write it as \\u%04x)", c, c);
 		}
 		if (c != '\\') {
-			size_t k = utf8_len((const unsigned char *)p->s + p->pos, end - p->pos);
+			size_t k = utf8_decode((const unsigned char *)p->s + p->pos, end - p->pos, NULL);
 			if (!k) {
 				free(buf);
 				return jfail(p, "invalid UTF-8 in a string");
@@ -222,7 +170,7 @@ static int parse_string(struct jp *p, char **out, size_t *out_len)
 				free(buf);
 				return jfail(p, "\\u0000 in a string is refused");
 			}
-			put_utf8(buf, &o, cp);
+			utf8_put(buf, &o, cp);
 			break;
 		default:
 			free(buf);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "policy/import/doc.h"
+#include "util/utf8.h"
 
 struct tp {
 	const char *name;
@@ -116,57 +117,6 @@ static int add_child(struct tp *p, struct imp_node *parent, struct imp_node **ch
 	return 0;
 }
 
-static void put_utf8(char *out, size_t *o, uint32_t cp)
-{
-	if (cp < 0x80) {
-		out[(*o)++] = (char)cp;
-	} else if (cp < 0x800) {
-		out[(*o)++] = (char)(0xc0 | (cp >> 6));
-		out[(*o)++] = (char)(0x80 | (cp & 0x3f));
-	} else if (cp < 0x10000) {
-		out[(*o)++] = (char)(0xe0 | (cp >> 12));
-		out[(*o)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		out[(*o)++] = (char)(0x80 | (cp & 0x3f));
-	} else {
-		out[(*o)++] = (char)(0xf0 | (cp >> 18));
-		out[(*o)++] = (char)(0x80 | ((cp >> 12) & 0x3f));
-		out[(*o)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		out[(*o)++] = (char)(0x80 | (cp & 0x3f));
-	}
-}
-
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	uint32_t cp;
-	size_t k;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		k = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		k = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		k = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < k)
-		return 0;
-	for (size_t i = 1; i < k; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return k;
-}
-
 /* A basic ("...") or literal ('...') single-line string at p->pos. */
 static int parse_string(struct tp *p, char **out, size_t *out_len)
 {
@@ -194,7 +144,7 @@ static int parse_string(struct tp *p, char **out, size_t *out_len)
 			return tfail(p, "control character 0x%02x in a string", c);
 		}
 		if (c != '\\' || q == '\'') {
-			size_t k = utf8_len((const unsigned char *)p->s + p->pos, end - p->pos);
+			size_t k = utf8_decode((const unsigned char *)p->s + p->pos, end - p->pos, NULL);
 			if (!k) {
 				free(buf);
 				return tfail(p, "invalid UTF-8 in a string");
@@ -247,7 +197,7 @@ static int parse_string(struct tp *p, char **out, size_t *out_len)
 			return tfail(p, "\\%c escape is NUL, a surrogate or past U+10FFFF", e);
 		}
 		/* An escape is at least 6 bytes and expands to at most 4. */
-		put_utf8(buf, &o, cp);
+		utf8_put(buf, &o, cp);
 	}
 	p->pos = end + 1;
 	buf[o] = '\0';
