@@ -83,32 +83,6 @@ static int open_parent(int wsfd, const char *rel, char *buf, size_t len, const c
 	return fd;
 }
 
-/* Remove name in dfd and everything beneath it, without following links. */
-static int remove_at(int dfd, const char *name, unsigned depth)
-{
-	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
-		return 0;
-	if ((errno != EISDIR && errno != EPERM) || depth > 256)
-		return -errno;
-	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
-	int r = 0;
-	struct dirent *de;
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && (r = remove_at(dirfd(d), de->d_name, depth + 1)) < 0)
-			break;
-	closedir(d);
-	if (r == 0 && unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
-		r = -errno;
-	return r;
-}
-
 /* ---- rollback and recovery ---- */
 
 struct jline {
@@ -173,7 +147,7 @@ static int rollback(int wsfd, const char *jpath, bool *committed, struct error *
 		if (pfd < 0) {
 			e = pfd == -ENOENT ? 0 : pfd;
 		} else if (!strcmp(v[i].op, "placed") || !strcmp(v[i].op, "stage")) {
-			e = remove_at(pfd, leaf, 0);
+			e = review_remove_at(pfd, leaf);
 		} else if (!strcmp(v[i].op, "moved") && backup && v[i].extra) {
 			char from[PATH_MAX];
 			snprintf(from, sizeof(from), "%s/%s", backup, v[i].extra);
@@ -187,7 +161,7 @@ static int rollback(int wsfd, const char *jpath, bool *committed, struct error *
 	}
 	/* Committed or rolled back: the backups are no longer needed. */
 	if (backup && r == 0) {
-		int e = remove_at(wsfd, backup, 0);
+		int e = review_remove_at(wsfd, backup);
 		if (e < 0)
 			r = error_sys(err, -e, "cannot remove the backup directory %s", backup);
 	}
@@ -621,7 +595,7 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 	fclose(a.j.f);
 	a.j.f = NULL;
 	fprintf(out, "airlock: applied %zu change%s to %s\n", applied, applied == 1 ? "" : "s", ws);
-	if (remove_at(a.wsfd, a.backup, 0) < 0)
+	if (review_remove_at(a.wsfd, a.backup) < 0)
 		fprintf(out, "airlock: warning: could not remove %s/%s\n", ws, a.backup);
 	r = review_session_remove(dir, err);
 	goto out;

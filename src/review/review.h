@@ -68,6 +68,10 @@ int review_session_name(char **dir, const char *id, struct error *err) WUR;
 /* Remove a session directory and all beneath it (no symlink followed). */
 int review_session_remove(const char *dir, struct error *err) WUR;
 
+/* Remove name in pfd and everything beneath it, without following links
+ * (a directory left unreadable is made readable first); 0 or -errno. */
+int review_remove_at(int pfd, const char *name) WUR;
+
 /* The directory of session id: 0, -ENOENT with a message naming it, or
  * another error. */
 int review_session_dir(const char *id, char *out, size_t len, struct error *err) WUR;

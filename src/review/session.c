@@ -291,6 +291,13 @@ bool review_mentry_same(const struct review_mentry *e, const struct stat *st)
 
 /* ---- sessions ---- */
 
+static int remove_tree_at(int pfd, const char *name, unsigned depth);
+
+int review_remove_at(int pfd, const char *name)
+{
+	return remove_tree_at(pfd, name, 0);
+}
+
 static int remove_tree_at(int pfd, const char *name, unsigned depth)
 {
 	if (unlinkat(pfd, name, 0) == 0 || errno == ENOENT)
