@@ -28,8 +28,13 @@ const tools = () => [
 	{ name: "ask", description: "Ask the model something", inputSchema: { type: "object" } },
 ];
 
+// --no-log: no received.log (the benchmark: a file opened to append on
+// every line would measure the sandbox's creating-call guard, not MCP).
+const logLines = !process.argv.includes("--no-log");
+
 rl.on("line", (line) => {
-	fs.appendFileSync("received.log", line + "\n");
+	if (logLines)
+		fs.appendFileSync("received.log", line + "\n");
 	let m;
 	try {
 		m = JSON.parse(line);
