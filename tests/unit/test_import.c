@@ -95,9 +95,10 @@ static void test_json_malformed(void **state)
 	json_bad("[tru]", "expected a value");
 	json_bad("", "t.json:1:1: unexpected end of input");
 	json_bad("[\"abc", "unterminated string");
-	char deep[200];
+	char deep[201];
 	memset(deep, '[', 100);
 	memset(deep + 100, ']', 100);
+	deep[200] = '\0';
 	json_bad(deep, "nested deeper than 64 levels");
 	/* More entries than a configuration file has: refused, not scanned. */
 	size_t big = 5000 * 2 + 2;
