@@ -184,50 +184,12 @@ static int pins_path(const struct mcp_opts *o, const struct policy_mcp_server *s
 	return 0;
 }
 
-/* Where control sockets live: a 0700 directory under the state directory,
- * which the sandbox does not show (its home is private). */
-static int run_dir(char *out, size_t len)
-{
-	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	if (state && state[0] == '/')
-		snprintf(out, len, "%s/airlock/mcp/run", state);
-	else if (home && home[0] == '/')
-		snprintf(out, len, "%s/.local/state/airlock/mcp/run", home);
-	else
-		return -1;
-	return 0;
-}
-
 static bool has_step_up(const struct policy_mcp_server *srv)
 {
 	for (size_t i = 0; srv && i < srv->n_tools; i++)
 		if (srv->tools[i].decision == POLICY_MCP_STEP_UP)
 			return true;
 	return false;
-}
-
-/* The listening control socket at path (0600), or -1 with a message. */
-static int control_listen(const char *path)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	if (strlen(path) >= sizeof(a.sun_path)) {
-		fprintf(stderr, "airlock mcp: control socket path too long: %s\n", path);
-		return -1;
-	}
-	strcpy(a.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	unlink(path);
-	mode_t old = umask(0177);
-	int r = bind(fd, (struct sockaddr *)&a, sizeof(a));
-	umask(old);
-	if (r < 0 || listen(fd, 8) < 0) {
-		fprintf(stderr, "airlock mcp: control socket %s: %s\n", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	return fd;
 }
 
 static bool record_to_log(void *ctx, const char *line, size_t len)
@@ -345,10 +307,10 @@ static int cmd_run(int argc, char **argv)
 		struct error derr = { 0 };
 		if (o.socket)
 			snprintf(sock, sizeof(sock), "%s", o.socket);
-		else if (run_dir(rd, sizeof(rd)) == 0 && file_mkdir_p(rd, 0700, &derr) == 0)
+		else if (mcp_control_dir(rd, sizeof(rd)) == 0 && file_mkdir_p(rd, 0700, &derr) == 0)
 			snprintf(sock, sizeof(sock), "%s/%s-%d.sock", rd, name, (int)getpid());
-		if (sock[0])
-			g.control_fd = control_listen(sock);
+		if (sock[0] && (g.control_fd = mcp_control_listen(sock, &derr)) < 0)
+			fprintf(stderr, "airlock mcp: %s\n", derr.msg);
 		g.control_path = sock;
 		g.tty_fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	}
@@ -485,7 +447,7 @@ int cli_mcp_decide(int argc, char **argv)
 	} else {
 		/* The only gateway's socket; with several, say which. */
 		char rd[4096];
-		if (run_dir(rd, sizeof(rd)) < 0) {
+		if (mcp_control_dir(rd, sizeof(rd)) < 0) {
 			fprintf(stderr, "airlock %s: give --socket PATH\n", argv[0]);
 			return SANDBOX_EXIT_USAGE;
 		}
