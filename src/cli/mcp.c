@@ -58,7 +58,7 @@ static const char mcp_usage[] =
 	"step_up: the call waits; the gateway prints a TOKEN on stderr (and asks on\n"
 	"the terminal when it has one); 'airlock approve TOKEN' or 'airlock deny\n"
 	"TOKEN' from another terminal decides (--socket PATH when several gateways\n"
-	"run).\n"
+	"run; 'airlock approve --list' shows every waiting call and its socket).\n"
 	"\n"
 	"Exit status of run: the server's; 2 for a bad command line or policy; 125\n"
 	"when the gateway or the sandbox could not start.\n";
@@ -429,10 +429,75 @@ static int cmd_pins(int argc, char **argv)
 	return rc;
 }
 
-/* airlock approve|deny [--socket PATH] TOKEN */
+/* One command to the control socket at path; its answer into out (empty
+ * when the gateway answered nothing). -1 with a message when it could
+ * not be asked. */
+static int control_ask(const char *verb, const char *path, const char *cmd, char *out, size_t len)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof(a.sun_path)) {
+		fprintf(stderr, "airlock %s: socket path too long\n", verb);
+		return -1;
+	}
+	strcpy(a.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		fprintf(stderr, "airlock %s: %s: %s\n", verb, path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	ssize_t n = -1;
+	size_t got = 0;
+	if (send(fd, cmd, strlen(cmd), MSG_NOSIGNAL) >= 0)
+		while (got + 1 < len && (n = recv(fd, out + got, len - 1 - got, 0)) > 0)
+			got += (size_t)n;
+	close(fd);
+	out[got] = '\0';
+	if (n < 0) {
+		fprintf(stderr, "airlock %s: no answer from %s\n", verb, path);
+		return -1;
+	}
+	return 0;
+}
+
+/* airlock approve|deny --list: every call waiting in the run directory's
+ * gateways (the standalone ones and every session's), a line each:
+ * SOCKET TOKEN TOOL. */
+static int list_waiting(const char *verb)
+{
+	char rd[4096];
+	if (mcp_control_dir(rd, sizeof(rd)) < 0) {
+		fprintf(stderr, "airlock %s: neither XDG_STATE_HOME nor HOME is an absolute path\n", verb);
+		return SANDBOX_EXIT_USAGE;
+	}
+	DIR *d = opendir(rd);
+	struct dirent *de;
+	int rc = 0;
+	while (d && (de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		if (l <= 5 || strcmp(de->d_name + l - 5, ".sock"))
+			continue;
+		char path[4400], out[4096];
+		snprintf(path, sizeof(path), "%s/%s", rd, de->d_name);
+		if (control_ask(verb, path, "list\n", out, sizeof(out)) < 0) {
+			rc = 1;
+			continue;
+		}
+		for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
+			printf("%s %s\n", path, line);
+	}
+	if (d)
+		closedir(d);
+	return rc;
+}
+
+/* airlock approve|deny [--socket PATH] TOKEN, or --list */
 int cli_mcp_decide(int argc, char **argv)
 {
 	bool approve = !strcmp(argv[0], "approve");
+	if (argc == 2 && !strcmp(argv[1], "--list"))
+		return list_waiting(argv[0]);
 	struct mcp_opts o = { 0 };
 	int r = parse_opts(argc, argv, &o);
 	if (r)
@@ -469,30 +534,14 @@ int cli_mcp_decide(int argc, char **argv)
 			return 1;
 		}
 	}
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	if (strlen(path) >= sizeof(a.sun_path)) {
-		fprintf(stderr, "airlock %s: socket path too long\n", argv[0]);
-		return SANDBOX_EXIT_USAGE;
-	}
-	strcpy(a.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		fprintf(stderr, "airlock %s: %s: %s\n", argv[0], path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return 1;
-	}
 	char cmd[160], out[4096];
 	snprintf(cmd, sizeof(cmd), "%s %.100s\n", approve ? "approve" : "deny", argv[optind]);
-	ssize_t n = -1;
-	if (send(fd, cmd, strlen(cmd), MSG_NOSIGNAL) >= 0)
-		n = recv(fd, out, sizeof(out) - 1, 0);
-	close(fd);
-	if (n <= 0) {
+	if (control_ask(argv[0], path, cmd, out, sizeof(out)) < 0)
+		return 1;
+	if (!out[0]) {
 		fprintf(stderr, "airlock %s: no answer from %s\n", argv[0], path);
 		return 1;
 	}
-	out[n] = '\0';
 	fputs(out, strncmp(out, "error", 5) ? stdout : stderr);
 	return strncmp(out, "error", 5) ? 0 : 1;
 }

@@ -400,6 +400,9 @@ ms_step_up() {
 		[ -S "$sock" ] || fail "no control socket at '$sock': $(cat "$T/su.err")"
 		assert_eq 600 "$(stat -c %a "$sock")" "the control socket is the user's alone"
 		assert_eq 700 "$(stat -c %a "$(dirname "$sock")")" "in a directory that is the user's alone"
+		"$AIRLOCK" approve --list >"$T/list.out" 2>&1
+		assert_eq 0 "$?" "airlock approve --list: $(cat "$T/list.out")"
+		assert_eq "$sock 1 write" "$(cat "$T/list.out")" "the waiting call is listed with its socket"
 		"$AIRLOCK" approve --socket "$sock" 7 >"$T/decide0.out" 2>&1
 		assert_eq 1 "$?" "an unknown token is refused: $(cat "$T/decide0.out")"
 		# Without --socket: the only socket in the run directory.
