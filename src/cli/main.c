@@ -33,7 +33,7 @@ static const char usage[] =
 	"                      checked against the policy's mcp section\n"
 	"  mcp pins list|diff|approve [TOOL...]\n"
 	"                      pinned tool definitions, and changes awaiting approval\n"
-	"  approve|deny [--socket PATH] TOKEN\n"
+	"  approve|deny [--socket PATH] TOKEN | --list\n"
 	"                      decide a step_up MCP call a gateway holds\n"
 	"  policy check FILE   validate a policy and print the effective policy\n"
 	"  policy default      print the built-in default policy\n"

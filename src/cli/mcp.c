@@ -58,7 +58,7 @@ static const char mcp_usage[] =
 	"step_up: the call waits; the gateway prints a TOKEN on stderr (and asks on\n"
 	"the terminal when it has one); 'airlock approve TOKEN' or 'airlock deny\n"
 	"TOKEN' from another terminal decides (--socket PATH when several gateways\n"
-	"run).\n"
+	"run; 'airlock approve --list' shows every waiting call and its socket).\n"
 	"\n"
 	"Exit status of run: the server's; 2 for a bad command line or policy; 125\n"
 	"when the gateway or the sandbox could not start.\n";
@@ -184,50 +184,12 @@ static int pins_path(const struct mcp_opts *o, const struct policy_mcp_server *s
 	return 0;
 }
 
-/* Where control sockets live: a 0700 directory under the state directory,
- * which the sandbox does not show (its home is private). */
-static int run_dir(char *out, size_t len)
-{
-	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	if (state && state[0] == '/')
-		snprintf(out, len, "%s/airlock/mcp/run", state);
-	else if (home && home[0] == '/')
-		snprintf(out, len, "%s/.local/state/airlock/mcp/run", home);
-	else
-		return -1;
-	return 0;
-}
-
 static bool has_step_up(const struct policy_mcp_server *srv)
 {
 	for (size_t i = 0; srv && i < srv->n_tools; i++)
 		if (srv->tools[i].decision == POLICY_MCP_STEP_UP)
 			return true;
 	return false;
-}
-
-/* The listening control socket at path (0600), or -1 with a message. */
-static int control_listen(const char *path)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	if (strlen(path) >= sizeof(a.sun_path)) {
-		fprintf(stderr, "airlock mcp: control socket path too long: %s\n", path);
-		return -1;
-	}
-	strcpy(a.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	unlink(path);
-	mode_t old = umask(0177);
-	int r = bind(fd, (struct sockaddr *)&a, sizeof(a));
-	umask(old);
-	if (r < 0 || listen(fd, 8) < 0) {
-		fprintf(stderr, "airlock mcp: control socket %s: %s\n", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	return fd;
 }
 
 static bool record_to_log(void *ctx, const char *line, size_t len)
@@ -345,10 +307,10 @@ static int cmd_run(int argc, char **argv)
 		struct error derr = { 0 };
 		if (o.socket)
 			snprintf(sock, sizeof(sock), "%s", o.socket);
-		else if (run_dir(rd, sizeof(rd)) == 0 && file_mkdir_p(rd, 0700, &derr) == 0)
+		else if (mcp_control_dir(rd, sizeof(rd)) == 0 && file_mkdir_p(rd, 0700, &derr) == 0)
 			snprintf(sock, sizeof(sock), "%s/%s-%d.sock", rd, name, (int)getpid());
-		if (sock[0])
-			g.control_fd = control_listen(sock);
+		if (sock[0] && (g.control_fd = mcp_control_listen(sock, &derr)) < 0)
+			fprintf(stderr, "airlock mcp: %s\n", derr.msg);
 		g.control_path = sock;
 		g.tty_fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	}
@@ -467,10 +429,75 @@ static int cmd_pins(int argc, char **argv)
 	return rc;
 }
 
-/* airlock approve|deny [--socket PATH] TOKEN */
+/* One command to the control socket at path; its answer into out (empty
+ * when the gateway answered nothing). -1 with a message when it could
+ * not be asked. */
+static int control_ask(const char *verb, const char *path, const char *cmd, char *out, size_t len)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof(a.sun_path)) {
+		fprintf(stderr, "airlock %s: socket path too long\n", verb);
+		return -1;
+	}
+	strcpy(a.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		fprintf(stderr, "airlock %s: %s: %s\n", verb, path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	ssize_t n = -1;
+	size_t got = 0;
+	if (send(fd, cmd, strlen(cmd), MSG_NOSIGNAL) >= 0)
+		while (got + 1 < len && (n = recv(fd, out + got, len - 1 - got, 0)) > 0)
+			got += (size_t)n;
+	close(fd);
+	out[got] = '\0';
+	if (n < 0) {
+		fprintf(stderr, "airlock %s: no answer from %s\n", verb, path);
+		return -1;
+	}
+	return 0;
+}
+
+/* airlock approve|deny --list: every call waiting in the run directory's
+ * gateways (the standalone ones and every session's), a line each:
+ * SOCKET TOKEN TOOL. */
+static int list_waiting(const char *verb)
+{
+	char rd[4096];
+	if (mcp_control_dir(rd, sizeof(rd)) < 0) {
+		fprintf(stderr, "airlock %s: neither XDG_STATE_HOME nor HOME is an absolute path\n", verb);
+		return SANDBOX_EXIT_USAGE;
+	}
+	DIR *d = opendir(rd);
+	struct dirent *de;
+	int rc = 0;
+	while (d && (de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		if (l <= 5 || strcmp(de->d_name + l - 5, ".sock"))
+			continue;
+		char path[4400], out[4096];
+		snprintf(path, sizeof(path), "%s/%s", rd, de->d_name);
+		if (control_ask(verb, path, "list\n", out, sizeof(out)) < 0) {
+			rc = 1;
+			continue;
+		}
+		for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
+			printf("%s %s\n", path, line);
+	}
+	if (d)
+		closedir(d);
+	return rc;
+}
+
+/* airlock approve|deny [--socket PATH] TOKEN, or --list */
 int cli_mcp_decide(int argc, char **argv)
 {
 	bool approve = !strcmp(argv[0], "approve");
+	if (argc == 2 && !strcmp(argv[1], "--list"))
+		return list_waiting(argv[0]);
 	struct mcp_opts o = { 0 };
 	int r = parse_opts(argc, argv, &o);
 	if (r)
@@ -485,7 +512,7 @@ int cli_mcp_decide(int argc, char **argv)
 	} else {
 		/* The only gateway's socket; with several, say which. */
 		char rd[4096];
-		if (run_dir(rd, sizeof(rd)) < 0) {
+		if (mcp_control_dir(rd, sizeof(rd)) < 0) {
 			fprintf(stderr, "airlock %s: give --socket PATH\n", argv[0]);
 			return SANDBOX_EXIT_USAGE;
 		}
@@ -507,30 +534,14 @@ int cli_mcp_decide(int argc, char **argv)
 			return 1;
 		}
 	}
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	if (strlen(path) >= sizeof(a.sun_path)) {
-		fprintf(stderr, "airlock %s: socket path too long\n", argv[0]);
-		return SANDBOX_EXIT_USAGE;
-	}
-	strcpy(a.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		fprintf(stderr, "airlock %s: %s: %s\n", argv[0], path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return 1;
-	}
 	char cmd[160], out[4096];
 	snprintf(cmd, sizeof(cmd), "%s %.100s\n", approve ? "approve" : "deny", argv[optind]);
-	ssize_t n = -1;
-	if (send(fd, cmd, strlen(cmd), MSG_NOSIGNAL) >= 0)
-		n = recv(fd, out, sizeof(out) - 1, 0);
-	close(fd);
-	if (n <= 0) {
+	if (control_ask(argv[0], path, cmd, out, sizeof(out)) < 0)
+		return 1;
+	if (!out[0]) {
 		fprintf(stderr, "airlock %s: no answer from %s\n", argv[0], path);
 		return 1;
 	}
-	out[n] = '\0';
 	fputs(out, strncmp(out, "error", 5) ? stdout : stderr);
 	return strncmp(out, "error", 5) ? 0 : 1;
 }

@@ -9,6 +9,8 @@
 #include <stdarg.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -929,4 +931,39 @@ int mcp_gateway_run(struct mcp_gateway *g, struct error *err)
 	buf_free(&cin.b);
 	buf_free(&sout.b);
 	return rc;
+}
+
+int mcp_control_dir(char *out, size_t len)
+{
+	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	if (state && state[0] == '/')
+		snprintf(out, len, "%s/airlock/mcp/run", state);
+	else if (home && home[0] == '/')
+		snprintf(out, len, "%s/.local/state/airlock/mcp/run", home);
+	else
+		return -1;
+	return 0;
+}
+
+int mcp_control_listen(const char *path, struct error *err)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof(a.sun_path))
+		return error_set(err, ENAMETOOLONG, "control socket path too long: %s", path);
+	strcpy(a.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return error_set(err, errno, "control socket: %s", strerror(errno));
+	unlink(path);
+	/* Made 0600 from the start: no moment in which another user could
+	 * connect and approve. */
+	mode_t old = umask(0177);
+	int r = bind(fd, (struct sockaddr *)&a, sizeof(a));
+	umask(old);
+	if (r < 0 || listen(fd, 8) < 0) {
+		int e = errno;
+		close(fd);
+		return error_set(err, e, "control socket %s: %s", path, strerror(e));
+	}
+	return fd;
 }

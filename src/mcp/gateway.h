@@ -62,4 +62,14 @@ bool mcp_gateway_resolve(struct mcp_gateway *g, const char *token, bool approve,
 void mcp_gateway_control(struct mcp_gateway *g, const char *line, char *out, size_t out_len, int *rc,
 			 struct error *err);
 
+/* Where control sockets live: a 0700 directory under the state directory
+ * ($XDG_STATE_HOME or ~/.local/state, then airlock/mcp/run), which no
+ * sandbox shows (its home is private). -1 when neither is set. The
+ * standalone gateway and a session's gateways both put theirs there, so
+ * `airlock approve TOKEN` finds the only one without --socket. */
+int mcp_control_dir(char *out, size_t len);
+
+/* The listening control socket at path, made 0600; or a negative errno. */
+int mcp_control_listen(const char *path, struct error *err) WUR;
+
 #endif

@@ -380,7 +380,8 @@ static int load_server(struct ml *l, const struct policy_ynode *key, const struc
 		       struct policy_mcp_server *s)
 {
 	static const char *const keys[] = { "command", "tools", "resources", "prompts", "max_calls",
-					    "server_requests", "scan", "record_arguments", "pins", "policy", NULL };
+					    "server_requests", "scan", "record_arguments", "pins", "policy",
+					    "step_up_timeout", NULL };
 	static const char *const req_keys[] = { "sampling", "elicitation", "roots", NULL };
 	static const char *const scan_keys[] = { "secrets", "injection", NULL };
 	static const char *const secret_modes[] = { "block", "redact", NULL };
@@ -465,6 +466,15 @@ static int load_server(struct ml *l, const struct policy_ynode *key, const struc
 		snprintf(f2, sizeof(f2), "%s.record_arguments", pfx);
 		if ((r = mbool(l, v, f2, &s->record_arguments)) < 0)
 			return r;
+	}
+	if ((v = mget(n, "step_up_timeout"))) {
+		snprintf(f2, sizeof(f2), "%s.step_up_timeout", pfx);
+		uint64_t t = 0;
+		if ((r = mcount(l, v, f2, &t)) < 0)
+			return r;
+		if (t < 1 || t > 86400)
+			return MFAIL(l, v, f2, "is not 1..86400 seconds");
+		s->step_up_timeout = (unsigned)t;
 	}
 	if ((v = mget(n, "pins"))) {
 		snprintf(f2, sizeof(f2), "%s.pins", pfx);
@@ -672,6 +682,8 @@ void policy_mcp_print(const struct policy_mcp *m, FILE *f)
 		fprintf(f, "      scan: {secrets: %s, injection: %s}\n", scans[s->scan_secrets],
 			scans[s->scan_injection]);
 		fprintf(f, "      record_arguments: %s\n", s->record_arguments ? "true" : "false");
+		if (s->step_up_timeout)
+			fprintf(f, "      step_up_timeout: %u\n", s->step_up_timeout);
 		if (s->pins) {
 			fprintf(f, "      pins: ");
 			policy_print_string(f, s->pins);

@@ -69,6 +69,7 @@ struct policy_mcp_server {
 	enum policy_mcp_scan scan_secrets;   /* block or redact */
 	enum policy_mcp_scan scan_injection; /* block, redact or off */
 	bool record_arguments;
+	unsigned step_up_timeout; /* seconds a step_up call waits for a person in a session; 0: the default (60) */
 	char *pins;            /* absolute path of the pin file, or NULL for the default */
 	char *policy;          /* absolute path of the server's own sandbox policy in an airlock run
 	                        * session, or NULL: the built-in default, workspace read-only */

@@ -355,10 +355,40 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 
 	struct mcp_gateway gw = { .engine = &eng, .client_in = c, .client_out = c, .server_in = to_srv[1],
 				  .server_out = from_srv[0], .record = record_send, .record_ctx = &rec,
-				  /* Step-up has no one to ask here yet: such a call is
-				   * denied at once (docs/mcp.md). */
-				  .control_fd = -1, .tty_fd = -1 };
+				  .control_fd = -1, .tty_fd = -1,
+				  .step_up_timeout = srv->step_up_timeout ? srv->step_up_timeout : 60 };
+	/* Step-up: a control socket of this connection's own, 0600 in the
+	 * 0700 run directory under the host's state directory, which the
+	 * agent's sandbox does not show. The terminal is not used: the
+	 * agent shares it (and this process left it with setsid), so an
+	 * answer typed there could be read, or typed, by the agent. */
+	char sock[4200] = "";
+	bool step_up = false;
+	for (size_t i = 0; i < srv->n_tools; i++)
+		step_up |= srv->tools[i].decision == POLICY_MCP_STEP_UP;
+	if (step_up) {
+		char rd[4096];
+		struct error derr = { 0 };
+		if (mcp_control_dir(rd, sizeof(rd)) < 0)
+			error_set(&derr, EINVAL, "neither XDG_STATE_HOME nor HOME is an absolute path");
+		else if (file_mkdir_p(rd, 0700, &derr) == 0) {
+			snprintf(sock, sizeof(sock), "%s/session-%d-%s-%d.sock", rd, (int)supervisor, name,
+				 (int)getpid());
+			gw.control_fd = mcp_control_listen(sock, &derr);
+		}
+		if (gw.control_fd < 0) {
+			/* Then a step_up call is denied at once, and says so. */
+			fprintf(stderr, "airlock: mcp.servers.%s: no control socket for step-up: %s\n", name, derr.msg);
+			sock[0] = '\0';
+		} else {
+			gw.control_path = sock;
+		}
+	}
 	int gr = mcp_gateway_run(&gw, &err);
+	if (gw.control_fd >= 0) {
+		close(gw.control_fd);
+		unlink(sock);
+	}
 	if (gr < 0)
 		fprintf(stderr, "airlock: mcp.servers.%s: %s\n", name, err.msg);
 	/* Fail closed: a gateway that could not record stops the server. */

@@ -380,21 +380,89 @@ test_mcp_session_default_server_policy() {
 	assert_contains "$OUT" "probe: rc=0" "the client ended cleanly"
 }
 
-# Step-up inside a session has no one to ask yet: the call is deferred,
-# then denied, and never reaches the server; the tool beside it works.
-test_mcp_session_step_up_denied() {
+# ms_step_up DECIDE: the agent calls probe's write (step_up) then read;
+# DECIDE (approve, deny, or none: left to mcp.servers.probe.step_up_timeout,
+# 1s) comes from another process through the connection's control
+# socket, whose path and token the gateway prints on the session's stderr.
+ms_step_up() {
+	local decide=$1
+	rm -f "$T/srvdir/w.txt" "$T/srvdir/received.log" "$T"/audit/*.jsonl "$T/su.err" "$T/su.out"
+	ms_run_bg "$(ms_client probe '[{"op":"call","name":"write","arguments":{"path":"'"$T"'/srvdir/w.txt"}},
+		{"op":"call","name":"read","arguments":{"path":"'"$T"'/srvdir/server.txt"}}]')"
+	local pid=$!
+	bg_register "$pid"
+	wait_for 60 grep -q "airlock: step-up 1: server probe asks to run tool write" "$T/su.err" ||
+		fail "the session's gateway did not announce the held call: $(cat "$T/su.err" 2>/dev/null)"
+	local sock
+	sock=$(sed -n "s/.*airlock approve --socket \([^ ]*\) 1'.*/\1/p" "$T/su.err" | head -1)
+	[ -n "$sock" ] || fail "no control socket named: $(cat "$T/su.err")"
+	if [ "$decide" != none ]; then
+		[ -S "$sock" ] || fail "no control socket at '$sock': $(cat "$T/su.err")"
+		assert_eq 600 "$(stat -c %a "$sock")" "the control socket is the user's alone"
+		assert_eq 700 "$(stat -c %a "$(dirname "$sock")")" "in a directory that is the user's alone"
+		"$AIRLOCK" approve --list >"$T/list.out" 2>&1
+		assert_eq 0 "$?" "airlock approve --list: $(cat "$T/list.out")"
+		assert_eq "$sock 1 write" "$(cat "$T/list.out")" "the waiting call is listed with its socket"
+		"$AIRLOCK" approve --socket "$sock" 7 >"$T/decide0.out" 2>&1
+		assert_eq 1 "$?" "an unknown token is refused: $(cat "$T/decide0.out")"
+		# Without --socket: the only socket in the run directory.
+		"$AIRLOCK" "$decide" 1 >"$T/decide.out" 2>&1
+		assert_eq 0 "$?" "airlock $decide: $(cat "$T/decide.out")"
+		"$AIRLOCK" "$decide" --socket "$sock" 1 >"$T/decide2.out" 2>&1
+		assert_eq 1 "$?" "a call is decided once: $(cat "$T/decide2.out")"
+	fi
+	wait "$pid"
+	RC=$?
+	OUT=$(cat "$T/su.out")
+	assert_eq 0 "$RC" "the session: $OUT $(cat "$T/su.err")"
+	assert_no_file "$sock" "the control socket is gone with the connection"
+	assert_contains "$OUT" 'probe: {"content":[{"type":"text","text":"server-only\n"}]}' "the allowed tool works"
+	RECS=$(grep '"kind":"mcp"' "$(ms_session_log)")
+	assert_eq 1 "$(ms_count "$RECS" '"tool":"write"' '"decision":"defer"' '"message":"step-up: waiting')" \
+		"the deferral is in the session's log"
+}
+
+# ms_run_bg SCRIPT: ms_run in the background, output in $T/su.out and
+# $T/su.err.
+ms_run_bg() {
+	printf 'set -o pipefail 2>/dev/null\n%s\n' "$1" >"$WS/agent.sh"
+	(cd "$WS" && HOME="$E2E_HOME" timeout -k 5 "$E2E_TIMEOUT" "$AIRLOCK" run --policy "$T/policy.yaml" \
+		-- /bin/bash ./agent.sh >"$T/su.out" 2>"$T/su.err" </dev/null) &
+}
+
+# Step-up inside a session: the call waits while a person decides from
+# another terminal (airlock approve / deny against the connection's
+# control socket), or until the timeout denies it; two records each time.
+test_mcp_session_step_up() {
 	ms_need
 	ms_setup
-	sed -i 's|        - {name: "\*", decision: allow}|        - {name: write, decision: step_up}\n        - {name: "*", decision: allow}|' "$T/policy.yaml"
+	sed -i 's|        - {name: "\*", decision: allow}|        - {name: write, decision: step_up}\n        - {name: "*", decision: allow}\n      step_up_timeout: 1|' "$T/policy.yaml"
 	grep -q 'decision: step_up' "$T/policy.yaml" || fail "the test's policy has no step_up rule"
-	ms_run "$(ms_client probe '[{"op":"call","name":"write","arguments":{"path":"'"$T"'/srvdir/w.txt"}},
-		{"op":"call","name":"read","arguments":{"path":"'"$T"'/srvdir/server.txt"}}]')"
-	assert_contains "$OUT" "this gateway has no one to ask" "the step-up call is denied"
+	# The timeout is 1s for the third run; the first two must wait for
+	# the person however slow the machine.
+	sed 's|      step_up_timeout: 1|      step_up_timeout: 600|' "$T/policy.yaml" >"$T/policy-slow.yaml"
+	cp "$T/policy.yaml" "$T/policy-fast.yaml"
+
+	cp "$T/policy-slow.yaml" "$T/policy.yaml"
+	ms_step_up approve
+	assert_file "$T/srvdir/w.txt" "an approved call runs"
+	assert_contains "$(cat "$T/srvdir/received.log")" '"name":"write"' "the server saw the approved call"
+	assert_eq 1 "$(ms_count "$RECS" '"tool":"write"' '"decision":"allow"' 'step-up approved through the control socket')" \
+		"its resolution names who decided"
+
+	cp "$T/policy-slow.yaml" "$T/policy.yaml"
+	ms_step_up deny
+	assert_contains "$OUT" "denied through the control socket" "a denied call is an error result that says why"
 	assert_no_file "$T/srvdir/w.txt" "the server did not run it"
-	assert_contains "$OUT" 'probe: {"content":[{"type":"text","text":"server-only\n"}]}' "the allowed tool works"
 	assert_not_contains "$(cat "$T/srvdir/received.log")" '"name":"write"' "the server never saw the call"
-	local recs
-	recs=$(grep '"kind":"mcp"' "$(ms_session_log)")
-	assert_eq 1 "$(ms_count "$recs" '"tool":"write"' '"decision":"defer"')" "deferred in the session's log"
-	assert_eq 1 "$(ms_count "$recs" '"tool":"write"' '"decision":"deny"')" "then denied"
+	assert_eq 1 "$(ms_count "$RECS" '"tool":"write"' '"decision":"deny"' 'step-up denied through the control socket')" \
+		"its resolution names who decided"
+
+	cp "$T/policy-fast.yaml" "$T/policy.yaml"
+	ms_step_up none
+	assert_contains "$OUT" "denied by the timeout after 1s" "no answer: denied at the timeout"
+	assert_no_file "$T/srvdir/w.txt" "the server did not run it"
+	assert_eq 1 "$(ms_count "$RECS" '"tool":"write"' '"decision":"deny"' 'step-up denied by the timeout after 1s')" \
+		"its resolution names the timeout"
+	ms_verify_logs
 }

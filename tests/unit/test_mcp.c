@@ -112,6 +112,9 @@ static void test_policy_refusals_name_line_and_field(void **state)
 		{ "mcp:\n  servers:\n    fs:\n      tools:\n        - {name: x, decision: deny, args: {a: {glob: x}}}\n",
 		  "constraints on a denied tool" },
 		{ "mcp:\n  servers:\n    fs:\n      max_calls: 0\n", "max_calls: expected a whole number" },
+		{ "mcp:\n  servers:\n    fs:\n      step_up_timeout: 0\n", "p.yaml:7:24: mcp.servers.fs.step_up_timeout: expected a whole number" },
+		{ "mcp:\n  servers:\n    fs:\n      step_up_timeout: 86401\n",
+		  "mcp.servers.fs.step_up_timeout: is not 1..86400 seconds" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct error err = { 0 };
@@ -125,7 +128,8 @@ static void test_policy_refusals_name_line_and_field(void **state)
 	struct error err = { 0 };
 	struct policy *p = load("mcp:\n  servers:\n    fs:\n      command: [node, s.js]\n      tools:\n"
 				"        - {name: \"read_*\", decision: allow, max_calls: 2, args: {path: {inside_workspace: true}}}\n"
-				"      server_requests: {elicitation: true}\n      scan: {secrets: redact, injection: off}\n",
+				"      server_requests: {elicitation: true}\n      scan: {secrets: redact, injection: off}\n"
+				"      step_up_timeout: 5\n",
 				&err);
 	if (!p)
 		fail_msg("%s", err.msg);
@@ -139,6 +143,7 @@ static void test_policy_refusals_name_line_and_field(void **state)
 	assert_false(s->sampling);
 	assert_int_equal(s->scan_secrets, POLICY_MCP_SCAN_REDACT);
 	assert_int_equal(s->scan_injection, POLICY_MCP_SCAN_OFF);
+	assert_int_equal(s->step_up_timeout, 5);
 	assert_null(policy_mcp_server(p->mcp, "other"));
 	/* The printed section reads back to the same settings. */
 	char *text = NULL;
