@@ -63,6 +63,7 @@
 #include <stddef.h>
 #include <unistd.h>
 
+#include "handoff/handoff.h"
 #include "handoff/protect.h"
 #include "sandbox/ftrace.h"
 #include "sandbox/internal.h"
@@ -492,6 +493,32 @@ static int g_mk(struct guard *g, const struct guard_req *q, int dirfd, char *pat
 	return r < 0 ? explain(g, pfd, last, -errno) : 0;
 }
 
+/* A new symlink in the workspace whose target leaves it (~/.ssh, /etc):
+ * a host tool that later reads or uploads the workspace would follow it
+ * with the host's rights. Judged lexically on the target text, which the
+ * guard then creates as judged; an absolute target inside the workspace
+ * is fine. Goes with the hand-off table (protect_defaults). */
+static int judge_target(struct guard *g, int pfd, const char *name, const char *target)
+{
+	char where[PATH_MAX];
+	int r = where_of(pfd, name, where, sizeof(where));
+	if (r < 0)
+		return r;
+	const char *rel = ws_rel(g, where);
+	if (!rel)
+		return 0;
+	if (target[0] == '/') {
+		/* Absolute: inside the workspace it is judged as if written
+		 * from the workspace's top ("x" stands for a name there). */
+		size_t n = strlen(g->ws);
+		if (strncmp(target, g->ws, n) != 0 || (target[n] != '/' && target[n] != '\0'))
+			return refuse(g, "(a symlink leaving the workspace)", where);
+		rel = "x";
+		target += n + (target[n] == '/');
+	}
+	return handoff_path_escapes(rel, target) ? refuse(g, "(a symlink leaving the workspace)", where) : 0;
+}
+
 static int g_symlink(struct guard *g, const struct guard_req *q, int dirfd, char *path)
 {
 	const char *parent, *last;
@@ -501,7 +528,7 @@ static int g_symlink(struct guard *g, const struct guard_req *q, int dirfd, char
 		return pfd;
 	if (needs_judging(pfd, last)) {
 		int r = judge_link(g, pfd, last);
-		if (r < 0)
+		if (r < 0 || (g->set->n && (r = judge_target(g, pfd, last, q->p1)) < 0))
 			return r;
 	}
 	return symlinkat(q->p1, pfd, last) < 0 ? explain(g, pfd, last, -errno) : 0;

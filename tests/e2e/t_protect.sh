@@ -73,6 +73,10 @@ try link-through sh -c "echo id > yarnstuff/releases/yarn.js"
 try nested-hook sh -c "echo id > sub/.git/hooks/pre-commit"
 try nested-config git -C sub config core.fsmonitor "sh -c id"
 try rename-into mv prep .vscode/
+try link-ssh ln -s "$HOME/.ssh" keys
+try link-etc ln -s /etc/passwd src/pw
+try link-climb ln -s ../../.. src/up
+ln -s a.c src/alias.c && ln -s "$PWD/src" srcdir && echo "inner-links: done"
 echo "int helper(void) { return 1; }" >> src/a.c
 echo notes > notes.md
 g add src/a.c notes.md && g commit -qm edit && echo "commit: done"
@@ -81,7 +85,7 @@ git -C sub -c user.name=a -c user.email=a@example.test commit -q --allow-empty -
 '
 PROTECT_ESCAPES="hook hook-new hook-rename hooks-path fsmonitor ssh-command filter-attr filter-config \
 venv-python venv-replace vscode-tasks vscode-new envrc envrc-symlink workflow workflow-new symlink-target \
-link-through nested-hook nested-config rename-into"
+link-through nested-hook nested-config rename-into link-ssh link-etc link-climb"
 
 test_protect_default_blocks_each_escape() {
 	protect_repo
@@ -92,7 +96,7 @@ test_protect_default_blocks_each_escape() {
 		assert_contains "$OUT" "$e: blocked" "the escape $e"
 	done
 	# The neighbours: git and ordinary edits in the same workspace.
-	for ok in commit recommit nested-commit; do
+	for ok in commit recommit nested-commit inner-links; do
 		assert_contains "$OUT" "$ok: done" "$ok inside the sandbox"
 	done
 	protect_sums >"$T/after"
@@ -105,6 +109,8 @@ test_protect_default_blocks_each_escape() {
 	assert_no_file "$WS/.github/workflows/y.yml" "the planted workflow"
 	[ -L "$WS/.envrc" ] && fail ".envrc was replaced by a symlink"
 	assert_file "$WS/prep/tasks.json" "the prepared directory, not moved"
+	[ -L "$WS/keys" ] && fail "a link to ~/.ssh was made in the workspace"
+	[ -L "$WS/src/alias.c" ] || fail "a link inside the workspace was not made"
 }
 
 # The same writes with the defaults dropped: each one lands. Without this
