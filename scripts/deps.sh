@@ -10,6 +10,7 @@ pkgs=(
 	libcmocka-dev libclang-rt-14-dev                # unit tests, fuzzing runtime
 	bubblewrap uidmap util-linux procps python3     # tests and the startup benchmark
 	openssl ca-certificates curl git                # the egress proxy's end-to-end tests
+	openssh-client                                  # a real ssh-agent for the host-socket tests
 	hyperfine
 )
 
