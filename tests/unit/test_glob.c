@@ -136,11 +136,16 @@ static void gen_pattern(enum glob_kind k, const char *alpha, char *out, size_t s
 		static const char *const tok[] = { "*", "?", "[ab]", "[!a]", "[a-b]", "[]a]", "[^-]", "[[:alpha:]]",
 						   "\\*", "\\a", "-", "." };
 		for (size_t i = 0; i < len; i++) {
+			/* Declared here: a compound literal inside the if
+			 * would end its life with the if. */
+			char one[2] = { 0, 0 };
 			const char *t;
-			if (rnd(2))
-				t = (const char[]){ alpha[rnd((unsigned)strlen(alpha))], '\0' };
-			else
+			if (rnd(2)) {
+				one[0] = alpha[rnd((unsigned)strlen(alpha))];
+				t = one;
+			} else {
 				t = tok[rnd(sizeof(tok) / sizeof(tok[0]))];
+			}
 			if (n + strlen(t) + 2 >= size)
 				break;
 			memcpy(out + n, t, strlen(t));
