@@ -329,7 +329,8 @@ int review_changes_read(const char *upper, const char *ws, const struct protect_
 		review_changes_free(out);
 		return r;
 	}
-	qsort(out->c, out->n, sizeof(*out->c), cmp_change);
+	if (out->n) /* qsort takes no NULL array, even of nothing */
+		qsort(out->c, out->n, sizeof(*out->c), cmp_change);
 	return 0;
 }
 
