@@ -46,6 +46,19 @@ struct imp_node {
 	bool sealed;        /* TOML: an inline table or array, which later lines cannot extend */
 };
 
+/* The position of a reader of one of the formats below, for its errors. */
+struct imp_reader {
+	const char *name;
+	const char *s;
+	size_t len, pos;
+	unsigned line;
+	size_t line_start;
+	struct error *err;
+};
+
+/* err = "NAME:LINE:COL: message" at the reader's position; -EINVAL. */
+int imp_reader_fail(struct imp_reader *p, const char *fmt, ...) PRINTF_LIKE(2, 3);
+
 void imp_node_free(struct imp_node *n);
 /* Free what n owns (key, string, children) but not n itself, which
  * becomes a NULL node: for a node that lives inside its parent's array. */

@@ -16,29 +16,7 @@
 #include "policy/import/doc.h"
 #include "util/utf8.h"
 
-struct jp {
-	const char *name;
-	const char *s;
-	size_t len, pos;
-	unsigned line;
-	size_t line_start;
-	struct error *err;
-};
-
-static int jfail(struct jp *p, const char *fmt, ...) PRINTF_LIKE(2, 3);
-
-static int jfail(struct jp *p, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return error_set(p->err, EINVAL, "%s:%u:%zu: %s", p->name, p->line, p->pos - p->line_start + 1, msg);
-}
-
-static void skip_ws(struct jp *p)
+static void skip_ws(struct imp_reader *p)
 {
 	while (p->pos < p->len) {
 		char c = p->s[p->pos];
@@ -52,10 +30,10 @@ static void skip_ws(struct jp *p)
 	}
 }
 
-static int push_child(struct jp *p, struct imp_node *parent, struct imp_node **child)
+static int push_child(struct imp_reader *p, struct imp_node *parent, struct imp_node **child)
 {
 	if (parent->n >= IMP_MAX_ITEMS)
-		return jfail(p, "more than %d entries in one %s", IMP_MAX_ITEMS,
+		return imp_reader_fail(p, "more than %d entries in one %s", IMP_MAX_ITEMS,
 			     parent->kind == IMP_MAP ? "object" : "array");
 	if (parent->n == parent->cap) {
 		size_t cap = parent->cap ? parent->cap * 2 : 8;
@@ -70,12 +48,12 @@ static int push_child(struct jp *p, struct imp_node *parent, struct imp_node **c
 	return 0;
 }
 
-static int hex4(struct jp *p, uint32_t *out)
+static int hex4(struct imp_reader *p, uint32_t *out)
 {
 	uint32_t v = 0;
 
 	if (p->len - p->pos < 4)
-		return jfail(p, "\\u needs four hex digits");
+		return imp_reader_fail(p, "\\u needs four hex digits");
 	for (int i = 0; i < 4; i++) {
 		char c = p->s[p->pos + (size_t)i];
 		v <<= 4;
@@ -86,7 +64,7 @@ static int hex4(struct jp *p, uint32_t *out)
 		else if (c >= 'A' && c <= 'F')
 			v |= (uint32_t)(c - 'A' + 10);
 		else
-			return jfail(p, "\\u needs four hex digits");
+			return imp_reader_fail(p, "\\u needs four hex digits");
 	}
 	p->pos += 4;
 	*out = v;
@@ -94,7 +72,7 @@ static int hex4(struct jp *p, uint32_t *out)
 }
 
 /* A string at p->pos (on the opening quote); *out is malloc'd. */
-static int parse_string(struct jp *p, char **out, size_t *out_len)
+static int parse_string(struct imp_reader *p, char **out, size_t *out_len)
 {
 	size_t start = ++p->pos, end = start;
 
@@ -105,7 +83,7 @@ static int parse_string(struct jp *p, char **out, size_t *out_len)
 		end++;
 	}
 	if (end >= p->len)
-		return jfail(p, "unterminated string");
+		return imp_reader_fail(p, "unterminated string");
 	char *buf = malloc(end - start + 1);
 	size_t o = 0;
 	if (!buf)
@@ -114,13 +92,13 @@ static int parse_string(struct jp *p, char **out, size_t *out_len)
 		unsigned char c = (unsigned char)p->s[p->pos];
 		if (c < 0x20) {
 			free(buf);
-			return jfail(p, "control character 0x%02x in a string (write it as \\u%04x)", c, c);
+			return imp_reader_fail(p, "control character 0x%02x in a string (write it as \\u%04x)", c, c);
 		}
 		if (c != '\\') {
 			size_t k = utf8_decode((const unsigned char *)p->s + p->pos, end - p->pos, NULL);
 			if (!k) {
 				free(buf);
-				return jfail(p, "invalid UTF-8 in a string");
+				return imp_reader_fail(p, "invalid UTF-8 in a string");
 			}
 			memcpy(buf + o, p->s + p->pos, k);
 			o += k;
@@ -148,7 +126,7 @@ static int parse_string(struct jp *p, char **out, size_t *out_len)
 				uint32_t lo;
 				if (p->len - p->pos < 2 || p->s[p->pos] != '\\' || p->s[p->pos + 1] != 'u') {
 					free(buf);
-					return jfail(p, "lone UTF-16 surrogate \\u%04x", cp);
+					return imp_reader_fail(p, "lone UTF-16 surrogate \\u%04x", cp);
 				}
 				p->pos += 2;
 				if (hex4(p, &lo) < 0) {
@@ -157,24 +135,24 @@ static int parse_string(struct jp *p, char **out, size_t *out_len)
 				}
 				if (lo < 0xdc00 || lo > 0xdfff) {
 					free(buf);
-					return jfail(p, "lone UTF-16 surrogate \\u%04x", cp);
+					return imp_reader_fail(p, "lone UTF-16 surrogate \\u%04x", cp);
 				}
 				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
 			} else if (cp >= 0xdc00 && cp <= 0xdfff) {
 				free(buf);
-				return jfail(p, "lone UTF-16 surrogate \\u%04x", cp);
+				return imp_reader_fail(p, "lone UTF-16 surrogate \\u%04x", cp);
 			}
 			/* A NUL would cut the C string short: what the importer
 			 * checks would not be what the source runtime reads. */
 			if (cp == 0) {
 				free(buf);
-				return jfail(p, "\\u0000 in a string is refused");
+				return imp_reader_fail(p, "\\u0000 in a string is refused");
 			}
 			utf8_put(buf, &o, cp);
 			break;
 		default:
 			free(buf);
-			return jfail(p, "invalid escape \\%c", e >= 0x20 && e < 0x7f ? e : '?');
+			return imp_reader_fail(p, "invalid escape \\%c", e >= 0x20 && e < 0x7f ? e : '?');
 		}
 	}
 	p->pos++;
@@ -184,18 +162,18 @@ static int parse_string(struct jp *p, char **out, size_t *out_len)
 	return 0;
 }
 
-static int parse_number(struct jp *p, struct imp_node *n)
+static int parse_number(struct imp_reader *p, struct imp_node *n)
 {
 	size_t s = p->pos;
 
 	if (p->pos < p->len && p->s[p->pos] == '-')
 		p->pos++;
 	if (p->pos >= p->len || p->s[p->pos] < '0' || p->s[p->pos] > '9')
-		return jfail(p, "invalid number");
+		return imp_reader_fail(p, "invalid number");
 	if (p->s[p->pos] == '0') {
 		p->pos++;
 		if (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9')
-			return jfail(p, "leading zero in a number");
+			return imp_reader_fail(p, "leading zero in a number");
 	} else {
 		while (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9')
 			p->pos++;
@@ -203,7 +181,7 @@ static int parse_number(struct jp *p, struct imp_node *n)
 	if (p->pos < p->len && p->s[p->pos] == '.') {
 		p->pos++;
 		if (p->pos >= p->len || p->s[p->pos] < '0' || p->s[p->pos] > '9')
-			return jfail(p, "a digit must follow the decimal point");
+			return imp_reader_fail(p, "a digit must follow the decimal point");
 		while (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9')
 			p->pos++;
 	}
@@ -212,28 +190,28 @@ static int parse_number(struct jp *p, struct imp_node *n)
 		if (p->pos < p->len && (p->s[p->pos] == '+' || p->s[p->pos] == '-'))
 			p->pos++;
 		if (p->pos >= p->len || p->s[p->pos] < '0' || p->s[p->pos] > '9')
-			return jfail(p, "a digit must follow the exponent");
+			return imp_reader_fail(p, "a digit must follow the exponent");
 		while (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9')
 			p->pos++;
 	}
 	if (p->pos - s > 64)
-		return jfail(p, "number longer than 64 characters");
+		return imp_reader_fail(p, "number longer than 64 characters");
 	n->kind = IMP_NUM;
 	n->str = strndup(p->s + s, p->pos - s);
 	n->len = p->pos - s;
 	return n->str ? 0 : error_set(p->err, ENOMEM, "out of memory");
 }
 
-static int parse_value(struct jp *p, struct imp_node *n, unsigned depth);
+static int parse_value(struct imp_reader *p, struct imp_node *n, unsigned depth);
 
-static int parse_container(struct jp *p, struct imp_node *n, unsigned depth)
+static int parse_container(struct imp_reader *p, struct imp_node *n, unsigned depth)
 {
 	bool obj = p->s[p->pos] == '{';
 	char close = obj ? '}' : ']';
 	int r;
 
 	if (depth >= IMP_MAX_DEPTH)
-		return jfail(p, "nested deeper than %d levels", IMP_MAX_DEPTH);
+		return imp_reader_fail(p, "nested deeper than %d levels", IMP_MAX_DEPTH);
 	n->kind = obj ? IMP_MAP : IMP_LIST;
 	p->pos++;
 	skip_ws(p);
@@ -250,7 +228,7 @@ static int parse_container(struct jp *p, struct imp_node *n, unsigned depth)
 		skip_ws(p);
 		if (obj) {
 			if (p->pos >= p->len || p->s[p->pos] != '"')
-				return jfail(p, p->pos < p->len && p->s[p->pos] == '}' ?
+				return imp_reader_fail(p, p->pos < p->len && p->s[p->pos] == '}' ?
 							"trailing comma before }" :
 							"expected a \"key\"");
 			kline = p->line;
@@ -266,17 +244,17 @@ static int parse_container(struct jp *p, struct imp_node *n, unsigned depth)
 				}
 			if (strlen(key) != klen) {
 				free(key);
-				return jfail(p, "NUL in a key");
+				return imp_reader_fail(p, "NUL in a key");
 			}
 			skip_ws(p);
 			if (p->pos >= p->len || p->s[p->pos] != ':') {
 				free(key);
-				return jfail(p, "expected ':' after the key");
+				return imp_reader_fail(p, "expected ':' after the key");
 			}
 			p->pos++;
 			skip_ws(p);
 		} else if (p->pos < p->len && p->s[p->pos] == ']') {
-			return jfail(p, "trailing comma before ]");
+			return imp_reader_fail(p, "trailing comma before ]");
 		}
 		if ((r = push_child(p, n, &c)) < 0 || !c) {
 			free(key);
@@ -291,7 +269,7 @@ static int parse_container(struct jp *p, struct imp_node *n, unsigned depth)
 		}
 		skip_ws(p);
 		if (p->pos >= p->len)
-			return jfail(p, "unexpected end of input; expected ',' or '%c'", close);
+			return imp_reader_fail(p, "unexpected end of input; expected ',' or '%c'", close);
 		if (p->s[p->pos] == ',') {
 			p->pos++;
 			continue;
@@ -300,17 +278,17 @@ static int parse_container(struct jp *p, struct imp_node *n, unsigned depth)
 			p->pos++;
 			return 0;
 		}
-		return jfail(p, "expected ',' or '%c'", close);
+		return imp_reader_fail(p, "expected ',' or '%c'", close);
 	}
 }
 
-static int parse_value(struct jp *p, struct imp_node *n, unsigned depth)
+static int parse_value(struct imp_reader *p, struct imp_node *n, unsigned depth)
 {
 	skip_ws(p);
 	n->line = p->line;
 	n->col = (unsigned)(p->pos - p->line_start + 1);
 	if (p->pos >= p->len)
-		return jfail(p, "unexpected end of input; expected a value");
+		return imp_reader_fail(p, "unexpected end of input; expected a value");
 	char c = p->s[p->pos];
 	if (c == '{' || c == '[')
 		return parse_container(p, n, depth);
@@ -319,7 +297,7 @@ static int parse_value(struct jp *p, struct imp_node *n, unsigned depth)
 		if (r < 0)
 			return r;
 		if (strlen(n->str) != n->len)
-			return jfail(p, "NUL in a string");
+			return imp_reader_fail(p, "NUL in a string");
 		n->kind = IMP_STR;
 		return 0;
 	}
@@ -340,10 +318,10 @@ static int parse_value(struct jp *p, struct imp_node *n, unsigned depth)
 		}
 	}
 	if (c == '/' || c == '#')
-		return jfail(p, "comments are not JSON");
+		return imp_reader_fail(p, "comments are not JSON");
 	if (c == '\'')
-		return jfail(p, "single-quoted strings are not JSON");
-	return jfail(p, "expected a value (object, array, string, number, true, false or null)");
+		return imp_reader_fail(p, "single-quoted strings are not JSON");
+	return imp_reader_fail(p, "expected a value (object, array, string, number, true, false or null)");
 }
 
 int imp_json_parse(const char *name, const char *buf, size_t len, struct imp_node **out, struct error *err)
@@ -354,7 +332,7 @@ int imp_json_parse(const char *name, const char *buf, size_t len, struct imp_nod
 int imp_json_parse_max(const char *name, const char *buf, size_t len, size_t max, struct imp_node **out,
 		       struct error *err)
 {
-	struct jp p = { .name = name, .s = buf, .len = len, .line = 1, .err = err };
+	struct imp_reader p = { .name = name, .s = buf, .len = len, .line = 1, .err = err };
 	struct imp_node *root;
 	int r;
 
@@ -371,7 +349,7 @@ int imp_json_parse_max(const char *name, const char *buf, size_t len, size_t max
 	if (r == 0) {
 		skip_ws(&p);
 		if (p.pos != p.len)
-			r = jfail(&p, "text after the end of the JSON value");
+			r = imp_reader_fail(&p, "text after the end of the JSON value");
 	}
 	if (r < 0) {
 		imp_node_free(root);

@@ -15,45 +15,23 @@
 #include "policy/import/doc.h"
 #include "util/utf8.h"
 
-struct tp {
-	const char *name;
-	const char *s;
-	size_t len, pos;
-	unsigned line;
-	size_t line_start;
-	struct error *err;
-};
-
-static int tfail(struct tp *p, const char *fmt, ...) PRINTF_LIKE(2, 3);
-
-static int tfail(struct tp *p, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return error_set(p->err, EINVAL, "%s:%u:%zu: %s", p->name, p->line, p->pos - p->line_start + 1, msg);
-}
-
-static unsigned col(const struct tp *p)
+static unsigned col(const struct imp_reader *p)
 {
 	return (unsigned)(p->pos - p->line_start + 1);
 }
 
-static bool at(const struct tp *p, char c)
+static bool at(const struct imp_reader *p, char c)
 {
 	return p->pos < p->len && p->s[p->pos] == c;
 }
 
-static void skip_blank(struct tp *p)
+static void skip_blank(struct imp_reader *p)
 {
 	while (p->pos < p->len && (p->s[p->pos] == ' ' || p->s[p->pos] == '\t'))
 		p->pos++;
 }
 
-static void newline(struct tp *p)
+static void newline(struct imp_reader *p)
 {
 	p->line++;
 	p->line_start = p->pos;
@@ -61,14 +39,14 @@ static void newline(struct tp *p)
 
 /* After a value or header: blanks, an optional comment, then the end of
  * the line or of the input. */
-static int end_of_line(struct tp *p)
+static int end_of_line(struct imp_reader *p)
 {
 	skip_blank(p);
 	if (at(p, '#')) {
 		while (p->pos < p->len && p->s[p->pos] != '\n') {
 			unsigned char c = (unsigned char)p->s[p->pos];
 			if ((c < 0x20 && c != '\t') || c == 0x7f)
-				return tfail(p, "control character in a comment");
+				return imp_reader_fail(p, "control character in a comment");
 			p->pos++;
 		}
 	}
@@ -77,14 +55,14 @@ static int end_of_line(struct tp *p)
 	if (p->pos >= p->len)
 		return 0;
 	if (!at(p, '\n'))
-		return tfail(p, "expected the end of the line");
+		return imp_reader_fail(p, "expected the end of the line");
 	p->pos++;
 	newline(p);
 	return 0;
 }
 
 /* Blanks, newlines and comments inside an array. */
-static int skip_array_ws(struct tp *p)
+static int skip_array_ws(struct imp_reader *p)
 {
 	for (;;) {
 		skip_blank(p);
@@ -100,10 +78,10 @@ static int skip_array_ws(struct tp *p)
 	}
 }
 
-static int add_child(struct tp *p, struct imp_node *parent, struct imp_node **child)
+static int add_child(struct imp_reader *p, struct imp_node *parent, struct imp_node **child)
 {
 	if (parent->n >= IMP_MAX_ITEMS)
-		return tfail(p, "more than %d entries in one table or array", IMP_MAX_ITEMS);
+		return imp_reader_fail(p, "more than %d entries in one table or array", IMP_MAX_ITEMS);
 	if (parent->n == parent->cap) {
 		size_t cap = parent->cap ? parent->cap * 2 : 8;
 		struct imp_node *v = realloc(parent->v, cap * sizeof(*v));
@@ -118,13 +96,13 @@ static int add_child(struct tp *p, struct imp_node *parent, struct imp_node **ch
 }
 
 /* A basic ("...") or literal ('...') single-line string at p->pos. */
-static int parse_string(struct tp *p, char **out, size_t *out_len)
+static int parse_string(struct imp_reader *p, char **out, size_t *out_len)
 {
 	char q = p->s[p->pos];
 	size_t end;
 
 	if (p->len - p->pos >= 3 && p->s[p->pos + 1] == q && p->s[p->pos + 2] == q)
-		return tfail(p, "multi-line strings are not supported; write the value on one line");
+		return imp_reader_fail(p, "multi-line strings are not supported; write the value on one line");
 	end = ++p->pos;
 	while (end < p->len && p->s[end] != q && p->s[end] != '\n') {
 		if (q == '"' && p->s[end] == '\\')
@@ -132,7 +110,7 @@ static int parse_string(struct tp *p, char **out, size_t *out_len)
 		end++;
 	}
 	if (end >= p->len || p->s[end] != q)
-		return tfail(p, "unterminated string");
+		return imp_reader_fail(p, "unterminated string");
 	char *buf = malloc(end - p->pos + 1);
 	size_t o = 0;
 	if (!buf)
@@ -141,13 +119,13 @@ static int parse_string(struct tp *p, char **out, size_t *out_len)
 		unsigned char c = (unsigned char)p->s[p->pos];
 		if ((c < 0x20 && c != '\t') || c == 0x7f) {
 			free(buf);
-			return tfail(p, "control character 0x%02x in a string", c);
+			return imp_reader_fail(p, "control character 0x%02x in a string", c);
 		}
 		if (c != '\\' || q == '\'') {
 			size_t k = utf8_decode((const unsigned char *)p->s + p->pos, end - p->pos, NULL);
 			if (!k) {
 				free(buf);
-				return tfail(p, "invalid UTF-8 in a string");
+				return imp_reader_fail(p, "invalid UTF-8 in a string");
 			}
 			memcpy(buf + o, p->s + p->pos, k);
 			o += k;
@@ -170,13 +148,13 @@ static int parse_string(struct tp *p, char **out, size_t *out_len)
 		case 'U': digits = 8; break;
 		default:
 			free(buf);
-			return tfail(p, "invalid escape \\%c", e >= 0x20 && e < 0x7f ? e : '?');
+			return imp_reader_fail(p, "invalid escape \\%c", e >= 0x20 && e < 0x7f ? e : '?');
 		}
 		if (!digits)
 			continue;
 		if (end - p->pos < (size_t)digits) {
 			free(buf);
-			return tfail(p, "\\%c needs %d hex digits", e, digits);
+			return imp_reader_fail(p, "\\%c needs %d hex digits", e, digits);
 		}
 		for (int i = 0; i < digits; i++) {
 			char h = p->s[p->pos++];
@@ -189,12 +167,12 @@ static int parse_string(struct tp *p, char **out, size_t *out_len)
 				cp |= (uint32_t)(h - 'A' + 10);
 			else {
 				free(buf);
-				return tfail(p, "\\%c needs %d hex digits", e, digits);
+				return imp_reader_fail(p, "\\%c needs %d hex digits", e, digits);
 			}
 		}
 		if (cp == 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
 			free(buf);
-			return tfail(p, "\\%c escape is NUL, a surrogate or past U+10FFFF", e);
+			return imp_reader_fail(p, "\\%c escape is NUL, a surrogate or past U+10FFFF", e);
 		}
 		/* An escape is at least 6 bytes and expands to at most 4. */
 		utf8_put(buf, &o, cp);
@@ -213,7 +191,7 @@ static bool bare_char(char c)
 }
 
 /* One key segment: bare, "basic" or 'literal'. */
-static int parse_key_part(struct tp *p, char **out)
+static int parse_key_part(struct imp_reader *p, char **out)
 {
 	size_t len;
 
@@ -225,7 +203,7 @@ static int parse_key_part(struct tp *p, char **out)
 		if (strlen(*out) != len) {
 			free(*out);
 			*out = NULL;
-			return tfail(p, "NUL in a key");
+			return imp_reader_fail(p, "NUL in a key");
 		}
 		return 0;
 	}
@@ -233,7 +211,7 @@ static int parse_key_part(struct tp *p, char **out)
 	while (p->pos < p->len && bare_char(p->s[p->pos]))
 		p->pos++;
 	if (p->pos == s)
-		return tfail(p, "expected a key");
+		return imp_reader_fail(p, "expected a key");
 	*out = strndup(p->s + s, p->pos - s);
 	return *out ? 0 : error_set(p->err, ENOMEM, "out of memory");
 }
@@ -253,11 +231,11 @@ static void keypath_free(struct keypath *k)
 	k->n = 0;
 }
 
-static int parse_key(struct tp *p, struct keypath *k)
+static int parse_key(struct imp_reader *p, struct keypath *k)
 {
 	for (;;) {
 		if (k->n == KEY_PARTS_MAX)
-			return tfail(p, "a dotted key of more than %d parts", KEY_PARTS_MAX);
+			return imp_reader_fail(p, "a dotted key of more than %d parts", KEY_PARTS_MAX);
 		skip_blank(p);
 		k->line[k->n] = p->line;
 		k->col[k->n] = col(p);
@@ -280,9 +258,9 @@ static struct imp_node *find(struct imp_node *t, const char *key)
 	return NULL;
 }
 
-static int parse_value(struct tp *p, struct imp_node *n, unsigned depth);
+static int parse_value(struct imp_reader *p, struct imp_node *n, unsigned depth);
 
-static int parse_inline_table(struct tp *p, struct imp_node *n, unsigned depth)
+static int parse_inline_table(struct imp_reader *p, struct imp_node *n, unsigned depth)
 {
 	n->kind = IMP_MAP;
 	n->sealed = true;
@@ -304,7 +282,7 @@ static int parse_inline_table(struct tp *p, struct imp_node *n, unsigned depth)
 			c = find(t, k.part[i]);
 			if (i + 1 < k.n) {
 				if (c && (c->kind != IMP_MAP || !c->implicit)) {
-					r = tfail(p, "key \"%s\" defined twice", k.part[i]);
+					r = imp_reader_fail(p, "key \"%s\" defined twice", k.part[i]);
 					break;
 				}
 				if (!c) {
@@ -321,7 +299,7 @@ static int parse_inline_table(struct tp *p, struct imp_node *n, unsigned depth)
 				continue;
 			}
 			if (c) {
-				r = tfail(p, "key \"%s\" defined twice", k.part[i]);
+				r = imp_reader_fail(p, "key \"%s\" defined twice", k.part[i]);
 				break;
 			}
 			if ((r = add_child(p, t, &c)) < 0)
@@ -330,7 +308,7 @@ static int parse_inline_table(struct tp *p, struct imp_node *n, unsigned depth)
 			k.part[i] = NULL;
 			skip_blank(p);
 			if (!at(p, '=')) {
-				r = tfail(p, "expected '=' after the key");
+				r = imp_reader_fail(p, "expected '=' after the key");
 				break;
 			}
 			p->pos++;
@@ -350,11 +328,11 @@ static int parse_inline_table(struct tp *p, struct imp_node *n, unsigned depth)
 			p->pos++;
 			return 0;
 		}
-		return tfail(p, "expected ',' or '}' in an inline table (which must fit on one line)");
+		return imp_reader_fail(p, "expected ',' or '}' in an inline table (which must fit on one line)");
 	}
 }
 
-static int parse_array(struct tp *p, struct imp_node *n, unsigned depth)
+static int parse_array(struct imp_reader *p, struct imp_node *n, unsigned depth)
 {
 	int r;
 
@@ -383,26 +361,26 @@ static int parse_array(struct tp *p, struct imp_node *n, unsigned depth)
 			p->pos++;
 			return 0;
 		}
-		return tfail(p, "expected ',' or ']' in an array");
+		return imp_reader_fail(p, "expected ',' or ']' in an array");
 	}
 }
 
-static int parse_value(struct tp *p, struct imp_node *n, unsigned depth)
+static int parse_value(struct imp_reader *p, struct imp_node *n, unsigned depth)
 {
 	if (depth >= IMP_MAX_DEPTH)
-		return tfail(p, "nested deeper than %d levels", IMP_MAX_DEPTH);
+		return imp_reader_fail(p, "nested deeper than %d levels", IMP_MAX_DEPTH);
 	skip_blank(p);
 	n->line = p->line;
 	n->col = col(p);
 	if (p->pos >= p->len || at(p, '\n') || at(p, '\r') || at(p, '#'))
-		return tfail(p, "expected a value");
+		return imp_reader_fail(p, "expected a value");
 	char c = p->s[p->pos];
 	if (c == '"' || c == '\'') {
 		int r = parse_string(p, &n->str, &n->len);
 		if (r < 0)
 			return r;
 		if (strlen(n->str) != n->len)
-			return tfail(p, "NUL in a string");
+			return imp_reader_fail(p, "NUL in a string");
 		n->kind = IMP_STR;
 		return 0;
 	}
@@ -455,13 +433,13 @@ static int parse_value(struct tp *p, struct imp_node *n, unsigned depth)
 		return n->str ? 0 : error_set(p->err, ENOMEM, "out of memory");
 	}
 	p->pos = s;
-	return tfail(p, "expected a string, integer, boolean, array or inline table (floats, dates and "
+	return imp_reader_fail(p, "expected a string, integer, boolean, array or inline table (floats, dates and "
 			"integers in other bases are not supported)");
 }
 
 /* Walk (creating implicit tables) to the table a [header] or [[header]]
  * names, from the root. */
-static int open_header(struct tp *p, struct imp_node *root, struct keypath *k, bool array, struct imp_node **out)
+static int open_header(struct imp_reader *p, struct imp_node *root, struct keypath *k, bool array, struct imp_node **out)
 {
 	struct imp_node *t = root, *c;
 	int r;
@@ -528,7 +506,7 @@ static int open_header(struct tp *p, struct imp_node *root, struct keypath *k, b
 	return 0;
 }
 
-static int parse_doc(struct tp *p, struct imp_node *root)
+static int parse_doc(struct imp_reader *p, struct imp_node *root)
 {
 	struct imp_node *cur = root;
 	/* Tables that key/value lines defined with dotted keys under the
@@ -553,7 +531,7 @@ static int parse_doc(struct tp *p, struct imp_node *root)
 			if (r == 0) {
 				skip_blank(p);
 				if (!at(p, ']') || (array && (p->len - p->pos < 2 || p->s[p->pos + 1] != ']')))
-					r = tfail(p, "expected '%s' to close the table header", array ? "]]" : "]");
+					r = imp_reader_fail(p, "expected '%s' to close the table header", array ? "]]" : "]");
 				else
 					p->pos += array ? 2 : 1;
 			}
@@ -598,7 +576,7 @@ static int parse_doc(struct tp *p, struct imp_node *root)
 			k.part[i] = NULL;
 			skip_blank(p);
 			if (!at(p, '=')) {
-				r = tfail(p, "expected '=' after the key");
+				r = imp_reader_fail(p, "expected '=' after the key");
 				break;
 			}
 			p->pos++;
@@ -615,7 +593,7 @@ static int parse_doc(struct tp *p, struct imp_node *root)
 
 int imp_toml_parse(const char *name, const char *buf, size_t len, struct imp_node **out, struct error *err)
 {
-	struct tp p = { .name = name, .s = buf, .len = len, .line = 1, .err = err };
+	struct imp_reader p = { .name = name, .s = buf, .len = len, .line = 1, .err = err };
 	struct imp_node *root;
 	int r;
 
