@@ -184,14 +184,6 @@ static int pins_path(const struct mcp_opts *o, const struct policy_mcp_server *s
 	return 0;
 }
 
-static bool has_step_up(const struct policy_mcp_server *srv)
-{
-	for (size_t i = 0; srv && i < srv->n_tools; i++)
-		if (srv->tools[i].decision == POLICY_MCP_STEP_UP)
-			return true;
-	return false;
-}
-
 static bool record_to_log(void *ctx, const char *line, size_t len)
 {
 	return auditlog_event(ctx, line, len);
@@ -300,7 +292,7 @@ static int cmd_run(int argc, char **argv)
 				 .record = have_log ? record_to_log : NULL, .record_ctx = &log,
 				 .control_fd = -1, .tty_fd = -1, .step_up_timeout = o.timeout };
 	char sock[4096] = "";
-	if (has_step_up(srv)) {
+	if (policy_mcp_steps_up(srv)) {
 		/* Someone to ask: the control socket, and the terminal when
 		 * the gateway has one (an MCP client seldom gives it one). */
 		char rd[4096];

@@ -393,6 +393,14 @@ out:
 	return true;
 }
 
+const char *mcp_gateway_held(const struct mcp_gateway *g, size_t i, const char **tool)
+{
+	if (i >= g->n_held)
+		return NULL;
+	*tool = g->held[i].tool;
+	return g->held[i].token;
+}
+
 void mcp_gateway_control(struct mcp_gateway *g, const char *line, char *out, size_t out_len, int *rc,
 			 struct error *err)
 {
@@ -515,7 +523,7 @@ static int from_client(struct mcp_gateway *g, struct imp_node *m, struct error *
 					 .rule = v.rule, .reason = "step-up: waiting for a person's approval",
 					 .direction = "client" };
 			record(g, &d);
-			if ((g->control_fd >= 0 || g->tty_fd >= 0) && g->n_held < MCP_MAX_HELD)
+			if ((g->control_fd >= 0 || g->tty_fd >= 0 || g->hold_for_caller) && g->n_held < MCP_MAX_HELD)
 				return hold(g, m, tool, v.rule, err);
 			ok = false;
 			snprintf(v.reason, sizeof(v.reason),

@@ -36,6 +36,10 @@ struct mcp_gateway {
 	const char *control_path;   /* borrowed, for the prompt */
 	int tty_fd;                 /* borrowed /dev/tty, or -1 */
 	unsigned step_up_timeout;   /* seconds; then the call is denied */
+	/* Held calls are announced and resolved by the caller (the proxy's
+	 * step-up registry, mcp_http.c) rather than by mcp_gateway_run:
+	 * hold() keeps the call and says nothing. */
+	bool hold_for_caller;
 	struct mcp_held *held;
 	size_t n_held;
 	unsigned long next_token;
@@ -56,6 +60,9 @@ void mcp_gateway_fini(struct mcp_gateway *g);
  * whom, for the record. Returns false when no call has that token. */
 bool mcp_gateway_resolve(struct mcp_gateway *g, const char *token, bool approve, const char *by, struct error *err,
 			 int *rc);
+
+/* The i-th held call's token, and its tool in *tool; NULL past the end. */
+const char *mcp_gateway_held(const struct mcp_gateway *g, size_t i, const char **tool);
 
 /* A command line from the control socket ("approve TOKEN", "deny TOKEN",
  * "list"), answered into out. */

@@ -9,6 +9,7 @@
 #include "net/mcp_http.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -16,6 +17,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +41,7 @@ struct mcp_http_server {
 static struct mcp_http_server *servers;
 static size_t n_servers;
 static mcp_http_record_fn record_out;
+static int su_fd = -1; /* the step-up control socket (below), or -1 */
 
 struct mcp_http_exchange {
 	struct mcp_http_server *srv;
@@ -200,15 +204,207 @@ static struct mcp_http_exchange *exchange_new(struct mcp_http_server *s, const c
 	x->port = port;
 	x->gw.engine = &s->engine;
 	x->gw.client_in = x->gw.server_out = -1;
-	/* No one to ask inside the proxy: a step-up call is denied at once
-	 * (recorded as deferred, then denied). WARNING: fd 0 is a valid fd;
-	 * these must be -1, not left zeroed. */
+	/* The gateway asks no one itself (WARNING: fd 0 is a valid fd;
+	 * these must be -1, not left zeroed): with the proxy's control
+	 * socket, a step-up call is held and gw_message waits for the
+	 * person; without it, the call is denied at once (recorded as
+	 * deferred, then denied). */
 	x->gw.control_fd = x->gw.tty_fd = -1;
+	x->gw.hold_for_caller = su_fd >= 0;
+	x->gw.step_up_timeout = s->engine.srv && s->engine.srv->step_up_timeout ? s->engine.srv->step_up_timeout : 60;
 	x->gw.server_in = x->to_server;
 	x->gw.client_out = x->to_client;
 	x->gw.record = gw_record;
 	x->gw.record_ctx = x;
 	return x;
+}
+
+/* ---- step-up over HTTP ---- */
+
+/* A step_up call holds its exchange's thread until a person decides
+ * through the proxy's control socket (one per proxy: the supervisor makes
+ * it in the 0700 run directory and hands it over) or the server's
+ * step_up_timeout passes. The wait is outside the engine's lock, so the
+ * server's other calls go on. Tokens are unique in the proxy; at most
+ * MCP_MAX_HELD calls wait at once. */
+enum { SU_WAITING, SU_APPROVED, SU_DENIED };
+
+struct step_up_wait {
+	unsigned long token;
+	char tool[128];
+	int state;
+	struct step_up_wait *next;
+};
+
+static pthread_mutex_t su_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t su_cond; /* CLOCK_MONOTONIC, made by mcp_http_step_up_serve */
+static struct step_up_wait *su_waits;
+static size_t su_n;
+static unsigned long su_next;
+static char su_path[4096];
+
+/* "approve N", "deny N" or "list", as the gateway's control sockets take
+ * them (mcp_gateway_control), so `airlock approve` speaks to either. */
+static void su_command(const char *line, char *out, size_t out_len)
+{
+	if (!strcmp(line, "list")) {
+		size_t o = 0;
+		out[0] = '\0';
+		pthread_mutex_lock(&su_lock);
+		for (struct step_up_wait *w = su_waits; w && o + 1 < out_len; w = w->next)
+			if (w->state == SU_WAITING)
+				o += (size_t)snprintf(out + o, out_len - o, "%lu %s\n", w->token, w->tool);
+		pthread_mutex_unlock(&su_lock);
+		if (o >= out_len)
+			out[out_len - 1] = '\0';
+		return;
+	}
+	bool approve = !strncmp(line, "approve ", 8);
+	if (!approve && strncmp(line, "deny ", 5)) {
+		snprintf(out, out_len, "error: expected approve TOKEN, deny TOKEN or list\n");
+		return;
+	}
+	const char *t = line + (approve ? 8 : 5);
+	char *end;
+	errno = 0;
+	unsigned long token = strtoul(t, &end, 10);
+	bool found = false;
+	if (*t >= '0' && *t <= '9' && !*end && !errno) {
+		pthread_mutex_lock(&su_lock);
+		for (struct step_up_wait *w = su_waits; w; w = w->next)
+			if (w->token == token && w->state == SU_WAITING) {
+				w->state = approve ? SU_APPROVED : SU_DENIED;
+				found = true;
+			}
+		if (found)
+			pthread_cond_broadcast(&su_cond);
+		pthread_mutex_unlock(&su_lock);
+	}
+	if (found)
+		snprintf(out, out_len, "%s %lu\n", approve ? "approved" : "denied", token);
+	else
+		snprintf(out, out_len, "error: no call waits under %.20s\n", t);
+}
+
+/* One command per connection. The peer is the session's user: the socket
+ * is 0600 in a 0700 directory the sandbox does not show. */
+static void *su_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		int c = accept4(su_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0) {
+			if (errno != EINTR && errno != ECONNABORTED)
+				usleep(100 * 1000); /* out of fds or memory: not a busy loop */
+			continue;
+		}
+		struct timeval tv = { .tv_sec = 2 };
+		(void)setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		char line[128];
+		ssize_t n = recv(c, line, sizeof(line) - 1, 0);
+		if (n > 0) {
+			line[n] = '\0';
+			line[strcspn(line, "\r\n")] = '\0';
+			char out[4096];
+			su_command(line, out, sizeof(out));
+			(void)send(c, out, strlen(out), MSG_NOSIGNAL);
+		}
+		close(c);
+	}
+	return NULL;
+}
+
+int mcp_http_step_up_serve(int fd, const char *path, struct error *err)
+{
+	pthread_condattr_t ca;
+	if (pthread_condattr_init(&ca) != 0 || pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
+	    pthread_cond_init(&su_cond, &ca) != 0)
+		return error_set(err, ENOMEM, "cannot make the step-up wait");
+	pthread_condattr_destroy(&ca);
+	snprintf(su_path, sizeof(su_path), "%s", path);
+	su_fd = fd;
+	pthread_attr_t attr;
+	pthread_t t;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	int r = pthread_create(&t, &attr, su_main, NULL);
+	pthread_attr_destroy(&attr);
+	if (r != 0) {
+		su_fd = -1;
+		return error_set(err, r, "cannot start the step-up listener");
+	}
+	return 0;
+}
+
+/* The tool name is the peer's: nothing in it may act on a terminal. */
+static void su_say(const char *fmt, ...) PRINTF_LIKE(1, 2);
+static void su_say(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	for (char *c = msg; *c; c++)
+		if ((unsigned char)*c < 0x20 && *c != '\n')
+			*c = '?';
+	(void)!write(STDERR_FILENO, msg, strlen(msg));
+}
+
+/* Wait for a person's answer to the exchange's held call, then resolve
+ * it in the gateway (the second record; the call goes to the server or
+ * an error result to the agent). */
+static int step_up_wait(struct mcp_http_exchange *x, struct error *err)
+{
+	const char *tool = NULL;
+	char local[24];
+	snprintf(local, sizeof(local), "%s", mcp_gateway_held(&x->gw, 0, &tool));
+	struct step_up_wait w = { .state = SU_WAITING };
+	snprintf(w.tool, sizeof(w.tool), "%s", tool);
+	unsigned timeout = x->gw.step_up_timeout;
+	pthread_mutex_lock(&su_lock);
+	bool full = su_n >= MCP_MAX_HELD;
+	if (!full) {
+		w.token = ++su_next;
+		w.next = su_waits;
+		su_waits = &w;
+		su_n++;
+	}
+	pthread_mutex_unlock(&su_lock);
+	if (!full)
+		su_say("airlock: step-up %lu: server %s asks to run tool %s (%s:%u); approve with 'airlock approve "
+		       "--socket %s %lu' or deny with 'airlock deny --socket %s %lu' within %us\n",
+		       w.token, x->srv->name, w.tool, x->host, x->port, su_path, w.token, su_path, w.token, timeout);
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += timeout;
+	pthread_mutex_lock(&su_lock);
+	while (!full && w.state == SU_WAITING)
+		if (pthread_cond_timedwait(&su_cond, &su_lock, &until) == ETIMEDOUT)
+			break;
+	int state = w.state;
+	if (!full) {
+		for (struct step_up_wait **p = &su_waits; *p; p = &(*p)->next)
+			if (*p == &w) {
+				*p = w.next;
+				break;
+			}
+		su_n--;
+	}
+	pthread_mutex_unlock(&su_lock);
+	char by[80];
+	if (state != SU_WAITING)
+		snprintf(by, sizeof(by), "through the control socket");
+	else if (full)
+		snprintf(by, sizeof(by), "at once: %d calls already wait", MCP_MAX_HELD);
+	else
+		snprintf(by, sizeof(by), "by the timeout after %us", timeout);
+	int rc = 0;
+	pthread_mutex_lock(&x->srv->lock);
+	bool known = mcp_gateway_resolve(&x->gw, local, state == SU_APPROVED, by, err, &rc);
+	pthread_mutex_unlock(&x->srv->lock);
+	return known ? rc : error_set(err, EINVAL, "a held call was lost");
 }
 
 /* What the gateway wrote to fd since the last call, without the final
@@ -239,8 +435,10 @@ static int take_output(int fd, struct buf *out)
 }
 
 /* One message through the gateway. *server and *client receive what it
- * sends each way (empty when nothing). Negative errno: nothing may pass
- * (out of memory, or the record could not be written). */
+ * sends each way (empty when nothing). A step-up call is held here, out
+ * of the engine's lock, until a person or the timeout decides. Negative
+ * errno: nothing may pass (out of memory, or the record could not be
+ * written). */
 static int gw_message(struct mcp_http_exchange *x, bool from_client, const char *msg, size_t len,
 		      struct buf *server, struct buf *client)
 {
@@ -248,6 +446,8 @@ static int gw_message(struct mcp_http_exchange *x, bool from_client, const char 
 	pthread_mutex_lock(&x->srv->lock);
 	int r = mcp_gateway_line(&x->gw, from_client, msg, len, &err);
 	pthread_mutex_unlock(&x->srv->lock);
+	while (r >= 0 && !x->gw.record_failed && x->gw.n_held)
+		r = step_up_wait(x, &err);
 	if (r < 0)
 		return r;
 	if (x->gw.record_failed)

@@ -38,6 +38,11 @@ typedef bool (*mcp_http_record_fn)(const char *line, size_t len);
  * are read here. rec is called from any connection thread. */
 int mcp_http_init(const struct policy *p, mcp_http_record_fn rec, struct error *err) WUR;
 
+/* Step-up: serve `airlock approve|deny|approve --list` on the listening
+ * socket fd (path, for the prompt), on a thread of its own. Without it a
+ * step_up call is denied at once. After mcp_http_init. */
+int mcp_http_step_up_serve(int fd, const char *path, struct error *err) WUR;
+
 /* ---- request side ---- */
 
 /* One HTTP exchange with the server: the requests of it awaiting an

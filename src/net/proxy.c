@@ -1762,6 +1762,10 @@ __attribute__((noreturn)) void proxy_main(const struct proxy_config *config)
 		dprintf(2, "airlock: egress proxy: %s\n", err.msg);
 		_exit(1);
 	}
+	if (cfg->step_up_fd >= 0 && mcp_http_step_up_serve(cfg->step_up_fd, cfg->step_up_path, &err) < 0) {
+		dprintf(2, "airlock: egress proxy: %s\n", err.msg);
+		_exit(1);
+	}
 	drop_privileges();
 
 	pthread_attr_t attr;

@@ -44,6 +44,8 @@ struct proxy_config {
 	struct tls_ca *ca;             /* the session CA, when some endpoint intercepts */
 	struct identity_signer *identity; /* identity.header: signs Airlock-Identity; else NULL */
 	bool observe;                  /* sandbox.mode: observe: record what the policy would deny, let it through */
+	int step_up_fd;                /* listening control socket for MCP step-up over HTTP, or -1 */
+	const char *step_up_path;      /* its path, for the prompt */
 	uid_t drop_uid;                /* ids to drop to when started as root */
 	gid_t drop_gid;
 };

@@ -148,7 +148,17 @@ int main(int argc, char **argv)
 	if (!broker || !buf)
 		_exit(1);
 	struct identity_signer *identity = NULL;
-	while ((n = proto_recv(control, buf, cap, fds)) > 0 && (buf[0] == 'K' || buf[0] == 'I')) {
+	int step_up_fd = -1;
+	char *step_up_path = NULL;
+	while ((n = proto_recv(control, buf, cap, fds)) > 0 && (buf[0] == 'K' || buf[0] == 'I' || buf[0] == 'S')) {
+		if (buf[0] == 'S') {
+			/* MCP step-up over HTTP: the control socket the
+			 * supervisor made, and its path (egress.c). */
+			if (step_up_fd >= 0 || fds[0] < 0 || n < 2 || !(step_up_path = strdup(buf + 1)))
+				_exit(1);
+			step_up_fd = fds[0];
+			continue;
+		}
 		if (buf[0] == 'I') {
 			/* The session key and certificate (auditlog.h's 'I'
 			 * message), once: identity_signer_new checks that the
@@ -209,6 +219,8 @@ int main(int argc, char **argv)
 		.ca = ca,
 		.identity = identity,
 		.observe = pol->sandbox.mode == POLICY_MODE_OBSERVE,
+		.step_up_fd = step_up_fd,
+		.step_up_path = step_up_path,
 		.drop_uid = (uid_t)strtoul(argv[6], NULL, 10),
 		.drop_gid = (gid_t)strtoul(argv[7], NULL, 10),
 	};

@@ -589,6 +589,14 @@ const struct policy_mcp_server *policy_mcp_server(const struct policy_mcp *m, co
 	return NULL;
 }
 
+bool policy_mcp_steps_up(const struct policy_mcp_server *srv)
+{
+	for (size_t i = 0; srv && i < srv->n_tools; i++)
+		if (srv->tools[i].decision == POLICY_MCP_STEP_UP)
+			return true;
+	return false;
+}
+
 const char *policy_mcp_decision_name(enum policy_mcp_decision d)
 {
 	switch (d) {

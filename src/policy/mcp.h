@@ -92,4 +92,7 @@ const struct policy_mcp_server *policy_mcp_server(const struct policy_mcp *m, co
 
 const char *policy_mcp_decision_name(enum policy_mcp_decision d);
 
+/* Whether some tool rule of srv (may be NULL) asks a person (step_up). */
+bool policy_mcp_steps_up(const struct policy_mcp_server *srv);
+
 #endif

@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "mcp/gateway.h"
+#include "policy/mcp.h"
 #include "sandbox/creds.h"
 #include "sandbox/proto.h"
 #include "util/cleanup.h"
@@ -23,6 +25,45 @@ static const char *const system_bundles[] = {
 	"/etc/pki/tls/certs/ca-bundle.crt",   /* Fedora, RHEL */
 	"/etc/ssl/cert.pem",                  /* Arch, BSDs */
 };
+
+/* MCP over HTTP with a step_up rule: the proxy's control socket, 0600 in
+ * the 0700 run directory under the host's state directory (which the
+ * sandbox does not show), made here so that the supervisor, not the
+ * unprivileged proxy, removes it at the end. Without it a step_up call is
+ * denied at once, and the run says so. */
+static int step_up_socket(const struct policy *pol, struct egress *e, struct error *err)
+{
+	bool needed = false;
+	for (size_t i = 0; i < pol->network.n_endpoints && !needed; i++) {
+		const char *name = pol->network.endpoints[i].mcp_server;
+		needed = name && policy_mcp_steps_up(policy_mcp_server(pol->mcp, name));
+	}
+	if (!needed)
+		return 0;
+	char rd[4096];
+	struct error derr = { 0 };
+	int fd = -1;
+	if (mcp_control_dir(rd, sizeof(rd)) < 0)
+		error_set(&derr, EINVAL, "neither XDG_STATE_HOME nor HOME is an absolute path");
+	else if (file_mkdir_p(rd, 0700, &derr) == 0) {
+		snprintf(e->step_up_sock, sizeof(e->step_up_sock), "%s/session-%d-http.sock", rd, (int)getpid());
+		fd = mcp_control_listen(e->step_up_sock, &derr);
+	}
+	if (fd < 0) {
+		fprintf(stderr, "airlock: MCP over HTTP: no control socket for step-up: %s\n", derr.msg);
+		e->step_up_sock[0] = '\0';
+		return 0;
+	}
+	struct buf m = { 0 };
+	int r = buf_puts(&m, "S");
+	if (r >= 0)
+		r = buf_puts(&m, e->step_up_sock);
+	if (r >= 0)
+		r = proto_send(e->control, m.data, m.len + 1, &fd, 1);
+	buf_free(&m);
+	close(fd);
+	return r < 0 ? error_sys(err, -r, "cannot hand the proxy its step-up socket") : 0;
+}
 
 int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct egress *e, struct error *err)
 {
@@ -112,7 +153,8 @@ int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct e
 	free(msg);
 	/* The credentials' secrets go to the proxy now, their placeholders
 	 * into the sandbox's environment. */
-	return creds_hand_over(pol, plan, e->control, err);
+	r = creds_hand_over(pol, plan, e->control, err);
+	return r < 0 ? r : step_up_socket(pol, e, err);
 oom:
 	free(msg);
 	return error_set(err, ENOMEM, "out of memory");
@@ -231,6 +273,8 @@ void egress_stop(struct egress *e, struct trace_log *t)
 		close(e->control);
 	if (e->log_fd >= 0)
 		close(e->log_fd);
+	if (e->step_up_sock[0])
+		unlink(e->step_up_sock);
 	buf_free(&e->partial);
 	bool lost = e->audit_lost; /* the caller still needs to know */
 	*e = (struct egress)EGRESS_INIT;

@@ -25,6 +25,7 @@ struct egress {
 	bool died;          /* the proxy exited while the sandbox ran */
 	struct auditlog *audit; /* borrowed: where every record also goes, or NULL */
 	bool audit_lost;    /* a record could not reach the audit writer */
+	char step_up_sock[4200]; /* the proxy's control socket for MCP step-up over HTTP, or "" */
 };
 
 #define EGRESS_INIT { .control = -1, .records = -1, .log_fd = -1 }

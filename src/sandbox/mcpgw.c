@@ -363,10 +363,7 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 	 * agent shares it (and this process left it with setsid), so an
 	 * answer typed there could be read, or typed, by the agent. */
 	char sock[4200] = "";
-	bool step_up = false;
-	for (size_t i = 0; i < srv->n_tools; i++)
-		step_up |= srv->tools[i].decision == POLICY_MCP_STEP_UP;
-	if (step_up) {
+	if (policy_mcp_steps_up(srv)) {
 		char rd[4096];
 		struct error derr = { 0 };
 		if (mcp_control_dir(rd, sizeof(rd)) < 0)

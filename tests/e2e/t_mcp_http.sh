@@ -87,8 +87,7 @@ test_mcp_http_tools_decided_through_the_proxy() {
 		{"op":"call","name":"echo","arguments":{"message":"hi there"}},
 		{"op":"call","name":"echo","arguments":{"message":"bye there"}},
 		{"op":"call","name":"get-sum","arguments":{"a":1,"b":2}},
-		{"op":"progress","name":"trigger-long-running-operation","arguments":{"duration":1,"steps":3}},
-		{"op":"call","name":"get-annotated-message","arguments":{"messageType":"success"}}]'
+		{"op":"progress","name":"trigger-long-running-operation","arguments":{"duration":1,"steps":3}}]'
 	mh_dump
 	assert_rc 0 "the client ran"
 	assert_contains "$(line 1)" '"echo"' "the allowed tool is listed"
@@ -107,9 +106,6 @@ test_mcp_http_tools_decided_through_the_proxy() {
 	# events of one response: each passed through the gateway.
 	assert_match "$(line 5)" '"progress":[1-9]' "progress notifications arrived as SSE events"
 	assert_contains "$(line 5)" "Long running operation completed" "the streamed result arrived"
-	# step_up: the proxy has no one to ask, so the call is denied at once.
-	assert_contains "$(line 6)" '"isError":true' "a step-up call is an error result"
-	assert_contains "$(line 6)" "no one to ask" "the reason says why"
 	local recs
 	recs=$(mh_records)
 	assert_match "$recs" '"host":"mcp.test".*"method":"tools/call","server":"ev","tool":"get-sum".*"args_sha256":"[0-9a-f]{64}".*"decision":"deny"' \
@@ -125,6 +121,98 @@ test_mcp_http_tools_decided_through_the_proxy() {
 	# HTTP: the gateway is not involved (the neighbour of the test above).
 	mh_client '[{"op":"call","name":"get-sum","arguments":{"a":1,"b":2}}]' plain.test
 	assert_contains "$(line 1)" "The sum of 1 and 2 is 3" "without protocol: mcp the call is not mediated"
+}
+
+# mh_step_up DECIDE: a step_up call (then an allowed one) through the
+# proxy in the background; DECIDE (approve, deny or none) from outside
+# through the proxy's control socket, as a person would.
+mh_step_up() {
+	local decide=$1
+	rm -f "$T/su.out" "$T/su.err" "$WS/other.out" "$WS/step-up-seen"
+	# A second client of the same session calls the same server while
+	# the first one's call waits: the wait holds no lock of the server's.
+	cat >"$WS/agent.sh" <<EOF
+(while ! grep -q . step-up-seen 2>/dev/null; do sleep 0.2; done
+ node "$here/mcp-http-client.mjs" '{"url":"http://mcp.test:$MP/mcp","ops":[{"op":"call","name":"echo","arguments":{"message":"hi meanwhile"}}]}' >other.out) &
+node "$here/mcp-http-client.mjs" '{"url":"http://mcp.test:$MP/mcp","ops":[
+	{"op":"call","name":"get-annotated-message","arguments":{"messageType":"success"}},
+	{"op":"call","name":"echo","arguments":{"message":"hi after"}}]}'
+rc=\$?
+wait
+exit \$rc
+EOF
+	(cd "$WS" && HOME="$E2E_HOME" timeout -k 5 "$E2E_TIMEOUT" "$AIRLOCK" run --policy "$T/policy.yaml" -- \
+		/bin/bash ./agent.sh >"$T/su.out" 2>"$T/su.err" </dev/null) &
+	local pid=$!
+	bg_register "$pid"
+	wait_for 60 grep -q "airlock: step-up [0-9]*: server ev asks to run tool get-annotated-message (mcp.test:$MP)" "$T/su.err" ||
+		fail "the proxy did not announce the held call: $(cat "$T/su.err" 2>/dev/null)"
+	local sock token
+	sock=$(sed -n "s/.*airlock approve --socket \([^ ]*\) [0-9]*'.*/\1/p" "$T/su.err" | head -1)
+	token=$(sed -n "s/.*airlock: step-up \([0-9]*\): .*/\1/p" "$T/su.err" | head -1)
+	[ -n "$sock" ] && [ -n "$token" ] || fail "no control socket or token named: $(cat "$T/su.err")"
+	echo yes >"$WS/step-up-seen"
+	wait_for 60 grep -q "Echo: hi meanwhile" "$WS/other.out" ||
+		fail "another call of the server waited behind the held one: $(cat "$WS/other.out" "$T/su.err" 2>/dev/null)"
+	if [ "$decide" != none ]; then
+		[ -S "$sock" ] || fail "no control socket at '$sock': $(cat "$T/su.err")"
+		assert_eq 600 "$(stat -c %a "$sock")" "the control socket is the user's alone"
+		assert_eq 700 "$(stat -c %a "$(dirname "$sock")")" "in a directory that is the user's alone"
+		"$AIRLOCK" approve --list >"$T/list.out" 2>&1
+		assert_eq 0 "$?" "airlock approve --list: $(cat "$T/list.out")"
+		assert_eq "$sock $token get-annotated-message" "$(cat "$T/list.out")" "the waiting call is listed with its socket"
+		"$AIRLOCK" approve --socket "$sock" 77 >"$T/decide0.out" 2>&1
+		assert_eq 1 "$?" "an unknown token is refused: $(cat "$T/decide0.out")"
+		"$AIRLOCK" "$decide" "$token" >"$T/decide.out" 2>&1
+		assert_eq 0 "$?" "airlock $decide: $(cat "$T/decide.out")"
+		"$AIRLOCK" "$decide" --socket "$sock" "$token" >"$T/decide2.out" 2>&1
+		assert_eq 1 "$?" "a call is decided once: $(cat "$T/decide2.out")"
+	fi
+	wait "$pid"
+	RC=$?
+	OUT=$(cat "$T/su.out")
+	mh_dump
+	assert_eq 0 "$RC" "the session: $OUT $(cat "$T/su.err")"
+	assert_no_file "$sock" "the control socket is gone with the session"
+	assert_contains "$(line 2)" "Echo: hi after" "the next call goes on"
+	assert_eq 1 "$(mh_records | grep '"tool":"get-annotated-message"' | grep -c '"decision":"defer".*step-up: waiting')" \
+		"the deferral is recorded"
+}
+
+test_mcp_http_step_up_approve_deny_timeout() {
+	mh_need
+	mh_start_server
+	# The first two runs wait for the person however slow the machine.
+	mh_policy "      step_up_timeout: 600"
+	mh_step_up approve
+	assert_contains "$(line 1)" "Operation completed successfully" "the approved call ran on the server"
+	assert_not_contains "$(line 1)" '"isError":true' "an approved call is no error"
+	assert_eq 1 "$(mh_records | grep '"tool":"get-annotated-message"' | grep -c '"decision":"allow".*step-up approved through the control socket')" \
+		"its resolution names who decided"
+
+	: >"$T/net.jsonl"
+	mh_step_up deny
+	assert_contains "$(line 1)" '"isError":true' "a denied call is an error result"
+	assert_contains "$(line 1)" "denied through the control socket" "that says why"
+	assert_not_contains "$(line 1)" "Operation completed" "the denied call did not run"
+	assert_eq 1 "$(mh_records | grep '"tool":"get-annotated-message"' | grep -c '"decision":"deny".*step-up denied through the control socket')" \
+		"its resolution names who decided"
+
+	: >"$T/net.jsonl"
+	mh_policy "      step_up_timeout: 1"
+	mh_step_up none
+	assert_contains "$(line 1)" "denied by the timeout after 1s" "no answer: denied at the timeout"
+	assert_not_contains "$(line 1)" "Operation completed" "the call did not run"
+	assert_eq 1 "$(mh_records | grep '"tool":"get-annotated-message"' | grep -c '"decision":"deny".*step-up denied by the timeout after 1s')" \
+		"its resolution names the timeout"
+	# Both records of each call in the session's signed log too.
+	local audit
+	audit=$(cat "$T"/audit/*.jsonl 2>/dev/null | grep '"kind":"mcp"' | grep -c 'get-annotated-message' || true)
+	[ "${audit:-0}" -ge 6 ] || fail "the step-up records are not all in the session's logs ($audit)"
+	local f
+	for f in "$T"/audit/*.jsonl; do
+		"$AIRLOCK" audit verify "$f" >"$T/verify.out" 2>&1 || fail "airlock audit verify $f: $(cat "$T/verify.out")"
+	done
 }
 
 test_mcp_http_results_scanned() {
