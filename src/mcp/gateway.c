@@ -401,11 +401,29 @@ const char *mcp_gateway_held(const struct mcp_gateway *g, size_t i, const char *
 	return g->held[i].token;
 }
 
+enum mcp_control_cmd mcp_control_parse(const char *line, const char **token)
+{
+	*token = NULL;
+	if (!strcmp(line, "list"))
+		return MCP_CONTROL_LIST;
+	if (!strncmp(line, "approve ", 8)) {
+		*token = line + 8;
+		return MCP_CONTROL_APPROVE;
+	}
+	if (!strncmp(line, "deny ", 5)) {
+		*token = line + 5;
+		return MCP_CONTROL_DENY;
+	}
+	return MCP_CONTROL_BAD;
+}
+
 void mcp_gateway_control(struct mcp_gateway *g, const char *line, char *out, size_t out_len, int *rc,
 			 struct error *err)
 {
 	*rc = 0;
-	if (!strcmp(line, "list")) {
+	const char *token;
+	enum mcp_control_cmd cmd = mcp_control_parse(line, &token);
+	if (cmd == MCP_CONTROL_LIST) {
 		size_t o = 0;
 		out[0] = '\0';
 		for (size_t i = 0; i < g->n_held && o + 1 < out_len; i++)
@@ -414,40 +432,59 @@ void mcp_gateway_control(struct mcp_gateway *g, const char *line, char *out, siz
 			out[out_len - 1] = '\0';
 		return;
 	}
-	bool approve = !strncmp(line, "approve ", 8);
-	if (!approve && strncmp(line, "deny ", 5)) {
+	if (cmd == MCP_CONTROL_BAD) {
 		snprintf(out, out_len, "error: expected approve TOKEN, deny TOKEN or list\n");
 		return;
 	}
-	const char *token = line + (approve ? 8 : 5);
+	bool approve = cmd == MCP_CONTROL_APPROVE;
 	if (!mcp_gateway_resolve(g, token, approve, "through the control socket", err, rc))
 		snprintf(out, out_len, "error: no call waits under %.20s\n", token);
 	else
 		snprintf(out, out_len, "%s %.20s\n", approve ? "approved" : "denied", token);
 }
 
-/* One connection to the control socket: one command line, one answer.
- * The peer is the same user (the socket is 0600 in a 0700 directory);
- * a receive timeout keeps a silent one from stalling the relay. */
-static int control_accept(struct mcp_gateway *g, struct error *err)
+void mcp_control_serve(int listen_fd, void (*handle)(void *ctx, const char *line, char *out, size_t out_len),
+		       void *ctx)
 {
-	int c = accept4(g->control_fd, NULL, NULL, SOCK_CLOEXEC);
-	if (c < 0)
-		return 0;
+	int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (c < 0) {
+		if (errno == EMFILE || errno == ENFILE || errno == ENOMEM || errno == ENOBUFS)
+			usleep(100 * 1000); /* not a busy loop while out of fds */
+		return;
+	}
 	struct timeval tv = { .tv_sec = 2 };
 	(void)setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	char line[128];
 	ssize_t n = recv(c, line, sizeof(line) - 1, 0);
-	int rc = 0;
 	if (n > 0) {
 		line[n] = '\0';
 		line[strcspn(line, "\r\n")] = '\0';
 		char out[4096];
-		mcp_gateway_control(g, line, out, sizeof(out), &rc, err);
+		handle(ctx, line, out, sizeof(out));
 		(void)send(c, out, strlen(out), MSG_NOSIGNAL);
 	}
 	close(c);
-	return rc;
+}
+
+struct control_ctx {
+	struct mcp_gateway *g;
+	struct error *err;
+	int rc;
+};
+
+static void control_handle(void *ctx, const char *line, char *out, size_t out_len)
+{
+	struct control_ctx *c = ctx;
+	mcp_gateway_control(c->g, line, out, out_len, &c->rc, c->err);
+}
+
+/* One connection to the control socket: one command line, one answer.
+ * The peer is the same user (the socket is 0600 in a 0700 directory). */
+static int control_accept(struct mcp_gateway *g, struct error *err)
+{
+	struct control_ctx c = { .g = g, .err = err };
+	mcp_control_serve(g->control_fd, control_handle, &c);
+	return c.rc;
 }
 
 /* A line from the terminal answers the oldest held call. */

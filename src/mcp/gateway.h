@@ -64,6 +64,16 @@ bool mcp_gateway_resolve(struct mcp_gateway *g, const char *token, bool approve,
 /* The i-th held call's token, and its tool in *tool; NULL past the end. */
 const char *mcp_gateway_held(const struct mcp_gateway *g, size_t i, const char **tool);
 
+/* The control sockets' protocol: one line per connection, "list",
+ * "approve TOKEN" or "deny TOKEN"; one answer. */
+enum mcp_control_cmd { MCP_CONTROL_BAD, MCP_CONTROL_LIST, MCP_CONTROL_APPROVE, MCP_CONTROL_DENY };
+enum mcp_control_cmd mcp_control_parse(const char *line, const char **token);
+
+/* Accept one connection on the listening control socket, read its line
+ * (a 2 s bound on a silent peer), answer it with handle's out. */
+void mcp_control_serve(int listen_fd, void (*handle)(void *ctx, const char *line, char *out, size_t out_len),
+		       void *ctx);
+
 /* A command line from the control socket ("approve TOKEN", "deny TOKEN",
  * "list"), answered into out. */
 void mcp_gateway_control(struct mcp_gateway *g, const char *line, char *out, size_t out_len, int *rc,

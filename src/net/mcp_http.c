@@ -17,8 +17,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -243,11 +241,14 @@ static size_t su_n;
 static unsigned long su_next;
 static char su_path[4096];
 
-/* "approve N", "deny N" or "list", as the gateway's control sockets take
- * them (mcp_gateway_control), so `airlock approve` speaks to either. */
-static void su_command(const char *line, char *out, size_t out_len)
+/* A line of the control socket's protocol (mcp_control_parse), so that
+ * `airlock approve` speaks to the proxy as to the stdio gateways. */
+static void su_command(void *ctx, const char *line, char *out, size_t out_len)
 {
-	if (!strcmp(line, "list")) {
+	(void)ctx;
+	const char *t;
+	enum mcp_control_cmd cmd = mcp_control_parse(line, &t);
+	if (cmd == MCP_CONTROL_LIST) {
 		size_t o = 0;
 		out[0] = '\0';
 		pthread_mutex_lock(&su_lock);
@@ -259,12 +260,11 @@ static void su_command(const char *line, char *out, size_t out_len)
 			out[out_len - 1] = '\0';
 		return;
 	}
-	bool approve = !strncmp(line, "approve ", 8);
-	if (!approve && strncmp(line, "deny ", 5)) {
+	if (cmd == MCP_CONTROL_BAD) {
 		snprintf(out, out_len, "error: expected approve TOKEN, deny TOKEN or list\n");
 		return;
 	}
-	const char *t = line + (approve ? 8 : 5);
+	bool approve = cmd == MCP_CONTROL_APPROVE;
 	char *end;
 	errno = 0;
 	unsigned long token = strtoul(t, &end, 10);
@@ -286,31 +286,13 @@ static void su_command(const char *line, char *out, size_t out_len)
 		snprintf(out, out_len, "error: no call waits under %.20s\n", t);
 }
 
-/* One command per connection. The peer is the session's user: the socket
- * is 0600 in a 0700 directory the sandbox does not show. */
+/* The peer is the session's user: the socket is 0600 in a 0700
+ * directory the sandbox does not show. */
 static void *su_main(void *arg)
 {
 	(void)arg;
-	for (;;) {
-		int c = accept4(su_fd, NULL, NULL, SOCK_CLOEXEC);
-		if (c < 0) {
-			if (errno != EINTR && errno != ECONNABORTED)
-				usleep(100 * 1000); /* out of fds or memory: not a busy loop */
-			continue;
-		}
-		struct timeval tv = { .tv_sec = 2 };
-		(void)setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-		char line[128];
-		ssize_t n = recv(c, line, sizeof(line) - 1, 0);
-		if (n > 0) {
-			line[n] = '\0';
-			line[strcspn(line, "\r\n")] = '\0';
-			char out[4096];
-			su_command(line, out, sizeof(out));
-			(void)send(c, out, strlen(out), MSG_NOSIGNAL);
-		}
-		close(c);
-	}
+	for (;;)
+		mcp_control_serve(su_fd, su_command, NULL);
 	return NULL;
 }
 

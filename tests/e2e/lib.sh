@@ -375,3 +375,23 @@ start_servers() {
 	[ -f "$T/srv/ports" ] || fail "test servers did not start: $(cat "$T/srv/log")"
 	read -r HP SP WP <"$T/srv/ports"
 }
+
+# step_up_decide SOCK TOKEN TOOL DECIDE: as a person would, from outside
+# the sandbox: the control socket is the user's alone, lists the waiting
+# call, refuses an unknown token, takes DECIDE (approve or deny) once.
+step_up_decide() {
+	local sock=$1 token=$2 tool=$3 decide=$4
+	[ -S "$sock" ] || fail "no control socket at '$sock'"
+	assert_eq 600 "$(stat -c %a "$sock")" "the control socket is the user's alone"
+	assert_eq 700 "$(stat -c %a "$(dirname "$sock")")" "in a directory that is the user's alone"
+	"$AIRLOCK" approve --list >"$T/list.out" 2>&1
+	assert_eq 0 "$?" "airlock approve --list: $(cat "$T/list.out")"
+	assert_eq "$sock $token $tool" "$(cat "$T/list.out")" "the waiting call is listed with its socket"
+	"$AIRLOCK" approve --socket "$sock" 77 >"$T/decide0.out" 2>&1
+	assert_eq 1 "$?" "an unknown token is refused: $(cat "$T/decide0.out")"
+	# Without --socket: the only socket in the run directory.
+	"$AIRLOCK" "$decide" "$token" >"$T/decide.out" 2>&1
+	assert_eq 0 "$?" "airlock $decide: $(cat "$T/decide.out")"
+	"$AIRLOCK" "$decide" --socket "$sock" "$token" >"$T/decide2.out" 2>&1
+	assert_eq 1 "$?" "a call is decided once: $(cat "$T/decide2.out")"
+}

@@ -154,20 +154,7 @@ EOF
 	echo yes >"$WS/step-up-seen"
 	wait_for 60 grep -q "Echo: hi meanwhile" "$WS/other.out" ||
 		fail "another call of the server waited behind the held one: $(cat "$WS/other.out" "$T/su.err" 2>/dev/null)"
-	if [ "$decide" != none ]; then
-		[ -S "$sock" ] || fail "no control socket at '$sock': $(cat "$T/su.err")"
-		assert_eq 600 "$(stat -c %a "$sock")" "the control socket is the user's alone"
-		assert_eq 700 "$(stat -c %a "$(dirname "$sock")")" "in a directory that is the user's alone"
-		"$AIRLOCK" approve --list >"$T/list.out" 2>&1
-		assert_eq 0 "$?" "airlock approve --list: $(cat "$T/list.out")"
-		assert_eq "$sock $token get-annotated-message" "$(cat "$T/list.out")" "the waiting call is listed with its socket"
-		"$AIRLOCK" approve --socket "$sock" 77 >"$T/decide0.out" 2>&1
-		assert_eq 1 "$?" "an unknown token is refused: $(cat "$T/decide0.out")"
-		"$AIRLOCK" "$decide" "$token" >"$T/decide.out" 2>&1
-		assert_eq 0 "$?" "airlock $decide: $(cat "$T/decide.out")"
-		"$AIRLOCK" "$decide" --socket "$sock" "$token" >"$T/decide2.out" 2>&1
-		assert_eq 1 "$?" "a call is decided once: $(cat "$T/decide2.out")"
-	fi
+	[ "$decide" = none ] || step_up_decide "$sock" "$token" get-annotated-message "$decide"
 	wait "$pid"
 	RC=$?
 	OUT=$(cat "$T/su.out")

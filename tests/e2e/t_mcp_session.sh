@@ -396,21 +396,7 @@ ms_step_up() {
 	local sock
 	sock=$(sed -n "s/.*airlock approve --socket \([^ ]*\) 1'.*/\1/p" "$T/su.err" | head -1)
 	[ -n "$sock" ] || fail "no control socket named: $(cat "$T/su.err")"
-	if [ "$decide" != none ]; then
-		[ -S "$sock" ] || fail "no control socket at '$sock': $(cat "$T/su.err")"
-		assert_eq 600 "$(stat -c %a "$sock")" "the control socket is the user's alone"
-		assert_eq 700 "$(stat -c %a "$(dirname "$sock")")" "in a directory that is the user's alone"
-		"$AIRLOCK" approve --list >"$T/list.out" 2>&1
-		assert_eq 0 "$?" "airlock approve --list: $(cat "$T/list.out")"
-		assert_eq "$sock 1 write" "$(cat "$T/list.out")" "the waiting call is listed with its socket"
-		"$AIRLOCK" approve --socket "$sock" 7 >"$T/decide0.out" 2>&1
-		assert_eq 1 "$?" "an unknown token is refused: $(cat "$T/decide0.out")"
-		# Without --socket: the only socket in the run directory.
-		"$AIRLOCK" "$decide" 1 >"$T/decide.out" 2>&1
-		assert_eq 0 "$?" "airlock $decide: $(cat "$T/decide.out")"
-		"$AIRLOCK" "$decide" --socket "$sock" 1 >"$T/decide2.out" 2>&1
-		assert_eq 1 "$?" "a call is decided once: $(cat "$T/decide2.out")"
-	fi
+	[ "$decide" = none ] || step_up_decide "$sock" 1 write "$decide"
 	wait "$pid"
 	RC=$?
 	OUT=$(cat "$T/su.out")
