@@ -298,11 +298,7 @@ static struct imp_node *get_mut(struct imp_node *map, const char *key)
 
 /* ---- step-up ---- */
 
-static void say(const struct mcp_gateway *g, const char *fmt, ...) PRINTF_LIKE(2, 3);
-
-/* To the person: stderr (an MCP client shows a server's stderr as its
- * log) and the terminal when there is one. */
-static void say(const struct mcp_gateway *g, const char *fmt, ...)
+void mcp_say(int tty_fd, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -313,9 +309,8 @@ static void say(const struct mcp_gateway *g, const char *fmt, ...)
 	for (char *c = msg; *c; c++)
 		if ((unsigned char)*c < 0x20 && *c != '\n')
 			*c = '?';
-	fputs(msg, stderr);
-	fflush(stderr);
-	if (g->tty_fd >= 0 && write(g->tty_fd, msg, strlen(msg)) < 0) {
+	(void)!write(STDERR_FILENO, msg, strlen(msg));
+	if (tty_fd >= 0 && write(tty_fd, msg, strlen(msg)) < 0) {
 		/* the terminal went away: the control socket still works */
 	}
 }
@@ -341,12 +336,12 @@ static int hold(struct mcp_gateway *g, const struct imp_node *m, const char *too
 	h->deadline = now_ms() + (uint64_t)g->step_up_timeout * 1000;
 	g->n_held++;
 	if (g->control_fd >= 0)
-		say(g, "airlock: step-up %s: server %s asks to run tool %s; approve with 'airlock approve --socket %s %s' "
+		mcp_say(g->tty_fd, "airlock: step-up %s: server %s asks to run tool %s; approve with 'airlock approve --socket %s %s' "
 		       "or deny with 'airlock deny --socket %s %s' within %us\n",
 		    h->token, g->engine->server, tool, g->control_path, h->token, g->control_path, h->token,
 		    g->step_up_timeout);
 	if (g->tty_fd >= 0)
-		say(g, "airlock: step-up %s: run tool %s of server %s? [y/N] ", h->token, tool, g->engine->server);
+		mcp_say(g->tty_fd, "airlock: step-up %s: run tool %s of server %s? [y/N] ", h->token, tool, g->engine->server);
 	return 0;
 }
 
@@ -401,50 +396,32 @@ const char *mcp_gateway_held(const struct mcp_gateway *g, size_t i, const char *
 	return g->held[i].token;
 }
 
-enum mcp_control_cmd mcp_control_parse(const char *line, const char **token)
+static void control_answer(const struct mcp_control_ops *ops, void *ctx, const char *line, char *out,
+			   size_t out_len)
 {
-	*token = NULL;
-	if (!strcmp(line, "list"))
-		return MCP_CONTROL_LIST;
-	if (!strncmp(line, "approve ", 8)) {
-		*token = line + 8;
-		return MCP_CONTROL_APPROVE;
-	}
-	if (!strncmp(line, "deny ", 5)) {
-		*token = line + 5;
-		return MCP_CONTROL_DENY;
-	}
-	return MCP_CONTROL_BAD;
-}
-
-void mcp_gateway_control(struct mcp_gateway *g, const char *line, char *out, size_t out_len, int *rc,
-			 struct error *err)
-{
-	*rc = 0;
-	const char *token;
-	enum mcp_control_cmd cmd = mcp_control_parse(line, &token);
-	if (cmd == MCP_CONTROL_LIST) {
+	if (!strcmp(line, "list")) {
 		size_t o = 0;
+		char token[24], tool[256];
 		out[0] = '\0';
-		for (size_t i = 0; i < g->n_held && o + 1 < out_len; i++)
-			o += (size_t)snprintf(out + o, out_len - o, "%s %s\n", g->held[i].token, g->held[i].tool);
+		for (size_t i = 0; o + 1 < out_len && ops->waiting(ctx, i, token, sizeof(token), tool, sizeof(tool)); i++)
+			o += (size_t)snprintf(out + o, out_len - o, "%s %s\n", token, tool);
 		if (o >= out_len)
 			out[out_len - 1] = '\0';
 		return;
 	}
-	if (cmd == MCP_CONTROL_BAD) {
+	bool approve = !strncmp(line, "approve ", 8);
+	if (!approve && strncmp(line, "deny ", 5)) {
 		snprintf(out, out_len, "error: expected approve TOKEN, deny TOKEN or list\n");
 		return;
 	}
-	bool approve = cmd == MCP_CONTROL_APPROVE;
-	if (!mcp_gateway_resolve(g, token, approve, "through the control socket", err, rc))
+	const char *token = line + (approve ? 8 : 5);
+	if (!ops->decide(ctx, token, approve))
 		snprintf(out, out_len, "error: no call waits under %.20s\n", token);
 	else
 		snprintf(out, out_len, "%s %.20s\n", approve ? "approved" : "denied", token);
 }
 
-void mcp_control_serve(int listen_fd, void (*handle)(void *ctx, const char *line, char *out, size_t out_len),
-		       void *ctx)
+void mcp_control_serve(int listen_fd, const struct mcp_control_ops *ops, void *ctx)
 {
 	int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 	if (c < 0) {
@@ -460,30 +437,46 @@ void mcp_control_serve(int listen_fd, void (*handle)(void *ctx, const char *line
 		line[n] = '\0';
 		line[strcspn(line, "\r\n")] = '\0';
 		char out[4096];
-		handle(ctx, line, out, sizeof(out));
+		control_answer(ops, ctx, line, out, sizeof(out));
 		(void)send(c, out, strlen(out), MSG_NOSIGNAL);
 	}
 	close(c);
 }
 
+/* The gateway's own control socket: its held calls. */
 struct control_ctx {
 	struct mcp_gateway *g;
 	struct error *err;
 	int rc;
 };
 
-static void control_handle(void *ctx, const char *line, char *out, size_t out_len)
+static bool gw_waiting(void *ctx, size_t i, char *token, size_t token_len, char *tool, size_t tool_len)
 {
 	struct control_ctx *c = ctx;
-	mcp_gateway_control(c->g, line, out, out_len, &c->rc, c->err);
+	if (i >= c->g->n_held)
+		return false;
+	snprintf(token, token_len, "%s", c->g->held[i].token);
+	snprintf(tool, tool_len, "%s", c->g->held[i].tool);
+	return true;
 }
 
-/* One connection to the control socket: one command line, one answer.
- * The peer is the same user (the socket is 0600 in a 0700 directory). */
+static bool gw_decide(void *ctx, const char *token, bool approve)
+{
+	struct control_ctx *c = ctx;
+	int rc = 0;
+	bool found = mcp_gateway_resolve(c->g, token, approve, "through the control socket", c->err, &rc);
+	if (rc < 0 && c->rc == 0)
+		c->rc = rc;
+	return found;
+}
+
+/* One connection to the control socket. The peer is the same user (the
+ * socket is 0600 in a 0700 directory). */
 static int control_accept(struct mcp_gateway *g, struct error *err)
 {
+	static const struct mcp_control_ops ops = { .waiting = gw_waiting, .decide = gw_decide };
 	struct control_ctx c = { .g = g, .err = err };
-	mcp_control_serve(g->control_fd, control_handle, &c);
+	mcp_control_serve(g->control_fd, &ops, &c);
 	return c.rc;
 }
 

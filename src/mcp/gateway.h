@@ -64,20 +64,25 @@ bool mcp_gateway_resolve(struct mcp_gateway *g, const char *token, bool approve,
 /* The i-th held call's token, and its tool in *tool; NULL past the end. */
 const char *mcp_gateway_held(const struct mcp_gateway *g, size_t i, const char **tool);
 
-/* The control sockets' protocol: one line per connection, "list",
- * "approve TOKEN" or "deny TOKEN"; one answer. */
-enum mcp_control_cmd { MCP_CONTROL_BAD, MCP_CONTROL_LIST, MCP_CONTROL_APPROVE, MCP_CONTROL_DENY };
-enum mcp_control_cmd mcp_control_parse(const char *line, const char **token);
+/* The control sockets' protocol: one connection, one line ("list",
+ * "approve TOKEN" or "deny TOKEN"), one answer ("TOKEN TOOL" lines;
+ * "approved TOKEN", "denied TOKEN" or "error: ..."). The owner of the
+ * waiting calls answers through these. */
+struct mcp_control_ops {
+	/* The i-th waiting call: its token and tool; false past the last. */
+	bool (*waiting)(void *ctx, size_t i, char *token, size_t token_len, char *tool, size_t tool_len);
+	/* Decide the call under token; false when none waits under it. */
+	bool (*decide)(void *ctx, const char *token, bool approve);
+};
 
 /* Accept one connection on the listening control socket, read its line
- * (a 2 s bound on a silent peer), answer it with handle's out. */
-void mcp_control_serve(int listen_fd, void (*handle)(void *ctx, const char *line, char *out, size_t out_len),
-		       void *ctx);
+ * (a 2 s bound on a silent peer) and answer it through ops. */
+void mcp_control_serve(int listen_fd, const struct mcp_control_ops *ops, void *ctx);
 
-/* A command line from the control socket ("approve TOKEN", "deny TOKEN",
- * "list"), answered into out. */
-void mcp_gateway_control(struct mcp_gateway *g, const char *line, char *out, size_t out_len, int *rc,
-			 struct error *err);
+/* To the person: stderr (an MCP client shows a server's stderr as its
+ * log; a session's is the user's) and tty_fd when >= 0, control
+ * characters of the peer's names made harmless. */
+void mcp_say(int tty_fd, const char *fmt, ...) PRINTF_LIKE(2, 3);
 
 /* Where control sockets live: a 0700 directory under the state directory
  * ($XDG_STATE_HOME or ~/.local/state, then airlock/mcp/run), which no

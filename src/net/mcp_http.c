@@ -9,7 +9,6 @@
 #include "net/mcp_http.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -241,58 +240,52 @@ static size_t su_n;
 static unsigned long su_next;
 static char su_path[4096];
 
-/* A line of the control socket's protocol (mcp_control_parse), so that
- * `airlock approve` speaks to the proxy as to the stdio gateways. */
-static void su_command(void *ctx, const char *line, char *out, size_t out_len)
+/* The proxy's control socket speaks the gateways' protocol
+ * (mcp_control_serve), so `airlock approve` works against either. */
+static bool su_waiting(void *ctx, size_t i, char *token, size_t token_len, char *tool, size_t tool_len)
 {
 	(void)ctx;
-	const char *t;
-	enum mcp_control_cmd cmd = mcp_control_parse(line, &t);
-	if (cmd == MCP_CONTROL_LIST) {
-		size_t o = 0;
-		out[0] = '\0';
-		pthread_mutex_lock(&su_lock);
-		for (struct step_up_wait *w = su_waits; w && o + 1 < out_len; w = w->next)
-			if (w->state == SU_WAITING)
-				o += (size_t)snprintf(out + o, out_len - o, "%lu %s\n", w->token, w->tool);
-		pthread_mutex_unlock(&su_lock);
-		if (o >= out_len)
-			out[out_len - 1] = '\0';
-		return;
-	}
-	if (cmd == MCP_CONTROL_BAD) {
-		snprintf(out, out_len, "error: expected approve TOKEN, deny TOKEN or list\n");
-		return;
-	}
-	bool approve = cmd == MCP_CONTROL_APPROVE;
+	bool found = false;
+	pthread_mutex_lock(&su_lock);
+	for (struct step_up_wait *w = su_waits; w && !found; w = w->next)
+		if (w->state == SU_WAITING && i-- == 0) {
+			snprintf(token, token_len, "%lu", w->token);
+			snprintf(tool, tool_len, "%s", w->tool);
+			found = true;
+		}
+	pthread_mutex_unlock(&su_lock);
+	return found;
+}
+
+static bool su_decide(void *ctx, const char *t, bool approve)
+{
+	(void)ctx;
 	char *end;
 	errno = 0;
 	unsigned long token = strtoul(t, &end, 10);
+	if (*t < '0' || *t > '9' || *end || errno)
+		return false;
 	bool found = false;
-	if (*t >= '0' && *t <= '9' && !*end && !errno) {
-		pthread_mutex_lock(&su_lock);
-		for (struct step_up_wait *w = su_waits; w; w = w->next)
-			if (w->token == token && w->state == SU_WAITING) {
-				w->state = approve ? SU_APPROVED : SU_DENIED;
-				found = true;
-			}
-		if (found)
-			pthread_cond_broadcast(&su_cond);
-		pthread_mutex_unlock(&su_lock);
-	}
+	pthread_mutex_lock(&su_lock);
+	for (struct step_up_wait *w = su_waits; w; w = w->next)
+		if (w->token == token && w->state == SU_WAITING) {
+			w->state = approve ? SU_APPROVED : SU_DENIED;
+			found = true;
+		}
 	if (found)
-		snprintf(out, out_len, "%s %lu\n", approve ? "approved" : "denied", token);
-	else
-		snprintf(out, out_len, "error: no call waits under %.20s\n", t);
+		pthread_cond_broadcast(&su_cond);
+	pthread_mutex_unlock(&su_lock);
+	return found;
 }
 
 /* The peer is the session's user: the socket is 0600 in a 0700
  * directory the sandbox does not show. */
 static void *su_main(void *arg)
 {
+	static const struct mcp_control_ops ops = { .waiting = su_waiting, .decide = su_decide };
 	(void)arg;
 	for (;;)
-		mcp_control_serve(su_fd, su_command, NULL);
+		mcp_control_serve(su_fd, &ops, NULL);
 	return NULL;
 }
 
@@ -319,21 +312,6 @@ int mcp_http_step_up_serve(int fd, const char *path, struct error *err)
 	return 0;
 }
 
-/* The tool name is the peer's: nothing in it may act on a terminal. */
-static void su_say(const char *fmt, ...) PRINTF_LIKE(1, 2);
-static void su_say(const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	for (char *c = msg; *c; c++)
-		if ((unsigned char)*c < 0x20 && *c != '\n')
-			*c = '?';
-	(void)!write(STDERR_FILENO, msg, strlen(msg));
-}
-
 /* Wait for a person's answer to the exchange's held call, then resolve
  * it in the gateway (the second record; the call goes to the server or
  * an error result to the agent). */
@@ -355,7 +333,7 @@ static int step_up_wait(struct mcp_http_exchange *x, struct error *err)
 	}
 	pthread_mutex_unlock(&su_lock);
 	if (!full)
-		su_say("airlock: step-up %lu: server %s asks to run tool %s (%s:%u); approve with 'airlock approve "
+		mcp_say(-1, "airlock: step-up %lu: server %s asks to run tool %s (%s:%u); approve with 'airlock approve "
 		       "--socket %s %lu' or deny with 'airlock deny --socket %s %lu' within %us\n",
 		       w.token, x->srv->name, w.tool, x->host, x->port, su_path, w.token, su_path, w.token, timeout);
 	struct timespec until;
