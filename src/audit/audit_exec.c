@@ -52,13 +52,14 @@
 #define AUDIT_CHECKPOINT_SECONDS 5
 #define CERT_VALID_MS (24LL * 3600 * 1000)
 /* Woken again sooner than this after a batch that emptied the socket, the
- * writer waits this long before it reads: at a thousand requests a second
- * and more, the records
- * of a millisecond are parsed, chained and written together instead of
- * waking the writer once each (a wake-up and four system calls per
- * record were most of what the log cost the proxy). Below that rate a
- * record is read as soon as it comes, and the session's end is not
- * delayed. */
+ * writer pauses this long before it looks again, and keeps pausing while
+ * each look finds records: at a thousand records a second and more, the
+ * records of a millisecond are parsed, chained and written together, and
+ * the senders' records wake no one (a wake-up is the costliest part of a
+ * record for the proxy and the MCP gateway, which send before they
+ * forward). A look that finds nothing goes back to waiting. Below that
+ * rate a record is read as soon as it comes, and the session's end is
+ * not delayed. */
 #define AUDIT_COALESCE_NS 1000000LL
 
 static volatile sig_atomic_t terminated;
@@ -295,20 +296,28 @@ static int cmd_write(int argc, char **argv)
 	struct audit_event *ev = malloc(sizeof(*ev));
 	if (!ev)
 		_exit(1);
-	bool eof = false, ended = false;
+	bool eof = false, ended = false, slept = false;
 	int64_t last_wake = 0;
 	while (!eof && !terminated) {
 		bool soon = false, drained = false;
 		int wait = (int)(w.last_checkpoint + AUDIT_CHECKPOINT_SECONDS - time(NULL));
 		struct pollfd p = { .fd = events, .events = POLLIN };
-		int pr = poll(&p, 1, (wait < 0 ? 0 : wait) * 1000);
+		/* After a pause, only a look: what came during it is taken
+		 * without a wake-up; nothing came, and we wait again. */
+		int pr = poll(&p, 1, slept ? 0 : (wait < 0 ? 0 : wait) * 1000);
 		if (pr < 0 && errno != EINTR)
 			break;
+		if (pr == 0 && slept) {
+			slept = false;
+			continue;
+		}
 		if (pr > 0) {
 			if (buf_reserve(&in, 65536) < 0)
 				break;
 			int64_t t = mono_ns();
-			soon = t - last_wake < AUDIT_COALESCE_NS;
+			/* Records close together, or ones that came during a
+			 * pause: the stream is busy, keep taking it in batches. */
+			soon = slept || t - last_wake < AUDIT_COALESCE_NS;
 			last_wake = t;
 			ssize_t got = read(events, in.data + in.len, 65536);
 			if (got < 0 && errno != EINTR && errno != EAGAIN)
@@ -352,9 +361,11 @@ static int cmd_write(int argc, char **argv)
 		/* Everything read so far is on disk before we wait again. */
 		if (audit_chain_flush(&w.chain, &err) < 0)
 			goto fatal;
-		/* Never while a backlog waits: only after a small batch that
-		 * followed another closely. */
-		if (soon && drained && !eof) {
+		/* Never while a backlog waits, nor once the session ended:
+		 * only after a small batch of a busy stream. While we sleep
+		 * a sender's record wakes no one. */
+		slept = soon && drained && !eof && !ended;
+		if (slept) {
 			struct timespec d = { 0, AUDIT_COALESCE_NS };
 			nanosleep(&d, NULL);
 		}
