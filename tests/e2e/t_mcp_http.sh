@@ -128,11 +128,21 @@ test_mcp_http_tools_decided_through_the_proxy() {
 # through the proxy's control socket, as a person would.
 mh_step_up() {
 	local decide=$1
-	rm -f "$T/su.out" "$T/su.err" "$WS/other.out" "$WS/step-up-seen"
+	rm -f "$T/su.out" "$T/su.err" "$WS/other.out" "$WS/step-up-seen" "$WS/self.out"
 	# A second client of the same session calls the same server while
 	# the first one's call waits: the wait holds no lock of the server's.
 	cat >"$WS/agent.sh" <<EOF
 (while ! grep -q . step-up-seen 2>/dev/null; do sleep 0.2; done
+ read -r sock token <step-up-seen
+ # The agent tries to approve its own call, knowing the socket's host path.
+ /run/airlock/airlock approve --socket "\$sock" "\$token" >self.out 2>&1
+ echo "cli=\$?" >>self.out
+ /usr/bin/python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.send(b"approve " + sys.argv[2].encode())
+print(s.recv(100))' "\$sock" "\$token" >>self.out 2>&1
+ echo "raw=\$?" >>self.out
  node "$here/mcp-http-client.mjs" '{"url":"http://mcp.test:$MP/mcp","ops":[{"op":"call","name":"echo","arguments":{"message":"hi meanwhile"}}]}' >other.out) &
 node "$here/mcp-http-client.mjs" '{"url":"http://mcp.test:$MP/mcp","ops":[
 	{"op":"call","name":"get-annotated-message","arguments":{"messageType":"success"}},
@@ -151,9 +161,13 @@ EOF
 	sock=$(sed -n "s/.*airlock approve --socket \([^ ]*\) [0-9]*'.*/\1/p" "$T/su.err" | head -1)
 	token=$(sed -n "s/.*airlock: step-up \([0-9]*\): .*/\1/p" "$T/su.err" | head -1)
 	[ -n "$sock" ] && [ -n "$token" ] || fail "no control socket or token named: $(cat "$T/su.err")"
-	echo yes >"$WS/step-up-seen"
+	echo "$sock $token" >"$WS/step-up-seen"
 	wait_for 60 grep -q "Echo: hi meanwhile" "$WS/other.out" ||
 		fail "another call of the server waited behind the held one: $(cat "$WS/other.out" "$T/su.err" 2>/dev/null)"
+	assert_match "$(cat "$WS/self.out")" 'cli=[1-9]' "the agent cannot approve its own call with airlock approve: $(cat "$WS/self.out")"
+	assert_match "$(cat "$WS/self.out")" 'raw=[1-9]' "nor by connecting to the socket itself: $(cat "$WS/self.out")"
+	assert_not_contains "$(cat "$WS/self.out")" "approved" "no approval came back to the agent"
+	[ -n "${MH_DUMP:-}" ] && cat "$WS/self.out" >>"$MH_DUMP"
 	[ "$decide" = none ] || step_up_decide "$sock" "$token" get-annotated-message "$decide"
 	wait "$pid"
 	RC=$?
