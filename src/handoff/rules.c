@@ -125,7 +125,8 @@ static void glob_closure(const unsigned *tok, size_t nt, unsigned char *set)
  * could still match (the set of states is not empty). */
 static bool glob_run(const char *pattern, const char *path, bool *alive)
 {
-	unsigned tok[GLOB_MAX] = { 0 };
+	unsigned tok[GLOB_MAX + 1];
+	tok[0] = 0; /* the first nt are set below; this quiets a false warning for an empty pattern */
 	unsigned char a[GLOB_MAX + 1], b[GLOB_MAX + 1];
 	unsigned char *cur = a, *next = b;
 	size_t nt = 0, plen = strlen(pattern);
@@ -203,6 +204,33 @@ static bool glob_run(const char *pattern, const char *path, bool *alive)
 
 bool handoff_glob_match(const char *pattern, const char *path)
 {
+	/* A matching path holds each literal run of the pattern as it is:
+	 * the longest one rules most paths out at the cost of a substring
+	 * search (the walks call this for every pattern and every entry). */
+	const char *best = NULL;
+	size_t best_len = 0;
+	for (const char *p = pattern; *p;) {
+		if (*p == '*') {
+			/* "**" + "/" at a name boundary may match nothing,
+			 * its '/' included: that '/' is the wildcard's. */
+			const char *first = p;
+			while (*p == '*')
+				p++;
+			if (p - first >= 2 && *p == '/' && (first == pattern || first[-1] == '/'))
+				p++;
+			continue;
+		}
+		const char *q = p;
+		while (*q && *q != '*')
+			q++;
+		if ((size_t)(q - p) > best_len) {
+			best = p;
+			best_len = (size_t)(q - p);
+		}
+		p = q;
+	}
+	if (best_len && !memmem(path, strlen(path), best, best_len))
+		return false;
 	bool alive;
 	return glob_run(pattern, path, &alive);
 }

@@ -117,18 +117,25 @@ static int walk_dir(struct walk *w, int parent, char *rel, size_t rel_len, unsig
 		if (rel_len)
 			rel[at++] = '/';
 		memcpy(rel + at, name, nl + 1);
-		struct stat st;
-		if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			rel[rel_len] = '\0';
-			continue; /* gone meanwhile */
+		/* The entry's type from the directory when the filesystem
+		 * gives it (a stat per entry was most of the walk's cost). */
+		mode_t type = de->d_type == DT_DIR ? S_IFDIR : de->d_type == DT_LNK ? S_IFLNK :
+			      de->d_type == DT_UNKNOWN ? 0 : S_IFREG;
+		if (!type) {
+			struct stat st;
+			if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+				rel[rel_len] = '\0';
+				continue; /* gone meanwhile */
+			}
+			type = st.st_mode & S_IFMT;
 		}
-		bool is_dir = S_ISDIR(st.st_mode);
+		bool is_dir = type == S_IFDIR;
 		char abs[PATH_MAX];
 		snprintf(abs, sizeof(abs), "%s/%s", w->ws, rel);
-		if (protect_match(w->set, rel, is_dir) || (S_ISLNK(st.st_mode) && protect_link_dangerous(w->set, rel))) {
+		if (protect_match(w->set, rel, is_dir) || (type == S_IFLNK && protect_link_dangerous(w->set, rel))) {
 			/* A link a protected path passes through (.venv -> foo):
 			 * its whole target becomes read-only. */
-			r = S_ISLNK(st.st_mode) ? add_link_target(w, dirfd(d), name) : add(w, abs, is_dir);
+			r = type == S_IFLNK ? add_link_target(w, dirfd(d), name) : add(w, abs, is_dir);
 		} else if (is_dir && protect_may_match_beneath(w->set, rel)) {
 			if (depth >= PROTECT_MAX_DEPTH) {
 				r = error_set(w->err, E2BIG,
