@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,7 @@ struct mcp_http_exchange {
 	int to_server, to_client; /* memfds: the gateway's outputs */
 	char host[HTTP_MAX_HOST + 1];
 	uint16_t port;
+	int client_fd; /* the agent's connection (watched while a call waits), or -1 */
 };
 
 static struct mcp_http_server *server_named(const char *name)
@@ -199,6 +201,7 @@ static struct mcp_http_exchange *exchange_new(struct mcp_http_server *s, const c
 	}
 	snprintf(x->host, sizeof(x->host), "%s", host);
 	x->port = port;
+	x->client_fd = -1;
 	x->gw.engine = &s->engine;
 	x->gw.client_in = x->gw.server_out = -1;
 	/* The gateway asks no one itself (WARNING: fd 0 is a valid fd;
@@ -312,6 +315,15 @@ int mcp_http_step_up_serve(int fd, const char *path, struct error *err)
 	return 0;
 }
 
+/* The agent closed its side of the connection (or it broke). */
+static bool client_gone(int fd)
+{
+	if (fd < 0)
+		return false;
+	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+}
+
 /* Wait for a person's answer to the exchange's held call, then resolve
  * it in the gateway (the second record; the call goes to the server or
  * an error result to the agent). */
@@ -336,13 +348,32 @@ static int step_up_wait(struct mcp_http_exchange *x, struct error *err)
 		mcp_say(-1, "airlock: step-up %lu: server %s asks to run tool %s (%s:%u); approve with 'airlock approve "
 		       "--socket %s %lu' or deny with 'airlock deny --socket %s %lu' within %us\n",
 		       w.token, x->srv->name, w.tool, x->host, x->port, su_path, w.token, su_path, w.token, timeout);
-	struct timespec until;
+	struct timespec until, now;
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += timeout;
+	bool left = false;
 	pthread_mutex_lock(&su_lock);
-	while (!full && w.state == SU_WAITING)
-		if (pthread_cond_timedwait(&su_cond, &su_lock, &until) == ETIMEDOUT)
+	while (!full && w.state == SU_WAITING) {
+		/* Woken at least every quarter second to see whether the
+		 * agent is still there: a call whose agent hung up is not
+		 * kept for a person to approve into the void. */
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > until.tv_sec || (now.tv_sec == until.tv_sec && now.tv_nsec >= until.tv_nsec))
 			break;
+		struct timespec slice = now;
+		slice.tv_nsec += 250 * 1000000L;
+		if (slice.tv_nsec >= 1000000000L) {
+			slice.tv_sec++;
+			slice.tv_nsec -= 1000000000L;
+		}
+		if (slice.tv_sec > until.tv_sec || (slice.tv_sec == until.tv_sec && slice.tv_nsec > until.tv_nsec))
+			slice = until;
+		if (pthread_cond_timedwait(&su_cond, &su_lock, &slice) == ETIMEDOUT && w.state == SU_WAITING &&
+		    client_gone(x->client_fd)) {
+			left = true;
+			break;
+		}
+	}
 	int state = w.state;
 	if (!full) {
 		for (struct step_up_wait **p = &su_waits; *p; p = &(*p)->next)
@@ -356,6 +387,8 @@ static int step_up_wait(struct mcp_http_exchange *x, struct error *err)
 	char by[80];
 	if (state != SU_WAITING)
 		snprintf(by, sizeof(by), "through the control socket");
+	else if (left)
+		snprintf(by, sizeof(by), "because the client left");
 	else if (full)
 		snprintf(by, sizeof(by), "at once: %d calls already wait", MCP_MAX_HELD);
 	else
@@ -551,8 +584,8 @@ static int body_bytes(const struct http_request *req, const char *body, size_t l
 }
 
 bool mcp_http_request(const struct policy_endpoint *ep, const struct http_request *req, const char *body,
-		      size_t len, struct mcp_http_exchange **xp, struct buf *fwd, struct buf *answer, char *why,
-		      size_t why_len)
+		      size_t len, int client_fd, struct mcp_http_exchange **xp, struct buf *fwd, struct buf *answer,
+		      char *why, size_t why_len)
 {
 	struct mcp_http_server *s = server_named(ep->mcp_server);
 	*xp = NULL;
@@ -563,6 +596,7 @@ bool mcp_http_request(const struct policy_endpoint *ep, const struct http_reques
 	if (!x)
 		return refuse(answer, 500, "Internal Server Error", NULL, MCP_ERR_DENIED, "airlock is out of memory",
 			      why, why_len);
+	x->client_fd = client_fd;
 
 	/* GET opens the server's stream of requests and notifications
 	 * (each checked as it comes); DELETE ends a session. Neither has a

@@ -60,10 +60,12 @@ static inline void mcp_http_exchange_freep(struct mcp_http_exchange **x)
  * empty for a request without one) and *x (the caller's) is the exchange
  * its response is relayed with; false when the proxy answers it itself
  * with *answer (a complete HTTP/1.1 response), why saying what for the
- * network record. fwd and answer are the caller's. */
+ * network record. fwd and answer are the caller's. client_fd is the
+ * agent's connection: a step-up call waiting for a person is denied when
+ * the agent hangs up (-1: not watched). */
 bool mcp_http_request(const struct policy_endpoint *ep, const struct http_request *req, const char *body,
-		      size_t len, struct mcp_http_exchange **x, struct buf *fwd, struct buf *answer, char *why,
-		      size_t why_len);
+		      size_t len, int client_fd, struct mcp_http_exchange **x, struct buf *fwd, struct buf *answer,
+		      char *why, size_t why_len);
 
 /* A request whose body is over the bound, refused unread: recorded, and
  * *answer is a JSON-RPC error. */

@@ -1131,7 +1131,7 @@ static bool handle_request(struct conn *c, struct http_request *req)
 	if (mcp) {
 		struct buf fwd = { 0 }, ans = { 0 };
 		char mwhy[512];
-		if (!mcp_http_request(ep, req, body.data, body.len, &mx, &fwd, &ans, mwhy, sizeof(mwhy))) {
+		if (!mcp_http_request(ep, req, body.data, body.len, c->cfd, &mx, &fwd, &ans, mwhy, sizeof(mwhy))) {
 			bool sent = ans.len && cwrite(c, ans.data, ans.len);
 			bool closes = !ans.data || strstr(ans.data, "Connection: close");
 			rec.status = sent && ans.len > 12 ? atoi(ans.data + 9) : 0;

@@ -216,6 +216,37 @@ test_mcp_http_step_up_approve_deny_timeout() {
 	done
 }
 
+# An agent that hangs up while its call waits: the call is denied then,
+# not kept for a person to approve after the agent has gone.
+test_mcp_http_step_up_client_leaves() {
+	mh_need
+	mh_start_server
+	mh_policy "      step_up_timeout: 600"
+	cat >"$WS/leave.py" <<'PY'
+import http.client, json, os, urllib.parse
+proxy = urllib.parse.urlsplit(os.environ["HTTP_PROXY"])
+body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "get-annotated-message", "arguments": {"messageType": "success"}}})
+c = http.client.HTTPConnection(proxy.hostname, proxy.port, timeout=3)
+c.request("POST", os.environ["URL"], body=body,
+          headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+try:
+    print("answered", c.getresponse().status)
+except OSError as e:
+    print("gave up:", type(e).__name__)
+c.close()
+PY
+	al --policy "$T/policy.yaml" -- /bin/sh -c "URL=http://mcp.test:$MP/mcp /usr/bin/python3 leave.py; sleep 2"
+	mh_dump
+	assert_rc 0 "the agent ran: $ERR"
+	assert_contains "$OUT" "gave up" "the agent hung up while its call waited"
+	assert_contains "$ERR" "asks to run tool get-annotated-message" "the call was held for a person"
+	assert_eq 1 "$(mh_records | grep '"tool":"get-annotated-message"' | grep -c '"decision":"deny".*step-up denied because the client left')" \
+		"the call is denied when its agent leaves, and the record says so"
+	assert_eq 0 "$(mh_records | grep '"tool":"get-annotated-message"' | grep -c '"decision":"allow"')" \
+		"nothing let the call through"
+}
+
 test_mcp_http_results_scanned() {
 	mh_need
 	mh_start_server MH_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ012345
