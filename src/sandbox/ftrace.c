@@ -44,6 +44,9 @@ struct pending {
 	int nr;
 	bool creates; /* the call makes the file at path when it succeeds */
 	char path[512];
+	int path_dfd;    /* the directory fd path is relative to (AT_FDCWD: the cwd) */
+	char dest[512];  /* rename and link: the destination, else "" */
+	int dest_dfd;
 	char where[512]; /* protected path the call touches, or "" */
 	const char *glob;
 };
@@ -185,10 +188,9 @@ static void normalize(char *path)
  * /proc/TID/cwd reads the same), fall on a protected path? Sets p->where
  * and p->glob when it does. A symlink in the way is not followed: this
  * names a refusal, it never makes one. */
-static void protected_at(struct ftrace *f, pid_t tid, int dfd, unsigned long long addr, struct pending *p)
+static void protected_at(struct ftrace *f, pid_t tid, int dfd, const char *rel, struct pending *p)
 {
-	char rel[512], link[64], base[512];
-	read_string(tid, addr, rel, sizeof(rel));
+	char link[64], base[512];
 	if (rel[0] == '/') {
 		snprintf(p->where, sizeof(p->where), "%s", rel);
 	} else {
@@ -591,21 +593,17 @@ bool ftrace_handle(struct ftrace *f, struct trace_log *log, pid_t tid, int statu
 				p->nr = (int)si.seccomp.nr;
 				p->creates = creates(p->nr, si.seccomp.args);
 				read_string(tid, si.seccomp.args[a], p->path, sizeof(p->path));
+				p->path_dfd = a > 0 && p->nr != SYS_symlink ? (int)si.seccomp.args[a - 1] : AT_FDCWD;
+				p->dest[0] = '\0';
 				p->where[0] = '\0';
 				p->glob = NULL;
 				if (f->protect) {
 					int dfd, dp;
 					dest_args(p->nr, &dfd, &dp);
-					/* Only for the record: the kernel enforces (read-only
-					 * mounts), this names why. The destination first: a
-					 * rename onto .git/config is about .git/config. */
-					if (dp >= 0)
-						protected_at(f, tid, dfd >= 0 ? (int)si.seccomp.args[dfd] : AT_FDCWD,
-							     si.seccomp.args[dp], p);
-					if (!p->glob)
-						protected_at(f, tid, a > 0 && p->nr != SYS_symlink ?
-							     (int)si.seccomp.args[a - 1] : AT_FDCWD,
-							     si.seccomp.args[a], p);
+					if (dp >= 0) {
+						read_string(tid, si.seccomp.args[dp], p->dest, sizeof(p->dest));
+						p->dest_dfd = dfd >= 0 ? (int)si.seccomp.args[dfd] : AT_FDCWD;
+					}
 				}
 				resume = PTRACE_SYSCALL; /* stop again at its exit */
 			}
@@ -622,7 +620,18 @@ bool ftrace_handle(struct ftrace *f, struct trace_log *log, pid_t tid, int statu
 			bool hidden = e == ENOENT && p->path[0] == '/' && lstat(p->path, &st) == 0;
 			bool dir_hidden = e == ENOENT && !hidden && p->creates && p->path[0] == '/' &&
 					  ftrace_dir_exists(p->path);
-			if (p->glob && (e == EROFS || e == EBUSY || e == EACCES || e == EPERM)) {
+			bool refused = e == EROFS || e == EBUSY || e == EACCES || e == EPERM;
+			if (refused && f->protect) {
+				/* Only for the record, and only for a refused call (the
+				 * kernel enforces: read-only mounts): does it touch a
+				 * protected path? The destination first: a rename onto
+				 * .git/config is about .git/config. */
+				if (p->dest[0])
+					protected_at(f, tid, p->dest_dfd, p->dest, p);
+				if (!p->glob)
+					protected_at(f, tid, p->path_dfd, p->path, p);
+			}
+			if (p->glob && refused) {
 				char name[64];
 				trace_record_protected(log, tid, seccomp_syscall_name(p->nr, name, sizeof(name)),
 						       p->where, e, p->glob);
