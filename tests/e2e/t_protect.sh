@@ -324,6 +324,9 @@ test_protect_denials_in_the_audit_log() {
 		git config core.fsmonitor "sh -c id"
 		mkdir -p a && echo id > a/.envrc
 		echo ok > src/a.c
+		# A write without O_CREAT is no creating call: the guard never
+		# sees it; the read-only bind refuses it, the tracer names why.
+		/usr/bin/python3 -c "import os; os.open(\".git/config\", os.O_WRONLY | os.O_TRUNC)" 2>/dev/null
 		true'
 	assert_rc 0 "the audited run"
 	local log
@@ -334,6 +337,8 @@ test_protect_denials_in_the_audit_log() {
 	assert_contains "$show" 'EROFS [protected: **/.git/hooks/**]' "the hook write recorded"
 	assert_contains "$show" 'EACCES [protected: **/.git/config]' "the config rename recorded"
 	assert_contains "$show" 'EACCES [protected: **/.envrc]' "the new .envrc refused and recorded"
+	assert_contains "$show" 'EROFS [protected: **/.git/config]' \
+		"the write to an existing protected file (no creating call) recorded with its glob"
 	assert_contains "$(cat "$log")" "$WS/.git/hooks/pre-commit" "the hook's path in the record"
 	assert_contains "$(cat "$log")" "$WS/a/.envrc" "the new .envrc's path in the record"
 	assert_not_contains "$(cat "$log")" "$WS/src/a.c" "the allowed edit"
