@@ -36,6 +36,16 @@ extern const struct handoff_rule handoff_rules[];
 
 /* Glob match of a relative path ("a/b/c", no leading '/') against a rule
  * pattern. Pure; bounded by the lengths of both. */
+/* A glob prepared for many matches: the pattern (borrowed) and its
+ * longest literal run, which every matching path contains. */
+struct handoff_glob {
+	const char *pattern;
+	const char *lit;
+	size_t lit_len;
+};
+void handoff_glob_prepare(const char *pattern, struct handoff_glob *g);
+bool handoff_glob_match_prepared(const struct handoff_glob *g, const char *path, size_t path_len);
+
 bool handoff_glob_match(const char *pattern, const char *path);
 
 /* Could some path that starts with prefix match pattern? (The matcher

@@ -12,7 +12,14 @@
 #include "handoff/handoff.h"
 #include "handoff/protect.h"
 
-static int push(struct protect_set *s, const char *pat)
+/* A directory glob (DIR, '/', "**"): the length of DIR, else 0. */
+static size_t dir_glob_prefix(const char *pat)
+{
+	size_t n = strlen(pat);
+	return n > 3 && strcmp(pat + n - 3, "/**") == 0 ? n - 3 : 0;
+}
+
+int protect_set_add(struct protect_set *s, const char *pat)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (strcmp(s->pat[i], pat) == 0)
@@ -21,8 +28,27 @@ static int push(struct protect_set *s, const char *pat)
 	if (!v)
 		return -ENOMEM;
 	s->pat = v;
+	struct handoff_glob *g = realloc(s->glob, (s->n + 1) * sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	s->glob = g;
+	struct handoff_glob *h = realloc(s->head, (s->n + 1) * sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	s->head = h;
 	if (!(v[s->n] = strdup(pat)))
 		return -ENOMEM;
+	handoff_glob_prepare(v[s->n], &g[s->n]);
+	h[s->n] = (struct handoff_glob){ 0 };
+	size_t d = dir_glob_prefix(pat);
+	if (d) {
+		char *head = strndup(pat, d);
+		if (!head) {
+			free(v[s->n]);
+			return -ENOMEM;
+		}
+		handoff_glob_prepare(head, &h[s->n]);
+	}
 	s->n++;
 	return 0;
 }
@@ -32,11 +58,11 @@ int protect_set_from_policy(const struct policy *pol, struct protect_set *out)
 	*out = (struct protect_set){ 0 };
 	for (const struct handoff_rule *r = handoff_rules; r->pattern; r++) {
 		bool on = r->opt_in ? pol->filesystem.protect_build : pol->filesystem.protect_defaults;
-		if (on && push(out, r->pattern) < 0)
+		if (on && protect_set_add(out, r->pattern) < 0)
 			goto oom;
 	}
 	for (size_t i = 0; i < pol->filesystem.protect.n; i++)
-		if (push(out, pol->filesystem.protect.v[i].path) < 0)
+		if (protect_set_add(out, pol->filesystem.protect.v[i].path) < 0)
 			goto oom;
 	return 0;
 oom:
@@ -48,36 +74,28 @@ void protect_set_free(struct protect_set *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = 0; i < s->n; i++) {
 		free(s->pat[i]);
+		free((char *)s->head[i].pattern);
+	}
 	free(s->pat);
+	free(s->glob);
+	free(s->head);
 	*s = (struct protect_set){ 0 };
-}
-
-/* A directory glob (DIR, '/', "**"): the length of DIR, else 0. */
-static size_t dir_glob_prefix(const char *pat)
-{
-	size_t n = strlen(pat);
-	return n > 3 && strcmp(pat + n - 3, "/**") == 0 ? n - 3 : 0;
 }
 
 const char *protect_match(const struct protect_set *s, const char *rel, bool is_dir)
 {
 	if (!*rel)
 		return NULL; /* the workspace itself is never protected */
+	size_t len = strlen(rel);
 	for (size_t i = 0; i < s->n; i++) {
-		const char *pat = s->pat[i];
-		size_t d = dir_glob_prefix(pat);
-		if (d) {
-			char head[256];
-			if (d >= sizeof(head))
-				continue; /* the policy bounds globs at 255 bytes */
-			memcpy(head, pat, d);
-			head[d] = '\0';
-			if (handoff_glob_match(head, rel) || handoff_glob_match(pat, rel))
-				return pat;
-		} else if (!is_dir && handoff_glob_match(pat, rel)) {
-			return pat;
+		if (s->head[i].pattern) {
+			if (handoff_glob_match_prepared(&s->head[i], rel, len) ||
+			    handoff_glob_match_prepared(&s->glob[i], rel, len))
+				return s->pat[i];
+		} else if (!is_dir && handoff_glob_match_prepared(&s->glob[i], rel, len)) {
+			return s->pat[i];
 		}
 	}
 	return NULL;

@@ -22,11 +22,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "handoff/handoff.h"
 #include "policy/policy.h"
 
 struct protect_set {
 	char **pat; /* owned */
 	size_t n;
+	/* Prepared for matching, per pattern: the pattern, and for a
+	 * directory glob (DIR, '/', "**") its DIR as a glob of its own
+	 * (head[i].pattern NULL otherwise). Owned. */
+	struct handoff_glob *glob, *head;
 };
 
 /* The effective set: the table's default rows unless
@@ -35,6 +40,9 @@ struct protect_set {
  * *out is the caller's (protect_set_free). */
 int protect_set_from_policy(const struct policy *pol, struct protect_set *out);
 void protect_set_free(struct protect_set *s);
+
+/* Add pat (copied) unless the set holds it already. 0 or -ENOMEM. */
+int protect_set_add(struct protect_set *s, const char *pat);
 
 /* The glob protecting rel (relative to the workspace, no leading or
  * trailing '/'), or NULL. is_dir: rel is a directory. Pure. */

@@ -202,13 +202,14 @@ static bool glob_run(const char *pattern, const char *path, bool *alive)
 	return cur[nt] != 0;
 }
 
-bool handoff_glob_match(const char *pattern, const char *path)
+void handoff_glob_prepare(const char *pattern, struct handoff_glob *g)
 {
 	/* A matching path holds each literal run of the pattern as it is:
 	 * the longest one rules most paths out at the cost of a substring
-	 * search (the walks call this for every pattern and every entry). */
-	const char *best = NULL;
-	size_t best_len = 0;
+	 * search (the walks match every pattern against every entry). */
+	g->pattern = pattern;
+	g->lit = NULL;
+	g->lit_len = 0;
 	for (const char *p = pattern; *p;) {
 		if (*p == '*') {
 			/* "**" + "/" at a name boundary may match nothing,
@@ -223,16 +224,27 @@ bool handoff_glob_match(const char *pattern, const char *path)
 		const char *q = p;
 		while (*q && *q != '*')
 			q++;
-		if ((size_t)(q - p) > best_len) {
-			best = p;
-			best_len = (size_t)(q - p);
+		if ((size_t)(q - p) > g->lit_len) {
+			g->lit = p;
+			g->lit_len = (size_t)(q - p);
 		}
 		p = q;
 	}
-	if (best_len && !memmem(path, strlen(path), best, best_len))
+}
+
+bool handoff_glob_match_prepared(const struct handoff_glob *g, const char *path, size_t path_len)
+{
+	if (g->lit_len && !memmem(path, path_len, g->lit, g->lit_len))
 		return false;
 	bool alive;
-	return glob_run(pattern, path, &alive);
+	return glob_run(g->pattern, path, &alive);
+}
+
+bool handoff_glob_match(const char *pattern, const char *path)
+{
+	struct handoff_glob g;
+	handoff_glob_prepare(pattern, &g);
+	return handoff_glob_match_prepared(&g, path, strlen(path));
 }
 
 bool handoff_glob_prefix(const char *pattern, const char *prefix)

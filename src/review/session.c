@@ -505,15 +505,10 @@ int review_session_protect(const char *dir, struct protect_set *out, struct erro
 		line[strcspn(line, "\n")] = '\0';
 		if (strncmp(line, "protect ", 8) != 0 || !review_unescape(line + 8))
 			continue;
-		char **v = realloc(out->pat, (out->n + 1) * sizeof(char *));
-		if (!v || !(v[out->n] = strdup(line + 8))) {
-			if (v)
-				out->pat = v;
+		if (protect_set_add(out, line + 8) < 0) {
 			protect_set_free(out);
 			return error_set(err, ENOMEM, "out of memory");
 		}
-		out->pat = v;
-		out->n++;
 	}
 	return 0;
 }

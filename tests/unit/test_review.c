@@ -257,8 +257,10 @@ static void test_judge(void **state)
 static void test_judge_policy_globs(void **state)
 {
 	(void)state;
-	char *pats[] = { "config/**", "**/Makefile", "**/.envrc" };
-	struct protect_set set = { .pat = pats, .n = 3 };
+	struct protect_set set = { 0 };
+	assert_int_equal(protect_set_add(&set, "config/**"), 0);
+	assert_int_equal(protect_set_add(&set, "**/Makefile"), 0);
+	assert_int_equal(protect_set_add(&set, "**/.envrc"), 0);
 	struct review_change c = { .path = "config/db.yml", .kind = REVIEW_MODIFIED, .mode = S_IFREG | 0644 };
 	struct stat st = { .st_mode = S_IFREG | 0644 };
 	review_judge(&c, &st, "x: 1\n", 5, NULL, &set);
@@ -284,6 +286,7 @@ static void test_judge_policy_globs(void **state)
 	c.kind = REVIEW_ADDED;
 	review_judge(&c, &dst, NULL, 0, NULL, &set);
 	assert_int_equal(c.flags, 0);
+	protect_set_free(&set);
 }
 
 static void test_escape(void **state)
