@@ -40,8 +40,11 @@ extern const struct handoff_rule handoff_rules[];
  * longest literal run, which every matching path contains. */
 struct handoff_glob {
 	const char *pattern;
-	const char *lit;
+	size_t len;        /* of pattern */
+	const char *lit;   /* the longest literal run */
 	size_t lit_len;
+	size_t head_len;   /* the literal run the pattern starts with (a matching path starts with it) */
+	size_t tail_len;   /* the literal run it ends with (a matching path ends with it) */
 };
 void handoff_glob_prepare(const char *pattern, struct handoff_glob *g);
 bool handoff_glob_match_prepared(const struct handoff_glob *g, const char *path, size_t path_len);

@@ -210,6 +210,21 @@ void handoff_glob_prepare(const char *pattern, struct handoff_glob *g)
 	g->pattern = pattern;
 	g->lit = NULL;
 	g->lit_len = 0;
+	g->head_len = strcspn(pattern, "*");
+	size_t n = g->len = strlen(pattern);
+	g->tail_len = 0;
+	while (g->tail_len < n && pattern[n - 1 - g->tail_len] != '*')
+		g->tail_len++;
+	/* After "**" at a name boundary, the run's '/' is the wildcard's:
+	 * "**" + "/.envrc" matches ".envrc". */
+	size_t star = n - g->tail_len; /* just past the last '*' */
+	if (g->tail_len && star >= 2 && pattern[star] == '/' && pattern[star - 1] == '*' && pattern[star - 2] == '*') {
+		size_t first = star - 2;
+		while (first > 0 && pattern[first - 1] == '*')
+			first--;
+		if (first == 0 || pattern[first - 1] == '/')
+			g->tail_len--;
+	}
 	for (const char *p = pattern; *p;) {
 		if (*p == '*') {
 			/* "**" + "/" at a name boundary may match nothing,
@@ -234,7 +249,15 @@ void handoff_glob_prepare(const char *pattern, struct handoff_glob *g)
 
 bool handoff_glob_match_prepared(const struct handoff_glob *g, const char *path, size_t path_len)
 {
-	if (g->lit_len && !memmem(path, path_len, g->lit, g->lit_len))
+	/* The cheap tests first: the fixed start and end, then the longest
+	 * run anywhere when it is neither. */
+	if (g->head_len > path_len || memcmp(path, g->pattern, g->head_len) != 0)
+		return false;
+	size_t n = g->len;
+	if (g->tail_len > path_len || memcmp(path + path_len - g->tail_len, g->pattern + n - g->tail_len, g->tail_len))
+		return false;
+	bool fixed = g->lit == g->pattern || (g->lit && g->lit + g->lit_len == g->pattern + n);
+	if (g->lit_len && !fixed && !memmem(path, path_len, g->lit, g->lit_len))
 		return false;
 	bool alive;
 	return glob_run(g->pattern, path, &alive);
