@@ -36,15 +36,30 @@ extern const struct handoff_rule handoff_rules[];
 
 /* Glob match of a relative path ("a/b/c", no leading '/') against a rule
  * pattern. Pure; bounded by the lengths of both. */
-/* A glob prepared for many matches: the pattern (borrowed) and its
- * longest literal run, which every matching path contains. */
+/* handoff_glob_match's tokens: a byte (< 0x100), or a wildcard:
+ *   '*'       any run of bytes but '/'
+ *   '**'      any run of bytes
+ *   '**' '/'  at a name boundary: nothing, or any run ending in '/'
+ * A pattern longer than HANDOFF_GLOB_MAX matches nothing. */
+#define HANDOFF_GLOB_MAX 256
+#define HANDOFF_T_STAR 0x200u
+#define HANDOFF_T_DSTAR 0x201u
+#define HANDOFF_T_DSTAR_SLASH 0x202u
+
+/* The tokens of pattern into tok (room for strlen(pattern) of them);
+ * their number. */
+size_t handoff_glob_tokens(const char *pattern, unsigned *tok);
+
+/* A glob prepared for many matches: its tokens, and the literal runs
+ * every matching path holds (the run it starts with, the run it ends
+ * with, the longest one), as bytes. */
 struct handoff_glob {
-	const char *pattern;
-	size_t len;        /* of pattern */
-	const char *lit;   /* the longest literal run */
-	size_t lit_len;
-	size_t head_len;   /* the literal run the pattern starts with (a matching path starts with it) */
-	size_t tail_len;   /* the literal run it ends with (a matching path ends with it) */
+	unsigned tok[HANDOFF_GLOB_MAX];
+	size_t nt;
+	bool too_long;                    /* matches nothing */
+	char bytes[HANDOFF_GLOB_MAX];     /* tok as bytes, a wildcard as 0 */
+	size_t head_len, tail_len;        /* literal tokens at the start, at the end */
+	size_t lit_at, lit_len;           /* the longest run of literal tokens */
 };
 void handoff_glob_prepare(const char *pattern, struct handoff_glob *g);
 bool handoff_glob_match_prepared(const struct handoff_glob *g, const char *path, size_t path_len);

@@ -39,7 +39,7 @@ int protect_set_add(struct protect_set *s, const char *pat)
 	if (!(v[s->n] = strdup(pat)))
 		return -ENOMEM;
 	handoff_glob_prepare(v[s->n], &g[s->n]);
-	h[s->n] = (struct handoff_glob){ 0 };
+	memset(&h[s->n], 0, sizeof(h[s->n]));
 	size_t d = dir_glob_prefix(pat);
 	if (d) {
 		char *head = strndup(pat, d);
@@ -48,6 +48,7 @@ int protect_set_add(struct protect_set *s, const char *pat)
 			return -ENOMEM;
 		}
 		handoff_glob_prepare(head, &h[s->n]);
+		free(head);
 	}
 	s->n++;
 	return 0;
@@ -74,10 +75,8 @@ void protect_set_free(struct protect_set *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->n; i++) {
+	for (size_t i = 0; i < s->n; i++)
 		free(s->pat[i]);
-		free((char *)s->head[i].pattern);
-	}
 	free(s->pat);
 	free(s->glob);
 	free(s->head);
@@ -90,7 +89,7 @@ const char *protect_match(const struct protect_set *s, const char *rel, bool is_
 		return NULL; /* the workspace itself is never protected */
 	size_t len = strlen(rel);
 	for (size_t i = 0; i < s->n; i++) {
-		if (s->head[i].pattern) {
+		if (s->head[i].nt) { /* a directory glob: its DIR too */
 			if (handoff_glob_match_prepared(&s->head[i], rel, len) ||
 			    handoff_glob_match_prepared(&s->glob[i], rel, len))
 				return s->pat[i];

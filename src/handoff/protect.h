@@ -30,7 +30,7 @@ struct protect_set {
 	size_t n;
 	/* Prepared for matching, per pattern: the pattern, and for a
 	 * directory glob (DIR, '/', "**") its DIR as a glob of its own
-	 * (head[i].pattern NULL otherwise). Owned. */
+	 * (head[i].nt is 0 otherwise). Owned. */
 	struct handoff_glob *glob, *head;
 };
 

@@ -97,15 +97,13 @@ const struct handoff_rule handoff_rules[] = {
 
 /*
  * The matcher is a set-of-states simulation (no backtracking, so no
- * pattern can make it slow): the pattern becomes tokens, and after each
- * byte of the path we keep the set of tokens that could come next.
- *   '*'       any run of bytes but '/'
- *   '**'      any run of bytes
- *   '**' '/'  at a name boundary: nothing, or any run ending in '/'
- *             (zero or more whole directories)
+ * pattern can make it slow): the pattern becomes tokens (handoff.h), and
+ * after each byte of the path we keep the set of tokens that could come
+ * next.
  */
-#define GLOB_MAX 256
-enum { T_STAR = 256, T_DSTAR, T_DSTAR_SLASH };
+#define T_STAR HANDOFF_T_STAR
+#define T_DSTAR HANDOFF_T_DSTAR
+#define T_DSTAR_SLASH HANDOFF_T_DSTAR_SLASH
 
 /* State flags: FRESH when a token was just reached (from the token before
  * it, or at the start), LOOP when a wildcard consumed a byte and stays.
@@ -114,27 +112,10 @@ enum { T_STAR = 256, T_DSTAR, T_DSTAR_SLASH };
 #define FRESH 1
 #define LOOP 2
 
-static void glob_closure(const unsigned *tok, size_t nt, unsigned char *set)
+size_t handoff_glob_tokens(const char *pattern, unsigned *tok)
 {
-	for (size_t k = 0; k < nt; k++)
-		if ((set[k] && (tok[k] == T_STAR || tok[k] == T_DSTAR)) || (set[k] & FRESH && tok[k] == T_DSTAR_SLASH))
-			set[k + 1] |= FRESH;
-}
-
-/* Run pattern over path; *alive tells whether some continuation of path
- * could still match (the set of states is not empty). */
-static bool glob_run(const char *pattern, const char *path, bool *alive)
-{
-	unsigned tok[GLOB_MAX + 1];
-	tok[0] = 0; /* the first nt are set below; this quiets a false warning for an empty pattern */
-	unsigned char a[GLOB_MAX + 1], b[GLOB_MAX + 1];
-	unsigned char *cur = a, *next = b;
-	size_t nt = 0, plen = strlen(pattern);
-
-	*alive = false;
-	if (plen > GLOB_MAX)
-		return false;
-	for (size_t i = 0; i < plen;) {
+	size_t nt = 0;
+	for (size_t i = 0; pattern[i];) {
 		if (pattern[i] != '*') {
 			tok[nt++] = (unsigned char)pattern[i++];
 			continue;
@@ -155,6 +136,24 @@ static bool glob_run(const char *pattern, const char *path, bool *alive)
 			tok[nt++] = T_DSTAR;
 		}
 	}
+	return nt;
+}
+
+static void glob_closure(const unsigned *tok, size_t nt, unsigned char *set)
+{
+	for (size_t k = 0; k < nt; k++)
+		if ((set[k] && (tok[k] == T_STAR || tok[k] == T_DSTAR)) || (set[k] & FRESH && tok[k] == T_DSTAR_SLASH))
+			set[k + 1] |= FRESH;
+}
+
+/* Run the tokens over path; *alive tells whether some continuation of
+ * path could still match (the set of states is not empty). */
+static bool glob_run(const unsigned *tok, size_t nt, const char *path, bool *alive)
+{
+	unsigned char a[HANDOFF_GLOB_MAX + 1], b[HANDOFF_GLOB_MAX + 1];
+	unsigned char *cur = a, *next = b;
+
+	*alive = false;
 	memset(cur, 0, nt + 1);
 	cur[0] = FRESH;
 	glob_closure(tok, nt, cur);
@@ -204,63 +203,45 @@ static bool glob_run(const char *pattern, const char *path, bool *alive)
 
 void handoff_glob_prepare(const char *pattern, struct handoff_glob *g)
 {
-	/* A matching path holds each literal run of the pattern as it is:
-	 * the longest one rules most paths out at the cost of a substring
-	 * search (the walks match every pattern against every entry). */
-	g->pattern = pattern;
-	g->lit = NULL;
-	g->lit_len = 0;
-	g->head_len = strcspn(pattern, "*");
-	size_t n = g->len = strlen(pattern);
-	g->tail_len = 0;
-	while (g->tail_len < n && pattern[n - 1 - g->tail_len] != '*')
+	memset(g, 0, sizeof(*g));
+	if (strlen(pattern) > HANDOFF_GLOB_MAX) {
+		g->too_long = true;
+		return;
+	}
+	g->nt = handoff_glob_tokens(pattern, g->tok);
+	/* A matching path holds each run of literal tokens as it is (the
+	 * slash of a "**" + "/" is the wildcard's, not a literal): the
+	 * fixed start and end and the longest run rule most paths out
+	 * before the automaton runs (the walks match every pattern against
+	 * every entry). */
+	for (size_t k = 0, run = 0; k < g->nt; k++) {
+		bool lit = g->tok[k] < 0x100;
+		g->bytes[k] = lit ? (char)g->tok[k] : 0;
+		run = lit ? run + 1 : 0;
+		if (run > g->lit_len) {
+			g->lit_len = run;
+			g->lit_at = k + 1 - run;
+		}
+	}
+	while (g->head_len < g->nt && g->tok[g->head_len] < 0x100)
+		g->head_len++;
+	while (g->tail_len < g->nt && g->tok[g->nt - 1 - g->tail_len] < 0x100)
 		g->tail_len++;
-	/* After "**" at a name boundary, the run's '/' is the wildcard's:
-	 * "**" + "/.envrc" matches ".envrc". */
-	size_t star = n - g->tail_len; /* just past the last '*' */
-	if (g->tail_len && star >= 2 && pattern[star] == '/' && pattern[star - 1] == '*' && pattern[star - 2] == '*') {
-		size_t first = star - 2;
-		while (first > 0 && pattern[first - 1] == '*')
-			first--;
-		if (first == 0 || pattern[first - 1] == '/')
-			g->tail_len--;
-	}
-	for (const char *p = pattern; *p;) {
-		if (*p == '*') {
-			/* "**" + "/" at a name boundary may match nothing,
-			 * its '/' included: that '/' is the wildcard's. */
-			const char *first = p;
-			while (*p == '*')
-				p++;
-			if (p - first >= 2 && *p == '/' && (first == pattern || first[-1] == '/'))
-				p++;
-			continue;
-		}
-		const char *q = p;
-		while (*q && *q != '*')
-			q++;
-		if ((size_t)(q - p) > g->lit_len) {
-			g->lit = p;
-			g->lit_len = (size_t)(q - p);
-		}
-		p = q;
-	}
 }
 
 bool handoff_glob_match_prepared(const struct handoff_glob *g, const char *path, size_t path_len)
 {
-	/* The cheap tests first: the fixed start and end, then the longest
-	 * run anywhere when it is neither. */
-	if (g->head_len > path_len || memcmp(path, g->pattern, g->head_len) != 0)
+	if (g->too_long)
 		return false;
-	size_t n = g->len;
-	if (g->tail_len > path_len || memcmp(path + path_len - g->tail_len, g->pattern + n - g->tail_len, g->tail_len))
+	if (g->head_len > path_len || memcmp(path, g->bytes, g->head_len) != 0)
 		return false;
-	bool fixed = g->lit == g->pattern || (g->lit && g->lit + g->lit_len == g->pattern + n);
-	if (g->lit_len && !fixed && !memmem(path, path_len, g->lit, g->lit_len))
+	if (g->tail_len > path_len || memcmp(path + path_len - g->tail_len, g->bytes + g->nt - g->tail_len, g->tail_len))
+		return false;
+	bool fixed = g->lit_at == 0 || g->lit_at + g->lit_len == g->nt; /* tested just above */
+	if (g->lit_len && !fixed && !memmem(path, path_len, g->bytes + g->lit_at, g->lit_len))
 		return false;
 	bool alive;
-	return glob_run(g->pattern, path, &alive);
+	return glob_run(g->tok, g->nt, path, &alive);
 }
 
 bool handoff_glob_match(const char *pattern, const char *path)
@@ -272,8 +253,11 @@ bool handoff_glob_match(const char *pattern, const char *path)
 
 bool handoff_glob_prefix(const char *pattern, const char *prefix)
 {
-	bool alive;
-	(void)glob_run(pattern, prefix, &alive);
+	struct handoff_glob g;
+	handoff_glob_prepare(pattern, &g);
+	bool alive = false;
+	if (!g.too_long)
+		(void)glob_run(g.tok, g.nt, prefix, &alive);
 	return alive;
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "handoff/handoff.h"
 #include "policy/glob.h"
 #include "util/cleanup.h"
 #include "util/urlunit.h"
@@ -105,6 +106,8 @@ static int b_finish(struct builder *b, struct glob *g, uint32_t start, const uin
 #define T_STAR 0x200u
 #define T_DSTAR 0x201u
 #define T_DSTAR_SLASH 0x202u
+_Static_assert(T_STAR == HANDOFF_T_STAR && T_DSTAR == HANDOFF_T_DSTAR && T_DSTAR_SLASH == HANDOFF_T_DSTAR_SLASH,
+	       "compile_file takes handoff_glob_tokens' tokens as they are");
 
 /* netpolicy.c's and rules.c's glob tokens as an NFA: state k = the first
  * k tokens matched. A "**" + "/" token gets a second state, its loop: it
@@ -181,36 +184,14 @@ static int compile_path(struct builder *b, const char *glob, struct glob *g)
 	return compile_tokens(b, tok, nt, g);
 }
 
-/* handoff_glob_match's tokens: bytes; "**" + "/" also at the start. */
+/* handoff_glob_match's own tokens (bytes; "**" + "/" also at the start). */
 static int compile_file(struct builder *b, const char *pattern, struct glob *g)
 {
-	size_t plen = strlen(pattern), nt = 0;
-	_cleanup_free_ unsigned *tok = calloc(plen + 1, sizeof(*tok));
+	_cleanup_free_ unsigned *tok = calloc(strlen(pattern) + 1, sizeof(*tok));
 
 	if (!tok)
 		return -ENOMEM;
-	for (size_t i = 0; i < plen;) {
-		if (pattern[i] != '*') {
-			tok[nt++] = (unsigned char)pattern[i++];
-			continue;
-		}
-		if (pattern[i + 1] != '*') {
-			tok[nt++] = T_STAR;
-			i++;
-			continue;
-		}
-		size_t first = i;
-		while (pattern[i] == '*')
-			i++;
-		bool at_boundary = first == 0 || pattern[first - 1] == '/';
-		if (at_boundary && pattern[i] == '/') {
-			tok[nt++] = T_DSTAR_SLASH;
-			i++;
-		} else {
-			tok[nt++] = T_DSTAR;
-		}
-	}
-	return compile_tokens(b, tok, nt, g);
+	return compile_tokens(b, tok, handoff_glob_tokens(pattern, tok), g);
 }
 
 /* One fnmatch bracket expression starting after '[' at p[*i]: the bytes
