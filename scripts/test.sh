@@ -19,7 +19,10 @@ stages=${STAGES:-unit e2e fuzz asan}
 fuzz_seconds=${FUZZ_SECONDS:-30}
 passed=0 failed=0 skipped=0
 log=$(mktemp /tmp/airlock-test.XXXXXX)
-trap 'rm -f "$log"' EXIT
+# What failed, with the first lines of why, repeated at the very end so
+# that the tail of a long log is enough to know what to look at.
+digest=$(mktemp /tmp/airlock-test-digest.XXXXXX)
+trap 'rm -f "$log" "$digest"' EXIT
 
 have() { [[ " $stages " == *" $1 "* ]]; }
 stage() { printf '\n=== %s\n' "$*"; }
@@ -58,6 +61,26 @@ run() {
 		echo "test.sh: stage '$name' failed (exit $rc)"
 		failed=$((failed + 1))
 	fi
+	if [ "$failed" -ne "$before" ]; then
+		note_failure "$name" "$log"
+	fi
+}
+
+# note_failure STAGE LOG: keep what a failed stage said of its failures:
+# e2e "FAIL name" blocks (the test's own output, indented), meson's failed
+# tests, sanitizer and fuzzer reports.
+note_failure() {
+	{
+		printf -- '--- %s\n' "$1"
+		awk '
+			/^FAIL / { keep = 1; n = 0; print; next }
+			keep && /^     / { if (++n <= 25) print; next }
+			{ keep = 0 }
+			/^ *[0-9]+\/[0-9]+ .*(FAIL|TIMEOUT)/ { print }
+			/ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:|^==[0-9]+==ERROR|deadly signal/ { if (++s <= 10) print }
+			/^test\.sh: / { print }
+		' "$2" | head -n 200
+	} >>"$digest"
 }
 
 stage "build"
@@ -103,6 +126,7 @@ if have fuzz; then
 					tail -n 40 "$log"
 					echo "test.sh: fuzzer $name found a crash"
 					failed=$((failed + 1))
+					{ printf -- '--- fuzz %s\n' "$name"; grep -E 'ERROR|SUMMARY|deadly|Test unit written' "$log" | head -n 10; } >>"$digest"
 				fi
 				rm -rf "$work"
 			done
@@ -135,6 +159,11 @@ if have asan; then
 fi
 
 echo
+if [ -s "$digest" ]; then
+	echo "=== what failed"
+	cat "$digest"
+	echo
+fi
 if [ "$skipped" -gt 0 ]; then
 	echo "$passed passed, $failed failed, $skipped skipped"
 else
