@@ -188,6 +188,14 @@ expect_ok() {
 # bg_register PID: kill PID (and wait for it) when the test ends.
 bg_register() { printf '%s\n' "$1" >>"$T/.bg_pids"; }
 
+# e2e_gone PID: PID has ended (gone, or a zombie nobody reaped yet: its
+# files are closed either way).
+e2e_gone() {
+	local st
+	st=$(sed -n 's/^.*) \([A-Za-z]\).*/\1/p' "/proc/$1/stat" 2>/dev/null) || return 0
+	[ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ]
+}
+
 # wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds. Bounded,
 # and not a timing assertion: a slow machine only waits longer.
 wait_for() {

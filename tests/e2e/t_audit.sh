@@ -116,11 +116,14 @@ test_audit_supervisor_killed_leaves_an_unsealed_intact_log() {
 	mkdir -p "$T/audit"
 	(cd "$WS" && HOME="$E2E_HOME" exec "$AIRLOCK" run --audit "$T/audit" -- \
 		/bin/sh -c ': >started; sleep 30') >/dev/null 2>&1 </dev/null &
-	local apid=$!
+	local apid=$! wpid
 	wait_for 20 test -e "$WS/started" || fail "the command did not start"
+	wpid=$(pgrep -P "$apid" -x airlock-audit) || fail "no audit writer under the supervisor"
 	kill -KILL "$apid"
 	wait "$apid" 2>/dev/null
-	sleep 0.5
+	# The writer outlives the supervisor until it has written what it had:
+	# read the log once it is gone, not at a guessed moment.
+	wait_for 20 e2e_gone "$wpid" || fail "the audit writer did not end after the supervisor died"
 	local log
 	log=$(ls "$T"/audit/*.jsonl)
 	verify "$log"
