@@ -178,7 +178,7 @@ test_conformance_runtime_that_runs_nothing_and_cleanup() {
 	[ -n "$kept" ] && [ -f "$kept/outside/planted.txt" ] || fail "--keep keeps the scratch directory$(e2e_last_run)"
 	rm -rf "$kept"
 	# No stand-in service outlives the suite.
-	if pgrep -f "airlock-probe serve-udp 0 3600" >/dev/null; then
+	if pgrep -u "$(id -u)" -f "airlock-probe serve-udp 0 3600" >/dev/null; then
 		fail "a stand-in service was left running"
 	fi
 }
