@@ -332,6 +332,21 @@ static bool upstream_stale(const struct conn *c)
 	return poll(&p, 1, 0) != 0;
 }
 
+/* TLS to the server over c->ufd, verified for host; reason says why not. */
+static bool upstream_tls_start(struct conn *c, const char *host, uint16_t port, char *reason, size_t len)
+{
+	struct error err = { 0 };
+	c->ussl = SSL_new(upstream_ctx);
+	if (c->ussl && tls_client_set_host(c->ussl, host, &err) == 0 && SSL_set_fd(c->ussl, c->ufd) &&
+	    SSL_connect(c->ussl) == 1)
+		return true;
+	unsigned long e = ERR_peek_last_error();
+	snprintf(reason, len, "TLS to %s:%u failed: %s", host, port,
+		 err.msg[0] ? err.msg : e ? ERR_reason_error_string(e) : "handshake");
+	ERR_clear_error();
+	return false;
+}
+
 static int upstream_connect(const char *host, bool is_ip, const struct net_addr *ip, uint16_t port,
 			    struct net_decision *d, char *reason, size_t reason_len, struct net_decision *would)
 {
@@ -1198,12 +1213,42 @@ static bool handle_request(struct conn *c, struct http_request *req)
 	}
 
 	/* Upstream: reuse the connection to the same place, else connect.
-	 * An intercepted tunnel's upstream is fixed: one with bytes that no
-	 * request asked for is out of step, and the tunnel ends. */
-	if (c->cssl && c->ussl && SSL_pending(c->ussl) > 0) {
-		answer(c, 502, "bad gateway", "the upstream server sent bytes no request asked for");
-		buf_wipe(&side);
-		return false;
+	 * An idle upstream that is readable was closed by the server or
+	 * holds bytes no request asked for (upstream_stale): it is replaced,
+	 * and the bytes go with it. Inside an intercepted tunnel the new
+	 * connection goes to the tunnel's own host and port, checked as the
+	 * first was; this is also how a tunnel outlives a server's idle
+	 * timeout or a long step-up wait. */
+	if (c->cssl && (!c->ussl || SSL_pending(c->ussl) > 0 || upstream_stale(c))) {
+		upstream_close(c);
+		struct net_addr tip;
+		char thost[HTTP_MAX_HOST + 1];
+		int tkind = addr_normalize_host(c->thost, thost, sizeof(thost), &tip);
+		int fd = tkind < 0 ? -EINVAL :
+				     upstream_connect(thost, tkind == 1, &tip, c->tport, &d, reason, sizeof(reason), &would);
+		if (tkind >= 0 && would.reason[0])
+			(void)let_through(&rec, obs, sizeof(obs), NULL, would.rule, would.reason);
+		if (fd >= 0) {
+			c->ufd = fd;
+			if (!upstream_tls_start(c, thost, c->tport, reason, sizeof(reason))) {
+				upstream_close(c);
+				fd = -EIO;
+			}
+		} else if (tkind < 0) {
+			snprintf(reason, sizeof(reason), "the tunnel's host %s is invalid", c->thost);
+		}
+		if (fd < 0) {
+			answer(c, fd == -EACCES ? 403 : 502, fd == -EACCES ? "denied" : "bad gateway", reason);
+			if (!rec.observed) {
+				rec.reason = reason;
+				if (fd == -EACCES)
+					rec.rule = d.rule;
+			}
+			buf_wipe(&side);
+			goto deny;
+		}
+		snprintf(c->uhost, sizeof(c->uhost), "%s", thost);
+		c->uport = c->tport;
 	}
 	if (!c->cssl && (c->ufd < 0 || upstream_stale(c) || strcmp(c->uhost, host) != 0 || c->uport != port)) {
 		upstream_close(c);
@@ -1255,7 +1300,8 @@ static bool handle_request(struct conn *c, struct http_request *req)
 	if (mx) {
 		/* Each message of the response through the gateway. An
 		 * upstream out of step is closed; inside an intercepted tunnel
-		 * (whose upstream is fixed) the tunnel then ends too. */
+		 * the tunnel then ends too (the agent's side of it may be out
+		 * of step as well). */
 		mc.host = host;
 		mc.is_ip = kind == 1;
 		mc.ip = &ip;
@@ -1420,13 +1466,7 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 				return;
 			}
 		}
-		c->ussl = SSL_new(upstream_ctx);
-		if (!c->ussl || tls_client_set_host(c->ussl, host, &err) < 0 || !SSL_set_fd(c->ussl, c->ufd) ||
-		    SSL_connect(c->ussl) != 1) {
-			unsigned long e = ERR_peek_last_error();
-			snprintf(reason, sizeof(reason), "TLS to %s:%u failed: %s", host, port,
-				 e ? ERR_reason_error_string(e) : "handshake");
-			ERR_clear_error();
+		if (!upstream_tls_start(c, host, port, reason, sizeof(reason))) {
 			answer(c, 502, "bad gateway", reason);
 			rec.reason = reason;
 			record(&rec);

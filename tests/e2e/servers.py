@@ -9,7 +9,9 @@ headers and the body, except GET /git/... which serves files from DIR/git,
 and GET .../gen-MODE-N, which sends N bytes of a fixed pattern (byte i is
 (7 i + 3) mod 256) framed by MODE: length (Content-Length), chunked, or
 eof (neither: until the connection closes); /ws on the WebSocket port
-completes the handshake and echoes one text frame.
+completes the handshake and echoes one text frame. .../desync sends a
+bodiless response with a second one behind it; .../idle-close answers,
+then closes the connection without having said it would.
 
 With a file DIR/token (the credential tests' secret), /api/... answers
 only a request carrying "Authorization: Bearer TOKEN" or ?api_key=TOKEN,
@@ -154,6 +156,13 @@ class Echo(http.server.BaseHTTPRequestHandler):
             self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nSMUGGLED")
             self.wfile.flush()
             self.close_connection = False
+            return
+        if self.path.endswith("/idle-close"):
+            # Framed by length and not announced as the last, then the
+            # connection is closed, as a server ends an idle keep-alive.
+            self.reply(200, b"closing")
+            self.wfile.flush()
+            self.close_connection = True
             return
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n).decode("utf-8", "replace") if n else ""

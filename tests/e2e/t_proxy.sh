@@ -255,6 +255,37 @@ PY
 	assert_match "$OUT" '/public/next 200 \{"method": "GET", "path": "/public/next"' "the next request answered by the server"
 }
 
+# Inside an intercepted tunnel the upstream is the proxy's own connection:
+# when the server closes it while idle (its keep-alive ran out, or a
+# step-up wait outlasted it), the next request in the tunnel goes on a new
+# one, checked as the first was; bytes the server sent that no request
+# asked for go with the old one and never reach the agent.
+test_proxy_tunnel_upstream_reopened() {
+	start_servers
+	cat >"$WS/reopen.py" <<'PY'
+import http.client, ssl, sys, time
+sp = int(sys.argv[1])
+t = http.client.HTTPSConnection("127.0.0.1", 3128, timeout=20, context=ssl.create_default_context())
+t.set_tunnel("secure.test", sp)
+for path in ("/ok/idle-close", "/ok/after-close", "/ok/desync", "/ok/after-desync"):
+    time.sleep(0.5)  # the server's close, or its stray bytes, are there first
+    t.request("GET", path, headers={"Host": f"secure.test:{sp}"})
+    r = t.getresponse()
+    body = r.read()
+    print(path, r.status, body[:60].decode("latin-1"))
+PY
+	al_policy "$(net_policy)" -- /usr/bin/python3 ./reopen.py "$SP"
+	assert_rc 0 "the client: $OUT"
+	assert_contains "$OUT" "/ok/idle-close 200 closing" "the response before the server closed"
+	assert_match "$OUT" '/ok/after-close 200 \{"method": "GET", "path": "/ok/after-close"' \
+		"the next request in the same tunnel, on a new upstream"
+	assert_contains "$OUT" "/ok/desync 204" "the bodiless response"
+	assert_not_contains "$OUT" "SMUGGLED" "bytes no request asked for given to the next request"
+	assert_match "$OUT" '/ok/after-desync 200 \{"method": "GET", "path": "/ok/after-desync"' \
+		"the request after them answered by the server"
+	assert_eq 1 "$(grep -c '"intercepted"' "$T/net.jsonl")" "one tunnel carried them all: $(cat "$T/net.jsonl")"
+}
+
 test_proxy_websocket_only_where_allowed() {
 	start_servers
 	cat >"$WS/ws.py" <<'PY'
