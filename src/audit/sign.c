@@ -144,14 +144,18 @@ int audit_key_load_or_create(const char *path, struct audit_key **out, struct er
 	struct audit_key *k;
 	if ((r = audit_key_generate(&k, err)) < 0)
 		return r;
-	/* Created exclusively: two first runs at once do not overwrite each
-	 * other's key (the loser loads the winner's). */
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* Written whole under a name of its own, then linked into place:
+	 * the key's name never shows a partial file, and two first runs at
+	 * once do not overwrite each other's key (link refuses an existing
+	 * name; the loser loads the winner's). */
+	char tmp[4200];
+	snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 && errno == EEXIST && unlink(tmp) == 0) /* a crashed run of the same pid */
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
 		audit_key_free(k);
-		if (errno == EEXIST)
-			return audit_key_load_or_create(path, out, err);
-		return error_sys(err, errno, "cannot create the authority key %s", path);
+		return error_sys(err, errno, "cannot create the authority key %s", tmp);
 	}
 	f = fdopen(fd, "w");
 	if (!f || !PEM_write_PrivateKey(f, k->pkey, NULL, NULL, 0, NULL, NULL) || fflush(f) != 0 ||
@@ -160,11 +164,23 @@ int audit_key_load_or_create(const char *path, struct audit_key **out, struct er
 			fclose(f);
 		else
 			close(fd);
-		unlink(path);
+		unlink(tmp);
 		audit_key_free(k);
 		return ssl_fail(err, "cannot write the authority key");
 	}
-	fclose(f);
+	if (fclose(f) != 0) {
+		unlink(tmp);
+		audit_key_free(k);
+		return error_sys(err, errno, "cannot write the authority key %s", tmp);
+	}
+	int lr = link(tmp, path), lerr = errno;
+	unlink(tmp);
+	if (lr < 0) {
+		audit_key_free(k);
+		if (lerr == EEXIST)
+			return audit_key_load(path, out, err);
+		return error_sys(err, lerr, "cannot create the authority key %s", path);
+	}
 	*out = k;
 	return 0;
 }

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -656,6 +657,57 @@ static void pkcs8_pem(const uint8_t seed[32], uint8_t oid_last, const char *befo
 	assert_int_equal(base64_encode(der, sizeof(der), &b), 0);
 	snprintf(out, cap, "%s-----BEGIN PRIVATE KEY-----\n%.*s\n-----END PRIVATE KEY-----\n", before, (int)b.len, b.data);
 	buf_free(&b);
+}
+
+/* Many first runs at once: each gets the one key that ends up in the
+ * file, none sees it half written. Processes, because the race is between
+ * writers started together. */
+static void test_authority_key_first_runs_at_once(void **state)
+{
+	(void)state;
+	enum { RUNS = 12, ROUNDS = 6 };
+	for (int round = 0; round < ROUNDS; round++) {
+		char path[256];
+		snprintf(path, sizeof(path), "%s/race%d/airlock/authority.key", tmpdir, round);
+		int fds[RUNS][2];
+		pid_t pids[RUNS];
+		for (int i = 0; i < RUNS; i++) {
+			assert_int_equal(pipe(fds[i]), 0);
+			pids[i] = fork();
+			assert_true(pids[i] >= 0);
+			if (pids[i] == 0) {
+				struct error err = { 0 };
+				struct audit_key *k = NULL;
+				uint8_t pub[AUDIT_PUB_LEN] = { 0 };
+				if (audit_key_load_or_create(path, &k, &err) == 0)
+					audit_key_public(k, pub);
+				else
+					fprintf(stderr, "run %d: %s\n", i, err.msg);
+				_exit(write(fds[i][1], pub, sizeof(pub)) == (ssize_t)sizeof(pub) ? 0 : 1);
+			}
+			close(fds[i][1]);
+		}
+		uint8_t first[AUDIT_PUB_LEN], zero[AUDIT_PUB_LEN] = { 0 };
+		for (int i = 0; i < RUNS; i++) {
+			uint8_t pub[AUDIT_PUB_LEN];
+			assert_int_equal(read(fds[i][0], pub, sizeof(pub)), (ssize_t)sizeof(pub));
+			close(fds[i][0]);
+			int status;
+			assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+			assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+			assert_memory_not_equal(pub, zero, sizeof(pub));
+			if (i == 0)
+				memcpy(first, pub, sizeof(pub));
+			assert_memory_equal(pub, first, sizeof(pub));
+		}
+		struct error err = { 0 };
+		struct audit_key *k = NULL;
+		uint8_t pub[AUDIT_PUB_LEN];
+		assert_int_equal(audit_key_load_or_create(path, &k, &err), 0);
+		audit_key_public(k, pub);
+		audit_key_free(k);
+		assert_memory_equal(pub, first, sizeof(pub));
+	}
 }
 
 /* The key made on first use is the key loaded afterwards, by the quick
@@ -1554,6 +1606,7 @@ int main(void)
 		cmocka_unit_test(test_record_long_strings),
 		cmocka_unit_test(test_sha256),
 		cmocka_unit_test(test_authority_key),
+		cmocka_unit_test(test_authority_key_first_runs_at_once),
 		cmocka_unit_test(test_chain_append),
 		cmocka_unit_test(test_verify_intact),
 		cmocka_unit_test(test_verify_edits),
