@@ -86,13 +86,10 @@ int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a
 		close(ep[1]);
 		return error_sys(err, errno, "socketpair");
 	}
-	char cfd[16], efd[16];
-	snprintf(cfd, sizeof(cfd), "%d", cs[1]);
-	snprintf(efd, sizeof(efd), "%d", ep[0]);
 	const char *boundary = policy_boundary_name(pol->sandbox.boundary);
 	const char *mode = policy_mode_name(pol->sandbox.mode);
 	const char *agent = pol->identity.agent ? pol->identity.agent : pol->name && pol->name[0] ? pol->name : "agent";
-	char *argv[] = { exe, "write", (char *)dir, key, cfd, efd, (char *)agent, (char *)boundary,
+	char *argv[] = { exe, "write", (char *)dir, key, "3", "4", (char *)agent, (char *)boundary,
 			 (char *)mode, pol->file, pol->identity.header ? "identity" : "-", NULL };
 	pid_t pid = sibling_spawn(argv, cs[1], ep[0]);
 	if (pid < 0)

@@ -89,17 +89,15 @@ int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct e
 	}
 	e->control = cs[0];
 
-	char cwd[PATH_MAX], cfd[16], rfd[16], uid[16], gid[16];
+	char cwd[PATH_MAX], uid[16], gid[16];
 	const char *home = getenv("HOME");
 	if (!getcwd(cwd, sizeof(cwd)))
 		return error_sys(err, errno, "getcwd");
-	snprintf(cfd, sizeof(cfd), "%d", cs[1]);
-	snprintf(rfd, sizeof(rfd), "%d", rp[1]);
 	snprintf(uid, sizeof(uid), "%u", plan->host_uid);
 	snprintf(gid, sizeof(gid), "%u", plan->host_gid);
 	/* The enterprise files the policy was narrowed by follow: the proxy
 	 * reads the policy again and must narrow it the same way. */
-	char *fixed[] = { exe, pol->file, cwd, (char *)(home && home[0] == '/' ? home : "/"), cfd, rfd, uid, gid };
+	char *fixed[] = { exe, pol->file, cwd, (char *)(home && home[0] == '/' ? home : "/"), "3", "4", uid, gid };
 	size_t nfixed = sizeof(fixed) / sizeof(*fixed);
 	char **argv = calloc(nfixed + pol->n_layer_files + 1, sizeof(*argv));
 	if (!argv) {

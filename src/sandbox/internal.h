@@ -113,8 +113,9 @@ bool intercepts(const struct policy *pol);
 
 /* sibling.c: the helper executables beside airlock's own. */
 int sibling_path(const char *name, char *out, size_t len, struct error *err) WUR;
-/* fork and exec argv[0] with only keep_a, keep_b and stdio open; the
- * child's pid, or -1 (errno) when fork failed. */
+/* Start argv[0] with keep_a as its fd 3, keep_b as its fd 4, stdio, and
+ * nothing else open (argv names them "3" and "4"); the child's pid, or -1
+ * (errno) when it could not be started. */
 pid_t sibling_spawn(char *const argv[], int keep_a, int keep_b);
 
 /* plan.c */
