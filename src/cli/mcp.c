@@ -405,6 +405,7 @@ static int cmd_pins(int argc, char **argv)
 			pin->definition = pin->pending_definition;
 			pin->pending_definition = NULL;
 			pin->pending_sha256[0] = '\0';
+			pin->dirty = true;
 			printf("approved %s %s\n", pin->sha256, pin->tool);
 			approved++;
 		}

@@ -76,6 +76,7 @@ struct mcp_pin {
 	char *definition; /* canonical JSON */
 	char pending_sha256[65]; /* a changed definition awaiting approval, or "" */
 	char *pending_definition;
+	bool dirty; /* changed here since the file was last read or written */
 };
 
 struct mcp_pins {
@@ -141,7 +142,10 @@ enum mcp_pin_state {
 int mcp_tool_hash(const struct imp_node *tool, char hex[65], char **canon) WUR;
 
 int mcp_pins_load(struct mcp_pins *p, const char *path, struct error *err) WUR;
-int mcp_pins_save(const struct mcp_pins *p, struct error *err) WUR;
+/* Write the pins this process changed (dirty) into the file as it is now,
+ * under a lock, and take the result as p: another gateway's pins and an
+ * approval made meanwhile are kept, not overwritten by a stale copy. */
+int mcp_pins_save(struct mcp_pins *p, struct error *err) WUR;
 void mcp_pins_free(struct mcp_pins *p);
 /* Check a tool against the pins, pinning a new one and recording a change
  * as pending. *changed set when the file needs saving. */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -140,7 +141,7 @@ int mcp_pins_load(struct mcp_pins *p, const char *path, struct error *err)
 	return 0;
 }
 
-int mcp_pins_save(const struct mcp_pins *p, struct error *err)
+static int pins_write(const struct mcp_pins *p, struct error *err)
 {
 	struct buf b = { 0 };
 	int r = buf_puts(&b, "{\"version\":1,\"tools\":{");
@@ -206,6 +207,65 @@ int mcp_pins_save(const struct mcp_pins *p, struct error *err)
 	return 0;
 }
 
+/* dst's entry for src's tool becomes a copy of src. */
+static int pin_take(struct mcp_pins *dst, const struct mcp_pin *src)
+{
+	struct mcp_pin *d = mcp_pins_find(dst, src->tool);
+	if (!d && !(d = pin_add(dst, src->tool)))
+		return -ENOMEM;
+	char *def = strdup(src->definition);
+	char *pend = src->pending_definition ? strdup(src->pending_definition) : NULL;
+	if (!def || (src->pending_definition && !pend)) {
+		free(def);
+		free(pend);
+		return -ENOMEM;
+	}
+	free(d->definition);
+	free(d->pending_definition);
+	d->definition = def;
+	d->pending_definition = pend;
+	memcpy(d->sha256, src->sha256, sizeof(d->sha256));
+	memcpy(d->pending_sha256, src->pending_sha256, sizeof(d->pending_sha256));
+	return 0;
+}
+
+int mcp_pins_save(struct mcp_pins *p, struct error *err)
+{
+	_cleanup_free_ char *lockpath = NULL;
+	if (asprintf(&lockpath, "%s.lock", p->path) < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	_cleanup_close_ int lock = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lock < 0)
+		return error_set(err, errno, "%s: %s", lockpath, strerror(errno));
+	int r;
+	while ((r = flock(lock, LOCK_EX)) < 0 && errno == EINTR)
+		;
+	if (r < 0)
+		return error_set(err, errno, "%s: %s", lockpath, strerror(errno));
+	struct mcp_pins cur;
+	if ((r = mcp_pins_load(&cur, p->path, err)) < 0) {
+		mcp_pins_free(&cur);
+		return r;
+	}
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i].dirty && pin_take(&cur, &p->v[i]) < 0) {
+			mcp_pins_free(&cur);
+			return error_set(err, ENOMEM, "out of memory");
+		}
+	if ((r = pins_write(&cur, err)) < 0) {
+		mcp_pins_free(&cur);
+		return r;
+	}
+	/* The file as written is what this process holds from now on. */
+	char *path = p->path;
+	p->path = NULL;
+	mcp_pins_free(p);
+	*p = cur;
+	free(p->path);
+	p->path = path;
+	return 0;
+}
+
 enum mcp_pin_state mcp_pins_check(struct mcp_pins *p, const char *tool, const char *hex, const char *canon,
 				  bool *changed)
 {
@@ -216,6 +276,7 @@ enum mcp_pin_state mcp_pins_check(struct mcp_pins *p, const char *tool, const ch
 		if (!pin || !(pin->definition = strdup(canon)))
 			return MCP_PIN_CHANGED;
 		memcpy(pin->sha256, hex, 65);
+		pin->dirty = true;
 		*changed = true;
 		return MCP_PIN_NEW;
 	}
@@ -225,6 +286,7 @@ enum mcp_pin_state mcp_pins_check(struct mcp_pins *p, const char *tool, const ch
 			pin->pending_sha256[0] = '\0';
 			free(pin->pending_definition);
 			pin->pending_definition = NULL;
+			pin->dirty = true;
 			*changed = true;
 		}
 		return MCP_PIN_SAME;
@@ -235,6 +297,7 @@ enum mcp_pin_state mcp_pins_check(struct mcp_pins *p, const char *tool, const ch
 			free(pin->pending_definition);
 			pin->pending_definition = d;
 			memcpy(pin->pending_sha256, hex, 65);
+			pin->dirty = true;
 			*changed = true;
 		}
 	}
