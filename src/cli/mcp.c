@@ -398,14 +398,8 @@ static int cmd_pins(int argc, char **argv)
 		size_t approved = 0;
 		for (size_t i = 0; i < p.n; i++) {
 			struct mcp_pin *pin = &p.v[i];
-			if (!pin->pending_sha256[0] || !tool_named(pin->tool, argv, first_tool, argc))
+			if (!tool_named(pin->tool, argv, first_tool, argc) || !mcp_pin_approve(pin))
 				continue;
-			memcpy(pin->sha256, pin->pending_sha256, 65);
-			free(pin->definition);
-			pin->definition = pin->pending_definition;
-			pin->pending_definition = NULL;
-			pin->pending_sha256[0] = '\0';
-			pin->dirty = true;
 			printf("approved %s %s\n", pin->sha256, pin->tool);
 			approved++;
 		}

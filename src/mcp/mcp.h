@@ -146,6 +146,9 @@ int mcp_pins_load(struct mcp_pins *p, const char *path, struct error *err) WUR;
  * under a lock, and take the result as p: another gateway's pins and an
  * approval made meanwhile are kept, not overwritten by a stale copy. */
 int mcp_pins_save(struct mcp_pins *p, struct error *err) WUR;
+/* The pending definition becomes the approved one; false when none is
+ * pending. */
+bool mcp_pin_approve(struct mcp_pin *pin);
 void mcp_pins_free(struct mcp_pins *p);
 /* Check a tool against the pins, pinning a new one and recording a change
  * as pending. *changed set when the file needs saving. */

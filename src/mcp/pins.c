@@ -266,6 +266,19 @@ int mcp_pins_save(struct mcp_pins *p, struct error *err)
 	return 0;
 }
 
+bool mcp_pin_approve(struct mcp_pin *pin)
+{
+	if (!pin->pending_sha256[0])
+		return false;
+	memcpy(pin->sha256, pin->pending_sha256, sizeof(pin->sha256));
+	free(pin->definition);
+	pin->definition = pin->pending_definition;
+	pin->pending_definition = NULL;
+	pin->pending_sha256[0] = '\0';
+	pin->dirty = true;
+	return true;
+}
+
 enum mcp_pin_state mcp_pins_check(struct mcp_pins *p, const char *tool, const char *hex, const char *canon,
 				  bool *changed)
 {

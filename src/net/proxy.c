@@ -1219,23 +1219,33 @@ static bool handle_request(struct conn *c, struct http_request *req)
 	 * connection goes to the tunnel's own host and port, checked as the
 	 * first was; this is also how a tunnel outlives a server's idle
 	 * timeout or a long step-up wait. */
-	if (c->cssl && (!c->ussl || SSL_pending(c->ussl) > 0 || upstream_stale(c))) {
+	bool reopen = c->cssl ? !c->ussl || SSL_pending(c->ussl) > 0 || upstream_stale(c) :
+				c->ufd < 0 || upstream_stale(c) || strcmp(c->uhost, host) != 0 || c->uport != port;
+	if (reopen) {
+		char uhost[HTTP_MAX_HOST + 1];
+		struct net_addr uip = ip;
+		int ukind = kind;
+		uint16_t uport = port;
+		snprintf(uhost, sizeof(uhost), "%s", host);
+		if (c->cssl) {
+			ukind = addr_normalize_host(c->thost, uhost, sizeof(uhost), &uip);
+			uport = c->tport;
+		}
 		upstream_close(c);
-		struct net_addr tip;
-		char thost[HTTP_MAX_HOST + 1];
-		int tkind = addr_normalize_host(c->thost, thost, sizeof(thost), &tip);
-		int fd = tkind < 0 ? -EINVAL :
-				     upstream_connect(thost, tkind == 1, &tip, c->tport, &d, reason, sizeof(reason), &would);
-		if (tkind >= 0 && would.reason[0])
-			(void)let_through(&rec, obs, sizeof(obs), NULL, would.rule, would.reason);
+		int fd = -EINVAL;
+		if (ukind < 0) {
+			snprintf(reason, sizeof(reason), "the tunnel's host %s is invalid", c->thost);
+		} else {
+			fd = upstream_connect(uhost, ukind == 1, &uip, uport, &d, reason, sizeof(reason), &would);
+			if (would.reason[0])
+				(void)let_through(&rec, obs, sizeof(obs), NULL, would.rule, would.reason);
+		}
 		if (fd >= 0) {
 			c->ufd = fd;
-			if (!upstream_tls_start(c, thost, c->tport, reason, sizeof(reason))) {
+			if (c->cssl && !upstream_tls_start(c, uhost, uport, reason, sizeof(reason))) {
 				upstream_close(c);
 				fd = -EIO;
 			}
-		} else if (tkind < 0) {
-			snprintf(reason, sizeof(reason), "the tunnel's host %s is invalid", c->thost);
 		}
 		if (fd < 0) {
 			answer(c, fd == -EACCES ? 403 : 502, fd == -EACCES ? "denied" : "bad gateway", reason);
@@ -1247,27 +1257,8 @@ static bool handle_request(struct conn *c, struct http_request *req)
 			buf_wipe(&side);
 			goto deny;
 		}
-		snprintf(c->uhost, sizeof(c->uhost), "%s", thost);
-		c->uport = c->tport;
-	}
-	if (!c->cssl && (c->ufd < 0 || upstream_stale(c) || strcmp(c->uhost, host) != 0 || c->uport != port)) {
-		upstream_close(c);
-		int fd = upstream_connect(host, kind == 1, &ip, port, &d, reason, sizeof(reason), &would);
-		if (would.reason[0])
-			(void)let_through(&rec, obs, sizeof(obs), NULL, would.rule, would.reason);
-		if (fd < 0) {
-			answer(c, fd == -EACCES ? 403 : 502, fd == -EACCES ? "denied" : "bad gateway", reason);
-			if (!rec.observed) {
-				rec.reason = reason;
-				if (fd == -EACCES)
-					rec.rule = d.rule;
-			}
-			buf_wipe(&side);
-			goto deny;
-		}
-		c->ufd = fd;
-		snprintf(c->uhost, sizeof(c->uhost), "%s", host);
-		c->uport = port;
+		snprintf(c->uhost, sizeof(c->uhost), "%s", uhost);
+		c->uport = uport;
 	}
 
 	struct buf head = { 0 };
