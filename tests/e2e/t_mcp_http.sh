@@ -236,7 +236,20 @@ except OSError as e:
     print("gave up:", type(e).__name__)
 c.close()
 PY
-	al --policy "$T/policy.yaml" -- /bin/sh -c "URL=http://mcp.test:$MP/mcp /usr/bin/python3 leave.py; sleep 2"
+	# The session lasts until the denial is in the network log (bounded),
+	# not for a guessed time after the agent gave up.
+	local n=$((E2E_RUN + 1)) pid
+	(al --policy "$T/policy.yaml" -- /bin/sh -c "URL=http://mcp.test:$MP/mcp /usr/bin/python3 leave.py
+		i=0; while [ ! -e left-seen ] && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done"
+	 echo "$RC" >"$T/leave.rc") &
+	pid=$!
+	bg_register "$pid"
+	wait_for 60 grep -q 'step-up denied because the client left' "$T/net.jsonl"
+	: >"$WS/left-seen"
+	wait "$pid"
+	RC=$(cat "$T/leave.rc")
+	OUT=$(cat "$T/run$n.out")
+	ERR=$(cat "$T/run$n.err")
 	mh_dump
 	assert_rc 0 "the agent ran: $ERR"
 	assert_contains "$OUT" "gave up" "the agent hung up while its call waited"
