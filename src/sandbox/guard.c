@@ -768,7 +768,17 @@ static void guard_serve(const struct sandbox_plan *plan, int sock)
 			if (q->op != G_SYMLINK) /* a symlink's target is text, not looked up */
 				rewrite_self(q->p1, sizeof(q->p1), q->vpid);
 			rewrite_self(q->p2, sizeof(q->p2), q->vpid);
-			switch ((enum guard_op)q->op) {
+			/* A set-ID file the guard made would be stored under the
+			 * workspace owner's id on the host, for any local user to
+			 * run as that owner (as root, on a root-owned workspace).
+			 * The seccomp filter refuses these modes before they get
+			 * here; the guard, which creates with its own
+			 * privileges, refuses them too. */
+			if ((q->mode & (S_ISUID | S_ISGID)) &&
+			    (q->op == G_MKDIR || q->op == G_MKNOD ||
+			     (q->op == G_OPEN && (q->flags & (O_CREAT | O_TMPFILE)))))
+				res = -EPERM;
+			else switch ((enum guard_op)q->op) {
 			case G_OPEN:
 				res = g_open(&g, q, fds[0], q->p1, q->flags, q->mode);
 				if (res >= 0) {
