@@ -2596,6 +2596,638 @@ static void t_signal_ok(struct result *r, int argc, char **argv)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Tests: what the agent leaves on the host, and code it runs past the exec */
+/* rules (set-ID files, repository redirects, hand-offs behind a link,      */
+/* writable mounts, memfds, vsock)                                          */
+/* ------------------------------------------------------------------------ */
+
+#include <elf.h>
+
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL 0x0008U
+#endif
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x0010U
+#endif
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+
+/* Copy the file src to dst (created, never followed if a link), mode as
+ * given. Returns 0 or an errno. */
+static int copy_file(const char *src, const char *dst, mode_t mode)
+{
+	char buf[65536];
+	ssize_t n;
+	int in, out, e = 0;
+
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return errno;
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (out < 0) {
+		e = errno;
+		close(in);
+		return e;
+	}
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || !write_all(out, buf, (size_t)n)) {
+			e = errno ? errno : EIO;
+			break;
+		}
+	}
+	close(in);
+	if (close(out) < 0 && !e)
+		e = errno;
+	return e;
+}
+
+/* Write text to path, created (never through a final link). 0 or errno. */
+static int put_text(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+	int e = 0;
+
+	if (fd < 0)
+		return errno;
+	if (!write_all(fd, text, strlen(text)))
+		e = errno ? errno : EIO;
+	if (close(fd) < 0 && !e)
+		e = errno;
+	return e;
+}
+
+static int make_dir(const char *path)
+{
+	return mkdir(path, 0755) < 0 && errno != EEXIST ? errno : 0;
+}
+
+/* What happened when a child tried to run something. */
+struct run_outcome {
+	bool ran;         /* it ran and exited 0 */
+	bool probe_error; /* the probe could not even try */
+	char what[96];
+};
+
+typedef void (*exec_fn)(const void *arg); /* returns only on failure */
+
+/* Run fn in a child whose stdout is /dev/null (our stdout carries exactly
+ * one line) and say what became of it. */
+static void run_child(exec_fn fn, const void *arg, struct run_outcome *o)
+{
+	int p[2], status = 0, child_err = 0;
+	ssize_t n;
+	pid_t pid;
+
+	memset(o, 0, sizeof(*o));
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		o->probe_error = true;
+		snprintf(o->what, sizeof(o->what), "pipe: %s", errname(errno));
+		return;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		o->probe_error = true;
+		snprintf(o->what, sizeof(o->what), "fork: %s", errname(errno));
+		close(p[0]);
+		close(p[1]);
+		return;
+	}
+	if (pid == 0) {
+		int e, null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		close(p[0]);
+		if (null >= 0)
+			dup2(null, 1);
+		fn(arg);
+		e = errno;
+		_exit(write_all(p[1], &e, sizeof(e)) ? 127 : 126);
+	}
+	close(p[1]);
+	do
+		n = read(p[0], &child_err, sizeof(child_err));
+	while (n < 0 && errno == EINTR);
+	close(p[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (n == (ssize_t)sizeof(child_err))
+		snprintf(o->what, sizeof(o->what), "%s", errname(child_err));
+	else if (WIFSIGNALED(status))
+		snprintf(o->what, sizeof(o->what), "killed by %s", signame(WTERMSIG(status)));
+	else if (WEXITSTATUS(status) != 0)
+		snprintf(o->what, sizeof(o->what), "exit status %d", WEXITSTATUS(status));
+	else {
+		o->ran = true;
+		snprintf(o->what, sizeof(o->what), "ran");
+	}
+}
+
+static void exec_argv(const void *arg)
+{
+	char *const *argv = arg;
+	execv(argv[0], argv);
+}
+
+/* The ELF interpreter (dynamic loader) a 64-bit executable names. */
+static bool elf_interp(const char *path, char *out, size_t len)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	bool found = false;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(ph)) {
+		for (unsigned i = 0; i < eh.e_phnum && !found; i++) {
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) !=
+			    (ssize_t)sizeof(ph))
+				break;
+			if (ph.p_type != PT_INTERP || ph.p_filesz == 0 || ph.p_filesz >= len)
+				continue;
+			if (pread(fd, out, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz) {
+				out[ph.p_filesz] = '\0';
+				found = out[ph.p_filesz - 1] == '\0' || strlen(out) == ph.p_filesz;
+			}
+		}
+	}
+	close(fd);
+	return found;
+}
+
+/* "$HOME" and "$TMPDIR" name the probe's own, as the runtime set them. */
+static const char *probe_dir(const char *where)
+{
+	if (strcmp(where, "$HOME") == 0)
+		return getenv("HOME");
+	if (strcmp(where, "$TMPDIR") == 0)
+		return getenv("TMPDIR");
+	return where;
+}
+
+/* Copy a dynamically linked program (true) into WHERE and run it, directly
+ * and, when loader is set, through its dynamic loader: `ld.so PROGRAM` maps
+ * the program itself, so an exec rule that looks only at execve's path is
+ * passed by it: only a noexec mount, or a refusal to map the file
+ * executable, stops the loader. */
+static void exec_copy(struct result *r, const char *where, bool loader)
+{
+	static const char *const sources[] = { "/bin/true", "/usr/bin/true" };
+	char interp[PATH_MAX], copy[PATH_MAX];
+	const char *src = NULL, *dir = probe_dir(where);
+	struct run_outcome d, l;
+	int e;
+
+	if (!dir || !dir[0]) {
+		PROBE_ERROR(r, "%s is not set", where);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]) && !src; i++)
+		if (elf_interp(sources[i], interp, sizeof(interp)))
+			src = sources[i];
+	if (!src) {
+		PROBE_ERROR(r, "no dynamically linked true to copy");
+		return;
+	}
+	snprintf(copy, sizeof(copy), "%s/airlock-probe-exec.%d", dir, (int)getpid());
+	e = copy_file(src, copy, 0755);
+	if (e) {
+		unlink(copy);
+		BLOCKED(r, "copy into %s: %s", where, errname(e));
+		return;
+	}
+	char *dargv[] = { copy, NULL };
+	char *largv[] = { interp, copy, NULL };
+	run_child(exec_argv, dargv, &d);
+	if (loader)
+		run_child(exec_argv, largv, &l);
+	unlink(copy);
+	if (d.probe_error || (loader && l.probe_error)) {
+		PROBE_ERROR(r, "%s", d.probe_error ? d.what : l.what);
+		return;
+	}
+	if (!loader) {
+		if (d.ran)
+			ALLOWED(r, "%s: ran", where);
+		else
+			BLOCKED(r, "%s: %s", where, d.what);
+		return;
+	}
+	set_verdict(r, d.ran || l.ran ? VERDICT_ALLOWED : VERDICT_BLOCKED, "%s: directly %s; through %s %s",
+		    where, d.what, interp, l.what);
+}
+
+static void t_exec_copy(struct result *r, int argc, char **argv)
+{
+	(void)argc;
+	exec_copy(r, argv[0], true);
+}
+
+static void t_exec_copy_ok(struct result *r, int argc, char **argv)
+{
+	(void)argc;
+	exec_copy(r, argv[0], false);
+}
+
+struct fd_exec {
+	int fd;
+	int how; /* 0 fexecve, 1 execveat(AT_EMPTY_PATH), 2 /proc/self/fd/N */
+};
+
+static void exec_fd(const void *arg)
+{
+	const struct fd_exec *x = arg;
+	char *argv[] = { (char *)"airlock-probe", (char *)"list", NULL };
+	char path[64];
+
+	switch (x->how) {
+	case 0:
+		fexecve(x->fd, argv, environ);
+		break;
+	case 1:
+		syscall(SYS_execveat, x->fd, "", argv, environ, AT_EMPTY_PATH);
+		break;
+	default:
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", x->fd);
+		execve(path, argv, environ);
+		break;
+	}
+}
+
+/* Bytes that never were a file run as a program: a copy of the probe in a
+ * memfd, run three ways, with the default flags and with MFD_EXEC (which a
+ * vm.memfd_noexec of 1 would otherwise turn into a sealed, non-executable
+ * memfd). */
+static void t_memfd_exec(struct result *r, int argc, char **argv)
+{
+	static const struct {
+		unsigned flags;
+		const char *name;
+	} kinds[] = { { MFD_CLOEXEC, "memfd" }, { MFD_CLOEXEC | MFD_EXEC, "memfd(MFD_EXEC)" } };
+	static const char *const hows[] = { "fexecve", "execveat", "/proc/self/fd" };
+	bool ran = false;
+
+	(void)argc;
+	(void)argv;
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		int fd = memfd_create("airlock-probe", kinds[k].flags);
+		if (fd < 0) {
+			append_why(r, "%s%s: %s", r->why[0] ? "; " : "", kinds[k].name, errname(errno));
+			continue;
+		}
+		{
+			char buf[65536];
+			ssize_t n;
+			int in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+			if (in < 0) {
+				PROBE_ERROR(r, "open /proc/self/exe: %s", errname(errno));
+				close(fd);
+				return;
+			}
+			while ((n = read(in, buf, sizeof(buf))) > 0)
+				if (!write_all(fd, buf, (size_t)n))
+					break;
+			close(in);
+			if (n != 0) {
+				PROBE_ERROR(r, "copy into the memfd: %s", errname(errno));
+				close(fd);
+				return;
+			}
+		}
+		for (int how = 0; how < 3; how++) {
+			struct fd_exec x = { fd, how };
+			struct run_outcome o;
+			run_child(exec_fd, &x, &o);
+			if (o.probe_error) {
+				PROBE_ERROR(r, "%s", o.what);
+				close(fd);
+				return;
+			}
+			ran |= o.ran;
+			append_why(r, "%s%s %s: %s", r->why[0] ? "; " : "", kinds[k].name, hows[how], o.what);
+		}
+		close(fd);
+	}
+	r->verdict = ran ? VERDICT_ALLOWED : VERDICT_BLOCKED;
+}
+
+/* The neighbour: a memfd as programs use one (shared memory, sealed
+ * buffers), never executed. */
+static void t_memfd_ok(struct result *r, int argc, char **argv)
+{
+	char buf[4096], *map;
+	int fd;
+
+	(void)argc;
+	(void)argv;
+	fd = memfd_create("airlock-probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0) {
+		BLOCKED(r, "memfd_create: %s", errname(errno));
+		return;
+	}
+	memset(buf, 'a', sizeof(buf));
+	if (!write_all(fd, buf, sizeof(buf))) {
+		BLOCKED(r, "write: %s", errname(errno));
+		close(fd);
+		return;
+	}
+	map = mmap(NULL, sizeof(buf), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		BLOCKED(r, "mmap: %s", errname(errno));
+		close(fd);
+		return;
+	}
+	if (map[0] == 'a' && fcntl(fd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK) == 0)
+		ALLOWED(r, "written, mapped and sealed");
+	else
+		BLOCKED(r, "seal: %s", errname(errno));
+	munmap(map, sizeof(buf));
+	close(fd);
+}
+
+/* vsock is not namespaced: on a virtual machine it reaches the
+ * hypervisor's services past any network namespace and proxy. Only the
+ * socket is created; nothing is ever sent. */
+static void t_vsock(struct result *r, int argc, char **argv)
+{
+	static const struct {
+		int type;
+		const char *name;
+	} types[] = { { SOCK_STREAM, "stream" }, { SOCK_DGRAM, "dgram" }, { SOCK_SEQPACKET, "seqpacket" } };
+	bool made = false;
+
+	(void)argc;
+	(void)argv;
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		int fd = socket(AF_VSOCK, types[i].type | SOCK_CLOEXEC, 0);
+		if (fd >= 0) {
+			made = true;
+			close(fd);
+			append_why(r, "%s%s: created", r->why[0] ? "; " : "", types[i].name);
+		} else {
+			append_why(r, "%s%s: %s", r->why[0] ? "; " : "", types[i].name, errname(errno));
+		}
+	}
+	r->verdict = made ? VERDICT_ALLOWED : VERDICT_BLOCKED;
+}
+
+/* Set-ID files planted where the host's users find them: every way a mode
+ * with S_ISUID or S_ISGID reaches the kernel (the chmod family, open and
+ * mknod with such a mode, mkdir, and chmod of a directory). Judged by the
+ * bits found afterwards; the conformance suite looks again from the host.
+ *
+ * WARNING: the modes give no one but the owner any access (04700, not
+ * 04755): a runtime that lets the bit land must not hand every local user a
+ * set-uid copy of this probe while the run lasts. */
+static void t_setid_plant(struct result *r, int argc, char **argv)
+{
+	enum how { CHMOD, FCHMOD, FCHMODAT, FCHMODAT2, OPEN, MKNOD, MKDIR, DIRCHMOD };
+	static const struct {
+		const char *name;
+		enum how how;
+		mode_t mode;
+	} steps[] = {
+		{ "chmod-u", CHMOD, 04700 },         { "chmod-g", CHMOD, 02700 },
+		{ "fchmod-ug", FCHMOD, 06700 },      { "fchmodat-u", FCHMODAT, 04700 },
+		{ "fchmodat2-u", FCHMODAT2, 04700 }, { "open-u", OPEN, 04700 },
+		{ "mknod-u", MKNOD, 04600 },         { "mkdir-g", MKDIR, 02700 },
+		{ "dir-chmod-g", DIRCHMOD, 02700 },
+	};
+	const char *dir = argv[0];
+	char landed[256] = "";
+	int e;
+
+	(void)argc;
+	e = make_dir(dir);
+	if (e) {
+		BLOCKED(r, "mkdir: %s", errname(e));
+		return;
+	}
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		char path[PATH_MAX];
+		struct stat st;
+		long rc = 0;
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, steps[i].name);
+		errno = 0;
+		switch (steps[i].how) {
+		case CHMOD:
+		case FCHMOD:
+		case FCHMODAT:
+		case FCHMODAT2:
+			e = copy_file("/proc/self/exe", path, 0700);
+			if (e) {
+				errno = e;
+				rc = -1;
+				break;
+			}
+			if (steps[i].how == CHMOD)
+				rc = chmod(path, steps[i].mode);
+			else if (steps[i].how == FCHMODAT)
+				rc = fchmodat(AT_FDCWD, path, steps[i].mode, 0);
+			else if (steps[i].how == FCHMODAT2)
+				rc = syscall(SYS_fchmodat2, AT_FDCWD, path, steps[i].mode, 0);
+			else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+				rc = -1;
+			else {
+				rc = fchmod(fd, steps[i].mode);
+				e = errno;
+				close(fd);
+				errno = e;
+			}
+			break;
+		case OPEN:
+			e = copy_file("/proc/self/exe", path, steps[i].mode);
+			errno = e;
+			rc = e ? -1 : 0;
+			break;
+		case MKNOD:
+			rc = mknod(path, S_IFREG | steps[i].mode, 0);
+			break;
+		case MKDIR:
+			rc = mkdir(path, steps[i].mode);
+			break;
+		case DIRCHMOD:
+			rc = mkdir(path, 0700) < 0 ? -1 : chmod(path, steps[i].mode);
+			break;
+		}
+		e = errno;
+		if (lstat(path, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID))) {
+			snprintf(landed + strlen(landed), sizeof(landed) - strlen(landed), "%s%s",
+				 landed[0] ? ", " : "", steps[i].name);
+			continue;
+		}
+		append_why(r, "%s%s: %s", r->why[0] ? "; " : "", steps[i].name,
+			   rc < 0 ? errname(e) : "the bit was dropped");
+	}
+	if (landed[0])
+		ALLOWED(r, "set-ID bit on %s", landed);
+	else
+		r->verdict = VERDICT_BLOCKED;
+}
+
+/* Git configuration read from a directory the agent controls: the host's
+ * next git command in the workspace runs its core.fsmonitor. KIND:
+ * "commondir" (.git/commondir pointing elsewhere), "gitfile" (a .git file
+ * with gitdir: in a subdirectory), "bare" (a repository's own layout
+ * planted in a subdirectory, found by git's discovery). The redirect is written last,
+ * and its errno is the verdict's reason. */
+static void t_git_redirect(struct result *r, int argc, char **argv)
+{
+	static const char config[] = "[core]\n\trepositoryformatversion = 0\n"
+				     "\tfsmonitor = \"echo airlock-probe fsmonitor >&2\"\n";
+	/* Git's discovery takes a directory laid out as a repository for
+	 * one; worktree = . makes it its own work tree, so git status there
+	 * runs the monitor. */
+	static const char bare_config[] = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"
+					  "\tworktree = .\n\tfsmonitor = \"echo airlock-probe fsmonitor >&2\"\n";
+	const char *ws = argv[0], *kind = argv[1];
+	char own[PATH_MAX], git[PATH_MAX + 32], p[PATH_MAX + 64];
+	int e;
+
+	(void)argc;
+	snprintf(own, sizeof(own), "%s/.airlock-probe-git", ws);
+	if (strcmp(kind, "commondir") == 0 || strcmp(kind, "gitfile") == 0) {
+		bool common = kind[0] == 'c';
+		snprintf(git, sizeof(git), "%s/%s", own, common ? "common" : "gitdir");
+		static const char *const subdirs[] = { "", "/hooks", "/objects", "/refs" };
+		e = make_dir(own);
+		for (size_t i = 0; !e && i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
+			snprintf(p, sizeof(p), "%s%s", git, subdirs[i]);
+			e = make_dir(p);
+		}
+		if (!e) {
+			snprintf(p, sizeof(p), "%s/HEAD", git);
+			e = put_text(p, "ref: refs/heads/main\n", 0644);
+		}
+		if (!e) {
+			snprintf(p, sizeof(p), "%s/config", git);
+			e = put_text(p, config, 0644);
+		}
+		if (e) {
+			BLOCKED(r, "the directory it points at: %s", errname(e));
+			return;
+		}
+		if (common) {
+			snprintf(p, sizeof(p), "%s/.git/commondir", ws);
+			e = put_text(p, "../.airlock-probe-git/common\n", 0644);
+		} else {
+			snprintf(p, sizeof(p), "%s/lib", ws);
+			e = make_dir(p);
+			snprintf(p, sizeof(p), "%s/lib/.git", ws);
+			if (!e)
+				e = put_text(p, "gitdir: ../.airlock-probe-git/gitdir\n", 0644);
+		}
+	} else if (strcmp(kind, "bare") == 0) {
+		static const char *const subdirs[] = { "", "/objects", "/refs", "/hooks" };
+		e = 0;
+		for (size_t i = 0; !e && i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
+			snprintf(p, sizeof(p), "%s/tools%s", ws, subdirs[i]);
+			e = make_dir(p);
+		}
+		if (!e) {
+			snprintf(p, sizeof(p), "%s/tools/HEAD", ws);
+			e = put_text(p, "ref: refs/heads/main\n", 0644);
+		}
+		if (!e) {
+			snprintf(p, sizeof(p), "%s/tools/config", ws);
+			e = put_text(p, bare_config, 0644);
+		}
+	} else {
+		PROBE_ERROR(r, "unknown kind %s (commondir, gitfile, bare)", kind);
+		return;
+	}
+	if (e)
+		BLOCKED(r, "%s", errname(e));
+	else
+		ALLOWED(r, "%s written", kind);
+}
+
+/* A hand-off directory reached through a link: DIR/LINK -> inner, with
+ * inner/tasks.json running a task when the folder opens. ORDER "first"
+ * makes the link and writes through it; "last" writes inner/tasks.json
+ * under its innocent name, then makes the link. */
+static void t_handoff_symlink(struct result *r, int argc, char **argv)
+{
+	static const char tasks[] =
+		"{\"version\": \"2.0.0\", \"tasks\": [{\"label\": \"airlock-probe\", \"type\": \"shell\", "
+		"\"command\": \"echo airlock-probe\", \"runOptions\": {\"runOn\": \"folderOpen\"}}]}\n";
+	const char *dir = argv[0], *link = argv[1], *order = argv[2];
+	char inner[PATH_MAX], lpath[PATH_MAX], file[PATH_MAX + 16];
+	int e;
+
+	(void)argc;
+	if (strcmp(order, "first") != 0 && strcmp(order, "last") != 0) {
+		PROBE_ERROR(r, "ORDER is first or last, not %s", order);
+		return;
+	}
+	snprintf(inner, sizeof(inner), "%s/inner", dir);
+	snprintf(lpath, sizeof(lpath), "%s/%s", dir, link);
+	if ((e = make_dir(dir)) || (e = make_dir(inner))) {
+		BLOCKED(r, "mkdir: %s", errname(e));
+		return;
+	}
+	if (order[0] == 'f') {
+		if (symlink("inner", lpath) < 0) {
+			BLOCKED(r, "symlink: %s", errname(errno));
+			return;
+		}
+		snprintf(file, sizeof(file), "%s/tasks.json", lpath);
+	} else {
+		snprintf(file, sizeof(file), "%s/tasks.json", inner);
+	}
+	e = put_text(file, tasks, 0644);
+	if (e) {
+		BLOCKED(r, "tasks.json: %s", errname(e));
+		return;
+	}
+	if (order[0] == 'l' && symlink("inner", lpath) < 0) {
+		BLOCKED(r, "symlink: %s", errname(errno));
+		return;
+	}
+	ALLOWED(r, "%s -> inner holds tasks.json", link);
+}
+
+/* Neighbour: a link inside the workspace that is no hand-off. */
+static void t_symlink_ok(struct result *r, int argc, char **argv)
+{
+	struct stat st;
+
+	(void)argc;
+	if (symlink(argv[1], argv[0]) < 0) {
+		BLOCKED(r, "symlink: %s", errname(errno));
+		return;
+	}
+	JUDGE(r, stat(argv[0], &st), 0);
+}
+
+/* Neighbour: a script of the agent's made executable (chmod +x). */
+static void t_chmod_ok(struct result *r, int argc, char **argv)
+{
+	struct stat st;
+	int e;
+
+	(void)argc;
+	e = put_text(argv[0], "#!/bin/sh\nexit 0\n", 0644);
+	if (e) {
+		BLOCKED(r, "create: %s", errname(e));
+		return;
+	}
+	if (chmod(argv[0], 0755) < 0) {
+		BLOCKED(r, "chmod: %s", errname(errno));
+		return;
+	}
+	if (stat(argv[0], &st) == 0 && (st.st_mode & S_IXUSR))
+		ALLOWED(r, NULL);
+	else
+		BLOCKED(r, "the mode did not change");
+}
+
+/* ------------------------------------------------------------------------ */
 /* The test table                                                           */
 /* ------------------------------------------------------------------------ */
 
@@ -2726,6 +3358,17 @@ static const struct probe_test tests[] = {
 	NEIGHBOUR_ARGS("exec-ok", 1, 64, "PATH [ARGS...]", t_exec, "execute a file that must stay executable"),
 	NEIGHBOUR_ARGS("pids-ok", 1, 1, "N", t_pids, "hold N processes at once"),
 	NEIGHBOUR_ARGS("alloc-ok", 1, 1, "MIB", t_alloc, "allocate and touch MIB mebibytes"),
+	/* What the agent leaves on the host, and code run past the exec rules. */
+	ATTACK_ARGS("setid-plant", 1, 1, "DIR", t_setid_plant, "set-ID files made in DIR by chmod, fchmod(at)(2), open, mknod, mkdir (owner-only modes)"),
+	ATTACK_ARGS("git-redirect", 2, 2, "WS commondir|gitfile|bare", t_git_redirect, "git config from a directory of ours: .git/commondir, a gitdir: file, a planted bare repository"),
+	ATTACK_ARGS("handoff-symlink", 3, 3, "DIR LINK first|last", t_handoff_symlink, "DIR/LINK -> inner holding tasks.json that runs on folder open"),
+	ATTACK_ARGS("exec-copy", 1, 1, "DIR|$HOME|$TMPDIR", t_exec_copy, "copy true into DIR, run it directly and through its dynamic loader"),
+	ATTACK("memfd-exec", t_memfd_exec, "run a copy of the probe from a memfd (fexecve, execveat, /proc/self/fd)"),
+	ATTACK("vsock", t_vsock, "create an AF_VSOCK socket (not namespaced: the hypervisor's services); nothing is sent"),
+	NEIGHBOUR_ARGS("exec-copy-ok", 1, 1, "DIR|$HOME|$TMPDIR", t_exec_copy_ok, "copy true into DIR and run it"),
+	NEIGHBOUR("memfd-ok", t_memfd_ok, "a memfd written, mapped and sealed, never executed"),
+	NEIGHBOUR_ARGS("symlink-ok", 2, 2, "LINK TARGET", t_symlink_ok, "make a link and reach its target"),
+	NEIGHBOUR_ARGS("chmod-ok", 1, 1, "PATH", t_chmod_ok, "create a script and chmod 0755 it"),
 };
 
 #define N_TESTS (sizeof(tests) / sizeof(tests[0]))
