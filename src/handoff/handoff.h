@@ -25,10 +25,15 @@ struct handoff_rule {
 	                       * name, '**' across directories (a leading
 	                       * "**" + "/" matches at any depth, the root too) */
 	const char *category; /* git, editor, shell, python, node, ci,
-	                       * container, agent, build */
+	                       * container, agent, build, vcs */
 	const char *why;      /* who runs it, in one line */
 	bool opt_in;          /* build entry points: protected only when the
 	                       * policy asks; the scanner still lists them */
+	bool pointer;         /* names another directory git uses (a
+	                       * worktree's commondir): judged by where it
+	                       * leads, not protected by name (git writes it
+	                       * for every worktree); the directories it
+	                       * could lead to are (handoff_git_shape) */
 };
 
 /* The documented default set, ended by a NULL pattern. */
@@ -77,6 +82,81 @@ const struct handoff_rule *handoff_match(const char *path);
  * leave the scanned directory? Lexically: absolute, or more ".." than
  * the depth it climbs from. Pure. */
 bool handoff_path_escapes(const char *rel, const char *target);
+
+/* ---- git's repository shape ----
+ *
+ * Git takes a directory D as a repository (setup.c, is_git_directory)
+ * when D/HEAD is a valid ref and the common directory (D/commondir's
+ * target, else D) holds objects/ and refs/; it then reads config and
+ * hooks from the common directory, and config.worktree from D. A .git
+ * file, a commondir or a bare repository found while git walks up from
+ * the user's directory can lead git to any such directory. Rather than
+ * refuse every pointer (git writes them for each worktree), the
+ * directories they could lead to are judged: one that holds a control
+ * name (config, config.worktree, hooks, commondir) together with HEAD,
+ * or with both objects and refs, is a repository with its own commands.
+ * A worktree's administrative directory (.git/worktrees/ID) holds HEAD,
+ * commondir and refs by design, and never config, hooks or objects. */
+enum {
+	HANDOFF_GIT_HEAD = 1 << 0,
+	HANDOFF_GIT_OBJECTS = 1 << 1,
+	HANDOFF_GIT_REFS = 1 << 2,
+	HANDOFF_GIT_CONFIG = 1 << 3,
+	HANDOFF_GIT_CONFIG_WT = 1 << 4,
+	HANDOFF_GIT_HOOKS = 1 << 5,
+	HANDOFF_GIT_COMMONDIR = 1 << 6,
+};
+#define HANDOFF_GIT_NAMES 7
+/* The names above, in bit order. */
+extern const char *const handoff_git_names[HANDOFF_GIT_NAMES];
+
+/* The bit of a directory entry's name, or 0. Pure. */
+unsigned handoff_git_name_bit(const char *name);
+
+/* The bit of an entry as git would take it: HEAD, config,
+ * config.worktree and commondir are read as files, so a directory of
+ * that name is none of them (app/config/ is a source directory); objects,
+ * refs and hooks count whatever their type (a symlink too). Pure. */
+unsigned handoff_git_entry_bit(const char *name, bool is_dir);
+
+/* May a directory holding the names in have (HANDOFF_GIT_* bits) gain
+ * the name bit add? admin: the directory is a worktree's
+ * administrative directory (handoff_git_admin_dir). Returns NULL when it
+ * may, else why not. Pure. */
+const char *handoff_git_shape(unsigned have, unsigned add, bool admin);
+
+/* Is rel (relative to the workspace) a worktree's administrative
+ * directory, ".git/worktrees/ID" at any depth? Pure. */
+bool handoff_git_admin_dir(const char *rel);
+
+/* ---- names through links ----
+ *
+ * A path can be reached by other names than its own: a symlink ".vscode
+ * -> tools" makes tools/tasks.json the .vscode/tasks.json an editor
+ * runs. handoff_aliases holds the directory's symlinks that stay inside
+ * it (link path, target resolved lexically from the link's directory),
+ * and gives every name a path is reached by, through chains of links and
+ * links in the middle of paths, to a bounded number. */
+struct handoff_links {
+	struct {
+		char *path;   /* the link, relative */
+		char *target; /* where it leads, relative, normalised; "" the top */
+	} *v;
+	size_t n, cap;
+};
+
+/* Record the link at rel with target text; a target leaving the
+ * directory (absolute, or too many "..") is not recorded. 0 or -ENOMEM. */
+int handoff_links_add(struct handoff_links *l, const char *rel, const char *target);
+void handoff_links_free(struct handoff_links *l);
+
+/* The first rule matching rel or any other name rel is reached by
+ * through l (rel itself first). *via is set to that name when it is not
+ * rel (a buffer of vlen bytes), else "". A directory rule's directory
+ * (".vscode" for .vscode/ and "**") matches a link at that name too.
+ * Pure. */
+const struct handoff_rule *handoff_match_aliases(const struct handoff_links *l, const char *rel, bool is_link,
+						 char *via, size_t vlen);
 
 /* ---- content checks ---- */
 

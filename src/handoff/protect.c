@@ -59,6 +59,10 @@ int protect_set_from_policy(const struct policy *pol, struct protect_set *out)
 	*out = (struct protect_set){ 0 };
 	for (const struct handoff_rule *r = handoff_rules; r->pattern; r++) {
 		bool on = r->opt_in ? pol->filesystem.protect_build : pol->filesystem.protect_defaults;
+		/* A pointer row is judged by where it leads: the guard
+		 * refuses the repository shapes it could lead to. */
+		if (r->pointer)
+			continue;
 		if (on && protect_set_add(out, r->pattern) < 0)
 			goto oom;
 	}

@@ -10,6 +10,9 @@
  * on folder open, an .envrc, a CI workflow, an agent's settings file that
  * names an MCP server command.
  */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "handoff/handoff.h"
@@ -18,6 +21,10 @@ const struct handoff_rule handoff_rules[] = {
 	/* git: run by commit, checkout, merge, push, status, diff */
 	{ "**/.git/hooks/**", "git", "git runs hooks on commit, checkout, merge, push", false },
 	{ "**/.git/config", "git", "git config can name commands (hooksPath, fsmonitor, sshCommand, filters, aliases)", false },
+	{ "**/.git/commondir", "git", "a commondir makes another directory the repository: its config, hooks and objects", false },
+	{ "**/.git/objects/info/alternates", "git", "git reads objects from the directories it names", false },
+	{ "**/.git/modules/**/commondir", "git", "a submodule's commondir: another directory becomes its repository", false },
+	{ "**/.git/worktrees/*/commondir", "git", "names the repository a worktree uses, with its config and hooks (judged by where it leads)", false, true },
 	{ "**/.git/config.worktree", "git", "per-worktree git config, read like .git/config", false },
 	{ "**/.git/worktrees/*/config.worktree", "git", "per-worktree git config, read like .git/config", false },
 	{ "**/.git/info/attributes", "git", "selects filter, diff and merge drivers by path", false },
@@ -26,6 +33,10 @@ const struct handoff_rule handoff_rules[] = {
 	{ "**/.git", "git", "a .git file names the repository git uses, with its hooks and config", false },
 	{ "**/.gitmodules", "git", "submodule URLs and update commands", false },
 	{ "**/.gitattributes", "git", "selects filter, diff and merge drivers by path", false },
+	{ "**/.hg/hgrc", "vcs", "Mercurial runs the hooks and loads the extensions it names", false },
+	{ "**/.hg/hgrc-not-shared", "vcs", "Mercurial config of a shared repository, read like .hg/hgrc", false },
+	{ "**/.hg/sharedpath", "vcs", "points Mercurial at another repository, whose hgrc and store it uses", false },
+	{ "**/.hgsub", "vcs", "Mercurial subrepositories, checked out by git and svn commands", false },
 	{ "**/.husky/**", "git", "husky installs these as git hooks", false },
 	{ "**/.pre-commit-config.yaml", "git", "pre-commit runs the hooks it names", false },
 	{ "**/lefthook.yml", "git", "lefthook runs the commands it names as git hooks", false },
@@ -56,9 +67,33 @@ const struct handoff_rule handoff_rules[] = {
 	{ "**/node_modules/.bin/**", "node", "npm scripts run these shims", false },
 	{ "**/.npmrc", "node", "npm settings can name the script shell and git", false },
 	{ "**/.yarnrc.yml", "node", "yarnPath names a script yarn runs instead of itself", false },
+	{ "**/.yarnrc", "node", "yarn 1 runs its yarn-path script instead of itself", false },
+	{ "**/.pnpmfile.cjs", "node", "pnpm runs its hooks at every install", false },
+	{ "**/.pnpmfile.mjs", "node", "pnpm runs its hooks at every install", false },
+	{ "**/bunfig.toml", "node", "bun preloads the scripts it names", false },
 	{ "**/.yarn/releases/**", "node", "the yarn release that .yarnrc.yml runs", false },
 	{ "**/.tool-versions", "shell", "asdf and mise install and run the tools it names", false },
 	{ "**/.mise.toml", "shell", "mise runs the tasks and hooks it names", false },
+	{ "**/mise.toml", "shell", "mise runs the tasks and hooks it names", false },
+	{ "**/.mise.local.toml", "shell", "mise runs the tasks and hooks it names", false },
+	{ "**/mise.local.toml", "shell", "mise runs the tasks and hooks it names", false },
+	{ "**/.mise/**", "shell", "mise config directory: tasks and hooks", false },
+	{ "**/.config/mise.toml", "shell", "mise runs the tasks and hooks it names", false },
+	{ "**/.config/mise/**", "shell", "mise config directory: tasks and hooks", false },
+	{ "**/.rtx.toml", "shell", "rtx (mise's old name) runs what it names", false },
+	{ "**/devbox.json", "shell", "devbox runs its init_hook in the user's shell", false },
+	{ "**/.pylintrc", "python", "pylint runs its init-hook as Python code", false },
+	{ "**/pylintrc", "python", "pylint runs its init-hook as Python code", false },
+	/* toolchains and build tools that read per-directory config naming
+	 * programs, on every run rather than only when the build runs */
+	{ "**/.cargo/config", "build", "cargo runs the runner, rustc-wrapper and linker it names", false },
+	{ "**/.cargo/config.toml", "build", "cargo runs the runner, rustc-wrapper and linker it names", false },
+	{ "**/rust-toolchain", "build", "rustup runs the toolchain it names, a path too", false },
+	{ "**/rust-toolchain.toml", "build", "rustup runs the toolchain it names, a path too", false },
+	{ "**/.bazelrc", "build", "bazel takes options from it (--run_under, wrappers, startup options)", false },
+	{ "**/tools/bazel", "build", "bazelisk runs this script instead of bazel", false },
+	{ "**/.mvn/**", "build", "maven reads its JVM options and extensions, the wrapper runs its jar", false },
+	{ "**/gradle/wrapper/**", "build", "the gradle wrapper downloads and runs the distribution it names", false },
 	/* CI and containers */
 	{ "**/.github/workflows/**", "ci", "GitHub Actions runs workflows with the repository's secrets", false },
 	{ "**/.github/actions/**", "ci", "local GitHub Actions used by workflows", false },
@@ -92,7 +127,15 @@ const struct handoff_rule handoff_rules[] = {
 	{ "**/build.gradle.kts", "build", "gradle runs it", true },
 	{ "**/justfile", "build", "just runs it", true },
 	{ "**/Taskfile.yml", "build", "task runs it", true },
-	{ NULL, NULL, NULL, false },
+	{ "**/gradlew", "build", "the gradle wrapper script the user runs", true },
+	{ "**/mvnw", "build", "the maven wrapper script the user runs", true },
+	{ "**/gradle.properties", "build", "gradle takes JVM options and the Java home from it", true },
+	{ "**/tox.ini", "build", "tox runs the commands it lists", true },
+	{ "**/noxfile.py", "build", "nox runs it", true },
+	{ "**/eslint.config.*", "build", "eslint and editor extensions load and run it", true },
+	{ "**/.eslintrc.js", "build", "eslint and editor extensions load and run it", true },
+	{ "**/.eslintrc.cjs", "build", "eslint and editor extensions load and run it", true },
+	{ NULL, NULL, NULL, false, false },
 };
 
 /*
@@ -294,5 +337,198 @@ const struct handoff_rule *handoff_match(const char *path)
 	for (const struct handoff_rule *r = handoff_rules; r->pattern; r++)
 		if (handoff_glob_match(r->pattern, path))
 			return r;
+	return NULL;
+}
+
+/* ---- git's repository shape (handoff.h) ---- */
+
+const char *const handoff_git_names[HANDOFF_GIT_NAMES] = {
+	"HEAD", "objects", "refs", "config", "config.worktree", "hooks", "commondir",
+};
+
+unsigned handoff_git_name_bit(const char *name)
+{
+	for (unsigned i = 0; i < HANDOFF_GIT_NAMES; i++)
+		if (strcmp(name, handoff_git_names[i]) == 0)
+			return 1u << i;
+	return 0;
+}
+
+unsigned handoff_git_entry_bit(const char *name, bool is_dir)
+{
+	const unsigned files = HANDOFF_GIT_HEAD | HANDOFF_GIT_CONFIG | HANDOFF_GIT_CONFIG_WT | HANDOFF_GIT_COMMONDIR;
+	unsigned b = handoff_git_name_bit(name);
+	return is_dir && (b & files) ? 0 : b;
+}
+
+const char *handoff_git_shape(unsigned have, unsigned add, bool admin)
+{
+	const unsigned control = HANDOFF_GIT_CONFIG | HANDOFF_GIT_CONFIG_WT | HANDOFF_GIT_HOOKS | HANDOFF_GIT_COMMONDIR;
+	if (!add)
+		return NULL; /* a name of no meaning to git changes nothing */
+	if (admin)
+		/* git worktree add writes HEAD, commondir, gitdir, index and
+		 * refs here; with config, hooks or objects of its own the
+		 * directory would stand as a repository once its commondir
+		 * (an existing file, rewritten in place) stops leading away. */
+		return add & (HANDOFF_GIT_CONFIG | HANDOFF_GIT_HOOKS | HANDOFF_GIT_OBJECTS)
+			       ? "(config, hooks or objects in a worktree's administrative directory)"
+			       : NULL;
+	unsigned s = have | add;
+	bool repo = (s & HANDOFF_GIT_HEAD) || ((s & HANDOFF_GIT_OBJECTS) && (s & HANDOFF_GIT_REFS));
+	return repo && (s & control) ? "(a git repository with config, hooks or a commondir of its own)" : NULL;
+}
+
+bool handoff_git_admin_dir(const char *rel)
+{
+	return handoff_glob_match("**/.git/worktrees/*", rel);
+}
+
+/* ---- names through links (handoff.h) ---- */
+
+/* At most this many names are tried for one path: links to the top or
+ * in a cycle give endless ones (a -> ., a/a/a/...). */
+#define ALIAS_MAX 64
+#define ALIAS_PATH_MAX 4096
+
+/* dir + "/" + target, with "." and ".." resolved lexically; false when it
+ * climbs above the top or does not fit. */
+static bool normalise(const char *dir, const char *target, char *out, size_t len)
+{
+	char tmp[ALIAS_PATH_MAX];
+	int m = *dir ? snprintf(tmp, sizeof(tmp), "%s/%s", dir, target) : snprintf(tmp, sizeof(tmp), "%s", target);
+	if (m < 0 || (size_t)m >= sizeof(tmp) || (size_t)m >= len)
+		return false;
+	size_t o = 0;
+	for (const char *p = tmp; *p;) {
+		const char *e = strchr(p, '/');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			if (!o)
+				return false;
+			while (o && out[o - 1] != '/')
+				o--;
+			if (o)
+				o--; /* the slash */
+		} else if (n && !(n == 1 && p[0] == '.')) {
+			if (o)
+				out[o++] = '/';
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		p += n;
+		while (*p == '/')
+			p++;
+	}
+	out[o] = '\0';
+	return true;
+}
+
+int handoff_links_add(struct handoff_links *l, const char *rel, const char *target)
+{
+	char dir[ALIAS_PATH_MAX], norm[ALIAS_PATH_MAX];
+	if (target[0] == '/' || strlen(rel) >= sizeof(dir))
+		return 0;
+	snprintf(dir, sizeof(dir), "%s", rel);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		dir[0] = '\0';
+	if (!normalise(dir, target, norm, sizeof(norm)))
+		return 0;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		void *v = realloc(l->v, cap * sizeof(*l->v));
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	char *p = strdup(rel), *t = strdup(norm);
+	if (!p || !t) {
+		free(p);
+		free(t);
+		return -ENOMEM;
+	}
+	l->v[l->n].path = p;
+	l->v[l->n].target = t;
+	l->n++;
+	return 0;
+}
+
+void handoff_links_free(struct handoff_links *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].path);
+		free(l->v[i].target);
+	}
+	free(l->v);
+	*l = (struct handoff_links){ 0 };
+}
+
+/* A directory rule (DIR + "/" + "**") whose DIR is name: a link at that
+ * name makes its target the directory. */
+static const struct handoff_rule *match_dir_head(const char *name)
+{
+	for (const struct handoff_rule *r = handoff_rules; r->pattern; r++) {
+		size_t n = strlen(r->pattern);
+		char head[HANDOFF_GLOB_MAX + 1];
+		if (n < 4 || n > HANDOFF_GLOB_MAX || strcmp(r->pattern + n - 3, "/**") != 0)
+			continue;
+		memcpy(head, r->pattern, n - 3);
+		head[n - 3] = '\0';
+		if (handoff_glob_match(head, name))
+			return r;
+	}
+	return NULL;
+}
+
+const struct handoff_rule *handoff_match_aliases(const struct handoff_links *l, const char *rel, bool is_link,
+						 char *via, size_t vlen)
+{
+	static char names[ALIAS_MAX][ALIAS_PATH_MAX]; /* WARNING: not reentrant; the walks are single-threaded */
+	size_t n = 0;
+	if (vlen)
+		via[0] = '\0';
+	if (strlen(rel) >= ALIAS_PATH_MAX)
+		return handoff_match(rel);
+	snprintf(names[n++], ALIAS_PATH_MAX, "%s", rel);
+	for (size_t i = 0; i < n; i++) {
+		const char *name = names[i];
+		const struct handoff_rule *r = handoff_match(name);
+		if (!r && is_link)
+			r = match_dir_head(name);
+		if (r) {
+			if (i && vlen)
+				snprintf(via, vlen, "%s", name);
+			return r;
+		}
+		/* Every link whose target is name or a directory above it
+		 * gives name another name: the link's path and the rest. */
+		for (size_t k = 0; l && k < l->n && n < ALIAS_MAX; k++) {
+			const char *t = l->v[k].target;
+			size_t tl = strlen(t);
+			const char *rest;
+			if (tl == 0)
+				rest = name; /* a link to the top */
+			else if (strncmp(name, t, tl) == 0 && (name[tl] == '\0' || name[tl] == '/'))
+				rest = name + tl + (name[tl] == '/');
+			else
+				continue;
+			char cand[ALIAS_PATH_MAX];
+			int m = *rest ? snprintf(cand, sizeof(cand), "%s/%s", l->v[k].path, rest)
+				      : snprintf(cand, sizeof(cand), "%s", l->v[k].path);
+			if (m < 0 || (size_t)m >= sizeof(cand))
+				continue;
+			bool seen = false;
+			for (size_t j = 0; j < n && !seen; j++)
+				seen = strcmp(names[j], cand) == 0;
+			if (!seen)
+				memcpy(names[n++], cand, (size_t)m + 1);
+		}
+	}
 	return NULL;
 }
