@@ -187,6 +187,34 @@ static int refuse(struct guard *g, const char *glob, const char *where)
 	return -EACCES;
 }
 
+/* The HANDOFF_GIT_* names the directory dfd holds (any type, a dangling
+ * symlink too: git's access() checks follow links). */
+static unsigned git_names_in(int dfd)
+{
+	unsigned have = 0;
+	struct stat st;
+	for (unsigned i = 0; i < HANDOFF_GIT_NAMES; i++)
+		if (fstatat(dfd, handoff_git_names[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
+			have |= handoff_git_entry_bit(handoff_git_names[i], S_ISDIR(st.st_mode));
+	return have;
+}
+
+/* A new name in the workspace directory at dir_rel (pinned as pfd) that
+ * would make it a git repository with config, hooks or a commondir of its
+ * own: a .git file, a worktree's commondir or a host git run from a
+ * parent could then lead git to the agent's config and hooks
+ * (core.fsmonitor runs on the next git status). The glob of the refusal,
+ * or NULL. Only a name that does not exist yet changes the shape (git
+ * renames HEAD.lock over HEAD in its own repository). */
+static const char *git_shape(int pfd, const char *dir_rel, const char *name, bool is_dir)
+{
+	unsigned add = handoff_git_entry_bit(name, is_dir);
+	struct stat st;
+	if (!add || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return NULL;
+	return handoff_git_shape(git_names_in(pfd), add, handoff_git_admin_dir(dir_rel));
+}
+
 /* Judge the name about to appear at (pfd, name): 0, or -EACCES with the
  * glob recorded in the response. */
 static int judge(struct guard *g, int pfd, const char *name, bool is_dir)
@@ -197,7 +225,68 @@ static int judge(struct guard *g, int pfd, const char *name, bool is_dir)
 		return r;
 	const char *rel = ws_rel(g, where);
 	const char *glob = rel ? protect_match(g->set, rel, is_dir) : NULL;
+	if (!glob && rel && g->set->n) {
+		char dir_rel[PATH_MAX];
+		const char *slash = strrchr(rel, '/');
+		snprintf(dir_rel, sizeof(dir_rel), "%.*s", slash ? (int)(slash - rel) : 0, rel);
+		glob = git_shape(pfd, dir_rel, name, is_dir);
+	}
 	return glob ? refuse(g, glob, where) : 0;
+}
+
+/* Is where (an absolute path about to be a ".git" file) the .git file of
+ * a worktree that a repository of the workspace made? git worktree add
+ * writes ID/gitdir naming it in .git/worktrees of the repository before
+ * it writes the .git file. What the .git file later says is judged where
+ * it leads (git_shape), this only keeps other new .git files out. */
+static bool worktree_dotgit(const struct guard *g, const char *where)
+{
+	char anc[PATH_MAX];
+	snprintf(anc, sizeof(anc), "%s", where);
+	size_t wl = strlen(g->ws);
+	for (char *slash; (slash = strrchr(anc, '/')) && (size_t)(slash - anc) >= wl;) {
+		*slash = '\0';
+		char wt[PATH_MAX + 32];
+		snprintf(wt, sizeof(wt), "%s/.git/worktrees", anc);
+		_cleanup_close_ int fd = open(wt, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+		if (!d)
+			continue;
+		int dfd = TAKE_FD(fd);
+		struct dirent *de;
+		bool found = false;
+		for (unsigned n = 0; !found && n < 1000 && (de = readdir(d)); n++) {
+			if (de->d_name[0] == '.')
+				continue; /* ".", "..": git's ids never start with a dot */
+			char p[NAME_MAX + 16], text[PATH_MAX];
+			snprintf(p, sizeof(p), "%s/gitdir", de->d_name);
+			_cleanup_close_ int f = openat(dfd, p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+			ssize_t m = f >= 0 ? read(f, text, sizeof(text) - 1) : -1;
+			if (m <= 0)
+				continue;
+			text[m] = '\0';
+			text[strcspn(text, "\r\n")] = '\0';
+			if (text[0] == '/') {
+				found = strcmp(text, where) == 0;
+				continue;
+			}
+			/* A relative gitdir (worktree.useRelativePaths): from
+			 * the administrative directory. */
+			char full[2 * PATH_MAX + 64], real[PATH_MAX];
+			snprintf(full, sizeof(full), "%s/%s/%s", wt, de->d_name, text);
+			char *base = strrchr(full, '/');
+			*base = '\0';
+			if (realpath(full, real)) {
+				char joined[PATH_MAX + NAME_MAX + 2];
+				snprintf(joined, sizeof(joined), "%s/%s", real, base + 1);
+				found = strcmp(joined, where) == 0;
+			}
+		}
+		closedir(d);
+		if (found)
+			return true;
+	}
+	return false;
 }
 
 /* A symlink about to appear at (pfd, name): its own name, and whether a
@@ -381,7 +470,10 @@ static int g_open(struct guard *g, const struct guard_req *q, int dirfd, char *p
 		}
 		if (errno != ENOENT)
 			return -errno;
-		int r = judge(g, pfd, last, false);
+		char at[PATH_MAX];
+		bool own_worktree = strcmp(last, ".git") == 0 && where_of(pfd, last, at, sizeof(at)) == 0 &&
+				    ws_rel(g, at) && worktree_dotgit(g, at);
+		int r = own_worktree ? 0 : judge(g, pfd, last, false);
 		if (r < 0)
 			return r;
 		int fd = openat(pfd, last, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
@@ -432,6 +524,17 @@ static int judge_tree(struct guard *g, int top, const char *newrel, const char *
 			const char *glob = protect_match_beneath(g->set, newrel, inner, is_dir, buf, sizeof(buf));
 			if (!glob && S_ISLNK(st.st_mode) && protect_link_dangerous(g->set, buf))
 				glob = "(a symlink a protected path would pass through)";
+			unsigned bit = handoff_git_entry_bit(de->d_name, is_dir);
+			if (!glob && bit) {
+				/* The tree's directory that holds it, at its new
+				 * place: a repository shape made elsewhere and
+				 * moved in whole. */
+				char *slash = strrchr(buf, '/');
+				if (slash)
+					*slash = '\0';
+				glob = handoff_git_shape(git_names_in(dirfd(d)) & ~bit, bit,
+							 handoff_git_admin_dir(slash ? buf : ""));
+			}
 			if (glob) {
 				char where[PATH_MAX];
 				snprintf(where, sizeof(where), "%s/%s", newabs, inner);
