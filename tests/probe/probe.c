@@ -3150,21 +3150,23 @@ static void t_git_redirect(struct result *r, int argc, char **argv)
 /* A hand-off directory reached through a link: DIR/LINK -> inner, with
  * inner/tasks.json running a task when the folder opens. ORDER "first"
  * makes the link and writes through it; "last" writes inner/tasks.json
- * under its innocent name, then makes the link. */
+ * under its innocent name, then makes the link; "rename" makes the link
+ * under an innocent name and renames it to LINK. */
 static void t_handoff_symlink(struct result *r, int argc, char **argv)
 {
 	static const char tasks[] =
 		"{\"version\": \"2.0.0\", \"tasks\": [{\"label\": \"airlock-probe\", \"type\": \"shell\", "
 		"\"command\": \"echo airlock-probe\", \"runOptions\": {\"runOn\": \"folderOpen\"}}]}\n";
 	const char *dir = argv[0], *link = argv[1], *order = argv[2];
-	char inner[PATH_MAX], lpath[PATH_MAX], file[PATH_MAX + 16];
+	char inner[PATH_MAX], lpath[PATH_MAX], tmp[PATH_MAX], file[PATH_MAX + 16];
 	int e;
 
 	(void)argc;
-	if (strcmp(order, "first") != 0 && strcmp(order, "last") != 0) {
-		PROBE_ERROR(r, "ORDER is first or last, not %s", order);
+	if (strcmp(order, "first") != 0 && strcmp(order, "last") != 0 && strcmp(order, "rename") != 0) {
+		PROBE_ERROR(r, "ORDER is first, last or rename, not %s", order);
 		return;
 	}
+	snprintf(tmp, sizeof(tmp), "%s/settings-link", dir);
 	snprintf(inner, sizeof(inner), "%s/inner", dir);
 	snprintf(lpath, sizeof(lpath), "%s/%s", dir, link);
 	if ((e = make_dir(dir)) || (e = make_dir(inner))) {
@@ -3187,6 +3189,14 @@ static void t_handoff_symlink(struct result *r, int argc, char **argv)
 	}
 	if (order[0] == 'l' && symlink("inner", lpath) < 0) {
 		BLOCKED(r, "symlink: %s", errname(errno));
+		return;
+	}
+	if (order[0] == 'r' && symlink("inner", tmp) < 0) {
+		BLOCKED(r, "symlink settings-link: %s", errname(errno));
+		return;
+	}
+	if (order[0] == 'r' && rename(tmp, lpath) < 0) {
+		BLOCKED(r, "rename to %s: %s", link, errname(errno));
 		return;
 	}
 	ALLOWED(r, "%s -> inner holds tasks.json", link);
@@ -3361,7 +3371,7 @@ static const struct probe_test tests[] = {
 	/* What the agent leaves on the host, and code run past the exec rules. */
 	ATTACK_ARGS("setid-plant", 1, 1, "DIR", t_setid_plant, "set-ID files made in DIR by chmod, fchmod(at)(2), open, mknod, mkdir (owner-only modes)"),
 	ATTACK_ARGS("git-redirect", 2, 2, "WS commondir|gitfile|bare", t_git_redirect, "git config from a directory of ours: .git/commondir, a gitdir: file, a planted bare repository"),
-	ATTACK_ARGS("handoff-symlink", 3, 3, "DIR LINK first|last", t_handoff_symlink, "DIR/LINK -> inner holding tasks.json that runs on folder open"),
+	ATTACK_ARGS("handoff-symlink", 3, 3, "DIR LINK first|last|rename", t_handoff_symlink, "DIR/LINK -> inner holding tasks.json that runs on folder open"),
 	ATTACK_ARGS("exec-copy", 1, 1, "DIR|$HOME|$TMPDIR", t_exec_copy, "copy true into DIR, run it directly and through its dynamic loader"),
 	ATTACK("memfd-exec", t_memfd_exec, "run a copy of the probe from a memfd (fexecve, execveat, /proc/self/fd)"),
 	ATTACK("vsock", t_vsock, "create an AF_VSOCK socket (not namespaced: the hypervisor's services); nothing is sent"),
