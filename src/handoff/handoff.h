@@ -177,6 +177,20 @@ struct handoff_finding {
 size_t handoff_inspect(const char *rel, const char *data, size_t len, struct handoff_finding *out,
 		       size_t max);
 
+/* The same, knowing root, the absolute path of the directory rel is in
+ * (or NULL): a pointer file (a .git file's gitdir, a commondir, an
+ * alternate, a Mercurial sharedpath) naming a place inside root by its
+ * absolute path (as git worktree add writes it) is judged by where it
+ * leads there. Pointers are reported unless they lead where git itself
+ * makes them lead (a worktree's or a submodule's directory; a worktree's
+ * own repository). Pure. */
+size_t handoff_inspect_in(const char *root, const char *rel, const char *data, size_t len,
+			  struct handoff_finding *out, size_t max);
+
+/* dir + "/" + target with "." and ".." resolved lexically, into out;
+ * false when it climbs above the top or does not fit. Pure. */
+bool handoff_path_resolve(const char *dir, const char *target, char *out, size_t len);
+
 /* ---- scanning a directory ---- */
 
 enum handoff_change {

@@ -304,21 +304,174 @@ static void inspect_lines_starting(const char *data, size_t len, const char *con
 	}
 }
 
+/* INI and TOML alike: each "key = value" (or "key: value") line whose key
+ * is one of keys (any key when keys is NULL), inside [section] when
+ * section is not NULL (a section header's first word, case-insensitive;
+ * TOML's dotted and quoted headers are matched by their first word). */
+static void inspect_keys(const char *data, size_t len, const char *section, const char *const *keys, size_t nk,
+			 const char *why, struct sink *k)
+{
+	unsigned line = 0;
+	char buf[1024];
+	bool in = section == NULL;
+	for (size_t pos = 0; next_line(data, len, &pos, &line, buf, sizeof(buf));) {
+		char *s = trim(buf);
+		if (*s == '[') {
+			if (section) {
+				s++;
+				while (*s == '[' || *s == '"' || *s == ' ')
+					s++;
+				size_t n = strlen(section);
+				in = !strncasecmp(s, section, n) && (s[n] == ']' || s[n] == '.' || s[n] == '"' ||
+								     s[n] == ' ' || s[n] == '\0');
+			}
+			continue;
+		}
+		if (!in || !*s || *s == '#' || *s == ';')
+			continue;
+		size_t kl = strcspn(s, "=: \t");
+		char *rest = s + kl;
+		while (*rest == ' ' || *rest == '\t')
+			rest++;
+		if (!kl || (*rest != '=' && *rest != ':'))
+			continue;
+		bool hit = keys == NULL;
+		for (size_t i = 0; !hit && i < nk; i++)
+			hit = strlen(keys[i]) == kl && !strncasecmp(s, keys[i], kl);
+		if (!hit)
+			continue;
+		s[kl] = '\0';
+		add(k, line, "%s: %s", s, why);
+	}
+}
+
+/* The target of a pointer file (a gitdir, a commondir, an alternate, a
+ * Mercurial sharedpath) at rel, relative to the scanned directory's top,
+ * into out: false when it leaves the directory. root: the directory's
+ * absolute path (an absolute target inside it is taken as relative), or
+ * NULL. */
+static bool pointer_target(const char *root, const char *rel, const char *text, char *out, size_t len)
+{
+	char dir[4096];
+	if (text[0] == '/') {
+		size_t n = root ? strlen(root) : 0;
+		if (!n || strncmp(text, root, n) != 0 || (text[n] != '/' && text[n] != '\0'))
+			return false;
+		return handoff_path_resolve("", text + n + (text[n] == '/'), out, len);
+	}
+	snprintf(dir, sizeof(dir), "%s", rel);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		dir[0] = '\0';
+	return handoff_path_resolve(dir, text, out, len);
+}
+
+/* The first line of data, trimmed, into buf. */
+static char *first_line(const char *data, size_t len, char *buf, size_t cap)
+{
+	size_t e = 0;
+	while (e < len && data[e] != '\n')
+		e++;
+	take_line(data, e, buf, cap);
+	return trim(buf);
+}
+
+static void inspect_pointer(const char *root, const char *rel, const char *base, const char *data, size_t len,
+			    struct sink *k)
+{
+	char buf[1024], to[4096];
+	if (!strcmp(base, ".git")) {
+		/* A gitdir pointer (worktrees, submodules): "gitdir: PATH".
+		 * Git makes them lead to a worktree's administrative
+		 * directory or a submodule's repository; anywhere else is a
+		 * repository git takes as this one, with its hooks and
+		 * config. */
+		char *s = first_line(data, len, buf, sizeof(buf));
+		if (strncmp(s, "gitdir:", 7) != 0)
+			return;
+		s = trim(s + 7);
+		if (!pointer_target(root, rel, s, to, sizeof(to)))
+			add(k, 1, "points git at the repository %s, outside the directory: its hooks and config apply here", s);
+		else if (!handoff_glob_match("**/.git/worktrees/*", to) && !handoff_glob_match("**/.git/modules/**", to) &&
+			 !handoff_glob_match("**/.git", to))
+			add(k, 1, "points git at %s, not a worktree's or a submodule's directory: its hooks and config apply here", s);
+	} else if (!strcmp(base, "commondir")) {
+		/* A worktree's commondir leads to the repository that holds
+		 * its administrative directory (git writes "../.."); any
+		 * other, and any commondir of a main repository, makes git
+		 * take config and hooks from there. */
+		char *s = first_line(data, len, buf, sizeof(buf));
+		char own[4096];
+		snprintf(own, sizeof(own), "%s", rel);
+		for (int up = 0; up < 3; up++) {
+			char *slash = strrchr(own, '/');
+			if (slash)
+				*slash = '\0';
+			else
+				own[0] = '\0';
+		}
+		bool worktree = handoff_glob_match("**/.git/worktrees/*/commondir", rel);
+		if (!pointer_target(root, rel, s, to, sizeof(to)))
+			add(k, 1, "commondir leads git to %s, outside the directory: its config and hooks apply here", s);
+		else if (!worktree || strcmp(to, own) != 0)
+			add(k, 1, "commondir leads git to %s: its config and hooks apply here", *s ? s : "(empty)");
+	} else if (!strcmp(base, "alternates")) {
+		unsigned line = 0;
+		for (size_t pos = 0; next_line(data, len, &pos, &line, buf, sizeof(buf));) {
+			char *s = trim(buf);
+			if (*s && *s != '#')
+				add(k, line, "git reads objects from %s", s);
+		}
+	} else if (!strcmp(base, "sharedpath")) {
+		char *s = first_line(data, len, buf, sizeof(buf));
+		add(k, 1, "Mercurial uses the repository at %s (its store, and its hgrc with share-safe)", s);
+	}
+}
+
 size_t handoff_inspect(const char *rel, const char *data, size_t len, struct handoff_finding *out, size_t max)
+{
+	return handoff_inspect_in(NULL, rel, data, len, out, max);
+}
+
+size_t handoff_inspect_in(const char *root, const char *rel, const char *data, size_t len, struct handoff_finding *out,
+			  size_t max)
 {
 	struct sink k = { .out = out, .max = max };
 	const char *base = base_name(rel);
 
-	if (!strcmp(base, ".git")) {
-		/* A gitdir pointer (worktrees, submodules): "gitdir: PATH". */
-		char buf[1024];
-		size_t e = 0;
-		while (e < len && data[e] != '\n')
-			e++;
-		take_line(data, e, buf, sizeof(buf));
-		char *s = trim(buf);
-		if (!strncmp(s, "gitdir:", 7) && handoff_path_escapes(rel, trim(s + 7)))
-			add(&k, 1, "points git at the repository %s, outside the directory: its hooks and config apply here", trim(s + 7));
+	if (!strcmp(base, ".git") || !strcmp(base, "commondir") ||
+	    (!strcmp(base, "alternates") && ends_with(rel, "objects/info/alternates")) ||
+	    (!strcmp(base, "sharedpath") && ends_with(rel, ".hg/sharedpath"))) {
+		inspect_pointer(root, rel, base, data, len, &k);
+	} else if ((!strcmp(base, "hgrc") || !strcmp(base, "hgrc-not-shared")) && (strstr(rel, ".hg/") == rel || strstr(rel, "/.hg/"))) {
+		inspect_keys(data, len, "hooks", NULL, 0, "a Mercurial hook runs this command", &k);
+		inspect_keys(data, len, "extensions", NULL, 0, "Mercurial loads this extension", &k);
+		static const char *const ui[] = { "ssh", "editor", "merge" };
+		inspect_keys(data, len, "ui", ui, 3, "Mercurial runs this program", &k);
+		static const char *const inc[] = { "%include" };
+		inspect_lines_starting(data, len, inc, 1, "Mercurial reads config from another file", &k);
+	} else if (!strcmp(base, "config") && (strstr(rel, ".cargo/") == rel || strstr(rel, "/.cargo/"))) {
+		goto cargo;
+	} else if (!strcmp(base, "config.toml") && (strstr(rel, ".cargo/") == rel || strstr(rel, "/.cargo/"))) {
+	cargo:;
+		static const char *const keys[] = { "runner", "rustc-wrapper", "rustc-workspace-wrapper", "rustc",
+						    "rustdoc", "linker", "RUSTC_WRAPPER", "RUSTC", "RUSTC_LINKER" };
+		inspect_keys(data, len, NULL, keys, sizeof(keys) / sizeof(keys[0]), "cargo runs this program", &k);
+	} else if (!strcmp(base, "rust-toolchain.toml") || !strcmp(base, "rust-toolchain")) {
+		static const char *const keys[] = { "path" };
+		inspect_keys(data, len, NULL, keys, 1, "rustup runs the toolchain at this path", &k);
+	} else if (!strcmp(base, ".yarnrc")) {
+		static const char *const p[] = { "yarn-path", "\"yarn-path\"" };
+		inspect_lines_starting(data, len, p, 2, "yarn runs this script instead of itself", &k);
+	} else if (!strcmp(base, ".pylintrc") || !strcmp(base, "pylintrc")) {
+		static const char *const keys[] = { "init-hook" };
+		inspect_keys(data, len, NULL, keys, 1, "pylint runs this Python code", &k);
+	} else if (!strcmp(base, ".bazelrc")) {
+		static const char *const p[] = { "build --run_under", "run --run_under", "test --run_under", "import",
+						 "try-import" };
+		inspect_lines_starting(data, len, p, 5, "bazel runs or reads what it names", &k);
 	} else if (!strcmp(base, "config") || !strcmp(base, "config.worktree")) {
 		/* Only git's own config files: .git/config, a worktree's or a
 		 * submodule's. */

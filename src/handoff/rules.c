@@ -391,9 +391,7 @@ bool handoff_git_admin_dir(const char *rel)
 #define ALIAS_MAX 64
 #define ALIAS_PATH_MAX 4096
 
-/* dir + "/" + target, with "." and ".." resolved lexically; false when it
- * climbs above the top or does not fit. */
-static bool normalise(const char *dir, const char *target, char *out, size_t len)
+bool handoff_path_resolve(const char *dir, const char *target, char *out, size_t len)
 {
 	char tmp[ALIAS_PATH_MAX];
 	int m = *dir ? snprintf(tmp, sizeof(tmp), "%s/%s", dir, target) : snprintf(tmp, sizeof(tmp), "%s", target);
@@ -435,7 +433,7 @@ int handoff_links_add(struct handoff_links *l, const char *rel, const char *targ
 		*slash = '\0';
 	else
 		dir[0] = '\0';
-	if (!normalise(dir, target, norm, sizeof(norm)))
+	if (!handoff_path_resolve(dir, target, norm, sizeof(norm)))
 		return 0;
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 16;

@@ -135,6 +135,23 @@ struct walk {
 	struct handoff_baseline *collect; /* baseline_save: every entry goes here */
 	struct error *err;
 	size_t entries;
+	/* The directory's symlinks that stay inside it, gathered by a first
+	 * walk (links_only): a path is judged by every name it is reached
+	 * by. */
+	struct handoff_links links;
+	bool links_only;
+	const char *root; /* the directory's real path, or NULL */
+	/* The directory being read is a repository git would take as one
+	 * (not a .git directory, which the table names): its config,
+	 * commondir and hooks are judged like .git's. */
+	bool planted, planted_hooks;
+};
+
+/* For a repository planted in a subdirectory: a bare repository, or a
+ * directory a .git file or commondir leads to. */
+static const struct handoff_rule planted_rule = {
+	"(a git repository in a subdirectory)", "git",
+	"git run there, or led there by a .git file or commondir, takes its config and hooks", false, false,
 };
 
 static struct handoff_entry *report_add(struct handoff_report *rep, const char *path)
@@ -226,6 +243,12 @@ static bool sample_hook(const char *rel)
 	       !strcmp(rel + n - 7, ".sample");
 }
 
+static bool sample_hook_name(const char *name)
+{
+	size_t n = strlen(name);
+	return n > 7 && !strcmp(name + n - 7, ".sample");
+}
+
 /* A git hook is live when its name is not a ".sample". */
 static bool live_hook(const char *rel)
 {
@@ -239,8 +262,25 @@ static bool live_hook(const char *rel)
 static int visit(struct walk *w, int dfd, const char *name, const char *rel, const struct stat *st)
 {
 	const struct handoff_scan_opts *o = w->opts;
-	const struct handoff_rule *rule = handoff_match(rel);
 	bool is_link = S_ISLNK(st->st_mode), is_reg = S_ISREG(st->st_mode);
+	if (w->links_only) {
+		char t[4096];
+		ssize_t n = is_link ? readlinkat(dfd, name, t, sizeof(t) - 1) : -1;
+		if (n < 0)
+			return 0;
+		t[n] = '\0';
+		return handoff_links_add(&w->links, rel, t);
+	}
+	/* Every name rel is reached by: .vscode -> tools makes
+	 * tools/tasks.json the editor's task file. */
+	char via[4096];
+	const struct handoff_rule *rule = handoff_match_aliases(&w->links, rel, is_link, via, sizeof(via));
+	bool indirect = rule && (is_link ? !handoff_match(rel) : via[0] != '\0');
+	if (!rule && !S_ISDIR(st->st_mode) && (w->planted_hooks || (w->planted && handoff_git_entry_bit(name, false) &
+							     (HANDOFF_GIT_CONFIG | HANDOFF_GIT_CONFIG_WT | HANDOFF_GIT_COMMONDIR))))
+		rule = &planted_rule;
+	bool by_change = rule && !rule->opt_in && !rule->pointer; /* flagged when added, changed or removed */
+	bool opt_in = rule && rule->opt_in;
 	bool exec = is_reg && (st->st_mode & 0111);
 	bool setid = is_reg && (st->st_mode & (S_ISUID | S_ISGID));
 	char sha[65] = "", target[4096] = "";
@@ -312,15 +352,31 @@ static int visit(struct walk *w, int dfd, const char *name, const char *rel, con
 	memcpy(x->sha256, sha, sizeof(sha));
 	if (rule)
 		set_reason(x, "%s", rule->why);
-	if (rule && change != HANDOFF_PRESENT && !rule->opt_in)
+	if (by_change && change != HANDOFF_PRESENT)
 		x->flagged = true;
+	if (rule == &planted_rule && !(w->planted_hooks && sample_hook_name(name))) {
+		x->flagged = true;
+		set_reason(x, "in a git repository planted in a subdirectory");
+	}
+	if (indirect && !opt_in) {
+		x->flagged = true;
+		if (is_link && !via[0])
+			set_reason(x, "a symlink standing for a hand-off directory: a host tool reads its target");
+		else
+			set_reason(x, "reached as %s through a symlink", via);
+	}
 	if (rule && is_reg && live_hook(rel) && (st->st_mode & 0111)) {
 		x->flagged = true;
 		set_reason(x, "an active hook");
 	}
 	if (rule && head.len) {
 		struct handoff_finding f[HANDOFF_MAX_FINDINGS];
-		size_t nf = handoff_inspect(rel, head.data, head.len, f, HANDOFF_MAX_FINDINGS);
+		/* A planted repository's config is git config wherever it
+		 * lies: judged as .git/config is. */
+		size_t nf = rule == &planted_rule && !strcmp(name, "config")
+				    ? handoff_inspect_in(w->root, ".git/config", head.data, head.len, f, HANDOFF_MAX_FINDINGS)
+				    : handoff_inspect_in(w->root, via[0] ? via : rel, head.data, head.len, f,
+							 HANDOFF_MAX_FINDINGS);
 		for (size_t i = 0; i < nf; i++) {
 			set_reason(x, "line %u: %s", f[i].line, f[i].what);
 			x->flagged = true;
@@ -362,6 +418,22 @@ static bool skip_dir(const char *rel)
 	return false;
 }
 
+/* Is the directory dfd at rel a repository git would take, with config,
+ * hooks or a commondir of its own, other than what the table names (a
+ * .git directory, a submodule's, a worktree's administrative one)? */
+static bool planted_repo(int dfd, const char *rel)
+{
+	unsigned have = 0;
+	struct stat st;
+	for (unsigned i = 0; i < HANDOFF_GIT_NAMES; i++)
+		if (fstatat(dfd, handoff_git_names[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
+			have |= handoff_git_entry_bit(handoff_git_names[i], S_ISDIR(st.st_mode));
+	if (!handoff_git_shape(have, have, false))
+		return false;
+	return !handoff_glob_match("**/.git", rel) && !handoff_glob_match("**/.git/modules/**", rel) &&
+	       !handoff_git_admin_dir(rel);
+}
+
 static int walk_dir(struct walk *w, int dfd, const char *rel, int depth)
 {
 	if (depth > MAX_DEPTH)
@@ -376,6 +448,8 @@ static int walk_dir(struct walk *w, int dfd, const char *rel, int depth)
 	}
 	struct dirent *de;
 	int r = 0;
+	bool was_planted = w->planted, was_hooks = w->planted_hooks;
+	w->planted = !w->links_only && planted_repo(dfd, rel);
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
@@ -395,16 +469,39 @@ static int walk_dir(struct walk *w, int dfd, const char *rel, int depth)
 			error_set(w->err, -r, "%s: out of memory", child);
 			break;
 		}
+		if (S_ISDIR(st.st_mode) && skip_dir(child) && !w->links_only) {
+			/* Of a repository's objects only the alternates are
+			 * of note: git reads objects from what they name. */
+			_cleanup_(cleanup_closep) int info =
+				openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			_cleanup_(cleanup_closep) int ifd =
+				info < 0 ? -1 : openat(info, "info", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			char alt[4096 + 32];
+			struct stat ast;
+			snprintf(alt, sizeof(alt), "%s/info/alternates", child);
+			if (ifd >= 0 && fstatat(ifd, "alternates", &ast, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    (r = visit(w, ifd, "alternates", alt, &ast)) < 0) {
+				error_set(w->err, -r, "%s: out of memory", alt);
+				break;
+			}
+		}
 		if (S_ISDIR(st.st_mode) && !skip_dir(child)) {
 			_cleanup_(cleanup_closep) int sub =
 				openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sub < 0)
 				continue; /* unreadable or replaced: not ours to follow */
-			if ((r = walk_dir(w, sub, child, depth + 1)) < 0)
+			bool planted = w->planted, hooks = w->planted_hooks;
+			w->planted_hooks = hooks || (planted && !strcmp(de->d_name, "hooks"));
+			r = walk_dir(w, sub, child, depth + 1);
+			w->planted = planted;
+			w->planted_hooks = hooks;
+			if (r < 0)
 				break;
 		}
 	}
 	closedir(d);
+	w->planted = was_planted;
+	w->planted_hooks = was_hooks;
 	return r;
 }
 
@@ -414,11 +511,24 @@ int handoff_scan(const char *dir, const struct handoff_scan_opts *opts, struct h
 	_cleanup_(cleanup_closep) int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return error_sys(err, errno, "%s", dir);
-	struct walk w = { .opts = opts, .rep = rep, .err = err };
+	char root[4096];
+	struct walk w = { .opts = opts, .rep = rep, .err = err, .links_only = true };
+	if (realpath(dir, root))
+		w.root = root;
 	if (opts->baseline)
 		for (size_t i = 0; i < opts->baseline->n; i++)
 			opts->baseline->e[i].seen = false;
 	int r = walk_dir(&w, fd, "", 0);
+	w.links_only = false;
+	w.entries = 0;
+	rep->files_seen = 0;
+	/* The first walk read the top's directory stream to its end (a
+	 * dup shares the offset). */
+	if (r >= 0 && lseek(fd, 0, SEEK_SET) < 0)
+		r = error_sys(err, errno, "%s", dir);
+	if (r >= 0)
+		r = walk_dir(&w, fd, "", 0);
+	handoff_links_free(&w.links);
 	if (r < 0)
 		return r;
 	if (!opts->baseline)
@@ -435,7 +545,7 @@ int handoff_scan(const char *dir, const struct handoff_scan_opts *opts, struct h
 			return error_set(err, ENOMEM, "out of memory");
 		x->rule = rule;
 		x->change = HANDOFF_REMOVED;
-		x->flagged = !rule->opt_in;
+		x->flagged = !rule->opt_in && !rule->pointer;
 		x->mode = b->mode;
 		set_reason(x, "%s", rule->why);
 	}
