@@ -6,16 +6,21 @@
  *
  * seccomp is the last layer, installed after Landlock and no_new_privs.
  *
- * A deny-list of the kernel interfaces an agent has no business touching
- * and that have carried most container escapes: ptrace and cross-process
- * memory, bpf, perf, keyrings, userfaultfd, io_uring, the mount API,
- * namespace creation and entry, terminal injection, module and kexec
- * loading. libseccomp emits the architecture check first; a syscall from
- * a foreign ABI (i386 via int 0x80, x32) kills the process, so no table of
- * numbers here can be sidestepped by switching ABI.
+ * An allow-list: the calls real programs make (allowed[] below) run, a
+ * few have their arguments judged, and everything else, including every
+ * call newer than this file, returns ENOSYS. The kernel interfaces that
+ * have carried most container escapes are named as well (denied[]), so
+ * that they are refused with EPERM and recorded rather than passed over
+ * in silence: ptrace and cross-process memory, bpf, perf, keyrings,
+ * userfaultfd, io_uring, the mount API, namespace creation and entry,
+ * terminal injection, module and kexec loading. libseccomp emits the
+ * architecture check first; a syscall from a foreign ABI (i386 via int
+ * 0x80, x32) kills the process, so no table of numbers here can be
+ * sidestepped by switching ABI.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/netlink.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -23,11 +28,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include "sandbox/seccomp_rules.h"
 #include "util/cleanup.h"
 
+/* O_TMPFILE's own bit: libc's O_TMPFILE (and __O_TMPFILE) include
+ * O_DIRECTORY, which a plain directory open carries too. */
+#define TMPFILE_BIT 020000000
+
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x0010U
+#endif
 #ifndef TIOCLINUX
 #define TIOCLINUX 0x541C
 #endif
@@ -35,6 +49,87 @@
 #define NS_FLAGS                                                                                \
 	(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | \
 	 CLONE_NEWCGROUP | 0x00000080 /* CLONE_NEWTIME */)
+
+/* The allow-list. A call named nowhere in this file returns ENOSYS: one the
+ * kernel added after this list was written (listmount, statmount,
+ * open_tree_attr on 6.8-6.15) reaches nothing, and programs treat ENOSYS
+ * as an older kernel and fall back. Surveyed from what glibc 2.36-2.41,
+ * musl, Go, Rust std, Python, Node/V8, the JVM, git, gcc, make and
+ * coreutils call, against Docker's default profile and Chromium's
+ * baseline policy. Calls that take arguments worth judging (clone, ioctl,
+ * personality, socket, the chmod, open and mknod families, memfd_create)
+ * are not here: their rules below allow what they allow.
+ *
+ * Left out on purpose, beside the denied list: modify_ldt (a 16-bit
+ * segment surface with its own CVEs), uselib, sysfs, ustat, the
+ * x86 thread-area calls (x86_64 programs set %fs with arch_prctl),
+ * sethostname and setdomainname (the sandbox holds no capability),
+ * fanotify_mark without fanotify_init, memfd_secret, process_madvise and
+ * process_mrelease (other processes' memory), lsm_*, the *xattrat calls
+ * (their plain forms serve every tool today), file_getattr/file_setattr,
+ * and every number not assigned yet. */
+static const char *const allowed[] = {
+	/* memory */
+	"brk", "mmap", "munmap", "mprotect", "mremap", "madvise", "mincore", "msync", "mlock",
+	"mlock2", "munlock", "mlockall", "munlockall", "remap_file_pages", "pkey_alloc",
+	"pkey_free", "pkey_mprotect", "get_mempolicy", "membarrier", "map_shadow_stack", "mseal",
+	/* file descriptors and I/O */
+	"read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev", "preadv2",
+	"pwritev2", "lseek", "close", "close_range", "dup", "dup2", "dup3", "fcntl", "flock",
+	"fsync", "fdatasync", "syncfs", "sync", "sync_file_range", "fallocate", "fadvise64",
+	"readahead", "sendfile", "splice", "tee", "vmsplice", "copy_file_range", "pipe", "pipe2",
+	"cachestat",
+	/* paths (Landlock judges them) */
+	"stat", "fstat", "lstat", "newfstatat", "statx", "statfs", "fstatfs", "access",
+	"faccessat", "faccessat2", "getcwd", "chdir", "fchdir", "getdents", "getdents64",
+	"readlink", "readlinkat", "truncate", "ftruncate", "unlink", "unlinkat", "rmdir",
+	"rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "chown",
+	"fchown", "lchown", "fchownat", "umask", "utime", "utimes", "utimensat", "futimesat",
+	"setxattr", "lsetxattr", "fsetxattr", "getxattr", "lgetxattr", "fgetxattr", "listxattr",
+	"llistxattr", "flistxattr", "removexattr", "lremovexattr", "fremovexattr",
+	"inotify_init", "inotify_init1", "inotify_add_watch", "inotify_rm_watch",
+	/* execution and processes */
+	"execve", "execveat", "fork", "vfork", "exit", "exit_group", "wait4", "waitid", "kill",
+	"tkill", "tgkill", "getpid", "getppid", "gettid", "getpgid", "setpgid", "getpgrp",
+	"getsid", "setsid", "set_tid_address", "set_robust_list", "get_robust_list", "rseq",
+	"arch_prctl", "prctl", "seccomp", "capget", "capset", "getrlimit", "setrlimit",
+	"prlimit64", "getrusage", "times", "uname", "sysinfo", "getcpu", "pidfd_open",
+	"pidfd_send_signal", "landlock_create_ruleset", "landlock_add_rule",
+	"landlock_restrict_self",
+	/* identity (the user namespace maps what may be set) */
+	"getuid", "geteuid", "getgid", "getegid", "getresuid", "getresgid", "getgroups",
+	"setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setfsuid",
+	"setfsgid", "setgroups",
+	/* scheduling */
+	"sched_yield", "sched_getaffinity", "sched_setaffinity", "sched_getparam",
+	"sched_setparam", "sched_getscheduler", "sched_setscheduler", "sched_get_priority_max",
+	"sched_get_priority_min", "sched_rr_get_interval", "sched_getattr", "sched_setattr",
+	"getpriority", "setpriority", "ioprio_get", "ioprio_set",
+	/* signals */
+	"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigpending", "rt_sigtimedwait",
+	"rt_sigqueueinfo", "rt_tgsigqueueinfo", "rt_sigsuspend", "sigaltstack", "pause",
+	"signalfd", "signalfd4", "restart_syscall",
+	/* time */
+	"clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep", "gettimeofday", "time",
+	"alarm", "getitimer", "setitimer", "timer_create", "timer_settime", "timer_gettime",
+	"timer_getoverrun", "timer_delete", "timerfd_create", "timerfd_settime",
+	"timerfd_gettime",
+	/* waiting */
+	"futex", "futex_waitv", "futex_wake", "futex_wait", "futex_requeue", "poll", "ppoll",
+	"select", "pselect6", "epoll_create", "epoll_create1", "epoll_ctl", "epoll_wait",
+	"epoll_pwait", "epoll_pwait2", "eventfd", "eventfd2",
+	/* sockets (socket and socketpair are judged below) */
+	"bind", "listen", "accept", "accept4", "getsockname", "getpeername", "setsockopt",
+	"getsockopt", "shutdown", "recvfrom", "recvmsg", "recvmmsg", "sendmsg", "sendmmsg",
+	/* IPC of the sandbox's own IPC namespace */
+	"shmget", "shmat", "shmdt", "shmctl", "semget", "semop", "semtimedop", "semctl",
+	"msgget", "msgsnd", "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend",
+	"mq_timedreceive", "mq_notify", "mq_getsetattr",
+	/* asynchronous I/O (the old interface; io_uring is denied) */
+	"io_setup", "io_destroy", "io_submit", "io_cancel", "io_getevents", "io_pgetevents",
+	/* randomness */
+	"getrandom",
+};
 
 /* Denied outright, with EPERM (or through the supervisor when tracing). */
 static const char *const denied[] = {
@@ -74,84 +169,263 @@ static const char *const traced[] = {
 	"symlinkat", "truncate",
 };
 
+/* Every call no rule names. */
+#define DEFAULT_ACTION SCMP_ACT_ERRNO(ENOSYS)
+
 struct rule_ctx {
 	scmp_filter_ctx ctx;
 	uint32_t deny; /* SCMP_ACT_ERRNO(EPERM) or SCMP_ACT_NOTIFY */
+	bool trace, protect, sockets;
+	/* Per syscall number: 1 has an unconditional rule, 2 conditional ones.
+	 * libseccomp lets an unconditional rule swallow every conditional
+	 * rule of the same call, whatever the order they were added in (an
+	 * ALLOW would silently undo a TIOCSTI or set-ID refusal): the build
+	 * fails instead. */
+	uint8_t kind[8192];
 };
+
+static bool in(const char *const *list, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(list[i], name) == 0)
+			return true;
+	return false;
+}
+#define IN(list, name) in((list), ARRAY_SIZE(list), (name))
 
 static int add(struct rule_ctx *rc, uint32_t action, const char *name, unsigned n,
 	       const struct scmp_arg_cmp *args, struct error *err)
 {
 	int nr = seccomp_syscall_resolve_name(name);
-	if (nr == __NR_SCMP_ERROR)
-		return 0; /* not a syscall on this architecture */
+	/* Negative: not a syscall on this architecture (libseccomp's
+	 * pseudo-numbers), or one newer than libseccomp: ENOSYS either way. */
+	if (nr < 0)
+		return 0;
+	if ((size_t)nr >= sizeof(rc->kind))
+		return error_set(err, ERANGE, "seccomp rule for %s: syscall number %d out of range", name, nr);
+	uint8_t k = n ? 2 : 1;
+	if (rc->kind[nr] && (rc->kind[nr] != k || k == 1))
+		return error_set(err, EEXIST, "seccomp rules for %s: an unconditional rule beside others", name);
+	rc->kind[nr] = k;
+	/* The default action already: libseccomp refuses a rule that says it
+	 * again. */
+	if (action == DEFAULT_ACTION)
+		return 0;
 	int r = seccomp_rule_add_array(rc->ctx, action, nr, n, args);
 	if (r < 0 && r != -EEXIST)
 		return error_sys(err, -r, "seccomp rule for %s", name);
 	return 0;
 }
 
-/* Is the call one the guard performs? (open and openat only with O_CREAT.) */
-static bool guarded(const char *name)
+/* What a call that passes every check does: goes to the guard when it can
+ * make a name under protection, stops for the tracer when it takes a path
+ * Landlock judges, else runs. */
+static uint32_t pass(const struct rule_ctx *rc, const char *name)
 {
-	if (strcmp(name, "open") == 0 || strcmp(name, "openat") == 0 || strcmp(name, "openat2") == 0)
-		return true;
-	for (size_t i = 0; i < ARRAY_SIZE(creating); i++)
-		if (strcmp(name, creating[i]) == 0)
-			return true;
-	return false;
+	if (rc->protect && IN(creating, name))
+		return SCMP_ACT_NOTIFY;
+	if (rc->trace && IN(traced, name))
+		return SCMP_ACT_TRACE(0);
+	return SCMP_ACT_ALLOW;
+}
+
+/* Set-ID files (as systemd's RestrictSUIDSGID=): a file the agent makes
+ * is stored under the workspace owner's id on the host (root's, on a
+ * root-owned workspace, through the idmapped mount), so a set-uid or
+ * set-gid bit on it is a program any local user runs as that owner. The
+ * mode argument modearg is judged after the conditions pre (at most 2):
+ * without S_ISUID and S_ISGID the call does ok, with either it is denied.
+ * The two cases are disjoint, so no rule can shadow the other. */
+static int add_mode(struct rule_ctx *rc, const char *name, uint32_t ok, unsigned modearg,
+		    const struct scmp_arg_cmp *pre, unsigned npre, struct error *err)
+{
+	static const uint64_t bad[] = { S_ISUID, S_ISGID };
+	struct scmp_arg_cmp c[3];
+	int r;
+	for (unsigned i = 0; i < npre; i++)
+		c[i] = pre[i];
+	c[npre] = SCMP_CMP(modearg, SCMP_CMP_MASKED_EQ, S_ISUID | S_ISGID, 0);
+	if ((r = add(rc, ok, name, npre + 1, c, err)) < 0)
+		return r;
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		c[npre] = SCMP_CMP(modearg, SCMP_CMP_MASKED_EQ, bad[i], bad[i]);
+		if ((r = add(rc, rc->deny, name, npre + 1, c, err)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* open and openat: the flags at flagsarg, the mode after them. Without
+ * O_CREAT or O_TMPFILE the mode is ignored and the file exists: the call
+ * runs (stops for the tracer). With either, the mode is judged; under
+ * protection an O_CREAT open goes to the guard, which judges the name. */
+static int add_open(struct rule_ctx *rc, const char *name, unsigned flagsarg, struct error *err)
+{
+	const uint64_t mask = O_CREAT | TMPFILE_BIT;
+	const uint64_t kinds[] = { O_CREAT, TMPFILE_BIT, O_CREAT | TMPFILE_BIT };
+	uint32_t read = rc->trace ? SCMP_ACT_TRACE(0) : SCMP_ACT_ALLOW;
+	struct scmp_arg_cmp c = SCMP_CMP(flagsarg, SCMP_CMP_MASKED_EQ, mask, 0);
+	int r;
+	if ((r = add(rc, read, name, 1, &c, err)) < 0)
+		return r;
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
+		uint32_t ok = (kinds[i] & O_CREAT) && rc->protect ? SCMP_ACT_NOTIFY : read;
+		c = SCMP_CMP(flagsarg, SCMP_CMP_MASKED_EQ, mask, kinds[i]);
+		if ((r = add_mode(rc, name, ok, flagsarg + 1, &c, 1, err)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* The complement of a set of 32-bit values, as disjoint masked compares:
+ * walking the bits from the top, every prefix no value in the set shares
+ * is one rule. Used where a call must be allowed except for a few values
+ * of one argument (libseccomp has no "else"). */
+static int add_except32(struct rule_ctx *rc, uint32_t action, const char *name, unsigned arg,
+			const uint32_t *vals, size_t nvals, uint32_t mask, uint32_t prefix, int bit,
+			struct error *err)
+{
+	bool any = false;
+	for (size_t i = 0; i < nvals; i++)
+		any |= (vals[i] & mask) == prefix;
+	if (!any) {
+		struct scmp_arg_cmp c = SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, mask, prefix);
+		return add(rc, action, name, 1, &c, err);
+	}
+	if (bit < 0)
+		return 0; /* the value itself: not allowed */
+	uint32_t b = 1U << bit;
+	int r = add_except32(rc, action, name, arg, vals, nvals, mask | b, prefix, bit - 1, err);
+	if (r < 0)
+		return r;
+	return add_except32(rc, action, name, arg, vals, nvals, mask | b, prefix | b, bit - 1, err);
+}
+
+/* Socket families (socket and socketpair take the same first three
+ * arguments). AF_UNIX, AF_INET and AF_INET6, and AF_NETLINK for
+ * NETLINK_ROUTE alone (getaddrinfo's AI_ADDRCONFIG, ip(8), interface
+ * lists). Every other family gets EAFNOSUPPORT, as from a kernel without
+ * it: AF_VSOCK is not namespaced and reaches the hypervisor's services
+ * past the network namespace and the proxy; AF_PACKET, AF_ALG, AF_XDP,
+ * AF_KEY, AF_BLUETOOTH, AF_TIPC and the other netlink protocols are
+ * kernel surface no agent needs. Values beyond 32 bits (the kernel reads
+ * an int) fall outside the allowed ones and are refused. */
+static int add_socket(struct rule_ctx *rc, const char *name, struct error *err)
+{
+	static const uint64_t ok[] = { AF_INET, AF_INET6 };
+	const uint32_t refuse = SCMP_ACT_ERRNO(EAFNOSUPPORT);
+	int r;
+	for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_EQ, ok[i]);
+		if ((r = add(rc, SCMP_ACT_ALLOW, name, 1, &c, err)) < 0)
+			return r;
+	}
+	/* AF_UNIX by type (the low 4 bits): SOCK_DGRAM, and SOCK_RAW, which
+	 * af_unix turns into SOCK_DGRAM, go to the supervisor under the
+	 * socket guard (see guard.c: a datagram socket's sendmsg can name
+	 * any socket, and no filter sees that address). The three rules
+	 * after the first cover the other 14 values. */
+	{
+		uint32_t dgram = rc->sockets ? SCMP_ACT_NOTIFY : SCMP_ACT_ALLOW;
+		static const uint64_t other[][2] = { { 0xe, 0x0 }, { 0xc, 0x4 }, { 0x8, 0x8 } };
+		struct scmp_arg_cmp c[2] = { SCMP_A0(SCMP_CMP_EQ, AF_UNIX),
+					     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xe, SOCK_DGRAM) };
+		if ((r = add(rc, dgram, name, 2, c, err)) < 0)
+			return r;
+		for (size_t i = 0; i < ARRAY_SIZE(other); i++) {
+			c[1] = SCMP_A1(SCMP_CMP_MASKED_EQ, other[i][0], other[i][1]);
+			if ((r = add(rc, SCMP_ACT_ALLOW, name, 2, c, err)) < 0)
+				return r;
+		}
+	}
+	{
+		struct scmp_arg_cmp c[2] = { SCMP_A0(SCMP_CMP_EQ, AF_NETLINK),
+					     SCMP_A2(SCMP_CMP_EQ, NETLINK_ROUTE) };
+		if ((r = add(rc, SCMP_ACT_ALLOW, name, 2, c, err)) < 0)
+			return r;
+		c[1] = SCMP_A2(SCMP_CMP_NE, NETLINK_ROUTE);
+		if ((r = add(rc, refuse, name, 2, c, err)) < 0)
+			return r;
+	}
+	for (uint64_t f = 0; f < AF_NETLINK; f++) {
+		if (f == AF_UNIX || f == AF_INET || f == AF_INET6)
+			continue;
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_EQ, f);
+		if ((r = add(rc, refuse, name, 1, &c, err)) < 0)
+			return r;
+	}
+	struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_GT, AF_NETLINK);
+	return add(rc, refuse, name, 1, &c, err);
 }
 
 int seccomp_rules_build(bool notify, bool trace, bool protect, bool sockets, scmp_filter_ctx *out,
 			struct error *err)
 {
-	struct rule_ctx rc = {
-		.ctx = seccomp_init(SCMP_ACT_ALLOW),
+	_cleanup_free_ struct rule_ctx *rcp = calloc(1, sizeof(*rcp));
+	if (!rcp)
+		return error_set(err, ENOMEM, "seccomp rules: out of memory");
+	struct rule_ctx *rc = rcp;
+	*rc = (struct rule_ctx){
+		.ctx = seccomp_init(DEFAULT_ACTION),
 		.deny = notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM),
+		.trace = trace,
+		.protect = protect,
+		.sockets = sockets,
 	};
-	if (!rc.ctx)
+	if (!rc->ctx)
 		return error_set(err, ENOMEM, "seccomp_init failed");
 	int r;
 
 	/* A foreign ABI is killed, not merely refused: the process could not
-	 * be expecting it. */
-	if ((r = seccomp_attr_set(rc.ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0 ||
-	    (r = seccomp_attr_set(rc.ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0) {
+	 * be expecting it. Every call pays for the filter's length, so
+	 * libseccomp sorts the syscall numbers into a binary tree. */
+	if ((r = seccomp_attr_set(rc->ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0 ||
+	    (r = seccomp_attr_set(rc->ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0 ||
+	    (r = seccomp_attr_set(rc->ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)) < 0) {
 		r = error_sys(err, -r, "seccomp attributes");
 		goto out;
 	}
 
+	for (size_t i = 0; i < ARRAY_SIZE(allowed); i++)
+		if ((r = add(rc, pass(rc, allowed[i]), allowed[i], 0, NULL, err)) < 0)
+			goto out;
 	for (size_t i = 0; i < ARRAY_SIZE(denied); i++)
-		if ((r = add(&rc, rc.deny, denied[i], 0, NULL, err)) < 0)
+		if ((r = add(rc, rc->deny, denied[i], 0, NULL, err)) < 0)
 			goto out;
 
 	/* clone: creating any namespace is refused; plain fork and threads
 	 * pass. On x86_64 and most ABIs the flags are argument 0. */
+	for (int bit = 0; bit < 32; bit++) {
+		uint64_t f = 1ULL << bit;
+		if (!(NS_FLAGS & f))
+			continue;
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, f, f);
+		if ((r = add(rc, rc->deny, "clone", 1, &c, err)) < 0)
+			goto out;
+	}
 	{
-		for (int bit = 0; bit < 32; bit++) {
-			uint64_t f = 1ULL << bit;
-			if (!(NS_FLAGS & f))
-				continue;
-			struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, f, f);
-			if ((r = add(&rc, rc.deny, "clone", 1, &c, err)) < 0)
-				goto out;
-		}
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, NS_FLAGS, 0);
+		if ((r = add(rc, SCMP_ACT_ALLOW, "clone", 1, &c, err)) < 0)
+			goto out;
 	}
 	/* clone3 passes its flags in memory, which seccomp cannot read.
 	 * ENOSYS makes libc fall back to clone, where the check above runs. */
-	if ((r = add(&rc, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL, err)) < 0)
+	if ((r = add(rc, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL, err)) < 0)
 		goto out;
 
 	/* Terminal injection: TIOCSTI pushes bytes into a terminal's input
 	 * (CVE-2017-5226 in bubblewrap); TIOCLINUX can do the same on a VT.
-	 * The ioctl number is an int: compare the low 32 bits only. */
+	 * The ioctl number is an int: compare the low 32 bits only. Every
+	 * other number is allowed by the rules add_except32 makes. */
 	{
-		const unsigned long bad[] = { TIOCSTI, TIOCLINUX };
+		static const uint32_t bad[] = { TIOCSTI, TIOCLINUX };
 		for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 			struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, bad[i]);
-			if ((r = add(&rc, rc.deny, "ioctl", 1, &c, err)) < 0)
+			if ((r = add(rc, rc->deny, "ioctl", 1, &c, err)) < 0)
 				goto out;
 		}
+		if ((r = add_except32(rc, SCMP_ACT_ALLOW, "ioctl", 1, bad, ARRAY_SIZE(bad), 0, 0, 31, err)) < 0)
+			goto out;
 	}
 
 	/* personality: only PER_LINUX (0) and the query value 0xffffffff.
@@ -164,26 +438,56 @@ int seccomp_rules_build(bool notify, bool trace, bool protect, bool sockets, scm
 	for (int bit = 0; bit < 32; bit++) {
 		uint64_t set = 1ULL << bit, clear = 1ULL << ((bit + 1) % 32);
 		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, set | clear, set);
-		if ((r = add(&rc, rc.deny, "personality", 1, &c, err)) < 0)
+		if ((r = add(rc, rc->deny, "personality", 1, &c, err)) < 0)
+			goto out;
+	}
+	for (int i = 0; i < 2; i++) {
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffULL, i ? 0xffffffffULL : 0);
+		if ((r = add(rc, SCMP_ACT_ALLOW, "personality", 1, &c, err)) < 0)
 			goto out;
 	}
 
-	if (protect) {
-		for (size_t i = 0; i < ARRAY_SIZE(creating); i++)
-			if ((r = add(&rc, SCMP_ACT_NOTIFY, creating[i], 0, NULL, err)) < 0)
+	/* Set-ID modes: the chmod family (fchmodat2 where libseccomp knows
+	 * it; elsewhere it gets ENOSYS and libc falls back to fchmodat),
+	 * open with O_CREAT or O_TMPFILE, creat, mkdir, mknod. */
+	{
+		static const struct {
+			const char *name;
+			unsigned modearg;
+		} moded[] = {
+			{ "chmod", 1 },	 { "fchmod", 1 }, { "fchmodat", 2 }, { "fchmodat2", 2 },
+			{ "creat", 1 },	 { "mkdir", 1 },  { "mkdirat", 2 },  { "mknod", 1 },
+			{ "mknodat", 2 },
+		};
+		for (size_t i = 0; i < ARRAY_SIZE(moded); i++)
+			if ((r = add_mode(rc, moded[i].name, pass(rc, moded[i].name), moded[i].modearg, NULL, 0,
+					  err)) < 0)
 				goto out;
-		/* The open flags are an int: compare the low 32 bits. */
-		struct scmp_arg_cmp c1 = SCMP_A1(SCMP_CMP_MASKED_EQ, O_CREAT, O_CREAT);
-		struct scmp_arg_cmp c2 = SCMP_A2(SCMP_CMP_MASKED_EQ, O_CREAT, O_CREAT);
-		if ((r = add(&rc, SCMP_ACT_NOTIFY, "open", 1, &c1, err)) < 0 ||
-		    (r = add(&rc, SCMP_ACT_NOTIFY, "openat", 1, &c2, err)) < 0)
-			goto out;
-		/* openat2 passes its flags in memory, which seccomp cannot read
-		 * and the supervisor could only read racily. ENOSYS makes libc
-		 * and most programs fall back to openat, judged above. */
-		if ((r = add(&rc, SCMP_ACT_ERRNO(ENOSYS), "openat2", 0, NULL, err)) < 0)
+		if ((r = add_open(rc, "open", 1, err)) < 0 || (r = add_open(rc, "openat", 2, err)) < 0)
 			goto out;
 	}
+	/* openat2 passes its flags and mode in memory, which seccomp cannot
+	 * read and the supervisor could only read racily. ENOSYS makes libc
+	 * and most programs fall back to openat, judged above. */
+	if ((r = add(rc, SCMP_ACT_ERRNO(ENOSYS), "openat2", 0, NULL, err)) < 0)
+		goto out;
+
+	/* Executable memfds: bytes that never were a file run as a program,
+	 * past every exec rule (Landlock does not judge the kernel's internal
+	 * mounts). MFD_EXEC asks for one outright: refused. A memfd without it
+	 * is executable too unless vm.memfd_noexec is 2 in the sandbox's pid
+	 * namespace, which init sets where the kernel lets it (see child.c). */
+	{
+		struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, MFD_EXEC, MFD_EXEC);
+		if ((r = add(rc, rc->deny, "memfd_create", 1, &c, err)) < 0)
+			goto out;
+		c = SCMP_A1(SCMP_CMP_MASKED_EQ, MFD_EXEC, 0);
+		if ((r = add(rc, SCMP_ACT_ALLOW, "memfd_create", 1, &c, err)) < 0)
+			goto out;
+	}
+
+	if ((r = add_socket(rc, "socket", err)) < 0 || (r = add_socket(rc, "socketpair", err)) < 0)
+		goto out;
 
 	/* Unix sockets (guard.c): connect, and sendto with an address, go to
 	 * the supervisor, which has the guard perform them after judging a
@@ -192,43 +496,19 @@ int seccomp_rules_build(bool notify, bool trace, bool protect, bool sockets, scm
 	 * sendmsg and sendmmsg carry theirs inside a struct BPF cannot read
 	 * either, and only a datagram unix socket honours one (stream and
 	 * seqpacket sockets ignore or refuse it): creating a datagram unix
-	 * socket, alone or as a pair, goes to the supervisor too, which
-	 * refuses it unless the policy names a socket (see guard.c). */
-	if (sockets) {
-		struct scmp_arg_cmp dgram[2] = { SCMP_A0(SCMP_CMP_EQ, AF_UNIX),
-						 SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf /* SOCK_TYPE_MASK */, SOCK_DGRAM) };
-		struct scmp_arg_cmp addr = SCMP_A4(SCMP_CMP_NE, 0);
-		if ((r = add(&rc, SCMP_ACT_NOTIFY, "connect", 0, NULL, err)) < 0 ||
-		    (r = add(&rc, SCMP_ACT_NOTIFY, "sendto", 1, &addr, err)) < 0 ||
-		    (r = add(&rc, SCMP_ACT_NOTIFY, "socket", 2, dgram, err)) < 0 ||
-		    (r = add(&rc, SCMP_ACT_NOTIFY, "socketpair", 2, dgram, err)) < 0)
+	 * socket, alone or as a pair, goes to the supervisor too (above),
+	 * which refuses it unless the policy names a socket (see guard.c). */
+	{
+		struct scmp_arg_cmp addr = SCMP_A4(SCMP_CMP_NE, 0), none = SCMP_A4(SCMP_CMP_EQ, 0);
+		if ((r = add(rc, sockets ? SCMP_ACT_NOTIFY : SCMP_ACT_ALLOW, "connect", 0, NULL, err)) < 0 ||
+		    (r = add(rc, sockets ? SCMP_ACT_NOTIFY : SCMP_ACT_ALLOW, "sendto", 1, &addr, err)) < 0 ||
+		    (r = add(rc, SCMP_ACT_ALLOW, "sendto", 1, &none, err)) < 0)
 			goto out;
 	}
 
-	/* Trace mode: the supervisor (ptrace, from outside) sees the path of
-	 * each call Landlock may refuse, and its result; see ftrace.c. With
-	 * protection the calls the guard performs are not traced: the
-	 * supervisor sees their results itself. */
-	if (trace)
-		for (size_t i = 0; i < ARRAY_SIZE(traced); i++) {
-			if (protect && guarded(traced[i])) {
-				if (strcmp(traced[i], "open") != 0 && strcmp(traced[i], "openat") != 0)
-					continue;
-				bool at = strcmp(traced[i], "openat") == 0;
-				struct scmp_arg_cmp c = at ? SCMP_A2(SCMP_CMP_MASKED_EQ, O_CREAT, 0)
-							   : SCMP_A1(SCMP_CMP_MASKED_EQ, O_CREAT, 0);
-				if ((r = add(&rc, SCMP_ACT_TRACE(0), traced[i], 1, &c, err)) < 0)
-					goto out;
-				continue;
-			}
-			if ((r = add(&rc, SCMP_ACT_TRACE(0), traced[i], 0, NULL, err)) < 0)
-				goto out;
-		}
-
-	*out = rc.ctx;
+	*out = rc->ctx;
 	return 0;
 out:
-	seccomp_release(rc.ctx);
+	seccomp_release(rc->ctx);
 	return r;
 }
-
