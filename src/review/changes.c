@@ -39,26 +39,61 @@ static void add_reason(struct review_change *c, const char *a, const char *b)
 	snprintf(c->reason + used, sizeof(c->reason) - used, "%s%s%s", used ? "; " : "", a, b ? b : "");
 }
 
+/* For a repository planted in a subdirectory (a bare repository, or one
+ * a .git file or commondir leads to). */
+static const struct handoff_rule planted_rule = {
+	"(a git repository in a subdirectory)", "git",
+	"git run there, or led there by a .git file or commondir, takes its config and hooks", false, false,
+};
+
+/* Where a change lies, beyond its path: the workspace's links (a path
+ * is judged by every name it is reached by), the workspace's real path,
+ * and whether its directory is a repository git would take. */
+struct judge_ctx {
+	const struct handoff_links *links;
+	const char *ws;
+	bool planted, planted_hooks;
+};
+
 static void judge(struct review_change *c, const struct stat *st, const char *data, size_t len, const char *link,
-		  const struct dlp *dlp, const struct protect_set *globs)
+		  const struct dlp *dlp, const struct protect_set *globs, const struct judge_ctx *jc)
 {
 	c->flags = 0;
 	c->reason[0] = '\0';
-	const struct handoff_rule *rule = handoff_match(c->path);
+	bool is_link = st && S_ISLNK(st->st_mode);
+	char via[PATH_MAX];
+	const struct handoff_rule *rule =
+		handoff_match_aliases(jc ? jc->links : NULL, c->path, is_link, via, sizeof(via));
+	bool indirect = rule && (is_link ? !handoff_match(c->path) : via[0] != '\0');
+	const char *base = strrchr(c->path, '/') ? strrchr(c->path, '/') + 1 : c->path;
+	bool a_dir = st && S_ISDIR(st->st_mode);
+	if (!rule && jc && !a_dir &&
+	    (jc->planted_hooks || (jc->planted && handoff_git_entry_bit(base, false) &
+				   (HANDOFF_GIT_CONFIG | HANDOFF_GIT_CONFIG_WT | HANDOFF_GIT_COMMONDIR))))
+		rule = &planted_rule;
 	struct handoff_finding fi[HANDOFF_MAX_FINDINGS];
 	size_t nf = 0;
-	if (rule && st && S_ISREG(st->st_mode) && data)
-		nf = handoff_inspect(c->path, data, len, fi, HANDOFF_MAX_FINDINGS);
+	if (rule && st && S_ISREG(st->st_mode) && data) {
+		/* A planted repository's config is git config wherever it
+		 * lies; a file reached through a link is read as the tool
+		 * reads it, by that name. */
+		const char *as = rule == &planted_rule && !strcmp(base, "config") ? ".git/config" : via[0] ? via : c->path;
+		nf = handoff_inspect_in(jc ? jc->ws : NULL, as, data, len, fi, HANDOFF_MAX_FINDINGS);
+	}
 	/* The table's build entry points change in ordinary work: flagged
 	 * for what they contain, as `airlock handoff scan` does. A directory
 	 * of the table (.vscode, .git/hooks) holds nothing a tool runs until
 	 * a file is put in it, and that file is flagged. */
 	bool is_dir = st && S_ISDIR(st->st_mode) && c->kind != REVIEW_DELETED;
-	if (rule && !is_dir && (!rule->opt_in || nf)) {
+	if (rule && !is_dir && ((!rule->opt_in && !rule->pointer) || nf)) {
 		c->flags |= REVIEW_FLAG_HANDOFF;
 		char why[512];
 		snprintf(why, sizeof(why), "hand-off %s file %s: %s", rule->category, rule->pattern, rule->why);
 		add_reason(c, why, NULL);
+		if (indirect && is_link && !via[0])
+			add_reason(c, "a symlink standing for a hand-off directory: a host tool reads its target", NULL);
+		else if (indirect)
+			add_reason(c, "reached through a symlink as ", via);
 		for (size_t i = 0; i < nf; i++)
 			add_reason(c, fi[i].what, NULL);
 	}
@@ -105,7 +140,7 @@ void review_judge(struct review_change *c, const struct stat *st, const char *da
 		  const struct protect_set *globs)
 {
 	struct dlp *d = dlp_new();
-	judge(c, st, data, len, link, d, globs);
+	judge(c, st, data, len, link, d, globs, NULL);
 	dlp_free(d);
 }
 
@@ -117,6 +152,8 @@ struct reader {
 	const struct protect_set *globs;
 	size_t entries;
 	struct error *err;
+	struct judge_ctx jc;
+	struct handoff_links links;
 };
 
 static bool is_whiteout(const struct stat *st)
@@ -229,8 +266,74 @@ static int add_change(struct reader *rd, const char *path, enum review_kind kind
 		ssize_t n = readlinkat(udfd, name, link, sizeof(link) - 1);
 		link[n > 0 ? n : 0] = '\0';
 	}
-	judge(c, have ? &st : NULL, data, len, link, rd->dlp, rd->globs);
+	judge(c, have ? &st : NULL, data, len, link, rd->dlp, rd->globs, &rd->jc);
 	return 0;
+}
+
+/* Is the directory at rel, as the agent left it (upper over the
+ * workspace's), a repository git would take, with config, hooks or a
+ * commondir of its own, other than what the table names (.git, a
+ * submodule's, a worktree's administrative directory)? */
+static bool planted_repo(int udfd, int ldfd, const char *rel)
+{
+	unsigned have = 0;
+	struct stat st;
+	for (unsigned i = 0; i < HANDOFF_GIT_NAMES; i++) {
+		const char *n = handoff_git_names[i];
+		if (fstatat(udfd, n, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			if (!is_whiteout(&st))
+				have |= handoff_git_entry_bit(n, S_ISDIR(st.st_mode));
+		} else if (ldfd >= 0 && fstatat(ldfd, n, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			have |= handoff_git_entry_bit(n, S_ISDIR(st.st_mode));
+		}
+	}
+	if (!handoff_git_shape(have, have, false))
+		return false;
+	return !handoff_glob_match("**/.git", rel) && !handoff_glob_match("**/.git/modules/**", rel) &&
+	       !handoff_git_admin_dir(rel);
+}
+
+/* The symlinks beneath dfd (at rel) into l, without following any;
+ * bounded like the change itself. A repository's objects hold none. */
+static int collect_links(struct handoff_links *l, int dfd, const char *rel, unsigned depth, size_t *seen)
+{
+	if (depth > REVIEW_MAX_DEPTH)
+		return 0;
+	int fd = dup(dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	int r = 0;
+	struct dirent *de;
+	while (r == 0 && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || ++*seen > REVIEW_MAX_ENTRIES)
+			continue;
+		char path[PATH_MAX];
+		if ((size_t)snprintf(path, sizeof(path), "%s%s%s", rel, rel[0] ? "/" : "", de->d_name) >= sizeof(path))
+			continue;
+		struct stat st;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISLNK(st.st_mode)) {
+			char t[PATH_MAX];
+			ssize_t n = readlinkat(dirfd(d), de->d_name, t, sizeof(t) - 1);
+			if (n >= 0) {
+				t[n] = '\0';
+				r = handoff_links_add(l, path, t);
+			}
+		} else if (S_ISDIR(st.st_mode) && !handoff_glob_match("**/.git/objects", path)) {
+			int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0) {
+				r = collect_links(l, sub, path, depth + 1, seen);
+				close(sub);
+			}
+		}
+	}
+	closedir(d);
+	return r;
 }
 
 /* udfd: a directory of upper; ldfd: the same directory in the workspace,
@@ -249,6 +352,8 @@ static int read_dir(struct reader *rd, int udfd, int ldfd, const char *rel, unsi
 	}
 	int r = 0;
 	struct dirent *de;
+	bool was_planted = rd->jc.planted, was_hooks = rd->jc.planted_hooks;
+	rd->jc.planted = planted_repo(udfd, ldfd, rel);
 	while ((de = readdir(d))) {
 		const char *name = de->d_name;
 		if (!strcmp(name, ".") || !strcmp(name, ".."))
@@ -284,7 +389,11 @@ static int read_dir(struct reader *rd, int udfd, int ldfd, const char *rel, unsi
 				break;
 			}
 			int lsub = merged ? openat(ldfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+			bool planted = rd->jc.planted, hooks = rd->jc.planted_hooks;
+			rd->jc.planted_hooks = hooks || (planted && !strcmp(name, "hooks"));
 			r = read_dir(rd, usub, lsub, path, depth + 1);
+			rd->jc.planted = planted;
+			rd->jc.planted_hooks = hooks;
 			close(usub);
 			if (lsub >= 0)
 				close(lsub);
@@ -299,6 +408,8 @@ static int read_dir(struct reader *rd, int udfd, int ldfd, const char *rel, unsi
 			break;
 	}
 	closedir(d);
+	rd->jc.planted = was_planted;
+	rd->jc.planted_hooks = was_hooks;
 	return r;
 }
 
@@ -323,7 +434,20 @@ int review_changes_read(const char *upper, const char *ws, const struct protect_
 	struct reader rd = { .out = out, .err = err, .dlp = dlp_new(), .globs = globs };
 	if (!rd.dlp)
 		return error_set(err, ENOMEM, "out of memory");
-	int r = read_dir(&rd, u, l, "", 0);
+	/* The links of the workspace as the agent left it (its own and the
+	 * ones it made), so that a change is judged by every name a host
+	 * tool can reach it by: .vscode -> tools makes tools/tasks.json the
+	 * editor's task file. */
+	size_t seen = 0;
+	int r = collect_links(&rd.links, l, "", 0, &seen);
+	seen = 0;
+	if (r == 0)
+		r = collect_links(&rd.links, u, "", 0, &seen);
+	rd.jc.links = &rd.links;
+	char wsreal[PATH_MAX];
+	rd.jc.ws = realpath(ws, wsreal) ? wsreal : ws;
+	r = r < 0 ? error_set(err, ENOMEM, "out of memory") : read_dir(&rd, u, l, "", 0);
+	handoff_links_free(&rd.links);
 	dlp_free(rd.dlp);
 	if (r < 0) {
 		review_changes_free(out);
