@@ -443,10 +443,14 @@ int review_changes_read(const char *upper, const char *ws, const struct protect_
 	seen = 0;
 	if (r == 0)
 		r = collect_links(&rd.links, u, "", 0, &seen);
+	/* The walks above read both top directory streams to their end (a
+	 * dup shares the offset). */
+	if (r == 0 && (lseek(l, 0, SEEK_SET) < 0 || lseek(u, 0, SEEK_SET) < 0))
+		r = -errno;
 	rd.jc.links = &rd.links;
 	char wsreal[PATH_MAX];
 	rd.jc.ws = realpath(ws, wsreal) ? wsreal : ws;
-	r = r < 0 ? error_set(err, ENOMEM, "out of memory") : read_dir(&rd, u, l, "", 0);
+	r = r < 0 ? error_sys(err, -r, "cannot read the links of %s", ws) : read_dir(&rd, u, l, "", 0);
 	handoff_links_free(&rd.links);
 	dlp_free(rd.dlp);
 	if (r < 0) {
