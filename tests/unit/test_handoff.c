@@ -388,6 +388,264 @@ static void test_scan_and_baseline(void **state)
 
 /* ---- protected paths ---- */
 
+/* ---- repository indirection and other tools' config ---- */
+
+static void test_rules_indirection(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *path, *category;
+	} yes[] = {
+		{ ".git/commondir", "git" },
+		{ "a/b/.git/commondir", "git" },
+		{ ".git/objects/info/alternates", "git" },
+		{ ".git/modules/m/commondir", "git" },
+		{ ".git/worktrees/wt/commondir", "git" },
+		{ "x/.hg/hgrc", "vcs" },
+		{ ".hg/sharedpath", "vcs" },
+		{ ".hg/hgrc-not-shared", "vcs" },
+		{ ".cargo/config", "build" },
+		{ "crates/a/.cargo/config.toml", "build" },
+		{ "rust-toolchain.toml", "build" },
+		{ "rust-toolchain", "build" },
+		{ "web/.yarnrc", "node" },
+		{ ".pnpmfile.cjs", "node" },
+		{ ".pylintrc", "python" },
+		{ "mise.toml", "shell" },
+		{ ".config/mise/config.toml", "shell" },
+		{ ".rtx.toml", "shell" },
+		{ ".bazelrc", "build" },
+		{ "tools/bazel", "build" },
+		{ ".mvn/jvm.config", "build" },
+		{ "gradle/wrapper/gradle-wrapper.properties", "build" },
+	};
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		const struct handoff_rule *r = handoff_match(yes[i].path);
+		if (!r)
+			fail_msg("%s matches no rule", yes[i].path);
+		assert_string_equal(r->category, yes[i].category);
+	}
+	/* Neighbours: what git and ordinary work write. */
+	static const char *const no[] = { ".git/worktrees/wt/gitdir", ".git/worktrees/wt/HEAD", ".git/objects/ab/cd",
+					  "src/config", "app/config/x.toml", "src/objects/o.c", "hg/hgrc",
+					  "cargo/config.toml", "yarnrc.txt" };
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (handoff_match(no[i]))
+			fail_msg("%s matches %s", no[i], handoff_match(no[i])->pattern);
+	/* A worktree's commondir is judged by where it leads, not protected
+	 * by name: git worktree add writes one. The main one is. */
+	assert_true(handoff_match(".git/worktrees/wt/commondir")->pointer);
+	struct policy pol = { 0 };
+	pol.filesystem.protect_defaults = true;
+	struct protect_set s;
+	assert_int_equal(protect_set_from_policy(&pol, &s), 0);
+	assert_null(protect_match(&s, ".git/worktrees/wt/commondir", false));
+	assert_non_null(protect_match(&s, ".git/commondir", false));
+	assert_non_null(protect_match(&s, ".git/objects/info/alternates", false));
+	assert_non_null(protect_match(&s, "h/.hg/hgrc", false));
+	assert_non_null(protect_match(&s, ".cargo/config.toml", false));
+	protect_set_free(&s);
+}
+
+static unsigned bits(const char *const *names)
+{
+	unsigned b = 0;
+	for (; *names; names++)
+		b |= handoff_git_name_bit(*names);
+	return b;
+}
+
+static void test_git_shape(void **state)
+{
+	(void)state;
+#define SHAPE(have, add, admin) handoff_git_shape(bits((const char *const[]){ have, NULL }), handoff_git_name_bit(add), admin)
+	/* Each way to make a repository with commands of its own, whatever
+	 * name comes last. */
+	unsigned common = HANDOFF_GIT_OBJECTS | HANDOFF_GIT_REFS;
+	assert_non_null(handoff_git_shape(common, HANDOFF_GIT_CONFIG, false));
+	assert_non_null(handoff_git_shape(HANDOFF_GIT_OBJECTS | HANDOFF_GIT_HOOKS, HANDOFF_GIT_REFS, false));
+	assert_non_null(handoff_git_shape(HANDOFF_GIT_OBJECTS | HANDOFF_GIT_CONFIG, HANDOFF_GIT_REFS, false));
+	assert_non_null(handoff_git_shape(HANDOFF_GIT_REFS | HANDOFF_GIT_HOOKS, HANDOFF_GIT_OBJECTS, false));
+	assert_non_null(handoff_git_shape(HANDOFF_GIT_HEAD, HANDOFF_GIT_COMMONDIR, false));
+	assert_non_null(handoff_git_shape(HANDOFF_GIT_COMMONDIR, HANDOFF_GIT_HEAD, false));
+	assert_non_null(handoff_git_shape(HANDOFF_GIT_HEAD, HANDOFF_GIT_HOOKS, false));
+	assert_non_null(handoff_git_shape(HANDOFF_GIT_CONFIG_WT, HANDOFF_GIT_HEAD, false));
+	assert_non_null(SHAPE("HEAD", "config", false));
+	/* Neighbours: a repository without commands of its own, source
+	 * directories named config or objects, names of no meaning to git. */
+	assert_null(handoff_git_shape(HANDOFF_GIT_HEAD | HANDOFF_GIT_OBJECTS, HANDOFF_GIT_REFS, false));
+	assert_null(handoff_git_shape(HANDOFF_GIT_CONFIG, HANDOFF_GIT_OBJECTS, false));
+	assert_null(handoff_git_shape(HANDOFF_GIT_HOOKS, HANDOFF_GIT_REFS, false));
+	assert_null(handoff_git_shape(common | HANDOFF_GIT_CONFIG | HANDOFF_GIT_HEAD, 0, false));
+	/* A directory named HEAD or config is no file git reads. */
+	assert_int_equal(handoff_git_entry_bit("config", true), 0);
+	assert_int_equal(handoff_git_entry_bit("HEAD", true), 0);
+	assert_int_equal(handoff_git_entry_bit("objects", true), HANDOFF_GIT_OBJECTS);
+	assert_int_equal(handoff_git_entry_bit("config", false), HANDOFF_GIT_CONFIG);
+	assert_int_equal(handoff_git_entry_bit("configs", false), 0);
+	/* A worktree's administrative directory: HEAD, commondir and refs
+	 * as git worktree add makes them; never config, hooks or objects. */
+	assert_true(handoff_git_admin_dir(".git/worktrees/wt"));
+	assert_true(handoff_git_admin_dir("sub/.git/worktrees/x"));
+	assert_false(handoff_git_admin_dir(".git/worktrees"));
+	assert_false(handoff_git_admin_dir("worktrees/wt"));
+	assert_null(handoff_git_shape(HANDOFF_GIT_HEAD, HANDOFF_GIT_COMMONDIR, true));
+	assert_null(handoff_git_shape(HANDOFF_GIT_HEAD | HANDOFF_GIT_COMMONDIR, HANDOFF_GIT_REFS, true));
+	assert_non_null(handoff_git_shape(HANDOFF_GIT_HEAD | HANDOFF_GIT_COMMONDIR, HANDOFF_GIT_CONFIG, true));
+	assert_non_null(handoff_git_shape(HANDOFF_GIT_HEAD | HANDOFF_GIT_COMMONDIR, HANDOFF_GIT_HOOKS, true));
+	assert_non_null(handoff_git_shape(HANDOFF_GIT_HEAD | HANDOFF_GIT_COMMONDIR, HANDOFF_GIT_OBJECTS, true));
+#undef SHAPE
+}
+
+static const char *alias_rule(const struct handoff_links *l, const char *rel, bool is_link, char *via)
+{
+	const struct handoff_rule *r = handoff_match_aliases(l, rel, is_link, via, 4096);
+	return r ? r->pattern : NULL;
+}
+
+static void test_aliases(void **state)
+{
+	(void)state;
+	struct handoff_links l = { 0 };
+	char via[4096];
+	assert_int_equal(handoff_links_add(&l, ".vscode", "tools"), 0);
+	assert_int_equal(handoff_links_add(&l, "l1", "docs/x"), 0);
+	assert_int_equal(handoff_links_add(&l, "l2", "l1"), 0);
+	assert_int_equal(handoff_links_add(&l, "a/.github", "../ci"), 0);
+	assert_int_equal(handoff_links_add(&l, "deep/.claude", "./../deep/../l2/"), 0);
+	assert_int_equal(handoff_links_add(&l, "out", "../../x"), 0);   /* leaves: not recorded */
+	assert_int_equal(handoff_links_add(&l, "abs", "/etc"), 0);      /* absolute: not recorded */
+	assert_int_equal(handoff_links_add(&l, ".envrc", "notes.txt"), 0);
+	assert_int_equal(handoff_links_add(&l, "top", "."), 0);
+	assert_int_equal(l.n, 7);
+	/* The link's own name stands for the directory. */
+	assert_string_equal(alias_rule(&l, ".vscode", true, via), "**/.vscode/**");
+	assert_string_equal(via, "");
+	/* A file beneath its target, by the link's name. */
+	assert_string_equal(alias_rule(&l, "tools/tasks.json", false, via), "**/.vscode/**");
+	assert_string_equal(via, ".vscode/tasks.json");
+	assert_string_equal(alias_rule(&l, "ci/workflows/x.yml", false, via), "**/.github/workflows/**");
+	assert_string_equal(via, "a/.github/workflows/x.yml");
+	/* A chain: deep/.claude -> l2 -> l1 -> docs/x, and ".." in a target. */
+	assert_string_equal(alias_rule(&l, "docs/x/settings.json", false, via), "**/.claude/**");
+	assert_string_equal(via, "deep/.claude/settings.json");
+	/* A hand-off file that is a link makes its target the file. */
+	assert_string_equal(alias_rule(&l, "notes.txt", false, via), "**/.envrc");
+	/* A link to the top gives every path another name; still bounded. */
+	assert_string_equal(alias_rule(&l, "tools/launch.json", false, via), "**/.vscode/**");
+	/* Neighbours: files no hand-off name reaches; a regular file at a
+	 * directory's name is no hand-off. */
+	assert_null(alias_rule(&l, "src/a.c", false, via));
+	assert_null(alias_rule(&l, "docs/y/settings.json", false, via));
+	assert_null(alias_rule(&l, ".vscode", false, via));
+	handoff_links_free(&l);
+	/* No links: the path alone. */
+	assert_null(alias_rule(NULL, "tools/tasks.json", false, via));
+	assert_string_equal(alias_rule(NULL, ".vscode/tasks.json", false, via), "**/.vscode/**");
+	char out[64];
+	assert_true(handoff_path_resolve("a/b", "../c/./d", out, sizeof(out)));
+	assert_string_equal(out, "a/c/d");
+	assert_false(handoff_path_resolve("a", "../../x", out, sizeof(out)));
+	assert_true(handoff_path_resolve("", ".", out, sizeof(out)));
+	assert_string_equal(out, "");
+}
+
+static size_t inspect_root(const char *root, const char *rel, const char *text, struct handoff_finding *f)
+{
+	return handoff_inspect_in(root, rel, text, strlen(text), f, HANDOFF_MAX_FINDINGS);
+}
+
+static void test_inspect_pointers(void **state)
+{
+	(void)state;
+	struct handoff_finding f[HANDOFF_MAX_FINDINGS];
+	/* .git files: a worktree's or a submodule's directory, by a relative
+	 * path or by the absolute one git writes, is fine; anything else is
+	 * a repository git takes as this one. */
+	assert_int_equal(inspect_root("/w", "wt/.git", "gitdir: /w/.git/worktrees/wt\n", f), 0);
+	assert_int_equal(inspect_root("/w", "a/wt/.git", "gitdir: ../../.git/worktrees/wt\n", f), 0);
+	assert_int_equal(inspect_root("/w", "m/.git", "gitdir: ../.git/modules/m\n", f), 0);
+	assert_int_equal(inspect_root("/w", "sub/.git", "gitdir: ../e4\n", f), 1);
+	assert_non_null(strstr(f[0].what, "not a worktree's"));
+	assert_int_equal(inspect_root("/w", "sub/.git", "gitdir: /w/e4\n", f), 1);
+	assert_int_equal(inspect_root("/w", "sub/.git", "gitdir: /tmp/e4\n", f), 1);
+	assert_non_null(strstr(f[0].what, "outside"));
+	assert_int_equal(inspect_root(NULL, "wt/.git", "gitdir: /w/.git/worktrees/wt\n", f), 1);
+	/* commondir: a worktree's leading back to its repository, or not */
+	assert_int_equal(inspect_root("/w", ".git/worktrees/wt/commondir", "../..\n", f), 0);
+	assert_int_equal(inspect_root("/w", ".git/worktrees/wt/commondir", "/w/.git\n", f), 0);
+	assert_int_equal(inspect_root("/w", "s/.git/worktrees/wt/commondir", "../..\n", f), 0);
+	assert_int_equal(inspect_root("/w", ".git/worktrees/wt/commondir", "../../../e1\n", f), 1);
+	assert_int_equal(inspect_root("/w", ".git/worktrees/wt/commondir", "/w/e1\n", f), 1);
+	assert_int_equal(inspect_root("/w", ".git/worktrees/wt/commondir", "/elsewhere\n", f), 1);
+	assert_int_equal(inspect_root("/w", ".git/commondir", "..\n", f), 1);
+	/* alternates and Mercurial's sharedpath */
+	assert_int_equal(inspect_root("/w", ".git/objects/info/alternates", "/tmp/o\n# c\n../x\n", f), 2);
+	assert_int_equal(inspect_root("/w", "h/.hg/sharedpath", "/tmp/evil/.hg", f), 1);
+	/* other tools' config that runs commands, and neighbours */
+	assert_int_equal(inspect_root("/w", "h/.hg/hgrc", "[ui]\nusername = me\n[hooks]\nupdate = id\n", f), 1);
+	assert_non_null(strstr(f[0].what, "update"));
+	assert_int_equal(inspect_root("/w", "h/.hg/hgrc", "[paths]\ndefault = https://x\n", f), 0);
+	assert_int_equal(inspect_root("/w", ".cargo/config.toml", "[build]\nrustc-wrapper = \"/bin/id\"\n", f), 1);
+	assert_int_equal(inspect_root("/w", ".cargo/config", "[target.x]\nrunner = \"id\"\n", f), 1);
+	assert_int_equal(inspect_root("/w", ".cargo/config.toml", "[build]\njobs = 4\n", f), 0);
+	assert_int_equal(inspect_root("/w", "rust-toolchain.toml", "[toolchain]\npath = \"/tmp/tc\"\n", f), 1);
+	assert_int_equal(inspect_root("/w", "rust-toolchain.toml", "[toolchain]\nchannel = \"1.80\"\n", f), 0);
+	assert_int_equal(inspect_root("/w", ".yarnrc", "yarn-path \"./y.js\"\n", f), 1);
+	assert_int_equal(inspect_root("/w", ".yarnrc", "registry \"https://r\"\n", f), 0);
+	assert_int_equal(inspect_root("/w", ".pylintrc", "[MAIN]\ninit-hook='import os'\n", f), 1);
+	assert_int_equal(inspect_root("/w", "src/config", "runner = x\n", f), 0);
+}
+
+/* The scanner, on each kind of indirection and a set-ID file. */
+static void test_scan_indirection(void **state)
+{
+	(void)state;
+	char root[] = "/tmp/airlock-handoff-ind.XXXXXX", p[4200];
+	assert_non_null(mkdtemp(root));
+	put(root, "tools/tasks.json", "{\"tasks\":[{\"runOptions\":{\"runOn\":\"folderOpen\"}}]}\n", 0644);
+	snprintf(p, sizeof(p), "%s/.vscode", root);
+	assert_int_equal(symlink("tools", p), 0);
+	put(root, "vendor/b/HEAD", "ref: refs/heads/main\n", 0644);
+	put(root, "vendor/b/objects/x", "", 0644);
+	put(root, "vendor/b/refs/x", "", 0644);
+	put(root, "vendor/b/config", "[core]\n\tfsmonitor = id\n", 0644);
+	put(root, "vendor/b/hooks/post-checkout", "#!/bin/sh\nid\n", 0755);
+	put(root, ".git/objects/info/alternates", "/tmp/o\n", 0644);
+	put(root, ".git/commondir", "../e1\n", 0644);
+	put(root, "suid", "x", 0755);
+	snprintf(p, sizeof(p), "%s/suid", root);
+	assert_int_equal(chmod(p, 04755), 0);
+	/* neighbours: source directories named config and objects, a link
+	 * that is no hand-off */
+	put(root, "app/config/settings.ini", "k=v\n", 0644);
+	put(root, "app/objects/o.c", "int o;\n", 0644);
+	put(root, "app/refs/r.c", "int r;\n", 0644);
+	snprintf(p, sizeof(p), "%s/srclink", root);
+	assert_int_equal(symlink("app", p), 0);
+
+	struct error err = { 0 };
+	struct handoff_report rep = { 0 };
+	struct handoff_scan_opts opts = { 0 };
+	assert_int_equal(handoff_scan(root, &opts, &rep, &err), 0);
+	static const char *const flagged[] = { ".vscode", "tools/tasks.json", "vendor/b/config",
+					       "vendor/b/hooks/post-checkout", ".git/objects/info/alternates",
+					       ".git/commondir", "suid" };
+	for (size_t i = 0; i < sizeof(flagged) / sizeof(flagged[0]); i++)
+		if (!must_find(&rep, flagged[i])->flagged)
+			fail_msg("%s is not flagged", flagged[i]);
+	assert_non_null(strstr(must_find(&rep, "suid")->reason, "set-user-ID"));
+	assert_non_null(strstr(must_find(&rep, "tools/tasks.json")->reason, ".vscode/tasks.json"));
+	assert_null(find(&rep, "app/config/settings.ini"));
+	assert_null(find(&rep, "app/objects/o.c"));
+	const struct handoff_entry *x = find(&rep, "srclink");
+	assert_true(!x || !x->flagged);
+	handoff_report_free(&rep);
+	char cmd[4300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+}
+
 static struct protect_set protect_of(bool defaults, bool build, const char *extra)
 {
 	struct policy pol;
@@ -525,6 +783,11 @@ int main(void)
 		cmocka_unit_test(test_protect_match),
 		cmocka_unit_test(test_protect_beneath),
 		cmocka_unit_test(test_protect_link_dangerous),
+		cmocka_unit_test(test_rules_indirection),
+		cmocka_unit_test(test_git_shape),
+		cmocka_unit_test(test_aliases),
+		cmocka_unit_test(test_inspect_pointers),
+		cmocka_unit_test(test_scan_indirection),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

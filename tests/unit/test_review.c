@@ -405,6 +405,115 @@ static void test_recover_finishes_a_commit(void **state)
 	journal_case(true);
 }
 
+/* ---- reading a change out of an upper directory ---- */
+
+static void mk(const char *root, const char *rel, const char *text, mode_t mode)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (char *q = path + strlen(root) + 1; (q = strchr(q, '/')); q++) {
+		*q = '\0';
+		mkdir(path, 0755);
+		*q = '/';
+	}
+	if (text) {
+		put(path, text);
+		assert_int_equal(chmod(path, mode), 0);
+	} else {
+		mkdir(path, mode);
+	}
+}
+
+static void ln(const char *root, const char *rel, const char *target)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	assert_int_equal(symlink(target, path), 0);
+}
+
+static const struct review_change *change_of(const struct review_changes *c, const char *path)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(c->c[i].path, path))
+			return &c->c[i];
+	fail_msg("%s is not in the change", path);
+	return NULL;
+}
+
+/* What the agent left in the layer, judged by every name a host tool
+ * reaches it by, set-ID bits, and repositories planted in
+ * subdirectories; the neighbours stay unflagged. */
+static void test_changes_read_indirection(void **state)
+{
+	(void)state;
+	char ws[] = "/tmp/airlock-review-ws.XXXXXX", up[] = "/tmp/airlock-review-up.XXXXXX";
+	assert_non_null(mkdtemp(ws));
+	assert_non_null(mkdtemp(up));
+	/* The workspace: a link the user already had, and a directory. */
+	mk(ws, "tools/readme.txt", "x\n", 0644);
+	ln(ws, ".github", "ci");
+	mk(ws, "ci/x", "x\n", 0644);
+	/* The agent's change. */
+	mk(up, "tools/tasks.json", "{\"tasks\":[]}\n", 0644);        /* reached as .vscode/tasks.json */
+	ln(up, ".vscode", "tools");                                  /* a link standing for .vscode */
+	mk(up, "ci/workflows/x.yml", "on: push\n", 0644);           /* reached through the user's .github */
+	mk(up, "l1/settings.json", "{}\n", 0644);
+	ln(up, "l2", "l1");
+	ln(up, ".claude", "l2");                                     /* a chain */
+	mk(up, "suid", "x", 04755);
+	mk(up, "sgid", "x", 02755);
+	mk(up, "vendor/b/HEAD", "ref: refs/heads/main\n", 0644);     /* a bare repository */
+	mk(up, "vendor/b/objects", NULL, 0755);
+	mk(up, "vendor/b/refs", NULL, 0755);
+	mk(up, "vendor/b/config", "[core]\n\tfsmonitor = id\n", 0644);
+	mk(up, "wt/.git", "gitdir: ../e4\n", 0644);
+	mk(up, ".git/worktrees/wt/commondir", "../../../e1\n", 0644);
+	mk(up, ".git/worktrees/ok/commondir", "../..\n", 0644);
+	/* neighbours */
+	mk(up, "src/a.c", "int a;\n", 0644);
+	ln(up, "src/alias.c", "a.c");
+	mk(up, "app/config/x.ini", "k=v\n", 0644);
+	mk(up, "app/objects/o.c", "int o;\n", 0644);
+	mk(up, "app/refs/r.c", "int r;\n", 0644);
+
+	struct review_changes c;
+	struct error err = { 0 };
+	assert_int_equal(review_changes_read(up, ws, NULL, &c, &err), 0);
+	static const struct {
+		const char *path;
+		unsigned flag;
+		const char *why;
+	} want[] = {
+		{ "tools/tasks.json", REVIEW_FLAG_HANDOFF, ".vscode/tasks.json" },
+		{ ".vscode", REVIEW_FLAG_HANDOFF, "standing for a hand-off directory" },
+		{ "ci/workflows/x.yml", REVIEW_FLAG_HANDOFF, ".github/workflows/x.yml" },
+		{ "l1/settings.json", REVIEW_FLAG_HANDOFF, ".claude/settings.json" },
+		{ ".claude", REVIEW_FLAG_HANDOFF, "standing for" },
+		{ "l2", REVIEW_FLAG_HANDOFF, "as .claude" }, /* the middle of the chain */
+		{ "suid", REVIEW_FLAG_SETID, "set-user-ID" },
+		{ "sgid", REVIEW_FLAG_SETID, "set-group-ID" },
+		{ "vendor/b/config", REVIEW_FLAG_HANDOFF, "core.fsmonitor" },
+		{ "wt/.git", REVIEW_FLAG_HANDOFF, "not a worktree's" },
+		{ ".git/worktrees/wt/commondir", REVIEW_FLAG_HANDOFF, "commondir leads git to" },
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct review_change *x = change_of(&c, want[i].path);
+		if (!(x->flags & want[i].flag) || !strstr(x->reason, want[i].why))
+			fail_msg("%s: flags %#x, reason \"%s\"", want[i].path, x->flags, x->reason);
+	}
+	static const char *const quiet[] = { "src/a.c", "src/alias.c", "app/config/x.ini", "app/objects/o.c",
+					     "app/refs/r.c", ".git/worktrees/ok/commondir" };
+	for (size_t i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++) {
+		const struct review_change *x = change_of(&c, quiet[i]);
+		if (x->flags)
+			fail_msg("%s is flagged: %s", quiet[i], x->reason);
+	}
+	review_changes_free(&c);
+	char cmd[200];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", ws, up);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -415,6 +524,7 @@ int main(void)
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_recover_rolls_back),
 		cmocka_unit_test(test_recover_finishes_a_commit),
+		cmocka_unit_test(test_changes_read_indirection),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
