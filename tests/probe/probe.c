@@ -3238,6 +3238,255 @@ static void t_chmod_ok(struct result *r, int argc, char **argv)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Tests: the system-call filter's allow-list (calls it does not know,      */
+/* socket families, set-ID modes through every creating call)               */
+/* ------------------------------------------------------------------------ */
+
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+
+#ifndef AF_VSOCK
+#define AF_VSOCK 40
+#endif
+#ifndef AF_ALG
+#define AF_ALG 38
+#endif
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+
+/* System calls newer than a filter's list: on Linux 6.8 to 6.15 statmount
+ * and listmount read the mount tree, open_tree_attr clones mounts with new
+ * attributes, the *xattrat calls and file_setattr change files. Each gets
+ * arguments that fail on a NULL pointer or a bad descriptor, so a kernel
+ * that runs it answers EFAULT, EBADF or EINVAL ("reached"), never changes
+ * anything. ENOSYS or EPERM is a refusal (on a kernel older than the call,
+ * ENOSYS is the kernel's own: the line says which numbers did reach it).
+ * 1000 is no call at all on any kernel today. */
+static void t_syscall_unknown(struct result *r, int argc, char **argv)
+{
+	static const struct {
+		long nr;
+		const char *name;
+	} calls[] = {
+		{ 457, "statmount" },	  { 458, "listmount" },	   { 463, "setxattrat" },
+		{ 464, "getxattrat" },	  { 465, "listxattrat" },  { 466, "removexattrat" },
+		{ 467, "open_tree_attr" }, { 468, "file_getattr" }, { 469, "file_setattr" },
+		{ 1000, "1000" },
+	};
+	bool reached = false;
+
+	(void)argc;
+	(void)argv;
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		long rc = syscall(calls[i].nr, -1L, 0L, 0L, 0L, 0L, 0L);
+		int e = errno;
+		if (rc >= 0 || (e != ENOSYS && e != EPERM)) {
+			reached = true;
+			append_why(r, "%s%s: reached kernel: %s", r->why[0] ? "; " : "", calls[i].name,
+				   rc >= 0 ? "success" : errname(e));
+		} else {
+			append_why(r, "%s%s: %s", r->why[0] ? "; " : "", calls[i].name, errname(e));
+		}
+	}
+	r->verdict = reached ? VERDICT_ALLOWED : VERDICT_BLOCKED;
+}
+
+/* Families a sandbox has no use for; only sockets are created, nothing is
+ * bound or sent. A kernel without the family's module says EAFNOSUPPORT
+ * too: the e2e suite runs this outside as a control. */
+static void t_socket_families(struct result *r, int argc, char **argv)
+{
+	static const struct {
+		long family, type, proto;
+		bool pair;
+		const char *name;
+	} socks[] = {
+		{ AF_VSOCK, SOCK_STREAM, 0, false, "vsock" },
+		{ AF_ALG, SOCK_SEQPACKET, 0, false, "alg" },
+		{ AF_PACKET, SOCK_RAW, 0, false, "packet" },
+		{ AF_PACKET, SOCK_DGRAM, 0, false, "packet-dgram" },
+		{ AF_XDP, SOCK_RAW, 0, false, "xdp" },
+		{ AF_KEY, SOCK_RAW, 2 /* PF_KEY_V2 */, false, "key" },
+		{ AF_BLUETOOTH, SOCK_RAW, 0, false, "bluetooth" },
+		{ AF_TIPC, SOCK_RDM, 0, false, "tipc" },
+		{ AF_TIPC, SOCK_RDM, 0, true, "tipc-pair" },
+		{ AF_CAN, SOCK_RAW, 1 /* CAN_RAW */, false, "can" },
+		{ AF_NETLINK, SOCK_RAW, NETLINK_AUDIT, false, "netlink-audit" },
+		{ AF_NETLINK, SOCK_RAW, NETLINK_KOBJECT_UEVENT, false, "netlink-uevent" },
+		{ AF_NETLINK, SOCK_RAW, NETLINK_SOCK_DIAG, false, "netlink-sock-diag" },
+		{ AF_NETLINK, SOCK_RAW, NETLINK_NETFILTER, false, "netlink-netfilter" },
+		{ AF_NETLINK, SOCK_RAW, NETLINK_GENERIC, false, "netlink-generic" },
+	};
+	bool made = false;
+
+	(void)argc;
+	(void)argv;
+	for (size_t i = 0; i < sizeof(socks) / sizeof(socks[0]); i++) {
+		int sv[2] = { -1, -1 };
+		long rc = socks[i].pair ? syscall(SYS_socketpair, socks[i].family, socks[i].type, socks[i].proto, sv)
+					: syscall(SYS_socket, socks[i].family, socks[i].type | SOCK_CLOEXEC, socks[i].proto);
+		int e = errno;
+		if (rc >= 0) {
+			made = true;
+			append_why(r, "%s%s: created", r->why[0] ? "; " : "", socks[i].name);
+			if (socks[i].pair) {
+				close(sv[0]);
+				close(sv[1]);
+			} else {
+				close((int)rc);
+			}
+		} else {
+			append_why(r, "%s%s: %s", r->why[0] ? "; " : "", socks[i].name, errname(e));
+		}
+	}
+	r->verdict = made ? VERDICT_ALLOWED : VERDICT_BLOCKED;
+}
+
+/* The families a sandbox needs: unix (stream, seqpacket, a stream pair),
+ * inet and inet6, and a netlink route socket that answers an address dump
+ * (getaddrinfo's AI_ADDRCONFIG asks exactly that). */
+static void t_socket_families_ok(struct result *r, int argc, char **argv)
+{
+	static const struct {
+		int family, type;
+		const char *name;
+	} socks[] = {
+		{ AF_UNIX, SOCK_STREAM, "unix" },     { AF_UNIX, SOCK_SEQPACKET, "unix-seqpacket" },
+		{ AF_INET, SOCK_STREAM, "inet" },     { AF_INET, SOCK_DGRAM, "inet-dgram" },
+		{ AF_INET6, SOCK_STREAM, "inet6" },   { AF_INET6, SOCK_DGRAM, "inet6-dgram" },
+	};
+	struct {
+		struct nlmsghdr nh;
+		struct ifaddrmsg ifa;
+	} req = { .nh = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETADDR,
+			  .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP, .nlmsg_seq = 1 } };
+	char buf[8192];
+	int sv[2], fd;
+	ssize_t n;
+
+	(void)argc;
+	(void)argv;
+	for (size_t i = 0; i < sizeof(socks) / sizeof(socks[0]); i++) {
+		fd = socket(socks[i].family, socks[i].type | SOCK_CLOEXEC, 0);
+		if (fd < 0) {
+			BLOCKED(r, "%s: %s", socks[i].name, errname(errno));
+			return;
+		}
+		close(fd);
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		BLOCKED(r, "socketpair: %s", errname(errno));
+		return;
+	}
+	close(sv[0]);
+	close(sv[1]);
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0) {
+		BLOCKED(r, "netlink route: %s", errname(errno));
+		return;
+	}
+	if (send(fd, &req, sizeof(req), 0) < 0 || (n = recv(fd, buf, sizeof(buf), 0)) < (ssize_t)sizeof(struct nlmsghdr)) {
+		BLOCKED(r, "netlink route dump: %s", errname(errno));
+		close(fd);
+		return;
+	}
+	close(fd);
+	ALLOWED(r, "unix, inet, inet6, a unix pair, a netlink route dump");
+}
+
+/* Set-ID modes through the calls setid-plant does not make: the raw
+ * open, creat, mkdir and mknod (not their *at forms), an O_TMPFILE file,
+ * and modes whose set-ID bit sits beside bits the kernel ignores (above
+ * 16 and above 32). Judged by the bits found afterwards, as setid-plant;
+ * the same owner-only modes. */
+static void t_setid_create(struct result *r, int argc, char **argv)
+{
+	enum how { OPEN, CREAT, MKDIR, MKNOD, TMPFILE, CHMOD_HI16, CHMOD_HI32, OPENAT_HI32 };
+	static const struct {
+		const char *name;
+		enum how how;
+		long mode;
+	} steps[] = {
+		{ "raw-open-u", OPEN, 04700 },       { "raw-creat-g", CREAT, 02700 },
+		{ "raw-mkdir-g", MKDIR, 02700 },     { "raw-mknod-u", MKNOD, 04600 },
+		{ "tmpfile-u", TMPFILE, 04700 },     { "chmod-hi16-u", CHMOD_HI16, 0x10000L | 04700 },
+		{ "chmod-hi32-u", CHMOD_HI32, (1L << 32) | 04700 },
+		{ "openat-hi32-g", OPENAT_HI32, (1L << 32) | 02700 },
+	};
+	const char *dir = argv[0];
+	char landed[256] = "";
+	int e;
+
+	(void)argc;
+	e = make_dir(dir);
+	if (e) {
+		BLOCKED(r, "mkdir: %s", errname(e));
+		return;
+	}
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		char path[PATH_MAX], fdpath[64];
+		struct stat st;
+		long rc = -1;
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, steps[i].name);
+		errno = 0;
+		switch (steps[i].how) {
+		case OPEN:
+			rc = syscall(SYS_open, path, (long)(O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC), steps[i].mode);
+			break;
+		case CREAT:
+			rc = syscall(SYS_creat, path, steps[i].mode);
+			break;
+		case MKDIR:
+			rc = syscall(SYS_mkdir, path, steps[i].mode);
+			break;
+		case MKNOD:
+			rc = syscall(SYS_mknod, path, (long)S_IFREG | steps[i].mode, 0L);
+			break;
+		case TMPFILE:
+			rc = syscall(SYS_openat, (long)AT_FDCWD, dir, (long)(O_TMPFILE | O_WRONLY | O_CLOEXEC),
+				     steps[i].mode);
+			if (rc >= 0) {
+				snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", (int)rc);
+				if (linkat(AT_FDCWD, fdpath, AT_FDCWD, path, AT_SYMLINK_FOLLOW) < 0)
+					append_why(r, "%s(%s: linkat %s)", r->why[0] ? "; " : "", steps[i].name,
+						   errname(errno));
+			}
+			break;
+		case CHMOD_HI16:
+		case CHMOD_HI32:
+			fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+			if (fd < 0)
+				break;
+			close(fd);
+			rc = syscall(SYS_chmod, path, steps[i].mode);
+			break;
+		case OPENAT_HI32:
+			rc = syscall(SYS_openat, (long)AT_FDCWD, path, (long)(O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC),
+				     steps[i].mode);
+			break;
+		}
+		e = errno;
+		if (rc >= 0 && steps[i].how != MKDIR && steps[i].how != MKNOD && steps[i].how != CHMOD_HI16 &&
+		    steps[i].how != CHMOD_HI32)
+			close((int)rc);
+		if (lstat(path, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID))) {
+			snprintf(landed + strlen(landed), sizeof(landed) - strlen(landed), "%s%s",
+				 landed[0] ? ", " : "", steps[i].name);
+			continue;
+		}
+		append_why(r, "%s%s: %s", r->why[0] ? "; " : "", steps[i].name,
+			   rc < 0 ? errname(e) : "the bit was dropped");
+	}
+	if (landed[0])
+		ALLOWED(r, "set-ID bit on %s", landed);
+	else
+		r->verdict = VERDICT_BLOCKED;
+}
+
+/* ------------------------------------------------------------------------ */
 /* The test table                                                           */
 /* ------------------------------------------------------------------------ */
 
@@ -3379,6 +3628,11 @@ static const struct probe_test tests[] = {
 	NEIGHBOUR("memfd-ok", t_memfd_ok, "a memfd written, mapped and sealed, never executed"),
 	NEIGHBOUR_ARGS("symlink-ok", 2, 2, "LINK TARGET", t_symlink_ok, "make a link and reach its target"),
 	NEIGHBOUR_ARGS("chmod-ok", 1, 1, "PATH", t_chmod_ok, "create a script and chmod 0755 it"),
+	/* The system-call filter's allow-list. */
+	ATTACK("syscall-unknown", t_syscall_unknown, "calls newer than a filter's list (statmount, listmount, open_tree_attr, *xattrat, file_setattr) and number 1000"),
+	ATTACK("socket-families", t_socket_families, "sockets of families no sandbox needs: vsock, alg, packet, xdp, key, bluetooth, tipc, can, netlink other than route"),
+	ATTACK_ARGS("setid-create", 1, 1, "DIR", t_setid_create, "set-ID files made in DIR by raw open, creat, mkdir, mknod, O_TMPFILE, modes with high bits"),
+	NEIGHBOUR("socket-families-ok", t_socket_families_ok, "unix, inet, inet6 sockets, a unix pair, a netlink route dump"),
 };
 
 #define N_TESTS (sizeof(tests) / sizeof(tests[0]))
