@@ -31,6 +31,7 @@ enum conf_need {
 	CONF_NEED_NOTHING,
 	CONF_NEED_NETNS, /* addresses on the suite's own network namespace */
 	CONF_NEED_AUDIT, /* a decision record: {audit} in the runtime prefix */
+	CONF_NEED_VSOCK, /* the host's kernel offers AF_VSOCK at all */
 };
 
 #define CONF_MAX_PROBES 8
@@ -90,6 +91,17 @@ void conf_judge(const struct conf_req *r, const struct conf_line *att, size_t na
 int conf_expand(const char *tmpl, const char *const *vars, char *out, size_t len,
 		struct error *err) WUR;
 
+/* After the run, what the host sees of a probe line that leaves something
+ * in the workspace: name is the probe's test ("write", "setid-plant",
+ * "git-redirect", "handoff-symlink", "symlink-ok", "chmod-ok", ...), args
+ * its expanded arguments, *l the line as the probe reported it. A thing
+ * found on the host makes an attack allowed whatever the probe saw; a
+ * thing the probe made but the host does not hold (a runtime that writes
+ * into a throwaway overlay) is blocked. Returns true when the line is one
+ * the host judges (*l then rewritten), false otherwise (*l untouched).
+ * Reads the host's files; keeps no pointer. */
+bool conf_host_view(const char *name, const char *const *args, size_t nargs, struct conf_line *l);
+
 struct conf_opts {
 	const char *runtime; /* the command prefix, run by /bin/sh */
 	const char *probe;   /* the static probe; NULL: beside airlock */
@@ -101,6 +113,7 @@ struct conf_opts {
 /* What the run found about its own setup, for the report. */
 struct conf_info {
 	char netns[256];     /* "created (...)" or why not */
+	char vsock[128];     /* "available" or why not, outside the runtime */
 	char probe[4096];
 	char runtime_status[256];
 	char scratch[4096];  /* set when kept */

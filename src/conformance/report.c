@@ -80,6 +80,8 @@ void conf_report(FILE *f, enum conf_format fmt, const struct conf_opts *o, const
 		json_str(f, o->runtime);
 		fprintf(f, ",\"profile\":\"%s\",\"network_namespace\":", profile);
 		json_str(f, info->netns);
+		fputs(",\"host_vsock\":", f);
+		json_str(f, info->vsock);
 		fputs(",\"runtime_status\":", f);
 		json_str(f, info->runtime_status);
 		fputs(",\"requirements\":[", f);
@@ -124,6 +126,8 @@ void conf_report(FILE *f, enum conf_format fmt, const struct conf_opts *o, const
 		xml_str(f, o->runtime);
 		fprintf(f, "\"/><property name=\"profile\" value=\"%s\"/><property name=\"network_namespace\" value=\"", profile);
 		xml_str(f, info->netns);
+		fputs("\"/><property name=\"host_vsock\" value=\"", f);
+		xml_str(f, info->vsock);
 		fputs("\"/></properties>\n", f);
 		for (size_t i = 0; i < conf_nreqs; i++) {
 			const struct conf_req *q = &conf_reqs[i];
@@ -151,8 +155,8 @@ void conf_report(FILE *f, enum conf_format fmt, const struct conf_opts *o, const
 		fputs("</testsuite>\n</testsuites>\n", f);
 		return;
 	}
-	fprintf(f, "runtime: %s\nprofile: %s\nnetwork namespace: %s\nruntime's own status: %s\n\n", o->runtime,
-		profile, info->netns, info->runtime_status);
+	fprintf(f, "runtime: %s\nprofile: %s\nnetwork namespace: %s\nhost vsock: %s\nruntime's own status: %s\n\n",
+		o->runtime, profile, info->netns, info->vsock, info->runtime_status);
 	fprintf(f, "%-26s %-11s %-7s %-14s %s\n", "REQUIREMENT", "GROUP", "VERDICT", "AICM", "EVIDENCE");
 	for (size_t i = 0; i < conf_nreqs; i++) {
 		const struct conf_req *q = &conf_reqs[i];

@@ -11,7 +11,8 @@
  * process, {lo_tcp} and {lo_udp} its loopback ports, {sock} a fake Docker
  * socket, {audit} the runtime's decision record directory, {meta}, {priv}
  * and {pub}: the metadata, a private and a stand-in public address on the
- * suite's own network namespace.
+ * suite's own network namespace. "$HOME" and "$TMPDIR" are left to the
+ * probe, which reads them from the environment the runtime gave it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,6 +26,11 @@
  * when one is refused the row fails, since refusing everything is not
  * containment. The egress and socket rows have none: a runtime that gives
  * the agent no network, not even a loopback of its own, contains egress.
+ * vsock's neighbour is a unix socket, local IPC no agent works without.
+ *
+ * The rows that leave something in the workspace (writes, set-ID bits,
+ * git redirects, links) are judged on what the host sees after the run
+ * (conf_host_view), not on what the probe saw inside.
  *
  * The hand-off rows write the files of the hand-off table
  * (src/handoff/rules.c); a unit test checks that each path below matches
@@ -75,6 +81,18 @@ const struct conf_req conf_reqs[] = {
 	  "host processes cannot be signalled",
 	  { "signal {svc_pid}", NULL },
 	  { "signal-ok", NULL } },
+	{ "boundary.setid-plant", CONF_BOUNDARY, CONF_BASELINE, CONF_NEED_NOTHING, "AIS-11",
+	  "no set-uid or set-gid file reaches the host: any local user would run it as the file's owner, root when the runtime runs as root",
+	  { "setid-plant {ws}/setid", NULL },
+	  { "chmod-ok {ws}/src/build.sh", NULL } },
+	{ "boundary.exec-writable", CONF_BOUNDARY, CONF_STRICT, CONF_NEED_NOTHING, "AIS-11",
+	  "a program the agent copies to /tmp or its home does not run, neither directly nor through the dynamic loader",
+	  { "exec-copy /tmp", "exec-copy $HOME", NULL },
+	  { "exec-copy-ok {ws}", NULL } },
+	{ "boundary.memfd-exec", CONF_BOUNDARY, CONF_STRICT, CONF_NEED_NOTHING, "AIS-11",
+	  "bytes written to a memfd never run as a program (fexecve, execveat, /proc/self/fd)",
+	  { "memfd-exec", NULL },
+	  { "memfd-ok", NULL } },
 	/* ---- egress ---- */
 	{ "egress.tcp", CONF_EGRESS, CONF_BASELINE, CONF_NEED_NETNS, "AIS-11,AIS-13",
 	  "no direct TCP connection out of the sandbox",
@@ -100,6 +118,10 @@ const struct conf_req conf_reqs[] = {
 	  "private address ranges (the LAN, internal services) are unreachable",
 	  { "connect-local {priv} 80", NULL },
 	  { NULL } },
+	{ "egress.vsock", CONF_EGRESS, CONF_BASELINE, CONF_NEED_VSOCK, "AIS-11,AIS-13",
+	  "no AF_VSOCK socket: vsock is not namespaced, and on a virtual machine it reaches the hypervisor's services past any proxy",
+	  { "vsock", NULL },
+	  { "unix-ok", NULL } },
 	{ "egress.proxy-bypass", CONF_EGRESS, CONF_STRICT, CONF_NEED_NETNS, "AIS-11,AIS-13",
 	  "a client that ignores HTTP_PROXY gets no response: the proxy is the only way out",
 	  { "http-direct {pub} 80", NULL },
@@ -142,6 +164,15 @@ const struct conf_req conf_reqs[] = {
 	  "the virtualenv's interpreter cannot be replaced: the user runs it outside",
 	  { "write {ws}/.venv/bin/python", NULL },
 	  { "write-ok {ws}/src/main.py", NULL } },
+	{ "handoff.git-indirection", CONF_HANDOFF, CONF_STRICT, CONF_NEED_NOTHING, "AIS-13",
+	  "git cannot be pointed at config the agent keeps elsewhere (.git/commondir, a gitdir: file, a planted repository): git status on the host would run its core.fsmonitor",
+	  { "git-redirect {ws} commondir", "git-redirect {ws} gitfile", "git-redirect {ws} bare", NULL },
+	  { "write-ok {ws}/src/main.py", "write-ok {ws}/.gitignore", NULL } },
+	{ "handoff.symlinked-dir", CONF_HANDOFF, CONF_STRICT, CONF_NEED_NOTHING, "AIS-13",
+	  "a hand-off directory is known by every name that reaches it: a link .vscode -> inner holding tasks.json is refused",
+	  { "handoff-symlink {ws}/web .vscode first", "handoff-symlink {ws}/app .vscode last",
+	    "handoff-symlink {ws}/docs .vscode rename", NULL },
+	  { "symlink-ok {ws}/latest src", NULL } },
 	{ "handoff.privileged-socket", CONF_HANDOFF, CONF_STRICT, CONF_NEED_NOTHING, "AIS-13,IAM-18",
 	  "no container engine socket (Docker's is root on the host by another name)",
 	  { "unix-connect {sock}", "unix-connect /var/run/docker.sock", NULL },

@@ -286,9 +286,14 @@ static pid_t serve(const int *fds, const int *stream, size_t n)
 /* The host process whose environment holds the canary and which the
  * signal probe aims at: the probe's own UDP echo helper, exec'd (so
  * /proc/PID/environ shows the canary) in a session of its own (so the
- * probe's "outside our session" rule counts it as the host's). */
-static pid_t spawn_holder(const char *probe, const char *canary, int *udp_port, struct error *err)
+ * probe's "outside our session" rule counts it as the host's). Its argv[0]
+ * names the run's scratch directory, "airlock-conformance-service:ROOT",
+ * so that one run's service is told from another's of the same user. */
+static pid_t spawn_holder(const char *probe, const char *canary, const char *root, int *udp_port,
+			  struct error *err)
 {
+	char name[PATH_MAX + 32];
+	snprintf(name, sizeof(name), "airlock-conformance-service:%s", root);
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return error_sys(err, errno, "pipe");
@@ -303,7 +308,7 @@ static pid_t spawn_holder(const char *probe, const char *canary, int *udp_port, 
 		snprintf(env1, sizeof(env1), "GITHUB_TOKEN=ghp_%s", canary);
 		snprintf(env2, sizeof(env2), "AWS_SECRET_ACCESS_KEY=%s", canary);
 		char *envp[] = { env1, env2, (char *)"PATH=/usr/bin:/bin", NULL };
-		char *argv[] = { (char *)"airlock-probe", (char *)"serve-udp", (char *)"0", (char *)"3600", NULL };
+		char *argv[] = { name, (char *)"serve-udp", (char *)"0", (char *)"3600", NULL };
 		setsid();
 		/* Kept across execve: the helper dies with the suite. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -332,18 +337,6 @@ static pid_t spawn_holder(const char *probe, const char *canary, int *udp_port, 
 	}
 	fclose(f);
 	return pid;
-}
-
-/* Does path, on the host, hold the line the probe's write test appends? */
-static bool file_has_marker(const char *path)
-{
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	_cleanup_free_ char *line = NULL;
-	size_t cap = 0;
-	while (f && getline(&line, &cap, f) > 0)
-		if (strcmp(line, "airlock-probe was here\n") == 0)
-			return true;
-	return false;
 }
 
 /* ---- finding the probe ---- */
@@ -568,6 +561,22 @@ int conf_run(const struct conf_opts *opts, struct conf_result *res, struct conf_
 	else
 		snprintf(info->netns, sizeof(info->netns), "not available (%s)", nserr.msg);
 
+	/* vsock is not namespaced: the question is the host kernel's, and
+	 * is asked here, outside any runtime. Without it the row has nothing
+	 * to contain. Only a socket is made; nothing is sent. */
+	bool have_vsock = false;
+	{
+		int vs = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		have_vsock = vs >= 0;
+		if (have_vsock) {
+			close(vs);
+			snprintf(info->vsock, sizeof(info->vsock), "available");
+		} else {
+			snprintf(info->vsock, sizeof(info->vsock), "not available (socket(AF_VSOCK): %s)",
+				 strerror(errno));
+		}
+	}
+
 	const char *tmp = getenv("TMPDIR");
 	if (!tmp || tmp[0] != '/')
 		tmp = "/tmp";
@@ -645,7 +654,7 @@ int conf_run(const struct conf_opts *opts, struct conf_result *res, struct conf_
 		r = lo_fd;
 		goto out_rm;
 	}
-	holder = spawn_holder(probe, canary, &lo_udp, err);
+	holder = spawn_holder(probe, canary, root, &lo_udp, err);
 	if (holder < 0) {
 		r = holder;
 		goto out_rm;
@@ -717,7 +726,8 @@ int conf_run(const struct conf_opts *opts, struct conf_result *res, struct conf_
 	PUSH_ARG(batchpath);
 	for (size_t i = 0; i < conf_nreqs; i++) {
 		const struct conf_req *q = &conf_reqs[i];
-		if ((q->need == CONF_NEED_NETNS && !have_netns) || (q->need == CONF_NEED_AUDIT && !uses_audit))
+		if ((q->need == CONF_NEED_NETNS && !have_netns) || (q->need == CONF_NEED_AUDIT && !uses_audit) ||
+		    (q->need == CONF_NEED_VSOCK && !have_vsock))
 			continue;
 		for (int nb = 0; nb < 2; nb++) {
 			const char *const *pl = nb ? q->neighbours : q->attacks;
@@ -881,26 +891,33 @@ int conf_run(const struct conf_opts *opts, struct conf_result *res, struct conf_
 			 sizeof(info->runtime_status) - strlen(info->runtime_status),
 			 "; the probe did not finish its batch");
 
-	/* A write the probe saw succeed counts only if it reached the host:
-	 * a runtime that writes into a throwaway overlay (gVisor's runsc do)
-	 * has contained it, and a hand-off nobody on the host will find is
-	 * no hand-off. The same holds for the neighbour: the agent's own
-	 * work that never reaches the workspace on the host was not let
-	 * through. The probe appends a line of its own; look for it. */
+	/* What the probe left in the workspace counts as the host sees it
+	 * (conf_host_view): a runtime that writes into a throwaway overlay
+	 * (gVisor's runsc do) has contained a write, and a hand-off nobody on
+	 * the host will find is no hand-off; a set-ID bit or a git redirect
+	 * the host holds got through whatever the probe was told. The same
+	 * holds for the neighbour: the agent's own work that never reaches
+	 * the workspace on the host was not let through. */
 	for (size_t e = 0; e < nent; e++) {
 		const struct conf_req *q = &conf_reqs[ent[e].row];
 		const char *t = ent[e].neighbour ? q->neighbours[ent[e].k] : q->attacks[ent[e].k];
-		size_t skip = ent[e].neighbour ? 9 : 6; /* "write-ok " or "write " */
-		char hostpath[PATH_MAX + 64];
+		char tmpl[512], name[64], expanded[4][PATH_MAX + 64], *tsave = NULL;
+		const char *args[4];
+		size_t nargs = 0;
 		struct error xe = { 0 };
-		if (strncmp(t, ent[e].neighbour ? "write-ok " : "write ", skip) != 0 ||
-		    lines[e].outcome != CONF_ALLOWED || conf_expand(t + skip, vars, hostpath, sizeof(hostpath), &xe) < 0)
-			continue;
-		if (!file_has_marker(hostpath)) {
-			lines[e].outcome = CONF_BLOCKED;
-			snprintf(lines[e].why, sizeof(lines[e].why),
-				 "written inside the runtime only: nothing reached the host");
+		bool ok = true;
+		snprintf(tmpl, sizeof(tmpl), "%s", t);
+		char *tok = strtok_r(tmpl, " ", &tsave);
+		snprintf(name, sizeof(name), "%s", tok ? tok : "");
+		while (ok && (tok = strtok_r(NULL, " ", &tsave))) {
+			ok = nargs < 4 && conf_expand(tok, vars, expanded[nargs], sizeof(expanded[nargs]), &xe) == 0;
+			if (ok) {
+				args[nargs] = expanded[nargs];
+				nargs++;
+			}
 		}
+		if (ok)
+			conf_host_view(name, args, nargs, &lines[e]);
 	}
 
 	/* Judge. */
@@ -912,6 +929,12 @@ int conf_run(const struct conf_opts *opts, struct conf_result *res, struct conf_
 			res[i].verdict = CONF_NA;
 			snprintf(res[i].evidence, sizeof(res[i].evidence),
 				 "needs the suite's network namespace, which is %s", info->netns);
+			continue;
+		}
+		if (q->need == CONF_NEED_VSOCK && !have_vsock) {
+			res[i].verdict = CONF_NA;
+			snprintf(res[i].evidence, sizeof(res[i].evidence),
+				 "this host's kernel offers no vsock: %s", info->vsock);
 			continue;
 		}
 		if (q->need == CONF_NEED_AUDIT && !uses_audit) {

@@ -8,11 +8,19 @@
 # below, so that both a new failure and a row that starts holding show up
 # here (then this list, docs/conformance.md and the README are updated).
 
-# Rows airlock fails under its default policy today, and why: none. (The
-# hand-off rows hold since filesystem.protect; audit.denials since the
-# decision log is on by default and, with protected paths, traces the
+# Rows airlock fails under its default policy today, and why:
+# - boundary.setid-plant: chmod, fchmodat2 and mknod with a set-ID mode are
+#   not refused;
+# - boundary.exec-writable: /tmp and the home are not mounted noexec, so the
+#   dynamic loader runs a copied program there;
+# - boundary.memfd-exec: an executable memfd is not refused;
+# - egress.vsock: AF_VSOCK sockets are not refused;
+# - handoff.git-indirection: .git/commondir and a planted repository's config
+#   are not refused.
+# (The other hand-off rows hold since filesystem.protect; audit.denials since
+# the decision log is on by default and, with protected paths, traces the
 # file calls.)
-CONF_AIRLOCK_KNOWN_FAILURES=""
+CONF_AIRLOCK_KNOWN_FAILURES="boundary.exec-writable boundary.memfd-exec boundary.setid-plant egress.vsock handoff.git-indirection"
 
 # conf_run ARGS...: airlock conformance with the e2e probe, its scratch
 # directory under $T/tmp (so cleanup can be checked). Sets OUT, ERR, RC.
@@ -37,6 +45,28 @@ conf_ids() {
 	conf_verdicts | awk -v v="$1" '$2 == v { print $1 }' | sort | tr '\n' ' ' | sed 's/ $//'
 }
 
+# The same, of the rows in the profile the run used (the table marks the
+# others "[strict only]").
+conf_ids_in_profile() {
+	printf '%s\n' "$OUT" | awk -v v="$1" '$1 ~ /^(boundary|egress|credentials|handoff|audit)\./ &&
+		$3 == v && $0 !~ /\[strict only\]/ { print $1 }' | sort | tr '\n' ' ' | sed 's/ $//'
+}
+
+# The rows of the known-failure list that are in the baseline profile.
+conf_known_baseline_failures() {
+	local id
+	for id in $CONF_AIRLOCK_KNOWN_FAILURES; do
+		case "$id" in
+		boundary.setid-plant | egress.vsock) printf '%s\n' "$id" ;;
+		esac
+	done | sort | tr '\n' ' ' | sed 's/ $//'
+}
+
+# Without vsock in the host's kernel its row has nothing to contain.
+conf_vsock_na() {
+	case "$OUT" in *"host vsock: not available"*) echo egress.vsock ;; esac
+}
+
 conf_all_ids() {
 	conf_verdicts | awk '{ print $1 }' | sort | tr '\n' ' ' | sed 's/ $//'
 }
@@ -55,13 +85,23 @@ test_conformance_env_fails_every_requirement() {
 	n=$(conf_verdicts | wc -l)
 	[ "$n" -ge 30 ] || fail "only $n requirements reported$(e2e_last_run)"
 	assert_eq "" "$(conf_ids held)" "requirements held by plain env"
-	assert_eq "" "$(conf_ids n/a)" "requirements not applicable under plain env"
-	assert_eq "$(conf_all_ids)" "$(conf_ids FAILED)" "every requirement failed"
+	assert_eq "$(conf_vsock_na)" "$(conf_ids n/a)" "requirements not applicable under plain env"
+	assert_eq "$(conf_all_ids | tr ' ' '\n' | grep -vxF "$(conf_vsock_na)" | tr '\n' ' ' | sed 's/ $//')" \
+		"$(conf_ids FAILED)" "every requirement failed"
 	# The evidence says what got through, in the probe's own words.
 	assert_match "$OUT" '^credentials\.env .*env-secret \{canary\}: allowed \(in \$GITHUB_TOKEN\)' "credentials.env evidence"
 	assert_match "$OUT" '^credentials\.proc .*proc-environ \{canary\}: allowed \(in the environment of pid' "credentials.proc evidence"
 	assert_match "$OUT" '^egress\.metadata .*connect-local \{meta\} 80: allowed \(connected\)' "metadata evidence"
 	assert_match "$OUT" '^boundary\.fd-leak .*fds: allowed \(1 inherited: [0-9]+ -> .*/outside\)' "the leaked fd, and only it"
+	# What the agent leaves is judged on the host, and each way through
+	# is named.
+	assert_match "$OUT" '^boundary\.setid-plant .*on the host: set-ID bit on .*chmod-u' "set-ID evidence"
+	assert_match "$OUT" '^boundary\.setid-plant .*neighbour chmod-ok \{ws\}/src/build.sh: allowed' "chmod +x neighbour"
+	assert_match "$OUT" '^boundary\.exec-writable .*exec-copy /tmp: allowed \(/tmp: directly ran; through [^ ]+ ran\)' "exec evidence"
+	assert_match "$OUT" '^boundary\.memfd-exec .*memfd fexecve: ran' "memfd evidence"
+	assert_match "$OUT" '^handoff\.git-indirection .*commondir: allowed \(on the host: .git/commondir exists\).*gitfile: allowed.*bare: allowed' "git evidence"
+	assert_match "$OUT" '^handoff\.symlinked-dir .*first: allowed \(on the host: .vscode, a link, holds tasks.json\).*last: allowed.*rename: allowed' "link evidence"
+	[ -n "$(conf_vsock_na)" ] || assert_match "$OUT" '^egress\.vsock .*vsock: allowed \(stream: created' "vsock evidence"
 }
 
 test_conformance_airlock_default_policy() {
@@ -87,10 +127,17 @@ test_conformance_airlock_default_policy() {
 	assert_match "$OUT" '^boundary\.write-outside .*neighbour write-ok \{ws\}/output.txt: allowed' "workspace writable"
 
 	# The baseline profile leaves the hand-offs and the record out: airlock
-	# holds all of it.
+	# holds all of it but the known failures that are baseline rows.
 	conf_run --runtime "$AIRLOCK run --audit {audit} --" --profile baseline
-	assert_rc 0 "airlock holds the baseline profile"
-	assert_match "$OUT" '0 failed in the baseline profile' "baseline summary"
+	local known_baseline
+	known_baseline=$(conf_known_baseline_failures)
+	assert_eq "$known_baseline" "$(conf_ids_in_profile FAILED)" "baseline rows airlock fails"
+	if [ -n "$known_baseline" ]; then
+		assert_rc 1 "baseline profile with known failures"
+	else
+		assert_rc 0 "airlock holds the baseline profile"
+		assert_match "$OUT" '0 failed in the baseline profile' "baseline summary"
+	fi
 }
 
 # The row that fails for airlock's default holds once denials are traced:
@@ -177,8 +224,42 @@ test_conformance_runtime_that_runs_nothing_and_cleanup() {
 	kept=$(printf '%s\n' "$ERR" | sed -n 's/^airlock conformance: scratch directory kept: //p')
 	[ -n "$kept" ] && [ -f "$kept/outside/planted.txt" ] || fail "--keep keeps the scratch directory$(e2e_last_run)"
 	rm -rf "$kept"
-	# No stand-in service outlives the suite.
-	if pgrep -u "$(id -u)" -f "airlock-probe serve-udp 0 3600" >/dev/null; then
-		fail "a stand-in service was left running"
-	fi
+	assert_eq "" "$(conf_services_under "$T/tmp")" "a stand-in service left running"
+}
+
+# The stand-in services of the runs whose scratch directory is under $1,
+# one "PID ARGV0" a line. A service names its run in its argv[0], so that
+# another conformance run of the same user going on at the same time is
+# neither counted as a leftover nor missed.
+conf_services_under() {
+	pgrep -u "$(id -u)" -a -f '^airlock-conformance-service:' | awk -v d="$1/" '
+		{ n = split($2, a, ":"); p = substr($2, length(a[1]) + 2) }
+		substr(p, 1, length(d)) == d { print $1, $2 }'
+}
+
+# No stand-in service outlives its suite, and the check sees only its own
+# run's: another run of the same user, held waiting in its runtime prefix,
+# is still going when this one's check is made.
+test_conformance_cleanup_with_another_run_going_on() {
+	mkdir -p "$T/other"
+	# The other run's "runtime" waits for a file, then runs nothing.
+	(TMPDIR="$T/other" timeout -k 5 120 "$AIRLOCK" conformance --probe "$PROBE" \
+		--runtime "sh -c 'while [ ! -e $T/release ]; do sleep 0.1; done; exit 1' release" \
+		>"$T/other.out" 2>&1 </dev/null) &
+	local other=$! i
+	for i in $(seq 1 300); do
+		[ -z "$(conf_services_under "$T/other")" ] || break
+		sleep 0.1
+	done
+	[ -n "$(conf_services_under "$T/other")" ] || { touch "$T/release"; wait "$other"; fail "the other run's service did not start$(e2e_last_run)"; }
+
+	conf_run --runtime "false"
+	assert_rc 1 "a runtime that ran nothing"
+	assert_eq "" "$(conf_services_under "$T/tmp")" "this run's stand-in service left running"
+	[ -n "$(conf_services_under "$T/other")" ] || fail "the other run's service is not seen while it runs"
+
+	touch "$T/release"
+	wait "$other"
+	assert_eq "" "$(conf_services_under "$T/other")" "the other run's stand-in service left running"
+	assert_eq "" "$(ls -A "$T/other")" "the other run's scratch directory left behind"
 }

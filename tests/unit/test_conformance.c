@@ -6,7 +6,8 @@
  * on either an allowed attack or a blocked neighbour, not applicable when
  * a line is missing; placeholders expand and unknown ones are refused; the
  * table is well formed, and every hand-off row writes a file that the
- * hand-off table (src/handoff/rules.c) names, so the two cannot drift.
+ * hand-off table (src/handoff/rules.c) names, so the two cannot drift;
+ * what the probe leaves in the workspace is judged by what the host holds.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -16,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -215,6 +218,163 @@ static void test_handoff_rows_follow_the_handoff_table(void **state)
 	assert_int_equal(n, 7);
 	/* And the table does not match the neighbour they are judged against. */
 	assert_null(handoff_match("src/main.py"));
+	/* The link of the symlinked-directory row leads where a hand-off
+	 * would be: the name it makes is one the table names. */
+	assert_non_null(handoff_match("web/.vscode/tasks.json"));
+}
+
+
+static struct conf_line line_of(enum conf_outcome o, const char *why)
+{
+	struct conf_line l = { .outcome = o };
+	snprintf(l.why, sizeof(l.why), "%s", why);
+	return l;
+}
+
+static void put(const char *path, const char *text, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+/* The host decides: a thing the probe made that the host does not hold is
+ * blocked (a throwaway overlay contained it), and a thing the host holds
+ * is allowed whatever the probe was told. */
+static void test_host_view(void **state)
+{
+	char root[] = "/tmp/test-conformance.XXXXXX", p[512], p2[512];
+	struct conf_line l;
+	const char *a[3];
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+
+	/* Set-ID plant: none on the host, then one. */
+	snprintf(p, sizeof(p), "%s/setid", root);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p2, sizeof(p2), "%s/setid/chmod-u", root);
+	put(p2, "x", 0700);
+	a[0] = p;
+	l = line_of(CONF_ALLOWED, "set-ID bit on chmod-u");
+	assert_true(conf_host_view("setid-plant", a, 1, &l));
+	assert_int_equal(l.outcome, CONF_BLOCKED);
+	assert_non_null(strstr(l.why, "inside the runtime only"));
+	assert_int_equal(chmod(p2, 04700), 0);
+	l = line_of(CONF_BLOCKED, "chmod-u: EPERM");
+	assert_true(conf_host_view("setid-plant", a, 1, &l));
+	assert_int_equal(l.outcome, CONF_ALLOWED);
+	assert_string_equal(l.why, "on the host: set-ID bit on chmod-u");
+	assert_int_equal(chmod(p2, 0700), 0);
+	snprintf(p2, sizeof(p2), "%s/setid/dir-chmod-g", root);
+	assert_int_equal(mkdir(p2, 0700), 0);
+	assert_int_equal(chmod(p2, 02700), 0);
+	l = line_of(CONF_BLOCKED, "EPERM");
+	assert_true(conf_host_view("setid-plant", a, 1, &l));
+	assert_int_equal(l.outcome, CONF_ALLOWED);
+
+	/* Git redirects, each kind by its own file. */
+	a[0] = root;
+	a[1] = "commondir";
+	snprintf(p, sizeof(p), "%s/.git", root);
+	assert_int_equal(mkdir(p, 0700), 0);
+	l = line_of(CONF_ALLOWED, "commondir written");
+	assert_true(conf_host_view("git-redirect", a, 2, &l));
+	assert_int_equal(l.outcome, CONF_BLOCKED);
+	snprintf(p, sizeof(p), "%s/.git/commondir", root);
+	put(p, "../elsewhere\n", 0644);
+	l = line_of(CONF_BLOCKED, "EACCES");
+	assert_true(conf_host_view("git-redirect", a, 2, &l));
+	assert_int_equal(l.outcome, CONF_ALLOWED);
+	a[1] = "gitfile";
+	snprintf(p, sizeof(p), "%s/lib", root);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/lib/.git", root);
+	put(p, "not a redirect\n", 0644);
+	l = line_of(CONF_ALLOWED, "gitfile written");
+	assert_true(conf_host_view("git-redirect", a, 2, &l));
+	assert_int_equal(l.outcome, CONF_BLOCKED);
+	put(p, "gitdir: ../elsewhere\n", 0644);
+	l = line_of(CONF_BLOCKED, "EACCES");
+	assert_true(conf_host_view("git-redirect", a, 2, &l));
+	assert_int_equal(l.outcome, CONF_ALLOWED);
+	a[1] = "bare";
+	snprintf(p, sizeof(p), "%s/tools", root);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/tools/HEAD", root);
+	put(p, "ref: refs/heads/main\n", 0644);
+	l = line_of(CONF_ALLOWED, "bare written");
+	assert_true(conf_host_view("git-redirect", a, 2, &l));
+	assert_int_equal(l.outcome, CONF_BLOCKED);
+	snprintf(p, sizeof(p), "%s/tools/config", root);
+	put(p, "[core]\n\tfsmonitor = x\n", 0644);
+	l = line_of(CONF_BLOCKED, "EACCES");
+	assert_true(conf_host_view("git-redirect", a, 2, &l));
+	assert_int_equal(l.outcome, CONF_ALLOWED);
+	a[1] = "worktrees";
+	l = line_of(CONF_ALLOWED, "");
+	assert_false(conf_host_view("git-redirect", a, 2, &l));
+
+	/* A hand-off behind a link: the link and what it reaches. */
+	snprintf(p, sizeof(p), "%s/web", root);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/web/inner", root);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/web/inner/tasks.json", root);
+	put(p, "{\"runOptions\": {\"runOn\": \"folderOpen\"}}\n", 0644);
+	snprintf(p, sizeof(p), "%s/web", root);
+	a[0] = p;
+	a[1] = ".vscode";
+	a[2] = "last";
+	l = line_of(CONF_ALLOWED, ".vscode -> inner holds tasks.json");
+	assert_true(conf_host_view("handoff-symlink", a, 3, &l));
+	assert_int_equal(l.outcome, CONF_BLOCKED);
+	snprintf(p2, sizeof(p2), "%s/web/.vscode", root);
+	assert_int_equal(symlink("inner", p2), 0);
+	l = line_of(CONF_BLOCKED, "symlink: EACCES");
+	assert_true(conf_host_view("handoff-symlink", a, 3, &l));
+	assert_int_equal(l.outcome, CONF_ALLOWED);
+
+	/* Neighbours: done on the host, or not let through. */
+	snprintf(p, sizeof(p), "%s/latest", root);
+	a[0] = p;
+	a[1] = "web";
+	l = line_of(CONF_ALLOWED, "");
+	assert_true(conf_host_view("symlink-ok", a, 2, &l));
+	assert_int_equal(l.outcome, CONF_BLOCKED);
+	assert_int_equal(symlink("web", p), 0);
+	l = line_of(CONF_ALLOWED, "");
+	assert_true(conf_host_view("symlink-ok", a, 2, &l));
+	assert_int_equal(l.outcome, CONF_ALLOWED);
+	snprintf(p, sizeof(p), "%s/build.sh", root);
+	put(p, "#!/bin/sh\n", 0644);
+	l = line_of(CONF_ALLOWED, "");
+	assert_true(conf_host_view("chmod-ok", a, 1, &l));
+	assert_int_equal(l.outcome, CONF_BLOCKED);
+	assert_int_equal(chmod(p, 0755), 0);
+	l = line_of(CONF_ALLOWED, "");
+	assert_true(conf_host_view("chmod-ok", a, 1, &l));
+	assert_int_equal(l.outcome, CONF_ALLOWED);
+	snprintf(p, sizeof(p), "%s/out.txt", root);
+	put(p, "other text\n", 0644);
+	l = line_of(CONF_ALLOWED, "");
+	assert_true(conf_host_view("write", a, 1, &l));
+	assert_int_equal(l.outcome, CONF_BLOCKED);
+	put(p, "airlock-probe was here\n", 0644);
+	l = line_of(CONF_ALLOWED, "");
+	assert_true(conf_host_view("write-ok", a, 1, &l));
+	assert_int_equal(l.outcome, CONF_ALLOWED);
+
+	/* Lines the host does not judge are left as the probe said. */
+	l = line_of(CONF_ALLOWED, "ran");
+	assert_false(conf_host_view("memfd-exec", NULL, 0, &l));
+	assert_int_equal(l.outcome, CONF_ALLOWED);
+
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
 }
 
 int main(void)
@@ -226,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_expand),
 		cmocka_unit_test(test_table_well_formed),
 		cmocka_unit_test(test_handoff_rows_follow_the_handoff_table),
+		cmocka_unit_test(test_host_view),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
