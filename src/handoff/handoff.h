@@ -29,11 +29,13 @@ struct handoff_rule {
 	const char *why;      /* who runs it, in one line */
 	bool opt_in;          /* build entry points: protected only when the
 	                       * policy asks; the scanner still lists them */
-	bool pointer;         /* names another directory git uses (a
-	                       * worktree's commondir): judged by where it
-	                       * leads, not protected by name (git writes it
-	                       * for every worktree); the directories it
-	                       * could lead to are (handoff_git_shape) */
+	bool pointer;         /* names another directory git uses (a .git
+	                       * file, a worktree's commondir): review and
+	                       * scan judge it by where it leads (a link of
+	                       * that name is always flagged); not protected
+	                       * by name, but for .git (git writes them for
+	                       * every worktree): the directories it could
+	                       * lead to are (handoff_git_shape) */
 };
 
 /* The documented default set, ended by a NULL pattern. */

@@ -60,8 +60,11 @@ int protect_set_from_policy(const struct policy *pol, struct protect_set *out)
 	for (const struct handoff_rule *r = handoff_rules; r->pattern; r++) {
 		bool on = r->opt_in ? pol->filesystem.protect_build : pol->filesystem.protect_defaults;
 		/* A pointer row is judged by where it leads: the guard
-		 * refuses the repository shapes it could lead to. */
-		if (r->pointer)
+		 * refuses the repository shapes it could lead to. A .git
+		 * file or link stays protected by name all the same (no tool
+		 * but git worktree add makes one, and the guard makes that
+		 * one: its repository's worktrees/ID/gitdir names it). */
+		if (r->pointer && strcmp(r->pattern, "**/.git") != 0)
 			continue;
 		if (on && protect_set_add(out, r->pattern) < 0)
 			goto oom;

@@ -30,7 +30,7 @@ const struct handoff_rule handoff_rules[] = {
 	{ "**/.git/info/attributes", "git", "selects filter, diff and merge drivers by path", false },
 	{ "**/.git/modules/**/hooks/**", "git", "a submodule's hooks", false },
 	{ "**/.git/modules/**/config", "git", "a submodule's git config", false },
-	{ "**/.git", "git", "a .git file names the repository git uses, with its hooks and config", false },
+	{ "**/.git", "git", "a .git file names the repository git uses, with its hooks and config", false, true },
 	{ "**/.gitmodules", "git", "submodule URLs and update commands", false },
 	{ "**/.gitattributes", "git", "selects filter, diff and merge drivers by path", false },
 	{ "**/.hg/hgrc", "vcs", "Mercurial runs the hooks and loads the extensions it names", false },

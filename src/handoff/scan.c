@@ -354,6 +354,10 @@ static int visit(struct walk *w, int dfd, const char *name, const char *rel, con
 		set_reason(x, "%s", rule->why);
 	if (by_change && change != HANDOFF_PRESENT)
 		x->flagged = true;
+	if (rule && rule->pointer && is_link) {
+		x->flagged = true;
+		set_reason(x, "a symlink where git expects a pointer file: git follows it");
+	}
 	if (rule == &planted_rule && !(w->planted_hooks && sample_hook_name(name))) {
 		x->flagged = true;
 		set_reason(x, "in a git repository planted in a subdirectory");
@@ -428,10 +432,14 @@ static bool planted_repo(int dfd, const char *rel)
 	for (unsigned i = 0; i < HANDOFF_GIT_NAMES; i++)
 		if (fstatat(dfd, handoff_git_names[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
 			have |= handoff_git_entry_bit(handoff_git_names[i], S_ISDIR(st.st_mode));
+	/* A worktree's administrative directory never holds config or
+	 * hooks: with them it stands as a repository once its commondir
+	 * is rewritten. */
+	if (handoff_git_admin_dir(rel))
+		return (have & (HANDOFF_GIT_CONFIG | HANDOFF_GIT_HOOKS)) != 0;
 	if (!handoff_git_shape(have, have, false))
 		return false;
-	return !handoff_glob_match("**/.git", rel) && !handoff_glob_match("**/.git/modules/**", rel) &&
-	       !handoff_git_admin_dir(rel);
+	return !handoff_glob_match("**/.git", rel) && !handoff_glob_match("**/.git/modules/**", rel);
 }
 
 static int walk_dir(struct walk *w, int dfd, const char *rel, int depth)

@@ -85,7 +85,7 @@ static void judge(struct review_change *c, const struct stat *st, const char *da
 	 * of the table (.vscode, .git/hooks) holds nothing a tool runs until
 	 * a file is put in it, and that file is flagged. */
 	bool is_dir = st && S_ISDIR(st->st_mode) && c->kind != REVIEW_DELETED;
-	if (rule && !is_dir && ((!rule->opt_in && !rule->pointer) || nf)) {
+	if (rule && !is_dir && ((!rule->opt_in && !rule->pointer) || nf || (rule->pointer && is_link))) {
 		c->flags |= REVIEW_FLAG_HANDOFF;
 		char why[512];
 		snprintf(why, sizeof(why), "hand-off %s file %s: %s", rule->category, rule->pattern, rule->why);
@@ -287,10 +287,14 @@ static bool planted_repo(int udfd, int ldfd, const char *rel)
 			have |= handoff_git_entry_bit(n, S_ISDIR(st.st_mode));
 		}
 	}
+	/* A worktree's administrative directory never holds config or
+	 * hooks: with them it stands as a repository once its commondir
+	 * is rewritten. */
+	if (handoff_git_admin_dir(rel))
+		return (have & (HANDOFF_GIT_CONFIG | HANDOFF_GIT_HOOKS)) != 0;
 	if (!handoff_git_shape(have, have, false))
 		return false;
-	return !handoff_glob_match("**/.git", rel) && !handoff_glob_match("**/.git/modules/**", rel) &&
-	       !handoff_git_admin_dir(rel);
+	return !handoff_glob_match("**/.git", rel) && !handoff_glob_match("**/.git/modules/**", rel);
 }
 
 /* The symlinks beneath dfd (at rel) into l, without following any;

@@ -616,8 +616,19 @@ static void test_scan_indirection(void **state)
 	put(root, "suid", "x", 0755);
 	snprintf(p, sizeof(p), "%s/suid", root);
 	assert_int_equal(chmod(p, 04755), 0);
+	put(root, ".git/worktrees/wt/HEAD", "ref: refs/heads/b\n", 0644);
+	put(root, ".git/worktrees/wt/commondir", "../..\n", 0644);
+	put(root, ".git/worktrees/wt/config", "[core]\n\tfsmonitor = id\n", 0644);
+	put(root, ".git/worktrees/wt2/commondir", "../../../e1\n", 0644);
+	snprintf(p, sizeof(p), "%s/sub", root);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/sub/.git", root);
+	assert_int_equal(symlink("../tools", p), 0);
 	/* neighbours: source directories named config and objects, a link
-	 * that is no hand-off */
+	 * that is no hand-off, a worktree as git makes it */
+	char wt[4300];
+	snprintf(wt, sizeof(wt), "gitdir: %s/.git/worktrees/wt\n", root);
+	put(root, "wt/.git", wt, 0644);
 	put(root, "app/config/settings.ini", "k=v\n", 0644);
 	put(root, "app/objects/o.c", "int o;\n", 0644);
 	put(root, "app/refs/r.c", "int r;\n", 0644);
@@ -630,7 +641,8 @@ static void test_scan_indirection(void **state)
 	assert_int_equal(handoff_scan(root, &opts, &rep, &err), 0);
 	static const char *const flagged[] = { ".vscode", "tools/tasks.json", "vendor/b/config",
 					       "vendor/b/hooks/post-checkout", ".git/objects/info/alternates",
-					       ".git/commondir", "suid" };
+					       ".git/commondir", "suid", ".git/worktrees/wt/config",
+					       ".git/worktrees/wt2/commondir", "sub/.git" };
 	for (size_t i = 0; i < sizeof(flagged) / sizeof(flagged[0]); i++)
 		if (!must_find(&rep, flagged[i])->flagged)
 			fail_msg("%s is not flagged", flagged[i]);
@@ -640,6 +652,8 @@ static void test_scan_indirection(void **state)
 	assert_null(find(&rep, "app/objects/o.c"));
 	const struct handoff_entry *x = find(&rep, "srclink");
 	assert_true(!x || !x->flagged);
+	assert_false(must_find(&rep, "wt/.git")->flagged);
+	assert_false(must_find(&rep, ".git/worktrees/wt/commondir")->flagged);
 	handoff_report_free(&rep);
 	char cmd[4300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
