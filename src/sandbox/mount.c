@@ -177,10 +177,16 @@ static int build_dev(int rootfd, int *devtrees, struct error *err)
  * symlink, so a name the plan saw as a file cannot have become a link to
  * somewhere else; the tree is cloned from what the sandbox already shows
  * there (the workspace's bind, idmapped or not), made read-only while
- * detached, and attached on top of the very dentry it came from. A path
- * the sandbox does not show (hidden by filesystem.deny, or gone since the
- * plan was made) needs no protection. */
-static int protect_bind(int rootfd, const char *dst, struct error *err)
+ * detached, and attached on top of the very dentry it came from.
+ *
+ * Fails closed (protect.c lists only paths the sandbox shows: none
+ * beneath filesystem.deny): a path gone or changed since the walk (a
+ * component renamed, removed, or now a symlink or a file) refuses the run
+ * rather than leave whatever took its place writable. A directory on the
+ * way that the sandbox's uid may not search (another owner's, mode 0700,
+ * seen only by a walk started as root) is bound read-only whole instead:
+ * the agent cannot reach beneath it, nor change its mode. */
+static int protect_bind(int rootfd, const char *ws, const char *dst, struct error *err)
 {
 	_cleanup_free_ char *copy = strdup(dst + 1);
 	if (!copy)
@@ -188,17 +194,24 @@ static int protect_bind(int rootfd, const char *dst, struct error *err)
 	_cleanup_close_ int fd = dup(rootfd);
 	if (fd < 0)
 		return error_sys(err, errno, "dup");
+	size_t ws_len = strlen(ws), reached = 0; /* length of dst's prefix that fd names */
 	char *save = NULL;
 	for (char *comp = strtok_r(copy, "/", &save); comp;) {
 		char *next = strtok_r(NULL, "/", &save);
 		int nfd = openat(fd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC | (next ? O_DIRECTORY : 0));
-		if (nfd < 0) {
-			if (errno == ENOENT || errno == ENOTDIR)
-				return 0;
+		if (nfd < 0 && errno == EACCES && reached > ws_len && strncmp(dst, ws, ws_len) == 0 &&
+		    dst[ws_len] == '/')
+			break; /* fd: a directory in the workspace the sandbox cannot search */
+		if (nfd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
+			return error_set(err, errno,
+					 "protected path %s was moved, removed or replaced while the sandbox was built; "
+					 "start the run again",
+					 dst);
+		if (nfd < 0)
 			return error_sys(err, errno, "cannot open protected path %s", dst);
-		}
 		close(fd);
 		fd = nfd;
+		reached += 1 + strlen(comp);
 		comp = next;
 	}
 	struct stat st;
@@ -495,7 +508,7 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 				goto out;
 			break;
 		case MOUNT_PROTECT:
-			r = protect_bind(rootfd, m->dst, err);
+			r = protect_bind(rootfd, plan->workspace, m->dst, err);
 			if (r < 0)
 				goto out;
 			break;

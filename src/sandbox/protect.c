@@ -11,6 +11,17 @@
  * depth, entries and mounts like the hand-off scanner's. It only lists
  * paths; mount.c opens each one again, component by component without
  * following a symlink, inside the sandbox's own tree.
+ *
+ * WARNING: the walk fails closed. A directory it cannot look through
+ * completely (unreadable, as after an earlier run's `chmod 000 .git`;
+ * deeper than PROTECT_MAX_DEPTH; holding a name too long to join; a read
+ * error; listed as a directory but no longer one when opened) is itself
+ * listed whenever a protected path could lie beneath it, so it is bound
+ * read-only whole: nothing beneath can be written, and its mode cannot be
+ * changed back to reach a file inside. Skipping it would leave, say,
+ * .git/config writable in the next run (an open without O_CREAT never
+ * reaches the guard). Only the entry bound, which names no directory,
+ * refuses the run.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -41,9 +52,23 @@ static bool under(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
+/* Does the sandbox hide abs (filesystem.deny: an empty mount over it or
+ * over a directory above it)? The agent cannot reach what is there, and
+ * mount.c would not find it to bind. */
+static bool hidden(const struct sandbox_plan *p, const char *abs)
+{
+	for (size_t i = 0; i < p->n_mounts; i++)
+		if ((p->mounts[i].kind == MOUNT_HIDE_DIR && under(abs, p->mounts[i].dst)) ||
+		    (p->mounts[i].kind == MOUNT_HIDE_FILE && strcmp(abs, p->mounts[i].dst) == 0))
+			return true;
+	return false;
+}
+
 static int add(struct walk *w, const char *abs, bool is_dir)
 {
 	struct sandbox_plan *p = w->plan;
+	if (hidden(p, abs))
+		return 0;
 	for (size_t i = 0; i < p->n_mounts; i++)
 		if (p->mounts[i].kind == MOUNT_PROTECT && strcmp(p->mounts[i].dst, abs) == 0)
 			return 0;
@@ -85,6 +110,18 @@ static int add_link_target(struct walk *w, int parent, const char *name)
 	return add(w, real, S_ISDIR(st.st_mode));
 }
 
+/* Could a protected path be at rel, or beneath it, whatever rel turns out
+ * to be (a directory, a file, a symlink)? */
+static bool may_matter(const struct protect_set *set, const char *rel)
+{
+	return protect_match(set, rel, true) || protect_match(set, rel, false) || protect_link_dangerous(set, rel) ||
+	       protect_may_match_beneath(set, rel);
+}
+
+/* walk_dir's answer when it could not look through the whole directory:
+ * its caller lists the directory itself (see the WARNING above). */
+#define WALK_INCOMPLETE 1
+
 static int walk_dir(struct walk *w, int parent, char *rel, size_t rel_len, unsigned depth)
 {
 	_cleanup_close_ int fd = dup(parent);
@@ -95,8 +132,16 @@ static int walk_dir(struct walk *w, int parent, char *rel, size_t rel_len, unsig
 		return error_sys(w->err, errno, "cannot read %s/%s", w->ws, rel);
 	fd = -1; /* owned by d */
 	int r = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
+	for (;;) {
+		errno = 0;
+		struct dirent *de = readdir(d);
+		if (!de) {
+			/* A read error ends the listing early: what it did not
+			 * list was never looked at. */
+			if (errno != 0)
+				r = WALK_INCOMPLETE;
+			break;
+		}
 		const char *name = de->d_name;
 		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 			continue;
@@ -109,45 +154,63 @@ static int walk_dir(struct walk *w, int parent, char *rel, size_t rel_len, unsig
 		}
 		size_t nl = strlen(name);
 		if (rel_len + 1 + nl + 1 > PATH_MAX || strlen(w->ws) + 1 + rel_len + 1 + nl + 1 > PATH_MAX) {
-			r = error_set(w->err, ENAMETOOLONG, "filesystem.protect: a path under %s/%s is too long",
-				      w->ws, rel);
+			/* A name the walk cannot join: this directory is
+			 * covered whole by its caller. */
+			r = WALK_INCOMPLETE;
 			break;
 		}
 		size_t at = rel_len;
 		if (rel_len)
 			rel[at++] = '/';
 		memcpy(rel + at, name, nl + 1);
+		char abs[PATH_MAX];
+		snprintf(abs, sizeof(abs), "%s/%s", w->ws, rel);
 		/* The entry's type from the directory when the filesystem
 		 * gives it (a stat per entry was most of the walk's cost). */
 		mode_t type = de->d_type == DT_DIR ? S_IFDIR : de->d_type == DT_LNK ? S_IFLNK :
 			      de->d_type == DT_UNKNOWN ? 0 : S_IFREG;
 		if (!type) {
 			struct stat st;
-			if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+				type = st.st_mode & S_IFMT;
+			} else {
+				/* Gone meanwhile, or not to be examined (a
+				 * directory readable but not searchable): the
+				 * latter is covered whatever it is. */
+				if (errno != ENOENT && may_matter(w->set, rel))
+					r = add(w, abs, false);
 				rel[rel_len] = '\0';
-				continue; /* gone meanwhile */
+				if (r < 0)
+					break;
+				continue;
 			}
-			type = st.st_mode & S_IFMT;
 		}
 		bool is_dir = type == S_IFDIR;
-		char abs[PATH_MAX];
-		snprintf(abs, sizeof(abs), "%s/%s", w->ws, rel);
 		if (protect_match(w->set, rel, is_dir) || (type == S_IFLNK && protect_link_dangerous(w->set, rel))) {
 			/* A link a protected path passes through (.venv -> foo):
 			 * its whole target becomes read-only. */
 			r = type == S_IFLNK ? add_link_target(w, dirfd(d), name) : add(w, abs, is_dir);
-		} else if (is_dir && protect_may_match_beneath(w->set, rel)) {
+		} else if (is_dir && protect_may_match_beneath(w->set, rel) && !hidden(w->plan, abs)) {
 			if (depth >= PROTECT_MAX_DEPTH) {
-				r = error_set(w->err, E2BIG,
-					      "filesystem.protect: %s is nested more than %d directories deep", abs,
-					      PROTECT_MAX_DEPTH);
+				/* Too deep to look through: covered whole. */
+				r = add(w, abs, true);
 			} else {
 				_cleanup_close_ int sub =
 					openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-				if (sub >= 0)
+				if (sub >= 0) {
 					r = walk_dir(w, sub, rel, at + nl, depth + 1);
-				else if (errno != ENOENT && errno != EACCES)
-					r = error_sys(w->err, errno, "cannot open %s", abs);
+					if (r == WALK_INCOMPLETE)
+						r = add(w, abs, true);
+				} else if (errno != ENOENT) {
+					/* Not to be looked inside: EACCES (mode 000,
+					 * 111, 222, another owner's), ELOOP or
+					 * ENOTDIR (no longer a directory): covered
+					 * whole. ENOENT: removed or moved since it
+					 * was listed; no sandboxed process can move
+					 * a tree holding a protected path (the guard
+					 * refuses it, and an unreadable tree too). */
+					r = add(w, abs, true);
+				}
 			}
 		}
 		rel[rel_len] = '\0';
@@ -171,8 +234,11 @@ int protect_plan(struct sandbox_plan *p, const struct policy *pol, const char *w
 			r = error_sys(err, errno, "cannot open the workspace %s", ws);
 		else if (!rel)
 			r = error_set(err, ENOMEM, "out of memory");
-		else
-			r = walk_dir(&w, fd, rel, 0, 0);
+		else if ((r = walk_dir(&w, fd, rel, 0, 0)) == WALK_INCOMPLETE)
+			r = error_set(err, EIO,
+				      "filesystem.protect: cannot look through the workspace %s (a read error, or a name "
+				      "too long to join); its protected paths could not be made read-only",
+				      ws);
 	}
 	return r;
 }

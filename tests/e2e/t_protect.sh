@@ -369,3 +369,184 @@ t = threading.Thread(target=body); t.start(); t.join()'
 	assert_file "$WS/notes.txt" "the file the thread made"
 	assert_no_file "$WS/.envrc" "the protected name"
 }
+
+# ---- the start-up walk fails closed --------------------------------------
+
+# The next run's agent, against whatever the previous run left: make the
+# directory $1 reachable again, then rewrite the repository $2's existing
+# config with an open without O_CREAT (no creating call: the guard never
+# sees it; only a read-only mount stops it), and through git. One line
+# per attempt, as PROTECT_AGENT's, and an ordinary write in the current
+# directory.
+# shellcheck disable=SC2016
+PROTECT_REOPEN_AGENT='
+try() { n=$1; shift; if ( "$@" ) >/dev/null 2>&1; then echo "$n: done"; else echo "$n: blocked"; fi; }
+d=$1 repo=$2
+try chmod-back chmod 755 "$d"
+try edit /usr/bin/python3 -c "import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
+os.write(fd, b\"[core]\\n\\tfsmonitor = id\\n\")" "$repo/.git/config"
+try git-config git -C "$repo" config core.fsmonitor id
+if echo neighbour > notes-beside.txt; then echo "neighbour: done"; else echo "neighbour: failed"; fi
+'
+
+# A repository at $WS/$1 (created when missing) with an ordinary file.
+protect_walk_repo() {
+	mkdir -p "$WS/$1" || fail "mkdir $1"
+	git -C "$WS/$1" init -q || fail "git init $1"
+}
+
+# Run 1 sets mode $2 on $WS/$1 (nothing refuses a chmod); run 2 tries to
+# reach and edit the config of the repository $WS/$3. Run 2 starts, and
+# the edit fails: the directory the walk could not look through is
+# read-only whole, its mode included.
+protect_two_runs() {
+	local d=$WS/$1 mode=$2 repo=$WS/$3 before
+	before=$(sha256sum <"$repo/.git/config")
+	al -- chmod "$mode" "$d"
+	assert_rc 0 "run 1: chmod $mode $1"
+	[ $((8#$(stat -c %a "$d"))) = $((8#$mode)) ] || fail "run 1 did not leave $1 at mode $mode: $(stat -c %a "$d")"
+	al -- /bin/sh -c "$PROTECT_REOPEN_AGENT" sh "$d" "$repo"
+	chmod 755 "$d"
+	assert_rc 0 "run 2 after chmod $mode $1"
+	assert_contains "$OUT" "edit: blocked" "run 2 after chmod $mode $1: the edit of $3/.git/config"
+	assert_contains "$OUT" "git-config: blocked" "run 2 after chmod $mode $1: git config in $3"
+	assert_contains "$OUT" "neighbour: done" "run 2 after chmod $mode $1: an ordinary file beside"
+	assert_eq "$before" "$(sha256sum <"$repo/.git/config")" "$3/.git/config on the host after chmod $mode $1"
+	assert_eq "" "$(git -C "$repo" config --get core.fsmonitor)" "core.fsmonitor in $3 after chmod $mode $1"
+}
+
+test_protect_unreadable_directory_across_runs() {
+	command -v python3 >/dev/null || skip "no python3"
+	protect_walk_repo .
+	protect_walk_repo sub
+	local mode
+	# On .git itself: no read, search only, write only, write and search.
+	for mode in 000 111 222 333; do
+		protect_two_runs .git "$mode" .
+	done
+	# On a directory above a nested repository.
+	for mode in 000 111 222; do
+		protect_two_runs sub "$mode" sub
+	done
+	# Readable but not searchable: listed, but nothing inside opens.
+	protect_two_runs sub 644 sub
+	# The neighbour: with every mode restored, a normal run works on the
+	# repository, and its config is still protected.
+	al -- /bin/sh -c 'git status --short >/dev/null && echo "status: done"
+		git -c user.name=a -c user.email=a@example.test commit -q --allow-empty -m x && echo "commit: done"
+		git config core.fsmonitor id || echo "config: blocked"'
+	assert_rc 0 "a normal run"
+	assert_contains "$OUT" "status: done" "git status"
+	assert_contains "$OUT" "commit: done" "git commit"
+	assert_contains "$OUT" "config: blocked" "git config with a readable .git"
+}
+
+# The workspace itself left unreadable: the next run either refuses, naming
+# it, or keeps its protected paths read-only.
+test_protect_unreadable_workspace_across_runs() {
+	command -v python3 >/dev/null || skip "no python3"
+	protect_walk_repo .
+	local before
+	before=$(sha256sum <"$WS/.git/config")
+	al -- chmod 000 "$WS"
+	assert_rc 0 "run 1: chmod 000 on the workspace"
+	# Started from outside it: the caller may not enter it either.
+	printf 'version: 1\nsandbox:\n  workspace: %s\n' "$WS" >"$T/ws.yaml"
+	LAST_CMD="airlock run --policy $T/ws.yaml (run 2)"
+	(cd "$T" && HOME="$E2E_HOME" timeout -k 5 "$E2E_TIMEOUT" "$AIRLOCK" run --policy "$T/ws.yaml" -- \
+		/bin/sh -c "$PROTECT_REOPEN_AGENT" sh "$WS" "$WS" >"$T/run2.out" 2>"$T/run2.err" </dev/null)
+	RC=$?
+	OUT=$(cat "$T/run2.out")
+	ERR=$(cat "$T/run2.err")
+	chmod 755 "$WS"
+	if [ "$RC" != 0 ]; then
+		assert_contains "$ERR" "$WS" "the refusal names the workspace"
+	else
+		assert_contains "$OUT" "edit: blocked" "the edit of .git/config"
+	fi
+	assert_eq "$before" "$(sha256sum <"$WS/.git/config")" ".git/config on the host"
+}
+
+# A tree deeper than the walk goes, and one whose names are too long to
+# join into a path: the directory where the walk stops is read-only whole
+# (a repository planted beneath it cannot be edited); the run starts, and
+# ordinary files above it stay writable.
+test_protect_walk_limits_cover_what_they_stop_at() {
+	command -v python3 >/dev/null || skip "no python3"
+	local deep long i
+	deep=$(printf 'd/%.0s' $(seq 70))
+	protect_walk_repo "${deep%/}"
+	long=$(printf 'n%.0s' $(seq 250))
+	(cd "$WS" && for i in $(seq 17); do mkdir "$long" && cd "$long" || exit 1; done && mkdir .git &&
+		printf '[core]\n' >.git/config) || fail "cannot make the long tree"
+	local before_deep
+	before_deep=$(sha256sum <"$WS/${deep}.git/config")
+	# shellcheck disable=SC2016
+	al -- /bin/sh -c '
+		try() { n=$1; shift; if ( "$@" ) >/dev/null 2>&1; then echo "$n: done"; else echo "$n: blocked"; fi; }
+		try deep-edit /usr/bin/python3 -c "import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
+os.write(fd, b\"[core]\\n\\tfsmonitor = id\\n\")" "$1.git/config"
+		try deep-git git -C "$1" config core.fsmonitor id
+		try long-edit /usr/bin/python3 -c "import os, sys
+os.chdir(sys.argv[1])
+for i in range(17):
+    os.chdir(sys.argv[2])
+fd = os.open(\".git/config\", os.O_WRONLY | os.O_APPEND)
+os.write(fd, b\"[core]\\n\\tfsmonitor = id\\n\")" "$2" "$3"
+		echo x > d/d/ok.txt && echo "shallow: done"' sh "$WS/$deep" "$WS" "$long"
+	assert_rc 0 "the run over the deep and long trees"
+	assert_contains "$OUT" "deep-edit: blocked" "the edit of the config 70 directories deep"
+	assert_contains "$OUT" "deep-git: blocked" "git config 70 directories deep"
+	assert_contains "$OUT" "long-edit: blocked" "the open for writing of the config under long names"
+	assert_contains "$OUT" "shallow: done" "a file two directories deep"
+	assert_eq "$before_deep" "$(sha256sum <"$WS/${deep}.git/config")" "the deep config on the host"
+}
+
+# A FIFO or a socket where a protected file would be: bound read-only over
+# itself like a file (it cannot be removed, renamed or replaced by a
+# file); an ordinary FIFO beside it can.
+test_protect_special_files_at_protected_names() {
+	command -v python3 >/dev/null || skip "no python3"
+	mkfifo "$WS/.envrc" "$WS/plain-fifo" || fail "mkfifo"
+	mkdir -p "$WS/s"
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$WS/s/.envrc" ||
+		fail "cannot bind a socket"
+	# shellcheck disable=SC2016
+	al -- /bin/sh -c '
+		try() { n=$1; shift; if ( "$@" ) >/dev/null 2>&1; then echo "$n: done"; else echo "$n: blocked"; fi; }
+		try fifo-rm rm -f .envrc
+		try fifo-mv mv .envrc x
+		try sock-rm rm -f s/.envrc
+		try sock-replace sh -c "rm -f s/.envrc; echo id > s/.envrc"
+		try plain-rm rm -f plain-fifo'
+	assert_rc 0 "the run"
+	for e in fifo-rm fifo-mv sock-rm sock-replace; do
+		assert_contains "$OUT" "$e: blocked" "$e"
+	done
+	assert_contains "$OUT" "plain-rm: done" "removing an ordinary FIFO"
+	[ -p "$WS/.envrc" ] || fail ".envrc is no longer the FIFO"
+	[ -S "$WS/s/.envrc" ] || fail "s/.envrc is no longer the socket"
+}
+
+# Started as root, a directory of another owner (mode 0700) that the
+# sandbox's uid cannot enter: the walk, as root, lists the repository
+# inside; the run starts, the directory is read-only whole, and the rest
+# of the workspace works.
+test_protect_other_owners_directory() {
+	e2e_is_root || skip "needs root (a directory of another owner)"
+	command -v python3 >/dev/null || skip "no python3"
+	protect_walk_repo .
+	protect_walk_repo other
+	chown -R 54321:54321 "$WS/other" && chmod 700 "$WS/other" || fail "chown"
+	local before
+	before=$(sha256sum <"$WS/other/.git/config")
+	al -- /bin/sh -c "$PROTECT_REOPEN_AGENT" sh "$WS/other" "$WS/other"
+	assert_rc 0 "the run with another owner's repository inside"
+	assert_contains "$OUT" "chmod-back: blocked" "chmod of the other owner's directory"
+	assert_contains "$OUT" "edit: blocked" "the edit of its config"
+	assert_eq "$before" "$(sha256sum <"$WS/other/.git/config")" "its config on the host"
+	al -- /bin/sh -c 'git status --short >/dev/null && echo "status: done"'
+	assert_contains "$OUT" "status: done" "git status in the workspace"
+}
