@@ -9,6 +9,7 @@
  *    all (a private tmpfs shows none of the host's files beneath it; a
  *    deny mount shows an empty file or directory) and whether it is
  *    read-only;
+ *  - that mount says whether anything beneath it runs (noexec);
  *  - Landlock grants a right on a path when some rule on the path or one
  *    of its ancestors grants it, and checks only the rights this kernel's
  *    ABI handles.
@@ -37,7 +38,7 @@ static bool under(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-static int add_view(struct fsrules *r, const char *path, enum fsrules_view kind)
+static int add_view(struct fsrules *r, const char *path, enum fsrules_view kind, bool noexec)
 {
 	typeof(r->views) v = realloc(r->views, (r->n_views + 1) * sizeof(*v));
 	if (!v)
@@ -45,8 +46,24 @@ static int add_view(struct fsrules *r, const char *path, enum fsrules_view kind)
 	r->views = v;
 	if (!(v[r->n_views].path = strdup(path)))
 		return -ENOMEM;
+	v[r->n_views].noexec = noexec;
 	v[r->n_views++].kind = kind;
 	return 0;
+}
+
+/* The view on top at path among those added so far: is it noexec? */
+static bool top_noexec(const struct fsrules *r, const char *path)
+{
+	size_t top_len = 0;
+	bool noexec = true;
+	for (size_t i = 0; i < r->n_views; i++) {
+		size_t len = strlen(r->views[i].path);
+		if (under(path, r->views[i].path) && len >= top_len) {
+			top_len = len;
+			noexec = r->views[i].noexec;
+		}
+	}
+	return noexec;
 }
 
 int fsrules_from_plan(const struct sandbox_plan *p, uint64_t handled, void (*canon)(char *path, size_t len),
@@ -55,20 +72,25 @@ int fsrules_from_plan(const struct sandbox_plan *p, uint64_t handled, void (*can
 	memset(out, 0, sizeof(*out));
 	out->handled = handled;
 	/* The root itself is a tmpfs showing nothing of the host's but the
-	 * mount points; the sandbox's own /dev and /proc sit on it. */
-	if (add_view(out, "/", FSV_PRIVATE) < 0 || add_view(out, "/dev", FSV_OWN) < 0 ||
-	    add_view(out, "/proc", FSV_OWN) < 0 || (p->ca_bundle && add_view(out, "/run/airlock", FSV_OWN) < 0))
+	 * mount points; the sandbox's own /dev and /proc sit on it. All
+	 * noexec (mount.c). */
+	if (add_view(out, "/", FSV_PRIVATE, true) < 0 || add_view(out, "/dev", FSV_OWN, true) < 0 ||
+	    add_view(out, "/proc", FSV_OWN, true) < 0 ||
+	    (p->ca_bundle && add_view(out, "/run/airlock", FSV_OWN, true) < 0))
 		goto oom;
 	for (size_t i = 0; i < p->n_mounts; i++) {
 		const struct mount_entry *m = &p->mounts[i];
 		enum fsrules_view kind;
+		bool noexec = !m->exec;
 		switch (m->kind) {
 		case MOUNT_BIND:
 			kind = m->readonly ? FSV_BIND_RO : FSV_BIND_RW;
 			break;
 		case MOUNT_PROTECT:
-			/* Read-only over itself: kept in observe mode too. */
+			/* Read-only over itself: kept in observe mode too. A
+			 * clone of the view beneath, it keeps that one's exec. */
 			kind = FSV_BIND_RO;
+			noexec = top_noexec(out, m->dst);
 			break;
 		case MOUNT_TMPFS:
 			kind = FSV_PRIVATE;
@@ -76,12 +98,13 @@ int fsrules_from_plan(const struct sandbox_plan *p, uint64_t handled, void (*can
 		case MOUNT_HIDE_DIR:
 		case MOUNT_HIDE_FILE:
 			kind = FSV_HIDDEN;
+			noexec = true;
 			break;
 		case MOUNT_SYMLINK:
 		default:
 			continue; /* paths reach us with their links resolved */
 		}
-		if (add_view(out, m->dst, kind) < 0)
+		if (add_view(out, m->dst, kind, noexec) < 0)
 			goto oom;
 	}
 	out->rules = calloc(p->n_rules ? p->n_rules : 1, sizeof(*out->rules));
@@ -173,6 +196,9 @@ enum fsrules_verdict fsrules_check(const struct fsrules *r, const char *path, ui
 	case FSV_OWN:
 		break;
 	}
+	/* The kernel checks noexec before Landlock (may_open). */
+	if ((access & LL_FS_EXECUTE) && r->views[top].noexec)
+		return FSR_DENY_NOEXEC;
 
 	/* A read-only mount refuses writes whatever the kernel's Landlock
 	 * ABI; Landlock only judges the rights it handles. */
@@ -194,6 +220,8 @@ const char *fsrules_verdict_name(enum fsrules_verdict v)
 		return "EROFS [read-only]";
 	case FSR_DENY_HIDDEN:
 		return "ENOENT [hidden: not in the sandbox's view]";
+	case FSR_DENY_NOEXEC:
+		return "EACCES [noexec mount]";
 	}
 	return "?";
 }

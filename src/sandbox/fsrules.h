@@ -29,12 +29,14 @@ enum fsrules_verdict {
 	FSR_DENY_ACCESS,   /* Landlock: no rule grants the right */
 	FSR_DENY_READONLY, /* a write to a read-only mount */
 	FSR_DENY_HIDDEN,   /* the path would not be visible */
+	FSR_DENY_NOEXEC,   /* an exec from a noexec mount */
 };
 
 struct fsrules {
 	struct {
 		char *path;
 		enum fsrules_view kind;
+		bool noexec; /* nothing beneath runs (plan.c, plan_mark_exec) */
 	} *views;
 	size_t n_views;
 	struct ll_rule *rules;

@@ -38,6 +38,9 @@ struct mount_entry {
 	int tree_fd;     /* prepared detached tree (idmapped), or -1 */
 	bool overlay;    /* BIND of the workspace in review mode: an overlay
 	                  * goes on top, with this bind as its lower layer */
+	bool exec;       /* BIND, TMPFS: mounted without noexec, because a
+	                  * Landlock rule grants execute within it (plan.c,
+	                  * plan_mark_exec); false: noexec */
 };
 
 /* Landlock rule: grant `access` beneath path (a path inside the sandbox). */
@@ -221,6 +224,10 @@ bool limits_cgroup_oom(const struct cgroup_handle *cg);
 bool limits_cgroup_pids_hit(const struct cgroup_handle *cg);
 void limits_cgroup_destroy(struct cgroup_handle *cg);
 int limits_apply_rlimits(const struct sandbox_plan *plan, struct error *err) WUR;
+/* sandbox.limits.wall: a timerfd (CLOEXEC, non-blocking) armed to expire
+ * after seconds, which the caller owns; or a negative errno with err set.
+ * The run must not start without it. */
+int limits_wall_timer(uint64_t seconds, struct error *err) WUR;
 
 /* init.c: pid 1 of the sandbox; never returns. */
 __attribute__((noreturn)) void init_main(const struct sandbox_plan *plan, int sync_fd, int pty_slave);

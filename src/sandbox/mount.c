@@ -242,7 +242,7 @@ static int protect_bind(int rootfd, const char *ws, const char *dst, struct erro
  * started as root, where the sandbox's uid cannot walk the path, the
  * supervisor's) is attached for the moment the overlay takes to mount,
  * then detached again, and its fd closed: no way out reaches the command. */
-static int overlay_workspace(int tree, int rootfd, const char *dst, struct error *err)
+static int overlay_workspace(int tree, int rootfd, const char *dst, bool exec, struct error *err)
 {
 	char target[PATH_MAX], stage_dir[PATH_MAX];
 	int r = staged(target, sizeof(target), dst, err);
@@ -286,7 +286,9 @@ static int overlay_workspace(int tree, int rootfd, const char *dst, struct error
 			      "filesystem must support user xattrs, and may not be an overlay itself)");
 		goto out;
 	}
-	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	/* The overlay is what the command sees: as exec as the bind beneath. */
+	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+			   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (exec ? 0 : MOUNT_ATTR_NOEXEC));
 	if (mnt < 0 || sys_move_mount(mnt, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
 		r = error_sys(err, errno, "review mode: cannot attach the overlay on %s", dst);
 		goto out;
@@ -413,17 +415,25 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 		uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
 		if (m->readonly)
 			attrs |= MOUNT_ATTR_RDONLY;
+		/* No execute rule reaches into it: noexec, or the loader
+		 * (`ld.so FILE`) and mmap(PROT_EXEC) would run its files
+		 * past Landlock (plan.c, plan_mark_exec). Observe mode
+		 * enforces nothing of the policy: its binds keep the
+		 * host's exec. */
+		if (!m->exec && !plan->observe)
+			attrs |= MOUNT_ATTR_NOEXEC;
 		r = set_attrs(trees[i], attrs, err, m->src);
 		if (r < 0)
 			goto out;
 	}
 
-	/* 2. A fresh tmpfs as the new root. Observe mode: the host's tree
+	/* 2. A fresh tmpfs as the new root, noexec (it holds mount points,
+	 * links and the CA bundle, nothing to run). Observe mode: the host's tree
 	 * (our namespace's copy of it) stays the root; only the sandbox's own
 	 * /dev, /proc and /run go on top. */
 	if (plan->observe) {
 		stage = "";
-	} else if (mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0) {
+	} else if (mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=1m") < 0) {
 		r = error_sys(err, errno, "cannot mount the new root");
 		goto out;
 	}
@@ -472,7 +482,7 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 			if (r >= 0)
 				r = attach(trees[i], m->dst, err);
 			if (r >= 0 && m->overlay) {
-				r = overlay_workspace(review_tree, rootfd, m->dst, err);
+				r = overlay_workspace(review_tree, rootfd, m->dst, m->exec || plan->observe, err);
 				review_tree = -1;
 			}
 			if (r < 0)
@@ -483,7 +493,7 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 			if (r >= 0) {
 				char opts[32];
 				snprintf(opts, sizeof(opts), "mode=%04o", m->mode);
-				r = mount_tmpfs_at(m->dst, opts, MS_NOSUID | MS_NODEV, err);
+				r = mount_tmpfs_at(m->dst, opts, MS_NOSUID | MS_NODEV | (m->exec ? 0 : MS_NOEXEC), err);
 			}
 			if (r < 0)
 				goto out;
@@ -548,7 +558,7 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 	if (plan->observe) {
 		struct stat st;
 		if (stat("/run", &st) == 0 && S_ISDIR(st.st_mode)) {
-			r = mount_tmpfs_at("/run", "mode=0755", MS_NOSUID | MS_NODEV, err);
+			r = mount_tmpfs_at("/run", "mode=0755", MS_NOSUID | MS_NODEV | MS_NOEXEC, err);
 			if (r < 0)
 				goto out;
 		} else if (plan->ca_bundle) {

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,15 +106,83 @@ static int add_rule(struct sandbox_plan *p, const char *path, uint64_t access)
 	return 0;
 }
 
+/* The mount that shows path: the deepest one above it, the later of two
+ * at one path, or SIZE_MAX. A protected path's bind is a clone of what the
+ * sandbox shows beneath it (mount.c) and keeps that mount's exec, so it
+ * does not count; nor does a symlink. */
+static size_t owner_of(const struct sandbox_plan *p, const char *path)
+{
+	size_t owner = SIZE_MAX, owner_len = 0;
+	for (size_t i = 0; i < p->n_mounts; i++) {
+		const struct mount_entry *m = &p->mounts[i];
+		size_t len = strlen(m->dst);
+		if (m->kind != MOUNT_SYMLINK && m->kind != MOUNT_PROTECT && path_under(path, m->dst) &&
+		    (owner == SIZE_MAX || len >= owner_len)) {
+			owner = i;
+			owner_len = len;
+		}
+	}
+	return owner;
+}
+
+/*
+ * Which binds and tmpfs mounts keep exec. Landlock's execute right is
+ * checked by execve alone: the kernel's loader maps any readable file as
+ * a program (`ld-linux-x86-64.so.2 /tmp/prog`), and mmap(PROT_EXEC) of a
+ * readable file (python's ctypes or mmap module) runs code that no rule
+ * lets execve start. A noexec mount refuses both (execve, the loader's
+ * mmap and every PROT_EXEC mapping of its files: EACCES/EPERM). So every
+ * mount is noexec unless an execute rule reaches into it: the rule's path
+ * lies beneath the mount, and this mount, not a deeper one, shows it; or
+ * the mount lies beneath the rule's path. A rule's path is compared as
+ * its real path on the host (a rule on /bin holds for /usr/bin when /bin
+ * links there), but as written where a private tmpfs shows it (the host's
+ * /tmp is not the sandbox's). Shared libraries load only from exec
+ * mounts: a library directory outside the exec set must be listed in
+ * process.exec.
+ *
+ * WARNING: run again after every change of mounts or rules
+ * (plan_add_mount and plan_add_rule do): a mount added without it stays
+ * noexec, and fsrules.c judges from these flags.
+ */
+static void plan_mark_exec(struct sandbox_plan *p)
+{
+	for (size_t i = 0; i < p->n_mounts; i++)
+		p->mounts[i].exec = false;
+	for (size_t r = 0; r < p->n_rules; r++) {
+		if (!(p->rules[r].access & LL_FS_EXECUTE))
+			continue;
+		char real[PATH_MAX];
+		const char *path = p->rules[r].path;
+		size_t owner = owner_of(p, path);
+		bool private = owner != SIZE_MAX && p->mounts[owner].kind == MOUNT_TMPFS;
+		if (!private && realpath(path, real)) {
+			path = real;
+			owner = owner_of(p, path);
+		}
+		for (size_t i = 0; i < p->n_mounts; i++) {
+			struct mount_entry *m = &p->mounts[i];
+			if ((m->kind == MOUNT_BIND || m->kind == MOUNT_TMPFS) && (i == owner || path_under(m->dst, path)))
+				m->exec = true;
+		}
+	}
+}
+
 int plan_add_mount(struct sandbox_plan *p, enum mount_kind kind, const char *src, const char *dst, bool ro,
 		   bool is_dir)
 {
-	return add_mount(p, kind, src, dst, ro, is_dir, 0);
+	int r = add_mount(p, kind, src, dst, ro, is_dir, 0);
+	if (r == 0)
+		plan_mark_exec(p);
+	return r;
 }
 
 int plan_add_rule(struct sandbox_plan *p, const char *path, uint64_t access)
 {
-	return add_rule(p, path, access);
+	int r = add_rule(p, path, access);
+	if (r == 0 && (access & LL_FS_EXECUTE))
+		plan_mark_exec(p);
+	return r;
 }
 
 /* Is the host's `path` visible through a bind already planned? (Under a
@@ -678,6 +747,7 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 	p->transparent = policy_net_mode(pol) == POLICY_NET_TRANSPARENT;
 	if (intercepts(pol) && add_rule(p, "/run/airlock", LL_READ) < 0)
 		goto oom;
+	plan_mark_exec(p);
 	if (build_env(p, pol) < 0)
 		goto oom;
 	return 0;

@@ -186,3 +186,153 @@ process:
 		assert_not_contains "$OUT" "hi" "output without the link"
 	fi
 }
+
+# ---- noexec: Landlock's execute right binds execve alone ----------------
+
+# The dynamic loader, which runs any file it can read and map.
+e2e_loader() {
+	local f
+	for f in /lib64/ld-linux-x86-64.so.2 /lib/ld-linux-aarch64.so.1 /lib/ld-linux-armhf.so.3 /lib/ld-linux.so.2; do
+		[ -e "$f" ] && printf '%s\n' "$f" && return 0
+	done
+	return 1
+}
+
+# The agent's three ways to run a file F: execve, the loader, and a
+# PROT_EXEC mapping (what the loader does, and what python's mmap or
+# ctypes let any process do). One line each: "TAG direct|ldso|mmap:
+# ran|refused". The loader, its argument 1 ($1), runs a copy of echo.
+# shellcheck disable=SC2016
+FS_RUN3='
+run3() {
+	tag=$1 f=$2
+	if [ "$("$f" RAN-MARK 2>/dev/null)" = RAN-MARK ]; then echo "$tag direct: ran"; else echo "$tag direct: refused"; fi
+	if [ "$("$LDSO" "$f" RAN-MARK 2>/dev/null)" = RAN-MARK ]; then echo "$tag ldso: ran"; else echo "$tag ldso: refused"; fi
+	if /usr/bin/python3 -c "import mmap, sys
+f = open(sys.argv[1], \"rb\")
+mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ | mmap.PROT_EXEC)" "$f" 2>/dev/null; then
+		echo "$tag mmap: ran"; else echo "$tag mmap: refused"; fi
+}
+'
+
+# A copy of echo in every writable scratch place and in a policy read
+# path and write path: execve, the loader and a PROT_EXEC mapping are all
+# refused there (noexec mounts). The neighbours: the same copy in the
+# workspace runs all three ways, a script made executable there runs, a
+# script in /tmp runs through its interpreter (reading is not executing),
+# and a python venv in /tmp and in the workspace both work.
+test_noexec_outside_the_exec_set() {
+	local ldso ro rw
+	ldso=$(e2e_loader) || skip "no dynamic loader known on this system"
+	command -v python3 >/dev/null || skip "no python3"
+	ro=$(mktemp -d /var/tmp/airlock-e2e-ro.XXXXXX)
+	rw=$(mktemp -d /var/tmp/airlock-e2e-rw.XXXXXX)
+	printf '%s\n%s\n' "$ro" "$rw" >>"$T/.rm_dirs"
+	chmod 755 "$ro" "$rw"
+	e2e_is_root && chmod 777 "$rw"
+	cp /bin/echo "$ro/e" && chmod 755 "$ro/e" || fail "cp"
+	# shellcheck disable=SC2016
+	al_policy "version: 1
+filesystem:
+  read: [$ro]
+  write: [$rw]" -- /bin/sh -c "$FS_RUN3"'
+		LDSO=$1 RO=$2 RW=$3
+		for d in /tmp "$HOME" /dev/shm "$RW"; do
+			cp /bin/echo "$d/e" && chmod 755 "$d/e" || echo "copy to $d: failed"
+		done
+		for d in /tmp "$HOME" /dev/shm "$RW" "$RO"; do run3 "$d" "$d/e"; done
+		cp /bin/echo ./e && chmod 755 ./e && run3 workspace ./e
+		printf "#!/bin/sh\necho script-ran\n" > s.sh && chmod +x s.sh && ./s.sh
+		printf "echo tmp-script-ran\n" > /tmp/x.sh && sh /tmp/x.sh
+		/usr/bin/python3 -m venv --without-pip /tmp/venv >/dev/null 2>&1 &&
+			/tmp/venv/bin/python -c "print(\"tmp-venv-ran\")"
+		/usr/bin/python3 -m venv --without-pip pyvenv >/dev/null 2>&1 &&
+			pyvenv/bin/python -c "print(\"ws-venv-ran\")"
+		true' sh "$ldso" "$ro" "$rw"
+	assert_rc 0 "the run"
+	assert_not_contains "$OUT" "failed" "copying the program"
+	local d m
+	for d in /tmp "$E2E_HOME" /dev/shm "$rw" "$ro"; do
+		for m in direct ldso mmap; do
+			assert_contains "$OUT" "$d $m: refused" "$m of a program in $d"
+		done
+	done
+	for m in direct ldso mmap; do
+		assert_contains "$OUT" "workspace $m: ran" "$m of a program in the workspace"
+	done
+	for m in script-ran tmp-script-ran tmp-venv-ran ws-venv-ran; do
+		assert_contains "$OUT" "$m" "$m"
+	done
+}
+
+# Shared libraries load only from exec mounts: ctypes (dlopen) of a copy
+# of libc in /tmp fails, the same copy in the workspace loads.
+test_noexec_refuses_libraries_outside_the_exec_set() {
+	command -v python3 >/dev/null || skip "no python3"
+	command -v ldd >/dev/null || skip "no ldd"
+	local libc
+	libc=$(ldd /bin/echo | awk '/libc\.so/ { print $3 }')
+	[ -f "$libc" ] || skip "no libc found"
+	# shellcheck disable=SC2016
+	al -- /bin/sh -c '
+		cp "$1" /tmp/lib.so && cp "$1" ./lib.so || echo "copy: failed"
+		for f in /tmp/lib.so "$PWD/lib.so"; do
+			if /usr/bin/python3 -c "import ctypes, sys; ctypes.CDLL(sys.argv[1])" "$f" 2>/dev/null; then
+				echo "$f: loaded"; else echo "$f: refused"; fi
+		done' sh "$libc"
+	assert_rc 0 "the run"
+	assert_not_contains "$OUT" "copy: failed" "copying libc"
+	assert_contains "$OUT" "/tmp/lib.so: refused" "a library in /tmp"
+	assert_contains "$OUT" "$WS/lib.so: loaded" "a library in the workspace"
+}
+
+# process.exec narrows the exec mounts too: listing /usr alone leaves the
+# workspace noexec (the loader and mmap refused there as execve is),
+# while /usr's programs run. Within an exec mount the loader still runs
+# any readable file (the README says so): ld.so of /usr's echo runs
+# although process.exec names only /usr/bin/env and the shell.
+test_noexec_follows_process_exec() {
+	local ldso sh
+	ldso=$(e2e_loader) || skip "no dynamic loader known on this system"
+	command -v python3 >/dev/null || skip "no python3"
+	sh=$(readlink -f /bin/sh)
+	cp /bin/echo "$WS/e" && chmod 755 "$WS/e" || fail "cp"
+	al_policy 'version: 1
+process:
+  exec: [/usr]' -- /usr/bin/sh -c "$FS_RUN3"'
+		LDSO=$1
+		run3 workspace ./e
+		run3 usr /usr/bin/echo' sh "$ldso"
+	assert_rc 0 "the run with process.exec: [/usr]"
+	for m in direct ldso mmap; do
+		assert_contains "$OUT" "workspace $m: refused" "$m of a workspace program outside process.exec"
+		assert_contains "$OUT" "usr $m: ran" "$m of a program under process.exec"
+	done
+	al_policy "version: 1
+process:
+  exec: [/usr/bin/env, $sh]" -- "$sh" -c '"$1" /usr/bin/echo RAN-MARK; /usr/bin/env >/dev/null && echo env-ran' sh "$ldso"
+	assert_rc 0 "the run with process.exec: [/usr/bin/env, $sh]"
+	assert_contains "$OUT" "RAN-MARK" "the loader on a readable file of an exec mount (documented)"
+	assert_contains "$OUT" "env-ran" "a listed program"
+}
+
+# Review mode's overlay is as exec as the workspace beneath it: a program
+# there runs all three ways, one in /tmp none.
+test_noexec_in_review_mode() {
+	local ldso
+	ldso=$(e2e_loader) || skip "no dynamic loader known on this system"
+	command -v python3 >/dev/null || skip "no python3"
+	# shellcheck disable=SC2016
+	al_policy 'version: 1
+sandbox:
+  workspace_mode: review' -- /bin/sh -c "$FS_RUN3"'
+		LDSO=$1
+		cp /bin/echo ./e && cp /bin/echo /tmp/e && chmod 755 ./e /tmp/e
+		run3 workspace ./e
+		run3 tmp /tmp/e' sh "$ldso"
+	assert_rc 0 "the review-mode run"
+	for m in direct ldso mmap; do
+		assert_contains "$OUT" "workspace $m: ran" "$m of a program in the reviewed workspace"
+		assert_contains "$OUT" "tmp $m: refused" "$m of a program in /tmp in review mode"
+	done
+}

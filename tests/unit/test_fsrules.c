@@ -25,16 +25,23 @@
 /* ---- a made-up plan and host ---- */
 
 static struct mount_entry mounts[] = {
-	{ .kind = MOUNT_BIND, .src = "/usr", .dst = "/usr", .readonly = true, .tree_fd = -1 },
+	{ .kind = MOUNT_BIND, .src = "/usr", .dst = "/usr", .readonly = true, .tree_fd = -1, .exec = true },
 	{ .kind = MOUNT_TMPFS, .dst = "/tmp", .tree_fd = -1 },
 	{ .kind = MOUNT_TMPFS, .dst = "/home/u", .tree_fd = -1 },
-	{ .kind = MOUNT_BIND, .src = "/home/u/ws", .dst = "/home/u/ws", .tree_fd = -1 },
-	{ .kind = MOUNT_BIND, .src = "/home/u/ws/ro", .dst = "/home/u/ws/ro", .readonly = true, .tree_fd = -1 },
-	{ .kind = MOUNT_BIND, .src = "/srv/data", .dst = "/srv/data", .readonly = true, .tree_fd = -1 },
+	{ .kind = MOUNT_BIND, .src = "/home/u/ws", .dst = "/home/u/ws", .tree_fd = -1, .exec = true },
+	{ .kind = MOUNT_BIND, .src = "/home/u/ws/ro", .dst = "/home/u/ws/ro", .readonly = true, .tree_fd = -1,
+	  .exec = true },
+	/* exec: the rule on /lnk reaches into it. */
+	{ .kind = MOUNT_BIND, .src = "/srv/data", .dst = "/srv/data", .readonly = true, .tree_fd = -1, .exec = true },
 	{ .kind = MOUNT_BIND, .src = "/srv/out", .dst = "/srv/out", .tree_fd = -1 },
 	{ .kind = MOUNT_SYMLINK, .src = "usr/bin", .dst = "/bin", .tree_fd = -1 },
 	{ .kind = MOUNT_HIDE_FILE, .dst = "/home/u/ws/.env", .tree_fd = -1 },
 	{ .kind = MOUNT_HIDE_DIR, .dst = "/home/u/ws/secrets", .tree_fd = -1 },
+	/* A protected path keeps the exec of what it covers. */
+	{ .kind = MOUNT_PROTECT, .dst = "/home/u/ws/.venv/bin", .readonly = true, .tree_fd = -1 },
+	/* A write path an execute rule reaches, yet not mounted exec: the
+	 * mount decides first, as in the kernel. */
+	{ .kind = MOUNT_BIND, .src = "/srv/odd", .dst = "/srv/odd", .tree_fd = -1 },
 };
 
 static struct ll_rule rules[] = {
@@ -47,6 +54,7 @@ static struct ll_rule rules[] = {
 	{ "/srv/data", LL_READ },
 	{ "/srv/out", LL_RW },
 	{ "/lnk", LL_READ | LL_FS_EXECUTE }, /* a link to /srv/data/tools */
+	{ "/srv/odd", LL_RW | LL_FS_EXECUTE },
 	{ "/dev/null", LL_FS_READ_FILE | LL_FS_WRITE_FILE },
 	{ "/proc", LL_READ },
 };
@@ -144,8 +152,26 @@ static void test_private_tmp_and_home(void **state)
 	assert_int_equal(check("/tmp", LL_FS_MAKE_REG), FSR_ALLOW);
 	assert_int_equal(check("/tmp/new", LL_FS_WRITE_FILE | LL_FS_READ_FILE), FSR_ALLOW);
 	assert_int_equal(check("/home/u", LL_FS_MAKE_DIR), FSR_ALLOW);
-	/* Never executable. */
-	assert_int_equal(check("/tmp/new", LL_FS_EXECUTE), FSR_DENY_ACCESS);
+	/* Never executable: noexec mounts. */
+	assert_int_equal(check("/tmp/new", LL_FS_EXECUTE), FSR_DENY_NOEXEC);
+	assert_int_equal(check("/home/u/prog", LL_FS_EXECUTE), FSR_DENY_NOEXEC);
+}
+
+/* Every mount no execute rule reaches into is noexec, and the kernel asks
+ * the mount before Landlock; the neighbours on exec mounts run. */
+static void test_noexec_mounts(void **state)
+{
+	(void)state;
+	assert_int_equal(check("/srv/out/prog", LL_FS_EXECUTE), FSR_DENY_NOEXEC);
+	assert_int_equal(check("/srv/out/prog", LL_FS_READ_FILE), FSR_ALLOW);
+	assert_int_equal(check("/dev/shm/prog", LL_FS_EXECUTE), FSR_DENY_NOEXEC);
+	assert_int_equal(check("/srv/odd/prog", LL_FS_EXECUTE), FSR_DENY_NOEXEC);
+	assert_int_equal(check("/srv/odd/prog", LL_FS_WRITE_FILE), FSR_ALLOW);
+	assert_int_equal(check("/home/u/ws/.venv/bin/python", LL_FS_EXECUTE), FSR_ALLOW);
+	assert_int_equal(check("/home/u/ws/.venv/bin/python", LL_FS_WRITE_FILE), FSR_DENY_READONLY);
+	assert_int_equal(check("/home/u/ws/ro/tool", LL_FS_EXECUTE), FSR_ALLOW);
+	assert_int_equal(check("/usr/bin/python3", LL_FS_EXECUTE), FSR_ALLOW);
+	assert_string_equal(fsrules_verdict_name(FSR_DENY_NOEXEC), "EACCES [noexec mount]");
 }
 
 static void test_workspace(void **state)
@@ -173,6 +199,7 @@ static void test_policy_paths(void **state)
 	(void)state;
 	assert_int_equal(check("/srv/data/x", LL_FS_READ_FILE), FSR_ALLOW);
 	assert_int_equal(check("/srv/data/x", LL_FS_WRITE_FILE), FSR_DENY_READONLY);
+	/* An exec mount (for /lnk's sake), but no rule for this file. */
 	assert_int_equal(check("/srv/data/x", LL_FS_EXECUTE), FSR_DENY_ACCESS);
 	assert_int_equal(check("/srv/out/x", LL_FS_WRITE_FILE), FSR_ALLOW);
 	assert_int_equal(check("/srv/out", LL_FS_REMOVE_FILE), FSR_ALLOW);
@@ -239,6 +266,9 @@ static void test_from_a_real_plan(void **state)
 	char beside_f[PATH_MAX + 8];
 	snprintf(beside_f, sizeof(beside_f), "%s/f", beside);
 	assert_int_equal(fsrules_check(&fr, beside_f, LL_FS_READ_FILE, host_exists_real, NULL), FSR_DENY_HIDDEN);
+	/* The workspace runs its programs; the private /tmp does not. */
+	assert_int_equal(fsrules_check(&fr, inws, LL_FS_EXECUTE, NULL, NULL), FSR_ALLOW);
+	assert_int_equal(fsrules_check(&fr, "/tmp/prog", LL_FS_EXECUTE, NULL, NULL), FSR_DENY_NOEXEC);
 	/* Once the plan is observe mode's, it has no rules left: the
 	 * evaluator's copy is what keeps them. */
 	assert_int_equal(plan_observe(&p, pol, NULL, NULL), 0);
@@ -257,6 +287,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_baseline_read_only),
+		cmocka_unit_test(test_noexec_mounts),
 		cmocka_unit_test(test_unlisted_host_paths_hidden),
 		cmocka_unit_test(test_private_tmp_and_home),
 		cmocka_unit_test(test_workspace),

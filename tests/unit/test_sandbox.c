@@ -119,6 +119,12 @@ static void test_plan_default(void **state)
 	assert_true(rule_for(&plan, "/usr") & LL_FS_EXECUTE);
 	assert_false(rule_for(&plan, "/etc") & LL_FS_EXECUTE);
 	assert_false(rule_for(&plan, "/usr") & LL_FS_WRITE_FILE);
+	/* Mounts an execute rule reaches into keep exec; the rest are
+	 * noexec (the loader and mmap(PROT_EXEC) pass Landlock by). */
+	assert_true(usr->exec);
+	assert_true(w->exec);
+	assert_false(find_mount(&plan, "/etc")->exec);
+	assert_false(find_mount(&plan, "/tmp")->exec);
 
 	/* The environment is the safe list plus what airlock sets. */
 	bool path = false, marker = false;
@@ -130,6 +136,53 @@ static void test_plan_default(void **state)
 	assert_true(path);
 	assert_true(marker);
 	assert_string_equal(plan.cwd, ws);
+	plan_free(&plan);
+	policy_free(pol);
+}
+
+/* process.exec narrows the exec mounts with the rules: the workspace is
+ * noexec once no rule reaches into it, /usr stays exec for the one
+ * program listed there, a read path holding a listed tool is exec, and a
+ * tmpfs above a listed path (home above the workspace) is not. */
+static void test_plan_exec_mounts(void **state)
+{
+	(void)state;
+	char ws[PATH_MAX + 8], tools[PATH_MAX + 16], data[PATH_MAX + 16], pfile[PATH_MAX + 16];
+	snprintf(ws, sizeof(ws), "%s/ws-exec", tmpdir);
+	snprintf(tools, sizeof(tools), "%s/tools", tmpdir);
+	snprintf(data, sizeof(data), "%s/data", tmpdir);
+	snprintf(pfile, sizeof(pfile), "%s/p3.yaml", tmpdir);
+	assert_int_equal(mkdir(ws, 0755), 0);
+	assert_int_equal(mkdir(tools, 0755), 0);
+	assert_int_equal(mkdir(data, 0755), 0);
+	FILE *f = fopen(pfile, "w");
+	assert_non_null(f);
+	fprintf(f,
+		"version: 1\nsandbox:\n  workspace: %s\nfilesystem:\n  read: [%s, %s]\n"
+		"process:\n  exec: [/usr/bin/env, %s/t]\n",
+		ws, tools, data, tools);
+	fclose(f);
+	struct policy_ctx ctx = { .home = "/nonexistent-home", .cwd = tmpdir };
+	struct policy *pol = NULL;
+	struct error err = { 0 };
+	assert_int_equal(policy_load_file(pfile, &ctx, &pol, &err), 0);
+	struct sandbox_plan plan;
+	char *argv[] = { "true", NULL };
+	assert_int_equal(plan_build(pol, argv, false, &plan, &err), 0);
+	assert_true(find_mount(&plan, "/usr")->exec);
+	assert_true(find_mount(&plan, tools)->exec);
+	assert_false(find_mount(&plan, data)->exec);
+	assert_false(find_mount(&plan, ws)->exec);
+	assert_false(find_mount(&plan, "/tmp")->exec);
+	assert_false(find_mount(&plan, "/etc")->exec);
+	/* A mount added later for a rule added later (the MCP gateway's
+	 * binary) is exec; one without a rule is not. */
+	assert_int_equal(plan_add_mount(&plan, MOUNT_BIND, "/usr/bin/env", "/run/x/bin", true, false), 0);
+	assert_int_equal(plan_add_mount(&plan, MOUNT_BIND, "/usr/bin/env", "/run/x/sock", false, false), 0);
+	assert_false(find_mount(&plan, "/run/x/bin")->exec);
+	assert_int_equal(plan_add_rule(&plan, "/run/x/bin", LL_FS_READ_FILE | LL_FS_EXECUTE), 0);
+	assert_true(find_mount(&plan, "/run/x/bin")->exec);
+	assert_false(find_mount(&plan, "/run/x/sock")->exec);
 	plan_free(&plan);
 	policy_free(pol);
 }
@@ -418,6 +471,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plan_default),
 		cmocka_unit_test(test_plan_deny_and_nesting),
+		cmocka_unit_test(test_plan_exec_mounts),
 		cmocka_unit_test(test_plan_sockets),
 		cmocka_unit_test(test_plan_missing_workspace),
 		cmocka_unit_test(test_seccomp_filter),
