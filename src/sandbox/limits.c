@@ -18,6 +18,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandbox/internal.h"
@@ -259,4 +261,24 @@ int limits_apply_rlimits(const struct sandbox_plan *plan, struct error *err)
 			return error_sys(err, errno, "setrlimit %d to %llu", res, (unsigned long long)v);
 	}
 	return 0;
+}
+
+int limits_wall_timer(uint64_t seconds, struct error *err)
+{
+	/* WARNING: a limit that silently does not arm is a run with no
+	 * limit, which the policy forbids: every failure here ends the run
+	 * before it starts. */
+	if (seconds == 0 || seconds > (uint64_t)INT32_MAX * 16)
+		return error_set(err, EINVAL, "sandbox.limits.wall: %" PRIu64 " seconds cannot be armed", seconds);
+	_cleanup_close_ int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (fd < 0)
+		return error_sys(err, errno,
+				 "sandbox.limits.wall: cannot make the wall-clock timer (timerfd_create); the run was not "
+				 "started");
+	struct itimerspec its = { .it_value = { .tv_sec = (time_t)seconds } };
+	if (timerfd_settime(fd, 0, &its, NULL) < 0)
+		return error_sys(err, errno,
+				 "sandbox.limits.wall: cannot arm the wall-clock timer (timerfd_settime); the run was not "
+				 "started");
+	return TAKE_FD(fd);
 }

@@ -22,7 +22,6 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -112,6 +111,7 @@ struct run_state {
 	int guard;  /* filesystem.protect: socket to the guard (guard.c), or -1 */
 	int status; /* init's raw wait status */
 	int cmd_status; /* the command's raw status as reported by init, or -1 */
+	int timer; /* sandbox.limits.wall: an armed timerfd, or -1 */
 	bool wall_hit;
 	struct trace_log *trace;
 	struct ftrace *ftrace;
@@ -172,15 +172,8 @@ static bool take_sync_message(struct run_state *s)
 	return true;
 }
 
-static int event_loop(struct run_state *s, struct term *t, const struct policy *pol, int sfd)
+static int event_loop(struct run_state *s, struct term *t, int sfd)
 {
-	_cleanup_close_ int tfd = -1;
-	if (pol->sandbox.limits.wall_seconds) {
-		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-		struct itimerspec its = { .it_value = { .tv_sec = (time_t)pol->sandbox.limits.wall_seconds } };
-		if (tfd >= 0)
-			timerfd_settime(tfd, 0, &its, NULL);
-	}
 	bool stdin_open = t->master >= 0;
 	for (;;) {
 		enum { P_SIG, P_SYNC, P_NOTIFY, P_TIMER, P_STDIN, P_MASTER, P_RECORDS, P_MCP, P_MCP_REC, P_N };
@@ -188,7 +181,7 @@ static int event_loop(struct run_state *s, struct term *t, const struct policy *
 			[P_SIG] = { .fd = sfd, .events = POLLIN },
 			[P_SYNC] = { .fd = s->sync, .events = POLLIN },
 			[P_NOTIFY] = { .fd = s->notify, .events = POLLIN },
-			[P_TIMER] = { .fd = tfd, .events = POLLIN },
+			[P_TIMER] = { .fd = s->timer, .events = POLLIN },
 			[P_STDIN] = { .fd = stdin_open ? STDIN_FILENO : -1, .events = POLLIN },
 			[P_MASTER] = { .fd = t->master, .events = POLLIN },
 			[P_RECORDS] = { .fd = s->egress.records, .events = POLLIN },
@@ -227,8 +220,8 @@ static int event_loop(struct run_state *s, struct term *t, const struct policy *
 		if (p[P_TIMER].revents & POLLIN) {
 			s->wall_hit = true;
 			kill(s->child, SIGKILL);
-			close(tfd);
-			tfd = -1;
+			close(s->timer);
+			s->timer = -1;
 		}
 		if (p[P_SIG].revents & POLLIN) {
 			struct signalfd_siginfo si;
@@ -333,8 +326,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	struct term term = { .master = -1 };
 	int sfd = -1, r;
 	int sv[2] = { -1, -1 };
-	struct run_state s = { .notify = -1, .guard = -1, .sync = -1, .cmd_status = -1, .egress = EGRESS_INIT,
-			      .audit = AUDITLOG_INIT, .mcp = MCPGW_INIT };
+	struct run_state s = { .notify = -1, .guard = -1, .sync = -1, .cmd_status = -1, .timer = -1,
+			      .egress = EGRESS_INIT, .audit = AUDITLOG_INIT, .mcp = MCPGW_INIT };
 	sigset_t mask, oldmask;
 	bool masked = false;
 	struct protect_set protect = { 0 };
@@ -454,6 +447,13 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		trace_set_sink(s.trace, audit_sink, &s.audit);
 	if (observe)
 		trace_set_observe(s.trace);
+
+	/* Armed before the sandbox exists: a limit that cannot be kept
+	 * stops the run before anything runs (the time of the setup counts
+	 * towards it, a few milliseconds). */
+	if (pol->sandbox.limits.wall_seconds &&
+	    (r = s.timer = limits_wall_timer(pol->sandbox.limits.wall_seconds, err)) < 0)
+		goto out;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		r = error_sys(err, errno, "socketpair");
@@ -609,7 +609,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		}
 	}
 
-	r = event_loop(&s, &term, pol, sfd);
+	r = event_loop(&s, &term, sfd);
 	term_restore(&term);
 	if (r < 0) {
 		r = error_sys(err, -r, "supervisor loop");
@@ -681,6 +681,8 @@ out:
 		close(s.notify);
 	if (s.guard >= 0)
 		close(s.guard);
+	if (s.timer >= 0)
+		close(s.timer);
 	if (sfd >= 0)
 		close(sfd);
 	if (term.master >= 0)
