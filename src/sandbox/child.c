@@ -32,6 +32,7 @@
 #include "sandbox/netfilter.h"
 #include "sandbox/proto.h"
 #include "util/cleanup.h"
+#include "util/fds.h"
 
 __attribute__((noreturn)) static void fail(int sync_fd, const struct error *err)
 {
@@ -127,13 +128,7 @@ static bool supervisor_gone(int sync_fd)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR));
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-	return (x > y) - (x < y);
-}
-
-static void close_all_except(const struct sandbox_plan *plan, int sync_fd)
+static int close_all_except(const struct sandbox_plan *plan, int sync_fd)
 {
 	int keep[64];
 	size_t n = 0;
@@ -143,15 +138,7 @@ static void close_all_except(const struct sandbox_plan *plan, int sync_fd)
 			keep[n++] = plan->mounts[i].tree_fd;
 	if (plan->review_tree_fd >= 0 && n < ARRAY_SIZE(keep))
 		keep[n++] = plan->review_tree_fd;
-	qsort(keep, n, sizeof(int), cmp_int);
-	unsigned from = 3;
-	for (size_t i = 0; i < n; i++) {
-		if ((unsigned)keep[i] > from)
-			syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0);
-		if ((unsigned)keep[i] + 1 > from)
-			from = (unsigned)keep[i] + 1;
-	}
-	syscall(SYS_close_range, from, ~0U, 0);
+	return fds_close_from(3, keep, n);
 }
 
 /* Executable memfds run bytes that never were a file, past every exec
@@ -184,8 +171,12 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 
 	/* Hold nothing but stdio, our end of the socket and the trees the
 	 * supervisor prepared: not its other fds, and not whatever the caller
-	 * of airlock left open (a directory fd would be a way out). */
-	close_all_except(plan, sync_fd);
+	 * of airlock left open (a directory fd would be a way out). One that
+	 * cannot be closed ends the child (fail closed). */
+	int cr = close_all_except(plan, sync_fd);
+	if (cr < 0)
+		(error_set(&err, -cr, "cannot close the descriptors airlock inherited: %s", strerror(-cr)),
+		 fail(sync_fd, &err));
 
 	/* If the supervisor dies, so do we (and with pid 1, the namespace). */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)

@@ -70,6 +70,7 @@
 #include "sandbox/proto.h"
 #include "sandbox/trace.h"
 #include "util/cleanup.h"
+#include "util/fds.h"
 
 #ifndef SECCOMP_ADDFD_FLAG_SEND
 #define SECCOMP_ADDFD_FLAG_SEND (1UL << 1)
@@ -937,7 +938,8 @@ int guard_start(const struct sandbox_plan *plan, struct error *err)
 				_exit(1);
 			keep = 3;
 		}
-		syscall(SYS_close_range, 4U, ~0U, 0);
+		if (fds_close_from(4, NULL, 0) < 0)
+			_exit(1);
 		/* Not even the host's terminal through stdio. */
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (null < 0)

@@ -30,6 +30,7 @@
 #include "sandbox/landlock_abi.h"
 #include "sandbox/sandbox.h"
 #include "util/cleanup.h"
+#include "util/fds.h"
 #include "util/file.h"
 
 /* The largest record a gateway process may send: the engine bounds what
@@ -178,16 +179,6 @@ int mcpgw_prepare(const struct policy *pol, const char *audit_dir, struct sandbo
 	return 0;
 }
 
-/* Keep fds a and b (and stdio) and close the rest. */
-static void close_except(int a, int b)
-{
-	int lo = a < b ? a : b, hi = a < b ? b : a;
-	if (lo > 3)
-		syscall(SYS_close_range, 3U, (unsigned)lo - 1, 0U);
-	if (hi > lo + 1)
-		syscall(SYS_close_range, (unsigned)lo + 1, (unsigned)hi - 1, 0U);
-	syscall(SYS_close_range, (unsigned)hi + 1, ~0U, 0U);
-}
 
 __attribute__((format(printf, 2, 3))) static void answer(int c, const char *fmt, ...)
 {
@@ -260,7 +251,9 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 	int rec = g->rec_wr;
 	/* Nothing of the supervisor's: not the audit writer's socket, the
 	 * proxy's control socket, the sandbox's sync socket or terminal. */
-	close_except(c, rec);
+	const int keep[] = { c, rec };
+	if (fds_close_from(3, keep, 2) < 0)
+		_exit(1);
 	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (devnull >= 0) {
 		dup2(devnull, STDIN_FILENO);
