@@ -91,7 +91,6 @@ const struct handoff_rule handoff_rules[] = {
 	{ "**/rust-toolchain", "build", "rustup runs the toolchain it names, a path too", false },
 	{ "**/rust-toolchain.toml", "build", "rustup runs the toolchain it names, a path too", false },
 	{ "**/.bazelrc", "build", "bazel takes options from it (--run_under, wrappers, startup options)", false },
-	{ "**/tools/bazel", "build", "bazelisk runs this script instead of bazel", false },
 	{ "**/.mvn/**", "build", "maven reads its JVM options and extensions, the wrapper runs its jar", false },
 	{ "**/gradle/wrapper/**", "build", "the gradle wrapper downloads and runs the distribution it names", false },
 	/* CI and containers */
@@ -128,6 +127,7 @@ const struct handoff_rule handoff_rules[] = {
 	{ "**/justfile", "build", "just runs it", true },
 	{ "**/Taskfile.yml", "build", "task runs it", true },
 	{ "**/gradlew", "build", "the gradle wrapper script the user runs", true },
+	{ "**/tools/bazel", "build", "bazelisk runs this script instead of bazel", true },
 	{ "**/mvnw", "build", "the maven wrapper script the user runs", true },
 	{ "**/gradle.properties", "build", "gradle takes JVM options and the Java home from it", true },
 	{ "**/tox.ini", "build", "tox runs the commands it lists", true },
@@ -467,19 +467,28 @@ void handoff_links_free(struct handoff_links *l)
 	*l = (struct handoff_links){ 0 };
 }
 
-/* A directory rule (DIR + "/" + "**") whose DIR is name: a link at that
- * name makes its target the directory. */
+/* A rule a path beneath a link at name would match past the rule's own
+ * leading "**" + "/": .vscode (.vscode/ and "**"), .github
+ * (.github/workflows/...), sub/.git (.git/hooks/...). The link makes its
+ * target that directory. (A rule only the leading "**" + "/" reaches
+ * through, as for .envrc, protects the target's own names in their own
+ * right.) */
 static const struct handoff_rule *match_dir_head(const char *name)
 {
+	char prefix[ALIAS_PATH_MAX + 1];
 	for (const struct handoff_rule *r = handoff_rules; r->pattern; r++) {
-		size_t n = strlen(r->pattern);
-		char head[HANDOFF_GLOB_MAX + 1];
-		if (n < 4 || n > HANDOFF_GLOB_MAX || strcmp(r->pattern + n - 3, "/**") != 0)
-			continue;
-		memcpy(head, r->pattern, n - 3);
-		head[n - 3] = '\0';
-		if (handoff_glob_match(head, name))
-			return r;
+		bool any_depth = strncmp(r->pattern, "**/", 3) == 0;
+		const char *anchored = any_depth ? r->pattern + 3 : r->pattern;
+		for (const char *suffix = name; suffix;) {
+			int n = snprintf(prefix, sizeof(prefix), "%s/", suffix);
+			if (n > 0 && (size_t)n < sizeof(prefix) && handoff_glob_prefix(anchored, prefix))
+				return r;
+			if (!any_depth)
+				break;
+			suffix = strchr(suffix, '/');
+			if (suffix)
+				suffix++;
+		}
 	}
 	return NULL;
 }

@@ -101,6 +101,9 @@ static void judge(struct review_change *c, const struct stat *st, const char *da
 	 * build rows with protect_build): what direct mode would have kept
 	 * read-only, review mode holds and flags. */
 	const char *glob = globs && !is_dir ? protect_match(globs, c->path, false) : NULL;
+	/* A pointer row (a .git file) is judged above by where it leads. */
+	if (glob && rule && rule->pointer && !strcmp(glob, rule->pattern))
+		glob = NULL;
 	if (glob && !(c->flags & REVIEW_FLAG_HANDOFF)) {
 		c->flags |= REVIEW_FLAG_PROTECT;
 		add_reason(c, "protected by the policy: ", glob);
