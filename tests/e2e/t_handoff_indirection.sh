@@ -57,7 +57,7 @@ try vscode-link sh -c "echo {\\\"tasks\\\":[]} > tools/tasks.json && ln -s tools
 try github-link sh -c "mkdir -p ci/workflows && ln -s ci .github"
 try claude-link sh -c "ln -s tools .claude"
 try git-link sh -c "mkdir -p sub3 && ln -s ../tools sub3/.git"
-try link-chain sh -c "ln -s tools l1 && ln -s l1 l2 && ln -s l2 .vscode"
+try link-chain sh -c "ln -s tools l1 && ln -s l1 l2 && ln -s l2 .zed"
 try link-middle sh -c "mkdir -p deep && ln -s ../tools deep/.husky"
 try bin-link sh -c "mkdir -p node_modules && ln -s ../tools node_modules/.bin"
 '
@@ -107,7 +107,7 @@ test_indirection_direct_mode_refuses_each() {
 				fail "$d is a repository with its own config, hooks or commondir"
 		fi
 	done
-	for l in .vscode .github .claude sub3/.git deep/.husky node_modules/.bin sub/.git; do
+	for l in .vscode .github .claude .zed sub3/.git deep/.husky node_modules/.bin sub/.git; do
 		[ -L "$WS/$l" ] && fail "the link $l was made"
 	done
 	# The host's git, run as the user would: nothing of the agent's runs.
@@ -134,4 +134,205 @@ filesystem:
 	# host's git status in the worktree runs its fsmonitor.
 	git -C "$WS/wt" status >/dev/null 2>&1
 	assert_file "$WS/wt/PWNED" "the redirected worktree's fsmonitor, run by the host's git status"
+}
+
+# ---------------------------------------------------------------- review mode
+
+ind_review_env() {
+	export XDG_STATE_HOME="$T/state"
+}
+
+# airlock review/apply as the user runs them after the run.
+irv() { # ARGS...: sets ROUT, RERR, RRC
+	HOME="$E2E_HOME" "$AIRLOCK" "$@" >"$T/irv.out" 2>"$T/irv.err"
+	RRC=$?
+	ROUT=$(cat "$T/irv.out")
+	RERR=$(cat "$T/irv.err")
+}
+
+ind_session() {
+	SID=$(printf '%s\n' "$ERR" | sed -n 's/^airlock: review mode: [0-9]* changes* held in session \([0-9a-f-]*\): .*/\1/p')
+	[ -n "$SID" ] || fail "no session announced$(e2e_last_run)"
+}
+
+# The workspace as the host sees it: type, mode, path, link target or
+# digest. The probe is not the repository's.
+ind_state() {
+	(cd "$WS" && find . -path ./airlock-probe -prune -o -printf '%y %m %p %l\n' | sort |
+		while read -r t m p l; do
+			if [ "$t" = f ]; then
+				printf '%s %s %s %s\n' "$t" "$m" "$p" "$(sha256sum <"$p" | cut -c1-64)"
+			else
+				printf '%s %s %s %s\n' "$t" "$m" "$p" "$l"
+			fi
+		done)
+}
+
+# What each attack leaves that a host tool would follow.
+IND_FLAGGED=".git/commondir e1/config e2/config e4/config e5/config e6/commondir vendor/b/config e7/x/config \
+e8/config e10/config .git/objects/info/alternates sub/.git sub2/.git n/.git/config h/.hg/hgrc h2/.hg/sharedpath \
+.cargo/config.toml crates/x/.cargo/config rust-toolchain.toml .yarnrc .pnpmfile.cjs .vscode tools/tasks.json .github \
+.claude sub3/.git l1 l2 .zed deep/.husky node_modules/.bin .git/worktrees/wt/commondir e12/config \
+.git/worktrees/wt/config"
+# The neighbours' files, which nothing flags.
+IND_QUIET="src/a.c src/alias.c srclink app/config/settings.ini app/objects/o.txt lib/HEAD/x wt/.git wt/notes.txt"
+
+test_indirection_review_mode_flags_each() {
+	ind_review_env
+	ind_repo
+	ind_state >"$T/before"
+	al_policy 'version: 1
+sandbox:
+  workspace_mode: review' -- /bin/sh -c "$IND_NEIGHBOURS$IND_ATTACKS"
+	assert_rc 0 "the agent's run"
+	ind_session
+	# Inside, nothing refuses: the layer takes every write.
+	for e in $IND_ESCAPES $IND_WT_ESCAPES; do
+		assert_contains "$OUT" "$e: done" "$e inside the review layer"
+	done
+	for ok in $IND_OKS; do
+		assert_contains "$OUT" "$ok: ok" "the neighbour $ok"
+	done
+	irv review "$SID" --json
+	assert_eq 1 "$RRC" "review's status with flagged changes ($RERR)"
+	python3 -c '
+import json, sys
+rows = {}
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    rows[r["path"]] = r
+missing = [p for p in sys.argv[2].split() if p not in rows or not rows[p]["flagged"]]
+quiet = [p for p in sys.argv[3].split() if p not in rows or rows[p]["flagged"]]
+if missing or quiet:
+    print("not flagged:", missing, "flagged or absent neighbours:", [(p, rows.get(p)) for p in quiet])
+    sys.exit(1)
+' "$T/irv.out" "$IND_FLAGGED" "$IND_QUIET" || fail "review's judgement: $(python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    print(r["path"], r["flagged"])' "$T/irv.out" | head -80)"
+	irv review "$SID"
+	# (tools is reached as .vscode, .claude, .zed and node_modules/.bin:
+	# one name is given)
+	assert_match "$ROUT" "reached through a symlink as [^ ]*/tasks\.json" "the task file named by a link"
+	assert_contains "$ROUT" "commondir leads git to" "the commondir named"
+	assert_contains "$ROUT" "core.fsmonitor" "a planted repository's fsmonitor named"
+
+	# apply refuses them, naming them, and changes nothing.
+	irv apply "$SID"
+	assert_eq 1 "$RRC" "apply without --accept"
+	assert_contains "$RERR" "not accepted" "apply's refusal"
+	for p in .git/commondir .vscode tools/tasks.json e4/config .cargo/config.toml h/.hg/hgrc; do
+		assert_contains "$RERR" "$p" "apply names $p"
+	done
+	ind_state >"$T/after"
+	cmp -s "$T/before" "$T/after" || fail "a refused apply changed the workspace: $(diff "$T/before" "$T/after" | head)"
+
+	# Without them the ordinary work lands, and the host's git runs
+	# nothing of the agent's.
+	local args=() p
+	for p in $IND_FLAGGED; do
+		args+=(--exclude "$p")
+	done
+	# (the worktree checks out the probe the first commit took in)
+	irv apply "$SID" "${args[@]}" --accept src/run.sh --accept wt/airlock-probe
+	assert_eq 0 "$RRC" "apply with the flagged files left out ($RERR)"
+	assert_eq "edit" "$(ig log -1 --format=%s main)" "the agent's commit in the real repository"
+	assert_contains "$(cat "$WS/src/a.c")" helper "the ordinary edit"
+	git -C "$WS" status >/dev/null 2>&1 || fail "git status on the host after apply"
+	assert_no_file "$WS/PWNED" "the agent's fsmonitor, run by the host's git status"
+	for p in .git/commondir .git/objects/info/alternates .vscode .cargo/config.toml e4/config; do
+		[ -e "$WS/$p" ] || [ -L "$WS/$p" ] && fail "$p was applied"
+	done
+	[ -L "$WS/srclink" ] || fail "the ordinary link was not applied"
+}
+
+# Set-ID bits that exist in the layer (whatever made them) are flagged,
+# and apply refuses them unless accepted; an ordinary mode is not.
+test_indirection_review_flags_setid_files() {
+	ind_review_env
+	ind_repo
+	al_policy 'version: 1
+sandbox:
+  workspace_mode: review' -- /bin/sh -c 'echo x > plain && cp /bin/true tool && chmod 755 tool && echo y > grp'
+	assert_rc 0 "the agent's run"
+	ind_session
+	local upper="$XDG_STATE_HOME/airlock/review/$SID/layer/upper"
+	[ -f "$upper/tool" ] || fail "no layer at $upper"
+	chmod 4755 "$upper/tool" && chmod 2644 "$upper/grp" || fail "cannot set the bits in the layer"
+	ind_state >"$T/before"
+	irv review "$SID"
+	assert_eq 1 "$RRC" "review's status"
+	assert_match "$ROUT" "^! +added +file +tool\$" "the set-user-ID file flagged"
+	assert_match "$ROUT" "^! +added +file +grp\$" "the set-group-ID file flagged"
+	assert_match "$ROUT" "^  added +file +plain\$" "the plain file, unflagged"
+	assert_contains "$ROUT" "set-user-ID" "the set-user-ID bit named"
+	assert_contains "$ROUT" "set-group-ID" "the set-group-ID bit named"
+	irv apply "$SID"
+	assert_eq 1 "$RRC" "apply without --accept"
+	assert_contains "$RERR" "tool" "apply names the set-ID file"
+	ind_state >"$T/after"
+	cmp -s "$T/before" "$T/after" || fail "a refused apply changed the workspace"
+	irv apply "$SID" --exclude tool --exclude grp
+	assert_eq 0 "$RRC" "apply with the set-ID files left out ($RERR)"
+	assert_file "$WS/plain" "the plain file applied"
+	assert_no_file "$WS/tool" "the set-ID file"
+}
+
+# ---------------------------------------------------------------- handoff scan
+
+test_indirection_scan_flags_each() {
+	ind_repo
+	# The neighbour first: a clean repository with a worktree and
+	# ordinary links flags nothing.
+	ig worktree add -q "$WS/wt" agent 2>/dev/null || fail "git worktree add"
+	ln -s src "$WS/srclink"
+	mkdir -p "$WS/app/config" "$WS/app/objects" "$WS/app/refs"
+	"$AIRLOCK" handoff scan "$WS" >"$T/clean.out" 2>"$T/clean.err"
+	assert_eq 0 "$?" "scan of a clean repository with a worktree ($(cat "$T/clean.out" "$T/clean.err"))"
+	rm -rf "$WS/wt" "$WS/srclink" "$WS/app"
+	ig worktree prune
+	# A baseline file: the commondir attack leaves a repository git
+	# itself can no longer read, so --since could not be used.
+	"$AIRLOCK" handoff baseline "$WS" "$T/base" || fail "handoff baseline"
+	al_policy 'version: 1
+filesystem:
+  protect_defaults: false' -- /bin/sh -c "$IND_NEIGHBOURS$IND_ATTACKS"
+	assert_rc 0 "the agent's run"
+	"$AIRLOCK" handoff scan "$WS" --baseline "$T/base" >"$T/scan.out" 2>"$T/scan.err"
+	assert_eq 1 "$?" "scan's status ($(cat "$T/scan.err"))"
+	local out p
+	out=$(cat "$T/scan.out")
+	for p in $IND_FLAGGED; do
+		assert_match "$out" "^! .* ${p//./\\.}  " "a flagged line for $p"
+	done
+	for p in wt/.git src/alias.c srclink; do
+		assert_no_match "$out" "^! .* ${p//./\\.}  " "the neighbour $p flagged"
+	done
+	# Without a baseline the pointers and links are flagged all the same.
+	"$AIRLOCK" handoff scan "$WS" >"$T/scan2.out" 2>"$T/scan2.err"
+	assert_eq 1 "$?" "scan's status without a baseline"
+	out=$(cat "$T/scan2.out")
+	for p in .git/commondir .git/objects/info/alternates e4/config sub2/.git .vscode tools/tasks.json .claude .zed \
+		l2 sub3/.git h2/.hg/sharedpath .git/worktrees/wt/commondir; do
+		assert_match "$out" "^! .* ${p//./\\.}  " "a flagged line for $p without a baseline"
+	done
+	assert_no_match "$out" "^! .* wt/\\.git  " "the worktree's own .git file"
+}
+
+# Set-ID files in the directory are flagged (the scan's documentation
+# says so); executables without the bits are not, without a baseline.
+test_indirection_scan_flags_setid() {
+	mkdir -p "$WS/bin"
+	cp /bin/true "$WS/bin/tool" && cp /bin/true "$WS/bin/plain" && echo x >"$WS/bin/grp"
+	"$AIRLOCK" handoff scan "$WS" >"$T/s0.out" 2>&1
+	assert_eq 0 "$?" "scan without set-ID files ($(cat "$T/s0.out"))"
+	chmod 4755 "$WS/bin/tool" && chmod 2644 "$WS/bin/grp" || fail "chmod"
+	"$AIRLOCK" handoff scan "$WS" >"$T/s1.out" 2>&1
+	assert_eq 1 "$?" "scan with set-ID files"
+	local out
+	out=$(cat "$T/s1.out")
+	assert_match "$out" "^! .* bin/tool  .*set-user-ID" "the set-user-ID file flagged"
+	assert_match "$out" "^! .* bin/grp  .*set-group-ID" "the set-group-ID file flagged"
+	assert_no_match "$out" "bin/plain" "the plain executable listed"
 }
