@@ -82,6 +82,10 @@ try python3 -c "import os; os.mkdir(\"py-dir\", 0o2755)"
 try python3 -c "import os, stat; os.mknod(\"py-node\", stat.S_IFREG | 0o4755)"
 try install -m 4755 /bin/true installed
 try install -m 2755 -d installed-dir
+# File capabilities: no CAP_SETFCAP in the sandbox. A hard link or rename of
+# a set-ID program from outside crosses a mount.
+try python3 -c "import os, struct; os.setxattr(\"true-copy\", \"security.capability\", struct.pack(\"<5I\", 0x02000001, 1 << 21, 0, 0, 0))"
+if [ -n "$1" ]; then try ln "$1" linked; try mv "$1" moved; fi
 # cp -p of a set-ID program: cp may succeed, dropping the bits it cannot
 # keep; the host check below judges.
 if [ -n "$1" ]; then cp -p "$1" preserved 2>/dev/null; fi
@@ -102,6 +106,10 @@ mkdir -p shared && chmod 1777 shared && echo STICKY-SET
 	assert_eq "1777" "$(stat -c %a "$WS/shared")" "the sticky directory's mode on the host"
 	assert_eq "755" "$(stat -c %a "$WS/true-copy")" "the copy's mode on the host"
 	seccomp_no_setid_on_host "chmod(1), python, install, cp -p"
+	assert_contains "$OUT" "REFUSED: python3 -c import os, struct" "security.capability refused"
+	if python3 -c 'import os, sys; os.getxattr(sys.argv[1], "security.capability")' "$WS/true-copy" 2>/dev/null; then
+		fail "security.capability on the workspace copy$(e2e_last_run)"
+	fi
 	# Every creating call, raw and through libc, with and without
 	# protected paths (the guard performs creates under protection).
 	expect_blocked setid-plant "$WS/plant"
