@@ -527,8 +527,10 @@ static int cmd_identity_verify(int argc, char **argv)
 		/* No key given: the local authority's, which signed this
 		 * machine's sessions. */
 		struct audit_key *k = NULL;
-		auditlog_authority_path(where, sizeof(where));
-		int r = audit_key_load(where, &k, &err);
+		/* No state directory: no local authority, as when its key
+		 * was never made. */
+		int r = auditlog_authority_path(where, sizeof(where), NULL) < 0 ? -ENOENT
+										  : audit_key_load(where, &k, &err);
 		if (r == 0) {
 			audit_key_public(k, pub);
 			audit_key_free(k);

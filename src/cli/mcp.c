@@ -25,6 +25,7 @@
 #include "sandbox/auditlog.h"
 #include "sandbox/sandbox.h"
 #include "util/file.h"
+#include "util/statedir.h"
 
 static const char mcp_usage[] =
 	"usage: airlock mcp run [--policy FILE] [--server NAME] [--pins FILE] [--audit DIR | --no-audit]\n"
@@ -162,15 +163,10 @@ static int pins_path(const struct mcp_opts *o, const struct policy_mcp_server *s
 		snprintf(out, len, "%s", srv->pins);
 		return 0;
 	}
-	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
 	char dir[4096];
-	if (state && state[0] == '/')
-		snprintf(dir, sizeof(dir), "%s/airlock/mcp", state);
-	else if (home && home[0] == '/')
-		snprintf(dir, sizeof(dir), "%s/.local/state/airlock/mcp", home);
-	else {
-		fprintf(stderr, "airlock mcp: neither XDG_STATE_HOME nor HOME names a directory for the pin file; "
-				"give --pins FILE\n");
+	struct error serr = { 0 };
+	if (statedir_path("mcp", dir, sizeof(dir), &serr) < 0) {
+		fprintf(stderr, "airlock mcp: the pin file: %s; or give --pins FILE\n", serr.msg);
 		return -1;
 	}
 	if (make_dir) {

@@ -21,6 +21,7 @@
 #include "net/dlp.h"
 #include "util/cleanup.h"
 #include "util/sha256.h"
+#include "util/statedir.h"
 
 #define MCP_MAX_PENDING 4096
 
@@ -973,14 +974,7 @@ int mcp_gateway_run(struct mcp_gateway *g, struct error *err)
 
 int mcp_control_dir(char *out, size_t len)
 {
-	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	if (state && state[0] == '/')
-		snprintf(out, len, "%s/airlock/mcp/run", state);
-	else if (home && home[0] == '/')
-		snprintf(out, len, "%s/.local/state/airlock/mcp/run", home);
-	else
-		return -1;
-	return 0;
+	return statedir_path("mcp/run", out, len, NULL) < 0 ? -1 : 0;
 }
 
 int mcp_control_listen(const char *path, struct error *err)

@@ -20,26 +20,15 @@
 #include "review/review.h"
 #include "util/cleanup.h"
 #include "util/file.h"
+#include "util/statedir.h"
 
 int review_root(char *out, size_t len, struct error *err)
 {
 	/* Beside the decision log and the authority key (auditlog.c): the
 	 * state directory, which the sandbox never shows (home is a private
 	 * tmpfs there). */
-	const char *state = getenv("XDG_STATE_HOME");
-	const char *home = getenv("HOME");
-	int n;
-	if (state && state[0] == '/')
-		n = snprintf(out, len, "%s/airlock/review", state);
-	else if (home && home[0] == '/')
-		n = snprintf(out, len, "%s/.local/state/airlock/review", home);
-	else
-		return error_set(err, ENOENT,
-				 "review sessions live in $XDG_STATE_HOME/airlock/review or "
-				 "$HOME/.local/state/airlock/review, and neither variable holds an absolute path");
-	if (n < 0 || (size_t)n >= len)
-		return error_set(err, ENAMETOOLONG, "the review directory's path is too long");
-	return 0;
+	int r = statedir_path("review", out, len, err);
+	return r < 0 ? error_prefix(err, "review sessions") : 0;
 }
 
 bool review_id_valid(const char *id)

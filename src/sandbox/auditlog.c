@@ -20,17 +20,14 @@
 #include "util/buf.h"
 #include "util/cleanup.h"
 #include "util/file.h"
+#include "util/statedir.h"
 
 /* Where the local authority key lives by default. (The writer hashes
  * the policy file itself: it links libcrypto, we do not.) */
-void auditlog_authority_path(char *out, size_t len)
+int auditlog_authority_path(char *out, size_t len, struct error *err)
 {
-	const char *state = getenv("XDG_STATE_HOME");
-	const char *home = getenv("HOME");
-	if (state && state[0] == '/')
-		snprintf(out, len, "%s/airlock/authority.key", state);
-	else
-		snprintf(out, len, "%s/.local/state/airlock/authority.key", home && home[0] == '/' ? home : "/root");
+	int r = statedir_path("authority.key", out, len, err);
+	return r < 0 ? error_prefix(err, "the authority key that signs the decision log") : 0;
 }
 
 int auditlog_dir(const char *cli_dir, bool no_audit, const struct policy *pol, char *out, size_t len,
@@ -49,21 +46,15 @@ int auditlog_dir(const char *cli_dir, bool no_audit, const struct policy *pol, c
 	}
 	/* On by default, in the XDG state directory: the log is kept like the
 	 * authority key beside it, out of the workspace the agent writes. */
-	const char *state = getenv("XDG_STATE_HOME");
-	const char *home = getenv("HOME");
-	int n;
-	if (state && state[0] == '/')
-		n = snprintf(out, len, "%s/airlock/audit", state);
-	else if (home && home[0] == '/')
-		n = snprintf(out, len, "%s/.local/state/airlock/audit", home);
-	else
+	int r = statedir_path("audit", out, len, err);
+	if (r == -ENOENT)
 		return error_set(err, ENOENT,
 				 "the decision log is on by default in $XDG_STATE_HOME/airlock/audit or "
 				 "$HOME/.local/state/airlock/audit, and neither variable holds an absolute path; "
-				 "choose a directory with --audit DIR or audit.dir, or turn the log off with "
+				 "set one, choose a directory with --audit DIR or audit.dir, or turn the log off with "
 				 "--no-audit or audit.enabled: false");
-	if (n < 0 || (size_t)n >= len)
-		return error_set(err, ENAMETOOLONG, "the default audit directory is too long");
+	if (r < 0)
+		return r;
 	*is_default = true;
 	return 1;
 }
@@ -72,10 +63,11 @@ int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a
 {
 	*a = (struct auditlog)AUDITLOG_INIT;
 	char exe[PATH_MAX], key[PATH_MAX];
-	int r = sibling_path("airlock-audit", exe, sizeof(exe), err);
-	if (r < 0 || (r = file_mkdir_p(dir, 0700, err)) < 0)
+	/* The key's place first: a log is not started without it. */
+	int r = auditlog_authority_path(key, sizeof(key), err);
+	if (r < 0 || (r = sibling_path("airlock-audit", exe, sizeof(exe), err)) < 0 ||
+	    (r = file_mkdir_p(dir, 0700, err)) < 0)
 		return r;
-	auditlog_authority_path(key, sizeof(key));
 	int ep[2], cs[2];
 	/* A stream socket rather than a pipe: a send to a writer that died
 	 * fails with EPIPE instead of raising SIGPIPE. */

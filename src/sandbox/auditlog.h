@@ -35,9 +35,10 @@ struct auditlog {
 
 #define AUDITLOG_INIT { .control = -1, .events = -1 }
 
-/* Where the local authority key lives: $XDG_STATE_HOME/airlock/authority.key,
- * else ~/.local/state/airlock/authority.key. */
-void auditlog_authority_path(char *out, size_t len);
+/* Where the local authority key lives: authority.key in airlock's state
+ * directory (util/statedir.h). 0, or a negative errno with err set when
+ * there is no state directory (the run must not start then). */
+int auditlog_authority_path(char *out, size_t len, struct error *err) WUR;
 /* Where this run's log goes: opts->audit_dir (--audit DIR), else nothing
  * with --no-audit or the policy's audit.enabled: false, else audit.dir,
  * else the state directory ($XDG_STATE_HOME/airlock/audit, else

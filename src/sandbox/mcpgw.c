@@ -32,6 +32,7 @@
 #include "util/cleanup.h"
 #include "util/fds.h"
 #include "util/file.h"
+#include "util/statedir.h"
 
 /* The largest record a gateway process may send: the engine bounds what
  * it records well below this; a longer one is refused (and the session
@@ -228,13 +229,12 @@ static bool record_send(void *ctx, const char *line, size_t len)
 
 static int pins_default(const char *name, char *out, size_t len, struct error *err)
 {
-	const char *state = getenv("XDG_STATE_HOME");
 	char dir[4096];
-	if (state && state[0] == '/')
-		snprintf(dir, sizeof(dir), "%s/airlock/mcp", state);
-	else
-		snprintf(dir, sizeof(dir), "%s/.local/state/airlock/mcp", home_of());
-	int r = file_mkdir_p(dir, 0700, err);
+	/* The same file `airlock mcp` (cli/mcp.c) pins to and approves in. */
+	int r = statedir_path("mcp", dir, sizeof(dir), err);
+	if (r < 0)
+		return error_prefix(err, "mcp.servers.%s: the pin file (name one with pins:)", name);
+	r = file_mkdir_p(dir, 0700, err);
 	if (r < 0)
 		return r;
 	snprintf(out, len, "%s/%s.pins.json", dir, name);

@@ -404,8 +404,11 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 			r = error_set(err, ENOMEM, "out of memory");
 			goto out;
 		}
+		/* The key is hidden from the agent: a run that cannot say where
+		 * it is does not start. */
 		char key[PATH_MAX];
-		auditlog_authority_path(key, sizeof(key));
+		if ((r = auditlog_authority_path(key, sizeof(key), err)) < 0)
+			goto out;
 		*strrchr(key, '/') = '\0';
 		/* Both made now, before the writer makes the key: the covers
 		 * need something to cover. */
