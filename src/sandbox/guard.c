@@ -216,6 +216,22 @@ static const char *git_shape(int pfd, const char *dir_rel, const char *name, boo
 	return handoff_git_shape(git_names_in(pfd), add, handoff_git_admin_dir(dir_rel));
 }
 
+/* A new name in dir_rel (pinned as pfd) that is a hooks directory of a
+ * repository the table does not name (a bare one the user keeps in the
+ * workspace, vendor/lib.git): git runs what appears there. */
+static const char *git_hook(int pfd, const char *dir_rel)
+{
+	const char *base = strrchr(dir_rel, '/');
+	base = base ? base + 1 : dir_rel;
+	if (strcmp(base, "hooks") != 0)
+		return NULL;
+	_cleanup_close_ int up = openat(pfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (up < 0)
+		return "(cannot tell whether this is a git repository's hooks)";
+	unsigned have = git_names_in(up);
+	return handoff_git_shape(have, have, false) ? "(a hook of a git repository)" : NULL;
+}
+
 /* Judge the name about to appear at (pfd, name): 0, or -EACCES with the
  * glob recorded in the response. */
 static int judge(struct guard *g, int pfd, const char *name, bool is_dir)
@@ -231,6 +247,8 @@ static int judge(struct guard *g, int pfd, const char *name, bool is_dir)
 		const char *slash = strrchr(rel, '/');
 		snprintf(dir_rel, sizeof(dir_rel), "%.*s", slash ? (int)(slash - rel) : 0, rel);
 		glob = git_shape(pfd, dir_rel, name, is_dir);
+		if (!glob)
+			glob = git_hook(pfd, dir_rel);
 	}
 	return glob ? refuse(g, glob, where) : 0;
 }
