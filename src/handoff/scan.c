@@ -358,9 +358,12 @@ static int visit(struct walk *w, int dfd, const char *name, const char *rel, con
 		x->flagged = true;
 		set_reason(x, "a symlink where git expects a pointer file: git follows it");
 	}
-	if (rule == &planted_rule && !(w->planted_hooks && sample_hook_name(name))) {
+	/* A repository in a subdirectory (the user may keep a bare one):
+	 * flagged, as .git's own files are, when changed, for what its
+	 * config runs, or for an active hook. */
+	if (rule == &planted_rule && w->planted_hooks && is_reg && (st->st_mode & 0111) && !sample_hook_name(name)) {
 		x->flagged = true;
-		set_reason(x, "in a git repository planted in a subdirectory");
+		set_reason(x, "an active hook");
 	}
 	if (indirect && !opt_in) {
 		x->flagged = true;
