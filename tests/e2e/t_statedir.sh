@@ -101,3 +101,41 @@ EOF2
 	assert_rc 0 "pins list"
 	assert_match "$OUT" '^[0-9a-f]{64} greet$' "the pinned tool is listed from the same file"
 }
+
+# The session's gateway (airlock mcp connect inside airlock run) pins in
+# the same state directory as `airlock mcp`, and without one refuses
+# rather than pin in the passwd entry's home.
+test_statedir_session_gateway_pins() {
+	local mcp_dir=$here/mcp
+	command -v node >/dev/null || skip "node is not installed"
+	[ -f "$mcp_dir/node_modules/@modelcontextprotocol/sdk/package.json" ] && [ -f "$mcp_dir/session-server.mjs" ] ||
+		skip "the MCP packages are not installed (scripts/deps.sh)"
+	mkdir -p "$T/srvdir"
+	cp "$mcp_dir/session-server.mjs" "$T/srvdir/"
+	cat >"$T/policy.yaml" <<EOF2
+version: 1
+filesystem:
+  read: ["$mcp_dir", "$here"]
+mcp:
+  servers:
+    probe:
+      command: [node, "$T/srvdir/session-server.mjs"]
+      policy: "$T/probe-policy.yaml"
+      tools:
+        - {name: "*", decision: allow}
+EOF2
+	printf 'version: 1\nsandbox:\n  workspace: "%s"\n' "$T/srvdir" >"$T/probe-policy.yaml"
+	printf 'node %s %s 2>&1; echo "rc=$?"\n' "$here/mcp-session-client.mjs" \
+		"'{\"mcp_dir\":\"$mcp_dir\",\"command\":\"/run/airlock/airlock\",\"args\":[\"mcp\",\"connect\",\"probe\"],\"ops\":[{\"op\":\"list\"}]}'" \
+		>"$WS/agent.sh"
+	sd_run -- run --no-audit --policy "$T/policy.yaml" -- /bin/bash ./agent.sh
+	assert_not_contains "$OUT" '"tools":[' "the gateway served without a pin file"
+	assert_contains "$OUT" "mcp.servers.probe: the pin file (name one with pins:): airlock keeps its state in" \
+		"the gateway says why"
+	sd_run XDG_STATE_HOME="$T/state" -- run --no-audit --policy "$T/policy.yaml" -- /bin/bash ./agent.sh
+	assert_contains "$OUT" '"tools":[' "the gateway with XDG_STATE_HOME"
+	assert_file "$T/state/airlock/mcp/probe.pins.json" "the session's pins in the state directory"
+	sd_run XDG_STATE_HOME="$T/state" -- mcp pins list --policy "$T/policy.yaml" --server probe
+	assert_rc 0 "pins list"
+	assert_match "$OUT" '^[0-9a-f]{64} ' "airlock mcp finds the session's pins"
+}
