@@ -11,8 +11,6 @@
 # Rows airlock fails under its default policy today, and why:
 # - boundary.setid-plant: chmod, fchmodat2 and mknod with a set-ID mode are
 #   not refused;
-# - boundary.exec-writable: /tmp and the home are not mounted noexec, so the
-#   dynamic loader runs a copied program there;
 # - boundary.memfd-exec: an executable memfd is not refused;
 # - egress.vsock: AF_VSOCK sockets are not refused;
 # - handoff.git-indirection: .git/commondir and a planted repository's config
@@ -20,7 +18,7 @@
 # (The other hand-off rows hold since filesystem.protect; audit.denials since
 # the decision log is on by default and, with protected paths, traces the
 # file calls.)
-CONF_AIRLOCK_KNOWN_FAILURES="boundary.exec-writable boundary.memfd-exec boundary.setid-plant egress.vsock handoff.git-indirection"
+CONF_AIRLOCK_KNOWN_FAILURES="boundary.memfd-exec boundary.setid-plant egress.vsock handoff.git-indirection"
 
 # conf_run ARGS...: airlock conformance with the e2e probe, its scratch
 # directory under $T/tmp (so cleanup can be checked). Sets OUT, ERR, RC.
