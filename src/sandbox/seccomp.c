@@ -4,13 +4,33 @@
  * denies and why). Runs in the child after no_new_privs and Landlock.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "sandbox/internal.h"
 #include "sandbox/seccomp_bpf.h"
+
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x0010U
+#endif
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL 0x0008U
+#endif
+#ifndef SECCOMP_ADDFD_FLAG_SEND
+#define SECCOMP_ADDFD_FLAG_SEND (1UL << 1)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FLAG_CONTINUE
+#define SECCOMP_USER_NOTIF_FLAG_CONTINUE (1UL << 0)
+#endif
+/* memfd_create's limit on a name (MFD_NAME_MAX_LEN), with its NUL. */
+#define MEMFD_NAME_MAX 250
 
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
@@ -39,4 +59,75 @@ int seccomp_apply(const struct sandbox_plan *plan, int *notify_fd, struct error 
 	if (notify_fd)
 		*notify_fd = listen ? (int)r : -1;
 	return 0;
+}
+
+/* A memfd is executable unless vm.memfd_noexec is 2 in its creator's pid
+ * namespace, and the kernel lets only the host's root set that (see
+ * child.c): a memfd the sandbox makes itself could be run with fexecve or
+ * through /proc/self/fd, past every exec rule. So the filter sends
+ * memfd_create here, and the supervisor makes the memfd, with the caller's
+ * name and flags plus MFD_NOEXEC_SEAL (mode 0666 and F_SEAL_EXEC: no exec
+ * bit, ever), and installs it in the caller as the call's result. The
+ * pages are charged to whoever touches them: the sandbox. MFD_EXEC never
+ * gets here (the filter refuses it). Linux before 6.3 knows no
+ * MFD_NOEXEC_SEAL: the call goes on as the caller made it, executable, as
+ * the README says. */
+bool seccomp_memfd_handle(int notify, const struct seccomp_notif *req)
+{
+	struct seccomp_notif_resp resp = { .id = req->id };
+	char name[MEMFD_NAME_MAX];
+	unsigned flags = (unsigned)req->data.args[1];
+	size_t got = 0;
+
+	/* MFD_EXEC is a denied call the filter reports (with trace on): the
+	 * caller records and refuses it. WARNING: it must never reach the
+	 * CONTINUE below. */
+	if (flags & MFD_EXEC)
+		return false;
+	/* The name, page by page (a read across the end of a mapping fails
+	 * whole); only a name, never judged. */
+	while (got < sizeof(name)) {
+		unsigned long long addr = req->data.args[0] + got;
+		size_t chunk = 4096 - (addr & 4095);
+		if (chunk > sizeof(name) - got)
+			chunk = sizeof(name) - got;
+		struct iovec local = { .iov_base = name + got, .iov_len = chunk };
+		struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = chunk };
+		ssize_t n = process_vm_readv(req->pid, &local, 1, &remote, 1, 0);
+		if (n <= 0)
+			break;
+		if (memchr(name + got, '\0', (size_t)n)) {
+			got = SIZE_MAX;
+			break;
+		}
+		got += (size_t)n;
+	}
+	if (got != SIZE_MAX) {
+		resp.error = got >= sizeof(name) ? -EINVAL : -EFAULT;
+		(void)ioctl(notify, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+		return true;
+	}
+	int fd = memfd_create(name, flags | MFD_NOEXEC_SEAL);
+	if (fd < 0) {
+		if (errno == EINVAL && !(flags & MFD_NOEXEC_SEAL))
+			resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE; /* < 6.3, or flags the kernel refuses itself */
+		else
+			resp.error = -errno;
+		(void)ioctl(notify, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+		return true;
+	}
+	struct seccomp_notif_addfd add = {
+		.id = req->id,
+		.flags = SECCOMP_ADDFD_FLAG_SEND,
+		.srcfd = (uint32_t)fd,
+		.newfd_flags = (flags & MFD_CLOEXEC) ? O_CLOEXEC : 0,
+	};
+	int added = ioctl(notify, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+	int e = errno;
+	close(fd);
+	if (added >= 0 || e == ENOENT)
+		return true; /* answered, or the caller is gone */
+	resp.error = -e; /* EMFILE: the caller's fd limit */
+	(void)ioctl(notify, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+	return true;
 }

@@ -476,13 +476,16 @@ int seccomp_rules_build(bool notify, bool trace, bool protect, bool sockets, scm
 	 * past every exec rule (Landlock does not judge the kernel's internal
 	 * mounts). MFD_EXEC asks for one outright: refused. A memfd without it
 	 * is executable too unless vm.memfd_noexec is 2 in the sandbox's pid
-	 * namespace, which init sets where the kernel lets it (see child.c). */
+	 * namespace, which only a privileged start can set (child.c): so when
+	 * the supervisor listens (always, but for a filter no run uses), it
+	 * makes the memfd, sealed against exec (seccomp.c). */
 	{
+		bool listener = trace || protect || sockets;
 		struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, MFD_EXEC, MFD_EXEC);
 		if ((r = add(rc, rc->deny, "memfd_create", 1, &c, err)) < 0)
 			goto out;
 		c = SCMP_A1(SCMP_CMP_MASKED_EQ, MFD_EXEC, 0);
-		if ((r = add(rc, SCMP_ACT_ALLOW, "memfd_create", 1, &c, err)) < 0)
+		if ((r = add(rc, listener ? SCMP_ACT_NOTIFY : SCMP_ACT_ALLOW, "memfd_create", 1, &c, err)) < 0)
 			goto out;
 	}
 

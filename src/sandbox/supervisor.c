@@ -35,6 +35,7 @@
 #include "sandbox/mcpgw.h"
 #include "sandbox/landlock_abi.h"
 #include "sandbox/review_run.h"
+#include "sandbox/seccomp_bpf.h"
 #include "sandbox/trace.h"
 #include "handoff/protect.h"
 #include "util/cleanup.h"
@@ -135,6 +136,8 @@ static void handle_notify(struct run_state *s)
 	struct seccomp_notif_resp resp;
 	memset(&req, 0, sizeof(req));
 	if (ioctl(s->notify, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+		return;
+	if (req.data.nr == SYS_memfd_create && seccomp_memfd_handle(s->notify, &req))
 		return;
 	if (s->protect && guard_syscall(req.data.nr)) {
 		guard_handle(s->notify, s->guard, &req, s->trace);
