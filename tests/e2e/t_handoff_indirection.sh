@@ -339,3 +339,31 @@ test_indirection_scan_flags_setid() {
 	assert_match "$out" "^! .* bin/grp  .*set-group-ID" "the set-group-ID file flagged"
 	assert_no_match "$out" "bin/plain" "the plain executable listed"
 }
+
+# Links the user already had when the run starts: a file created through
+# the link, or in its target directly, is judged by the link's name too;
+# a directory that is no hand-off, reached through an ordinary link, is
+# written as usual.
+test_indirection_links_made_before_the_run() {
+	ind_repo
+	mkdir -p "$WS/tools" "$WS/ci/workflows" "$WS/docs"
+	ln -s tools "$WS/.vscode"
+	ln -s ../ci "$WS/docs/.github"
+	ln -s docs "$WS/doclink"
+	al -- /bin/sh -c '
+try() { n=$1; shift; if ( "$@" ) >/dev/null 2>&1; then echo "$n: done"; else echo "$n: blocked"; fi; }
+try through-link sh -c "echo {} > .vscode/tasks.json"
+try in-target sh -c "echo {} > tools/tasks.json"
+try workflow-through sh -c "echo on: push > docs/.github/workflows/x.yml"
+try workflow-target sh -c "echo on: push > ci/workflows/y.yml"
+try workflow-via-doclink sh -c "echo on: push > doclink/.github/workflows/z.yml"
+echo notes > doclink/n.md && echo "ordinary-link: ok"
+'
+	assert_rc 0 "the agent's run"
+	for e in through-link in-target workflow-through workflow-target workflow-via-doclink; do
+		assert_contains "$OUT" "$e: blocked" "the escape $e"
+	done
+	assert_contains "$OUT" "ordinary-link: ok" "a write through an ordinary link"
+	assert_no_file "$WS/tools/tasks.json" "the task file"
+	assert_file "$WS/docs/n.md" "the note written through the ordinary link"
+}
