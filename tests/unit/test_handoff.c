@@ -418,6 +418,10 @@ static void test_rules_indirection(void **state)
 		{ "tools/bazel", "build" },
 		{ ".mvn/jvm.config", "build" },
 		{ "gradle/wrapper/gradle-wrapper.properties", "build" },
+		{ "tests/.pdbrc", "python" },
+		{ ".irbrc", "shell" },
+		{ ".Rprofile", "shell" },
+		{ ".nvim.lua", "editor" },
 	};
 	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
 		const struct handoff_rule *r = handoff_match(yes[i].path);
