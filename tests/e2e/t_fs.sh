@@ -336,3 +336,31 @@ sandbox:
 		assert_contains "$OUT" "tmp $m: refused" "$m of a program in /tmp in review mode"
 	done
 }
+
+# Observe mode judges an exec as enforce mode's mounts would answer it: a
+# program in a read path (a noexec mount in enforce mode) runs, and is
+# recorded as refused by noexec; a workspace program runs unrecorded. The
+# same program under the same policy in enforce mode fails.
+test_noexec_judged_in_observe_mode() {
+	local ro log
+	ro=$(mktemp -d /var/tmp/airlock-e2e-ro.XXXXXX)
+	printf '%s\n' "$ro" >>"$T/.rm_dirs"
+	chmod 755 "$ro"
+	cp /bin/echo "$ro/e" && chmod 755 "$ro/e" || fail "cp"
+	printf 'version: 1\nsandbox:\n  mode: observe\nfilesystem:\n  read: [%s]\n' "$ro" >"$T/observe.yaml"
+	mkdir -p "$T/audit"
+	al --policy "$T/observe.yaml" --audit "$T/audit" -- /bin/sh -c \
+		'"$1" RO-RAN; cp /bin/echo ./e2 && ./e2 WS-RAN' sh "$ro/e"
+	assert_rc 0 "the observed run"
+	assert_contains "$OUT" "RO-RAN" "observe: the program in the read path ran"
+	assert_contains "$OUT" "WS-RAN" "observe: the workspace program ran"
+	log=$(ls "$T"/audit/*.jsonl) || fail "no audit log"
+	grep -F '"kind":"exec_denied"' "$log" | grep -F "\"path\":\"$ro/e\"" |
+		grep -qF 'EACCES [noexec mount]' || fail "no exec_denied record naming noexec: $(cat "$log")"
+	assert_not_contains "$(cat "$log")" "$WS/e2" "the workspace program in the log"
+	al_policy "version: 1
+filesystem:
+  read: [$ro]" -- /bin/sh -c '"$1" RO-RAN; echo rc=$?' sh "$ro/e"
+	assert_not_contains "$OUT" "RO-RAN" "enforce: the program in the read path"
+	assert_contains "$OUT" "rc=126" "enforce: its exec refused"
+}
