@@ -43,6 +43,7 @@ struct walk {
 	const char *ws;     /* host path of the workspace, resolved */
 	size_t entries;
 	size_t mounts;
+	size_t planned;     /* the plan's mounts before the walk's own (the deny covers among them) */
 	struct error *err;
 };
 
@@ -55,9 +56,10 @@ static bool under(const char *path, const char *dir)
 /* Does the sandbox hide abs (filesystem.deny: an empty mount over it or
  * over a directory above it)? The agent cannot reach what is there, and
  * mount.c would not find it to bind. */
-static bool hidden(const struct sandbox_plan *p, const char *abs)
+static bool hidden(const struct walk *w, const char *abs)
 {
-	for (size_t i = 0; i < p->n_mounts; i++)
+	const struct sandbox_plan *p = w->plan;
+	for (size_t i = 0; i < w->planned; i++)
 		if ((p->mounts[i].kind == MOUNT_HIDE_DIR && under(abs, p->mounts[i].dst)) ||
 		    (p->mounts[i].kind == MOUNT_HIDE_FILE && strcmp(abs, p->mounts[i].dst) == 0))
 			return true;
@@ -67,7 +69,7 @@ static bool hidden(const struct sandbox_plan *p, const char *abs)
 static int add(struct walk *w, const char *abs, bool is_dir)
 {
 	struct sandbox_plan *p = w->plan;
-	if (hidden(p, abs))
+	if (hidden(w, abs))
 		return 0;
 	for (size_t i = 0; i < p->n_mounts; i++)
 		if (p->mounts[i].kind == MOUNT_PROTECT && strcmp(p->mounts[i].dst, abs) == 0)
@@ -190,7 +192,7 @@ static int walk_dir(struct walk *w, int parent, char *rel, size_t rel_len, unsig
 			/* A link a protected path passes through (.venv -> foo):
 			 * its whole target becomes read-only. */
 			r = type == S_IFLNK ? add_link_target(w, dirfd(d), name) : add(w, abs, is_dir);
-		} else if (is_dir && protect_may_match_beneath(w->set, rel) && !hidden(w->plan, abs)) {
+		} else if (is_dir && protect_may_match_beneath(w->set, rel) && !hidden(w, abs)) {
 			if (depth >= PROTECT_MAX_DEPTH) {
 				/* Too deep to look through: covered whole. */
 				r = add(w, abs, true);
@@ -227,7 +229,7 @@ int protect_plan(struct sandbox_plan *p, const struct policy *pol, const char *w
 		return error_set(err, ENOMEM, "out of memory");
 	int r = 0;
 	if (p->protect.n) {
-		struct walk w = { .plan = p, .set = &p->protect, .ws = ws, .err = err };
+		struct walk w = { .plan = p, .set = &p->protect, .ws = ws, .err = err, .planned = p->n_mounts };
 		_cleanup_close_ int fd = open(ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		_cleanup_free_ char *rel = calloc(1, PATH_MAX);
 		if (fd < 0)

@@ -550,3 +550,17 @@ test_protect_other_owners_directory() {
 	al -- /bin/sh -c 'git status --short >/dev/null && echo "status: done"'
 	assert_contains "$OUT" "status: done" "git status in the workspace"
 }
+
+# A repository under a filesystem.deny path is neither walked nor bound
+# (the sandbox shows an empty directory there): the run starts, and the
+# repository beside it is protected as ever.
+test_protect_skips_denied_directories() {
+	protect_walk_repo .
+	protect_walk_repo hidden/repo
+	al_policy "version: 1
+filesystem:
+  deny: [$WS/hidden]" -- /bin/sh -c 'ls -A hidden | wc -l; git config core.fsmonitor id || echo "config: blocked"'
+	assert_rc 0 "the run with a denied directory holding a repository"
+	assert_eq "0" "$(printf '%s\n' "$OUT" | sed -n 1p | tr -d ' ')" "entries of the denied directory inside"
+	assert_contains "$OUT" "config: blocked" "git config beside it"
+}
