@@ -2796,7 +2796,7 @@ static void exec_copy(struct result *r, const char *where, bool loader)
 	e = copy_file(src, copy, 0755);
 	if (e) {
 		unlink(copy);
-		BLOCKED(r, "copy into %s: %s", where, errname(e));
+		BLOCKED(r, "copy: %s", errname(e));
 		return;
 	}
 	char *dargv[] = { copy, NULL };
@@ -2811,13 +2811,14 @@ static void exec_copy(struct result *r, const char *where, bool loader)
 	}
 	if (!loader) {
 		if (d.ran)
-			ALLOWED(r, "%s: ran", where);
+			ALLOWED(r, "ran");
 		else
-			BLOCKED(r, "%s: %s", where, d.what);
+			BLOCKED(r, "%s", d.what);
 		return;
 	}
-	set_verdict(r, d.ran || l.ran ? VERDICT_ALLOWED : VERDICT_BLOCKED, "%s: directly %s; through %s %s",
-		    where, d.what, interp, l.what);
+	/* The reason names no path of the run: the line's template does. */
+	set_verdict(r, d.ran || l.ran ? VERDICT_ALLOWED : VERDICT_BLOCKED, "directly %s; through %s %s", d.what,
+		    interp, l.what);
 }
 
 static void t_exec_copy(struct result *r, int argc, char **argv)
