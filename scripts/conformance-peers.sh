@@ -60,6 +60,8 @@ srt_prefix="printf '{\"filesystem\":{\"denyRead\":[],\"allowWrite\":[\"%s\"],\"d
 
 codex_home=$PREFIX/codex-home-$(id -un)
 [ "$(id -u)" = 0 ] && codex_home=$PREFIX/codex-home-root
+# codex refuses to start when its CODEX_HOME does not exist.
+mkdir -p "$codex_home" 2>/dev/null
 codex_prefix="env CODEX_HOME=$codex_home $NPM_BIN/codex sandbox -c 'sandbox_mode=\"workspace-write\"' --"
 
 # name | what must exist | version command | prefix | note
