@@ -3075,8 +3075,9 @@ static void t_setid_plant(struct result *r, int argc, char **argv)
  * next git command in the workspace runs its core.fsmonitor. KIND:
  * "commondir" (.git/commondir pointing elsewhere), "gitfile" (a .git file
  * with gitdir: in a subdirectory), "bare" (a repository's own layout
- * planted in a subdirectory, found by git's discovery). The redirect is written last,
- * and its errno is the verdict's reason. */
+ * planted in a subdirectory, found by git's discovery). The redirect is
+ * written first (for bare: its config last), and its errno is the
+ * verdict's reason. */
 static void t_git_redirect(struct result *r, int argc, char **argv)
 {
 	static const char config[] = "[core]\n\trepositoryformatversion = 0\n"
@@ -3094,25 +3095,11 @@ static void t_git_redirect(struct result *r, int argc, char **argv)
 	snprintf(own, sizeof(own), "%s/.airlock-probe-git", ws);
 	if (strcmp(kind, "commondir") == 0 || strcmp(kind, "gitfile") == 0) {
 		bool common = kind[0] == 'c';
-		snprintf(git, sizeof(git), "%s/%s", own, common ? "common" : "gitdir");
-		static const char *const subdirs[] = { "", "/hooks", "/objects", "/refs" };
-		e = make_dir(own);
-		for (size_t i = 0; !e && i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
-			snprintf(p, sizeof(p), "%s%s", git, subdirs[i]);
-			e = make_dir(p);
-		}
-		if (!e) {
-			snprintf(p, sizeof(p), "%s/HEAD", git);
-			e = put_text(p, "ref: refs/heads/main\n", 0644);
-		}
-		if (!e) {
-			snprintf(p, sizeof(p), "%s/config", git);
-			e = put_text(p, config, 0644);
-		}
-		if (e) {
-			BLOCKED(r, "the directory it points at: %s", errname(e));
-			return;
-		}
+		int et = 0;
+		/* The redirect first, whatever becomes of the directory it
+		 * points at: a runtime that refuses only the directory's shape
+		 * still lets the pointer land, and the agent may finish the
+		 * directory later or by another road. */
 		if (common) {
 			snprintf(p, sizeof(p), "%s/.git/commondir", ws);
 			e = put_text(p, "../.airlock-probe-git/common\n", 0644);
@@ -3123,7 +3110,30 @@ static void t_git_redirect(struct result *r, int argc, char **argv)
 			if (!e)
 				e = put_text(p, "gitdir: ../.airlock-probe-git/gitdir\n", 0644);
 		}
-	} else if (strcmp(kind, "bare") == 0) {
+		snprintf(git, sizeof(git), "%s/%s", own, common ? "common" : "gitdir");
+		static const char *const subdirs[] = { "", "/hooks", "/objects", "/refs" };
+		et = make_dir(own);
+		for (size_t i = 0; !et && i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
+			snprintf(p, sizeof(p), "%s%s", git, subdirs[i]);
+			et = make_dir(p);
+		}
+		if (!et) {
+			snprintf(p, sizeof(p), "%s/HEAD", git);
+			et = put_text(p, "ref: refs/heads/main\n", 0644);
+		}
+		if (!et) {
+			snprintf(p, sizeof(p), "%s/config", git);
+			et = put_text(p, config, 0644);
+		}
+		if (e)
+			BLOCKED(r, "%s; the directory it points at: %s", errname(e), et ? errname(et) : "made");
+		else if (et)
+			ALLOWED(r, "%s written; the directory it points at: %s", kind, errname(et));
+		else
+			ALLOWED(r, "%s written", kind);
+		return;
+	}
+	if (strcmp(kind, "bare") == 0) {
 		static const char *const subdirs[] = { "", "/objects", "/refs", "/hooks" };
 		e = 0;
 		for (size_t i = 0; !e && i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
@@ -3138,14 +3148,13 @@ static void t_git_redirect(struct result *r, int argc, char **argv)
 			snprintf(p, sizeof(p), "%s/tools/config", ws);
 			e = put_text(p, bare_config, 0644);
 		}
-	} else {
-		PROBE_ERROR(r, "unknown kind %s (commondir, gitfile, bare)", kind);
+		if (e)
+			BLOCKED(r, "%s", errname(e));
+		else
+			ALLOWED(r, "%s written", kind);
 		return;
 	}
-	if (e)
-		BLOCKED(r, "%s", errname(e));
-	else
-		ALLOWED(r, "%s written", kind);
+	PROBE_ERROR(r, "unknown kind %s (commondir, gitfile, bare)", kind);
 }
 
 /* A hand-off directory reached through a link: DIR/LINK -> inner, with
