@@ -6,6 +6,10 @@
 #
 #   scripts/conformance-peers.sh [BUILD_DIR]      (default: build)
 #
+# airlock runs three ways: its default policy, the same with denials
+# traced, and review mode applied as a user who accepts nothing flagged
+# would (scripts/conformance-review.sh).
+#
 # Peers: bubblewrap (strict flags, the same as bench/startup's
 # bwrap-strict), firejail, gVisor's `runsc do`, and from the npm prefix that
 # bench/setup-peers fills (AIRLOCK_BENCH_PREFIX, default /opt/airlock-bench)
@@ -68,6 +72,7 @@ codex_prefix="env CODEX_HOME=$codex_home $NPM_BIN/codex sandbox -c 'sandbox_mode
 runtimes=(
 	"airlock|$AIRLOCK|$AIRLOCK version|$AIRLOCK run --audit {audit} --|built-in default policy, signed decision log"
 	"airlock --trace-denials|$AIRLOCK|$AIRLOCK version|$AIRLOCK run --trace-denials --audit {audit} --|the same, denials traced into the log"
+	"airlock review|$AIRLOCK|$AIRLOCK version|$repo/scripts/conformance-review.sh $AIRLOCK {audit} --|review mode, then \`airlock apply\` of every change review does not flag (scripts/conformance-review.sh)"
 	"bwrap-strict|bwrap|bwrap --version|$bwrap_strict|bench/startup's strict flags"
 	"firejail|firejail|firejail --version|firejail --quiet --noprofile --net=none --private-tmp --private-dev --caps.drop=all --nonewprivs --seccomp|bench/startup's flags"
 	"srt|$NPM_BIN/srt|$NPM_BIN/srt --version|$srt_prefix|no allowed domain, workspace writable"
