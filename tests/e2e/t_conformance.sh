@@ -8,17 +8,14 @@
 # below, so that both a new failure and a row that starts holding show up
 # here (then this list, docs/conformance.md and the README are updated).
 
-# Rows airlock fails under its default policy today, and why:
-# - boundary.setid-plant: chmod, fchmodat2 and mknod with a set-ID mode are
-#   not refused;
-# - boundary.memfd-exec: an executable memfd is not refused;
-# - egress.vsock: AF_VSOCK sockets are not refused;
-# - handoff.git-indirection: .git/commondir and a planted repository's config
-#   are not refused.
-# (The other hand-off rows hold since filesystem.protect; audit.denials since
+# Rows airlock fails under its default policy today, and why: none. (The
+# hand-off rows hold since filesystem.protect, git indirection since the
+# guard refuses a repository's shape and its pointers; audit.denials since
 # the decision log is on by default and, with protected paths, traces the
-# file calls.)
-CONF_AIRLOCK_KNOWN_FAILURES="boundary.memfd-exec boundary.setid-plant egress.vsock handoff.git-indirection"
+# file calls; the set-ID, memfd and vsock rows since the sandbox refuses
+# set-ID modes, executable memfds and AF_VSOCK; the exec row since every
+# mount no exec rule reaches into is noexec.)
+CONF_AIRLOCK_KNOWN_FAILURES=""
 
 # conf_run ARGS...: airlock conformance with the e2e probe, its scratch
 # directory under $T/tmp (so cleanup can be checked). Sets OUT, ERR, RC.
