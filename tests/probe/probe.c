@@ -2602,6 +2602,7 @@ static void t_signal_ok(struct result *r, int argc, char **argv)
 /* ------------------------------------------------------------------------ */
 
 #include <elf.h>
+#include <sys/xattr.h>
 
 #ifndef MFD_NOEXEC_SEAL
 #define MFD_NOEXEC_SEAL 0x0008U
@@ -2977,15 +2978,16 @@ static void t_vsock(struct result *r, int argc, char **argv)
 
 /* Set-ID files planted where the host's users find them: every way a mode
  * with S_ISUID or S_ISGID reaches the kernel (the chmod family, open and
- * mknod with such a mode, mkdir, and chmod of a directory). Judged by the
- * bits found afterwards; the conformance suite looks again from the host.
+ * mknod with such a mode, mkdir, and chmod of a directory), and file
+ * capabilities (security.capability). Judged by the bits found afterwards;
+ * the conformance suite looks again from the host.
  *
  * WARNING: the modes give no one but the owner any access (04700, not
  * 04755): a runtime that lets the bit land must not hand every local user a
  * set-uid copy of this probe while the run lasts. */
 static void t_setid_plant(struct result *r, int argc, char **argv)
 {
-	enum how { CHMOD, FCHMOD, FCHMODAT, FCHMODAT2, OPEN, MKNOD, MKDIR, DIRCHMOD };
+	enum how { CHMOD, FCHMOD, FCHMODAT, FCHMODAT2, OPEN, MKNOD, MKDIR, DIRCHMOD, SETCAP };
 	static const struct {
 		const char *name;
 		enum how how;
@@ -2995,7 +2997,7 @@ static void t_setid_plant(struct result *r, int argc, char **argv)
 		{ "fchmod-ug", FCHMOD, 06700 },      { "fchmodat-u", FCHMODAT, 04700 },
 		{ "fchmodat2-u", FCHMODAT2, 04700 }, { "open-u", OPEN, 04700 },
 		{ "mknod-u", MKNOD, 04600 },         { "mkdir-g", MKDIR, 02700 },
-		{ "dir-chmod-g", DIRCHMOD, 02700 },
+		{ "dir-chmod-g", DIRCHMOD, 02700 },  { "setcap", SETCAP, 0700 },
 	};
 	const char *dir = argv[0];
 	char landed[256] = "";
@@ -3055,9 +3057,20 @@ static void t_setid_plant(struct result *r, int argc, char **argv)
 		case DIRCHMOD:
 			rc = mkdir(path, 0700) < 0 ? -1 : chmod(path, steps[i].mode);
 			break;
+		case SETCAP: {
+			/* File capabilities are set-uid by another name: a
+			 * VFS_CAP_REVISION_2 entry, CAP_SETUID permitted and
+			 * effective, for whoever runs the file. */
+			static const uint32_t cap[5] = { 0x02000001, 1u << 7, 0, 0, 0 };
+			e = copy_file("/proc/self/exe", path, steps[i].mode);
+			errno = e;
+			rc = e ? -1 : setxattr(path, "security.capability", cap, sizeof(cap), 0);
+			break;
+		}
 		}
 		e = errno;
-		if (lstat(path, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID))) {
+		if (lstat(path, &st) == 0 &&
+		    ((st.st_mode & (S_ISUID | S_ISGID)) || lgetxattr(path, "security.capability", NULL, 0) > 0)) {
 			snprintf(landed + strlen(landed), sizeof(landed) - strlen(landed), "%s%s",
 				 landed[0] ? ", " : "", steps[i].name);
 			continue;
@@ -3066,7 +3079,7 @@ static void t_setid_plant(struct result *r, int argc, char **argv)
 			   rc < 0 ? errname(e) : "the bit was dropped");
 	}
 	if (landed[0])
-		ALLOWED(r, "set-ID bit on %s", landed);
+		ALLOWED(r, "set-ID bit or file capabilities on %s", landed);
 	else
 		r->verdict = VERDICT_BLOCKED;
 }
@@ -3491,7 +3504,7 @@ static void t_setid_create(struct result *r, int argc, char **argv)
 			   rc < 0 ? errname(e) : "the bit was dropped");
 	}
 	if (landed[0])
-		ALLOWED(r, "set-ID bit on %s", landed);
+		ALLOWED(r, "set-ID bit or file capabilities on %s", landed);
 	else
 		r->verdict = VERDICT_BLOCKED;
 }
@@ -3628,7 +3641,7 @@ static const struct probe_test tests[] = {
 	NEIGHBOUR_ARGS("pids-ok", 1, 1, "N", t_pids, "hold N processes at once"),
 	NEIGHBOUR_ARGS("alloc-ok", 1, 1, "MIB", t_alloc, "allocate and touch MIB mebibytes"),
 	/* What the agent leaves on the host, and code run past the exec rules. */
-	ATTACK_ARGS("setid-plant", 1, 1, "DIR", t_setid_plant, "set-ID files made in DIR by chmod, fchmod(at)(2), open, mknod, mkdir (owner-only modes)"),
+	ATTACK_ARGS("setid-plant", 1, 1, "DIR", t_setid_plant, "set-ID files made in DIR by chmod, fchmod(at)(2), open, mknod, mkdir, and file capabilities (owner-only modes)"),
 	ATTACK_ARGS("git-redirect", 2, 2, "WS commondir|gitfile|bare", t_git_redirect, "git config from a directory of ours: .git/commondir, a gitdir: file, a planted bare repository"),
 	ATTACK_ARGS("handoff-symlink", 3, 3, "DIR LINK first|last|rename", t_handoff_symlink, "DIR/LINK -> inner holding tasks.json that runs on folder open"),
 	ATTACK_ARGS("exec-copy", 1, 1, "DIR|$HOME|$TMPDIR", t_exec_copy, "copy true into DIR, run it directly and through its dynamic loader"),
