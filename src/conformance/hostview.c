@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "conformance/conformance.h"
@@ -64,7 +65,8 @@ static bool file_holds(const char *path, const char *prefix, const char *needle)
 	return !needle || strstr(buf, needle);
 }
 
-/* The names under dir that carry S_ISUID or S_ISGID, links not followed. */
+/* The names under dir that carry S_ISUID or S_ISGID, or file capabilities
+ * (set-uid by another name), links not followed. */
 static bool setid_under(const char *dir, char *names, size_t len)
 {
 	_cleanup_(cleanup_closedirp) DIR *d = opendir(dir);
@@ -74,7 +76,9 @@ static bool setid_under(const char *dir, char *names, size_t len)
 		struct stat st;
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || de->d_name[0] == '.')
 			continue;
-		if (st.st_mode & (S_ISUID | S_ISGID)) {
+		char p[PATH_MAX + 256];
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		if ((st.st_mode & (S_ISUID | S_ISGID)) || lgetxattr(p, "security.capability", NULL, 0) > 0) {
 			size_t used = strlen(names);
 			snprintf(names + used, len - used, "%s%s", used ? ", " : "", de->d_name);
 		}
@@ -120,7 +124,7 @@ bool conf_host_view(const char *name, const char *const *args, size_t nargs, str
 	if (strcmp(name, "setid-plant") == 0 && nargs == 1) {
 		char names[200];
 		bool found = setid_under(args[0], names, sizeof(names));
-		snprintf(what, sizeof(what), "set-ID bit on %s", names);
+		snprintf(what, sizeof(what), "set-ID bit or file capabilities on %s", names);
 		judge_attack(l, found, what);
 		return true;
 	}

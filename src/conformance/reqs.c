@@ -82,7 +82,7 @@ const struct conf_req conf_reqs[] = {
 	  { "signal {svc_pid}", NULL },
 	  { "signal-ok", NULL } },
 	{ "boundary.setid-plant", CONF_BOUNDARY, CONF_BASELINE, CONF_NEED_NOTHING, "AIS-11",
-	  "no set-uid or set-gid file reaches the host: any local user would run it as the file's owner, root when the runtime runs as root",
+	  "no set-uid, set-gid or file-capability file reaches the host: any local user would run it as the file's owner, root when the runtime runs as root",
 	  { "setid-plant {ws}/setid", NULL },
 	  { "chmod-ok {ws}/src/build.sh", NULL } },
 	{ "boundary.exec-writable", CONF_BOUNDARY, CONF_STRICT, CONF_NEED_NOTHING, "AIS-11",

@@ -90,7 +90,7 @@ test_conformance_env_fails_every_requirement() {
 	assert_match "$OUT" '^boundary\.fd-leak .*fds: allowed \(1 inherited: [0-9]+ -> .*/outside\)' "the leaked fd, and only it"
 	# What the agent leaves is judged on the host, and each way through
 	# is named.
-	assert_match "$OUT" '^boundary\.setid-plant .*on the host: set-ID bit on .*chmod-u' "set-ID evidence"
+	assert_match "$OUT" '^boundary\.setid-plant .*on the host: set-ID bit or file capabilities on .*chmod-u' "set-ID evidence"
 	assert_match "$OUT" '^boundary\.setid-plant .*neighbour chmod-ok \{ws\}/src/build.sh: allowed' "chmod +x neighbour"
 	assert_match "$OUT" '^boundary\.exec-writable .*exec-copy /tmp: allowed \(directly ran; through [^ ]+ ran\)' "exec evidence"
 	assert_match "$OUT" '^boundary\.memfd-exec .*memfd fexecve: ran' "memfd evidence"
