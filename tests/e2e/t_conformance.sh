@@ -184,7 +184,12 @@ import json, sys
 d = json.load(sys.stdin)
 r = d["requirements"]
 assert d["profile"] == "strict" and len(r) >= 30
-assert all(x["verdict"] == "failed" and x["aicm"] and x["rationale"] for x in r)
+assert all(x["aicm"] and x["rationale"] for x in r)
+# Without vsock in the host kernel its row has nothing to contain.
+if d["host_vsock"] != "available":
+    assert [x["verdict"] for x in r if x["id"] == "egress.vsock"] == ["not_applicable"]
+    r = [x for x in r if x["id"] != "egress.vsock"]
+assert all(x["verdict"] == "failed" for x in r)
 assert d["summary"]["failed_in_profile"] == len(r)
 assert {"AIS-11", "AIS-13", "IAM-18", "LOG"} <= {c for x in r for c in x["aicm"]}
 ' || fail "json output$(e2e_last_run)"
