@@ -268,7 +268,9 @@ int limits_wall_timer(uint64_t seconds, struct error *err)
 	/* WARNING: a limit that silently does not arm is a run with no
 	 * limit, which the policy forbids: every failure here ends the run
 	 * before it starts. */
-	if (seconds == 0 || seconds > (uint64_t)INT32_MAX * 16)
+	/* time_t is signed: a count beyond its range would arm a timer in
+	 * the past, which fires at once, or none. */
+	if (seconds == 0 || seconds > (uint64_t)INT64_MAX)
 		return error_set(err, EINVAL, "sandbox.limits.wall: %" PRIu64 " seconds cannot be armed", seconds);
 	_cleanup_close_ int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (fd < 0)
