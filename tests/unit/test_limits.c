@@ -35,6 +35,7 @@ static void test_wall_timer_armed(void **state)
 	close(fd);
 	assert_true(limits_wall_timer(0, &err) == -EINVAL);
 	assert_non_null(strstr(err.msg, "sandbox.limits.wall"));
+	assert_true(limits_wall_timer(UINT64_MAX, &err) == -EINVAL);
 }
 
 /* With RLIMIT_NOFILE at the lowest free descriptor, timerfd_create fails
