@@ -24,6 +24,11 @@ const struct handoff_rule handoff_rules[] = {
 	{ "**/.git/commondir", "git", "a commondir makes another directory the repository: its config, hooks and objects", false },
 	{ "**/.git/objects/info/alternates", "git", "git reads objects from the directories it names", false },
 	{ "**/.git/modules/**/commondir", "git", "a submodule's commondir: another directory becomes its repository", false },
+	/* A bare repository kept in the workspace, by git's naming
+	 * convention: its existing config and hooks are made read-only as
+	 * .git's are (one of another name is judged by its shape). */
+	{ "**/*.git/config", "git", "a bare repository's git config", false },
+	{ "**/*.git/hooks/**", "git", "a bare repository's hooks", false },
 	{ "**/.git/worktrees/*/commondir", "git", "names the repository a worktree uses, with its config and hooks (judged by where it leads)", false, true },
 	{ "**/.git/config.worktree", "git", "per-worktree git config, read like .git/config", false },
 	{ "**/.git/worktrees/*/config.worktree", "git", "per-worktree git config, read like .git/config", false },

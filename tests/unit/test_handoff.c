@@ -130,7 +130,8 @@ static void test_rules_match_at_any_depth(void **state)
 		{ ".git/index", NULL },
 		{ ".git/HEAD", NULL },
 		{ ".githooks-notes", NULL },
-		{ "x.git/hooks/pre-commit", NULL },
+		{ "x.gitx/hooks/pre-commit", NULL },
+		{ "xgit/hooks/pre-commit", NULL },
 		{ ".git/hooksy/a", NULL },
 		{ "src/main.c", NULL },
 		{ "Makefile.am", NULL },
@@ -419,6 +420,8 @@ static void test_rules_indirection(void **state)
 		{ ".mvn/jvm.config", "build" },
 		{ "gradle/wrapper/gradle-wrapper.properties", "build" },
 		{ "tests/.pdbrc", "python" },
+		{ "vendor/lib.git/config", "git" },
+		{ "vendor/lib.git/hooks/post-update", "git" },
 		{ ".irbrc", "shell" },
 		{ ".Rprofile", "shell" },
 		{ ".nvim.lua", "editor" },
@@ -432,7 +435,7 @@ static void test_rules_indirection(void **state)
 	/* Neighbours: what git and ordinary work write. */
 	static const char *const no[] = { ".git/worktrees/wt/gitdir", ".git/worktrees/wt/HEAD", ".git/objects/ab/cd",
 					  "src/config", "app/config/x.toml", "src/objects/o.c", "hg/hgrc",
-					  "cargo/config.toml", "yarnrc.txt" };
+					  "cargo/config.toml", "yarnrc.txt", "vendor/lib.gitx/config", "lib.git.bak/config" };
 	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
 		if (handoff_match(no[i]))
 			fail_msg("%s matches %s", no[i], handoff_match(no[i])->pattern);
