@@ -25,6 +25,7 @@ ind_repo() {
 	ig branch agent || fail "git branch"
 	# A bare repository the user keeps in the workspace.
 	git init -q --bare "$WS/vendor/lib.git" || fail "git init --bare"
+	git init -q --bare "$WS/vendor/mirror" || fail "git init --bare"
 }
 
 # The agent's attacks. One line per attempt: "NAME: blocked" or
@@ -44,6 +45,7 @@ try bare-moved-in sh -c "mkdir -p /tmp/b/objects /tmp/b/refs && echo ref: refs/h
 try bare-renamed sh -c "mkdir -p e7/x/objects e7/x/refs && printf \"[core]\\n\\tfsmonitor = id\\n\" > e7/x/cfg && echo ref: refs/heads/main > e7/x/HEAD && mv e7/x/cfg e7/x/config"
 try symlinked-config sh -c "mkdir -p e8/objects e8/refs && echo ref: refs/heads/main > e8/HEAD && ln -s ../notes.txt e8/config"
 try symlinked-objects sh -c "mkdir -p e10 && printf \"[core]\\n\\tfsmonitor = id\\n\" > e10/config && ln -s ../.git/objects e10/objects && ln -s ../.git/refs e10/refs"
+try bare-user-hook2 sh -c "echo id > vendor/mirror/hooks/post-update && chmod +x vendor/mirror/hooks/post-update"
 try shape-through-link sh -c "mkdir -p e14/objects e14/refs && ln -s e14 e14l && printf \"[core]\\n\\tfsmonitor = id\\n\" > e14l/config"
 try shape-in-linked-parent sh -c "mkdir -p e15/r && ln -s e15/r e15l && mkdir e15l/objects e15l/refs && ln -s ../../notes.txt e15l/config"
 try bare-user-hook sh -c "echo id > vendor/lib.git/hooks/post-update && chmod +x vendor/lib.git/hooks/post-update"
@@ -67,7 +69,7 @@ try link-middle sh -c "mkdir -p deep && ln -s ../tools deep/.husky"
 try bin-link sh -c "mkdir -p node_modules && ln -s ../tools node_modules/.bin"
 '
 IND_ESCAPES="commondir commondir-only common-shape common-shape-hooks gitdir-file gitdir-file-order gitdir-head-commondir \
-bare-planted bare-moved-in bare-renamed symlinked-config symlinked-objects shape-through-link shape-in-linked-parent bare-user-hook alternates dotgit-symlink nested-repo hgrc \
+bare-planted bare-moved-in bare-renamed symlinked-config symlinked-objects shape-through-link shape-in-linked-parent bare-user-hook bare-user-hook2 alternates dotgit-symlink nested-repo hgrc \
 hg-sharedpath cargo-config cargo-config-deep rust-toolchain yarnrc pnpmfile vscode-link github-link claude-link git-link \
 link-chain link-middle bin-link"
 
@@ -174,7 +176,7 @@ ind_state() {
 }
 
 # What each attack leaves that a host tool would follow.
-IND_FLAGGED=".git/commondir vendor/lib.git/hooks/post-update e1/config e2/config e4/config e5/config e6/commondir vendor/b/config e7/x/config \
+IND_FLAGGED=".git/commondir vendor/lib.git/hooks/post-update vendor/mirror/hooks/post-update e1/config e2/config e4/config e5/config e6/commondir vendor/b/config e7/x/config \
 e8/config e10/config .git/objects/info/alternates sub/.git sub2/.git n/.git/config h/.hg/hgrc h2/.hg/sharedpath \
 .cargo/config.toml crates/x/.cargo/config rust-toolchain.toml .yarnrc .pnpmfile.cjs .vscode tools/tasks.json .github \
 .claude sub3/.git l1 l2 .zed deep/.husky node_modules/.bin .git/worktrees/wt/commondir e12/config \
