@@ -24,6 +24,8 @@ static const char *const names[] = {
 	".git/config", "sub/.git/config", ".gitattributes", ".git/info/attributes", ".gitmodules",
 	".vscode/tasks.json", ".vscode/settings.json", "a.code-workspace", ".mcp.json",
 	"lib/site-packages/x.pth", ".yarnrc.yml", ".npmrc", "sub/.git", "README.md",
+	".git/commondir", ".git/worktrees/w/commondir", ".git/objects/info/alternates", ".hg/sharedpath",
+	".hg/hgrc", ".cargo/config.toml", "rust-toolchain.toml", ".yarnrc", ".pylintrc", ".bazelrc",
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
