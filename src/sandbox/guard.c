@@ -232,6 +232,17 @@ static const char *git_hook(int pfd, const char *dir_rel)
 	return handoff_git_shape(have, have, false) ? "(a hook of a git repository)" : NULL;
 }
 
+/* The repository shapes are refused with the table's git rows (as
+ * protect_defaults has them): with protect_defaults: false and globs of
+ * the policy's own, git init works as before. */
+static bool git_rows_on(const struct protect_set *set)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (strcmp(set->pat[i], "**/.git/config") == 0)
+			return true;
+	return false;
+}
+
 /* Judge the name about to appear at (pfd, name): 0, or -EACCES with the
  * glob recorded in the response. */
 static int judge(struct guard *g, int pfd, const char *name, bool is_dir)
@@ -242,7 +253,7 @@ static int judge(struct guard *g, int pfd, const char *name, bool is_dir)
 		return r;
 	const char *rel = ws_rel(g, where);
 	const char *glob = rel ? protect_match(g->set, rel, is_dir) : NULL;
-	if (!glob && rel && g->set->n) {
+	if (!glob && rel && git_rows_on(g->set)) {
 		char dir_rel[PATH_MAX];
 		const char *slash = strrchr(rel, '/');
 		snprintf(dir_rel, sizeof(dir_rel), "%.*s", slash ? (int)(slash - rel) : 0, rel);
