@@ -371,3 +371,23 @@ echo notes > doclink/n.md && echo "ordinary-link: ok"
 	assert_no_file "$WS/tools/tasks.json" "the task file"
 	assert_file "$WS/docs/n.md" "the note written through the ordinary link"
 }
+
+# The repository shapes go with the table's git rows: with
+# protect_defaults: false and a glob of the policy's own, a repository
+# can be made (and the glob still holds).
+test_indirection_shape_goes_with_the_table() {
+	ind_repo
+	al_policy 'version: 1
+filesystem:
+  protect_defaults: false
+  protect: ["**/secrets/**"]' -- /bin/sh -c '
+try() { n=$1; shift; if ( "$@" ) >/dev/null 2>&1; then echo "$n: done"; else echo "$n: blocked"; fi; }
+try git-init sh -c "git init -q sub && git -C sub config core.x y"
+try bare sh -c "mkdir -p b/objects b/refs && echo ref: refs/heads/main > b/HEAD && echo [core] > b/config"
+try secrets sh -c "mkdir -p secrets && echo x > secrets/a"
+'
+	assert_rc 0 "the agent's run"
+	assert_contains "$OUT" "git-init: done" "git init without the table"
+	assert_contains "$OUT" "bare: done" "a bare repository without the table"
+	assert_contains "$OUT" "secrets: blocked" "the policy's own glob"
+}
