@@ -206,3 +206,31 @@ else echo NPM-OK; fi
 		assert_contains "$OUT" "$t" "$t"
 	done
 }
+
+# af_unix turns SOCK_RAW into SOCK_DGRAM: a datagram unix socket whose
+# sendmsg may name any socket, which the socket guard refuses unless the
+# policy names a socket. SOCK_RAW must not be a way around that refusal.
+test_unix_raw_socket_is_a_datagram_socket() {
+	local script
+	command -v python3 >/dev/null || skip "no python3"
+	script='
+import socket
+for name, make in (("raw", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_RAW)),
+                   ("raw-pair", lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_RAW)),
+                   ("dgram", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM))):
+    try:
+        make(); print(name, "CREATED")
+    except OSError as e:
+        print(name, "REFUSED", e.errno)
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+a.sendall(b"x"); print("stream-pair", "OK" if b.recv(1) == b"x" else "BROKEN")
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); print("seqpacket OK")
+'
+	al -- python3 -c "$script"
+	assert_rc 0 "the script ran"
+	assert_contains "$OUT" "raw REFUSED" "socket(AF_UNIX, SOCK_RAW) refused"
+	assert_contains "$OUT" "raw-pair REFUSED" "socketpair(AF_UNIX, SOCK_RAW) refused"
+	assert_contains "$OUT" "dgram REFUSED" "socket(AF_UNIX, SOCK_DGRAM) refused"
+	assert_contains "$OUT" "stream-pair OK" "a unix stream pair"
+	assert_contains "$OUT" "seqpacket OK" "a unix seqpacket socket"
+}
