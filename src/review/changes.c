@@ -316,8 +316,12 @@ static int collect_links(struct handoff_links *l, int dfd, const char *rel, unsi
 	int r = 0;
 	struct dirent *de;
 	while (r == 0 && (de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || ++*seen > REVIEW_MAX_ENTRIES)
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
+		if (++*seen > REVIEW_MAX_ENTRIES) {
+			r = -EFBIG; /* a link not seen is a name not judged: fail closed */
+			break;
+		}
 		char path[PATH_MAX];
 		if ((size_t)snprintf(path, sizeof(path), "%s%s%s", rel, rel[0] ? "/" : "", de->d_name) >= sizeof(path))
 			continue;
@@ -457,7 +461,13 @@ int review_changes_read(const char *upper, const char *ws, const struct protect_
 	rd.jc.links = &rd.links;
 	char wsreal[PATH_MAX];
 	rd.jc.ws = realpath(ws, wsreal) ? wsreal : ws;
-	r = r < 0 ? error_sys(err, -r, "cannot read the links of %s", ws) : read_dir(&rd, u, l, "", 0);
+	if (r == -EFBIG)
+		r = error_set(err, EFBIG, "more than %d entries in %s or the change: their links cannot all be judged",
+			      REVIEW_MAX_ENTRIES, ws);
+	else if (r < 0)
+		r = error_sys(err, -r, "cannot read the links of %s", ws);
+	else
+		r = read_dir(&rd, u, l, "", 0);
 	handoff_links_free(&rd.links);
 	dlp_free(rd.dlp);
 	if (r < 0) {
