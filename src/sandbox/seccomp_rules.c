@@ -180,7 +180,10 @@ struct rule_ctx {
 	 * libseccomp lets an unconditional rule swallow every conditional
 	 * rule of the same call, whatever the order they were added in (an
 	 * ALLOW would silently undo a TIOCSTI or set-ID refusal): the build
-	 * fails instead. */
+	 * fails instead. WARNING: conditional rules of one call with
+	 * different actions must not overlap either: libseccomp tests them in
+	 * an order of its own and the first that matches wins, so every
+	 * builder below makes its cases disjoint. */
 	uint8_t kind[8192];
 };
 
