@@ -2602,6 +2602,9 @@ static void t_signal_ok(struct result *r, int argc, char **argv)
 /* ------------------------------------------------------------------------ */
 
 #include <elf.h>
+#include <linux/audit.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/xattr.h>
 
 #ifndef MFD_NOEXEC_SEAL
@@ -3238,6 +3241,68 @@ static void t_symlink_ok(struct result *r, int argc, char **argv)
 	JUDGE(r, stat(argv[0], &st), 0);
 }
 
+/* Helper, run OUTSIDE any sandbox: CMD with one system call refused
+ * (ERRNO), as an old kernel or a container's filter would refuse it, so
+ * that a test can see what a program does when the kernel says no.
+ * A seccomp filter of our own under no_new_privs, inherited by CMD and
+ * everything it starts; the call's other ABIs are left alone. */
+static int deny_syscall(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		long nr;
+	} calls[] = {
+		{ "timerfd_create", SYS_timerfd_create },
+		{ "timerfd_settime", SYS_timerfd_settime },
+		{ "close_range", SYS_close_range },
+	};
+	static const struct {
+		const char *name;
+		int e;
+	} errs[] = { { "EMFILE", EMFILE }, { "ENOSYS", ENOSYS }, { "EPERM", EPERM }, { "EINVAL", EINVAL } };
+	long nr = -1;
+	int e = -1;
+
+	if (argc >= 4 && strcmp(argv[2], "--") == 0) {
+		for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+			if (strcmp(argv[0], calls[i].name) == 0)
+				nr = calls[i].nr;
+		for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++)
+			if (strcmp(argv[1], errs[i].name) == 0)
+				e = errs[i].e;
+	}
+	if (nr < 0 || e < 0) {
+		fprintf(stderr, "usage: airlock-probe deny-syscall timerfd_create|timerfd_settime|close_range "
+				"EMFILE|ENOSYS|EPERM|EINVAL -- CMD [ARGS...]\n");
+		return 2; /* usage, as EXIT_USAGE below */
+	}
+#if defined(__x86_64__)
+	const uint32_t arch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+	const uint32_t arch = AUDIT_ARCH_AARCH64;
+#else
+	fprintf(stderr, "airlock-probe: deny-syscall knows no audit arch for this machine\n");
+	return 3; /* as EXIT_PROBE_ERROR below */
+#endif
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((uint32_t)e & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = (unsigned short)(sizeof(f) / sizeof(f[0])), .filter = f };
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0) {
+		fprintf(stderr, "airlock-probe: cannot load the filter: %s\n", errname(errno));
+		return 3; /* as EXIT_PROBE_ERROR below */
+	}
+	execvp(argv[3], argv + 3);
+	fprintf(stderr, "airlock-probe: %s: %s\n", argv[3], errname(errno));
+	return 127;
+}
+
 /* Neighbour: a script of the agent's made executable (chmod +x). */
 static void t_chmod_ok(struct result *r, int argc, char **argv)
 {
@@ -3844,6 +3909,7 @@ static const struct probe_helper helpers[] = {
 	{"serve-tcp", "PORT SECONDS", serve_tcp, "listen on 127.0.0.1:PORT (0: any), print 'port N', answer connections"},
 	{"serve-udp", "PORT SECONDS", serve_udp, "echo datagrams on 127.0.0.1:PORT (0: any), print 'port N'"},
 	{"serve-abstract", "NAME SECONDS", serve_abstract, "listen on the abstract unix socket @NAME"},
+	{"deny-syscall", "CALL ERRNO -- CMD...", deny_syscall, "run CMD with CALL refused (ERRNO) by a seccomp filter"},
 };
 
 static int list_tests(int argc, char **argv)
