@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The seccomp programs seccomp-gen compiled, run by a classic-BPF
+ * interpreter over chosen calls: every variant (trace, protected paths,
+ * socket guard) gives each call the action the rules mean. No kernel is
+ * involved, so a rule that libseccomp merged away or ordered wrongly shows
+ * here whatever the machine.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/netlink.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include <cmocka.h>
+
+#include "sandbox/seccomp_bpf.h"
+
+#ifndef AF_VSOCK
+#define AF_VSOCK 40
+#endif
+
+enum { ALLOW, TRACE, NOTIFY, EPERM_, ENOSYS_, EAFNO, KILL, OTHER };
+
+static const char *const names[] = { "ALLOW", "TRACE", "NOTIFY", "EPERM", "ENOSYS", "EAFNOSUPPORT", "KILL", "OTHER" };
+
+/* Run the program over one call; the action, as one of the above. */
+static int run(int k, uint32_t arch, int nr, const uint64_t args[6])
+{
+	const struct sock_filter *f = (const struct sock_filter *)(const void *)seccomp_bpf_progs[k];
+	size_t len = *seccomp_bpf_lens[k] / sizeof(*f);
+	struct seccomp_data d = { .nr = nr, .arch = arch };
+	uint32_t A = 0, X = 0, M[BPF_MEMWORDS] = { 0 }, ret = 0;
+	size_t pc = 0, steps = 0;
+
+	memcpy(d.args, args, sizeof(d.args));
+	while (pc < len && steps++ < 4096) {
+		const struct sock_filter *i = &f[pc];
+		switch (i->code) {
+		case BPF_LD | BPF_W | BPF_ABS:
+			assert_true(i->k + 4 <= sizeof(d));
+			memcpy(&A, (const char *)&d + i->k, 4);
+			pc++;
+			break;
+		case BPF_LD | BPF_MEM:
+			A = M[i->k % BPF_MEMWORDS];
+			pc++;
+			break;
+		case BPF_LDX | BPF_MEM:
+			X = M[i->k % BPF_MEMWORDS];
+			pc++;
+			break;
+		case BPF_ST:
+			M[i->k % BPF_MEMWORDS] = A;
+			pc++;
+			break;
+		case BPF_ALU | BPF_AND | BPF_K:
+			A &= i->k;
+			pc++;
+			break;
+		case BPF_MISC | BPF_TAX:
+			X = A;
+			pc++;
+			break;
+		case BPF_MISC | BPF_TXA:
+			A = X;
+			pc++;
+			break;
+		case BPF_JMP | BPF_JA:
+			pc += 1 + i->k;
+			break;
+		case BPF_JMP | BPF_JEQ | BPF_K:
+			pc += 1 + (A == i->k ? i->jt : i->jf);
+			break;
+		case BPF_JMP | BPF_JGT | BPF_K:
+			pc += 1 + (A > i->k ? i->jt : i->jf);
+			break;
+		case BPF_JMP | BPF_JGE | BPF_K:
+			pc += 1 + (A >= i->k ? i->jt : i->jf);
+			break;
+		case BPF_JMP | BPF_JSET | BPF_K:
+			pc += 1 + ((A & i->k) ? i->jt : i->jf);
+			break;
+		case BPF_RET | BPF_K:
+			ret = i->k;
+			goto done;
+		default:
+			fail_msg("instruction 0x%x at %zu not interpreted", i->code, pc);
+		}
+	}
+	fail_msg("program %d ran off its end", k);
+done:
+	switch (ret & SECCOMP_RET_ACTION_FULL) {
+	case SECCOMP_RET_ALLOW:
+		return ALLOW;
+	case SECCOMP_RET_TRACE:
+		return TRACE;
+	case SECCOMP_RET_USER_NOTIF:
+		return NOTIFY;
+	case SECCOMP_RET_KILL_PROCESS:
+		return KILL;
+	case SECCOMP_RET_ERRNO:
+		return (ret & SECCOMP_RET_DATA) == EPERM	? EPERM_
+		       : (ret & SECCOMP_RET_DATA) == ENOSYS	? ENOSYS_
+		       : (ret & SECCOMP_RET_DATA) == EAFNOSUPPORT ? EAFNO
+								  : OTHER;
+	default:
+		return OTHER;
+	}
+}
+
+static void expect(int k, const char *what, int want, int nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
+{
+	const uint64_t args[6] = { a0, a1, a2, a3, 0, 0 };
+	int got = run(k, AUDIT_ARCH_X86_64, nr, args);
+	if (got != want)
+		fail_msg("variant %d: %s: %s, expected %s", k, what, names[got], names[want]);
+}
+
+static void test_every_variant(void **state)
+{
+	(void)state;
+#ifndef __x86_64__
+	skip();
+#else
+	for (int k = 0; k < 8; k++) {
+		bool trace = k & 1, protect = k & 2, sockets = k & 4, listener = trace || protect || sockets;
+		int deny = trace ? NOTIFY : EPERM_;
+		int path = trace ? TRACE : ALLOW;
+		int create = protect ? NOTIFY : path;
+		const uint64_t cwd = (uint64_t)(int64_t)AT_FDCWD;
+
+		/* Unknown calls, and the ones newer than the list. */
+		expect(k, "statmount", ENOSYS_, 457, 0, 0, 0, 0);
+		expect(k, "listmount", ENOSYS_, 458, 0, 0, 0, 0);
+		expect(k, "open_tree_attr", ENOSYS_, 467, 0, 0, 0, 0);
+		expect(k, "syscall 1000", ENOSYS_, 1000, 0, 0, 0, 0);
+		expect(k, "modify_ldt", ENOSYS_, SYS_modify_ldt, 0, 0, 0, 0);
+		/* Allowed, denied. */
+		expect(k, "getpid", ALLOW, SYS_getpid, 0, 0, 0, 0);
+		expect(k, "rseq", ALLOW, SYS_rseq, 0, 0, 0, 0);
+		expect(k, "close_range", ALLOW, SYS_close_range, 0, 0, 0, 0);
+		expect(k, "execve", path, SYS_execve, 0, 0, 0, 0);
+		expect(k, "ptrace", deny, SYS_ptrace, 0, 0, 0, 0);
+		expect(k, "io_uring_setup", deny, SYS_io_uring_setup, 0, 0, 0, 0);
+		expect(k, "clone3", ENOSYS_, SYS_clone3, 0, 0, 0, 0);
+		expect(k, "openat2", ENOSYS_, SYS_openat2, 0, 0, 0, 0);
+		expect(k, "clone(CLONE_NEWUSER)", deny, SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0);
+		expect(k, "clone(SIGCHLD)", ALLOW, SYS_clone, SIGCHLD, 0, 0, 0);
+		expect(k, "ioctl(TIOCSTI)", deny, SYS_ioctl, 0, TIOCSTI, 0, 0);
+		expect(k, "ioctl(TIOCSTI, high bits)", deny, SYS_ioctl, 0, (1ULL << 32) | TIOCSTI, 0, 0);
+		expect(k, "ioctl(FIONREAD)", ALLOW, SYS_ioctl, 0, FIONREAD, 0, 0);
+		expect(k, "ioctl(TIOCSTI + 1)", ALLOW, SYS_ioctl, 0, TIOCSTI + 1, 0, 0);
+		expect(k, "personality(0)", ALLOW, SYS_personality, 0, 0, 0, 0);
+		expect(k, "personality(query)", ALLOW, SYS_personality, 0xffffffffULL, 0, 0, 0);
+		expect(k, "personality(ADDR_NO_RANDOMIZE)", deny, SYS_personality, 0x0040000, 0, 0, 0);
+		/* Set-ID modes. */
+		expect(k, "chmod 4755", deny, SYS_chmod, 0, 04755, 0, 0);
+		expect(k, "chmod 2755", deny, SYS_chmod, 0, 02755, 0, 0);
+		expect(k, "chmod 0755", ALLOW, SYS_chmod, 0, 0755, 0, 0);
+		expect(k, "chmod 1777", ALLOW, SYS_chmod, 0, 01777, 0, 0);
+		expect(k, "fchmodat 6755", deny, SYS_fchmodat, cwd, 0, 06755, 0);
+		expect(k, "fchmodat2 4755", deny, 452, cwd, 0, 04755, 0);
+		expect(k, "fchmod 2700", deny, SYS_fchmod, 0, 02700, 0, 0);
+		expect(k, "openat read", path, SYS_openat, cwd, 0, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 04755);
+		expect(k, "openat O_CREAT 0644", create, SYS_openat, cwd, 0, O_WRONLY | O_CREAT, 0644);
+		expect(k, "openat O_CREAT 4755", deny, SYS_openat, cwd, 0, O_WRONLY | O_CREAT, 04755);
+		expect(k, "openat O_TMPFILE 2700", deny, SYS_openat, cwd, 0, O_TMPFILE | O_RDWR, 02700);
+		expect(k, "openat O_TMPFILE 0600", path, SYS_openat, cwd, 0, O_TMPFILE | O_RDWR, 0600);
+		expect(k, "open O_CREAT 4700", deny, SYS_open, 0, O_CREAT, 04700, 0);
+		expect(k, "creat 2700", deny, SYS_creat, 0, 02700, 0, 0);
+		expect(k, "creat 0644", create, SYS_creat, 0, 0644, 0, 0);
+		expect(k, "mkdir 2755", deny, SYS_mkdir, 0, 02755, 0, 0);
+		expect(k, "mkdir 0755", create, SYS_mkdir, 0, 0755, 0, 0);
+		expect(k, "mknodat 4600", deny, SYS_mknodat, cwd, 0, S_IFREG | 04600, 0);
+		/* memfds. */
+		expect(k, "memfd_create(MFD_EXEC)", deny, SYS_memfd_create, 0, 0x10, 0, 0);
+		expect(k, "memfd_create", listener ? NOTIFY : ALLOW, SYS_memfd_create, 0, 1, 0, 0);
+		/* Socket families. */
+		expect(k, "socket(AF_VSOCK)", EAFNO, SYS_socket, AF_VSOCK, SOCK_STREAM, 0, 0);
+		expect(k, "socket(AF_PACKET)", EAFNO, SYS_socket, AF_PACKET, SOCK_RAW, 0, 0);
+		expect(k, "socket(AF_ALG)", EAFNO, SYS_socket, 38, SOCK_SEQPACKET, 0, 0);
+		expect(k, "socket(AF_UNSPEC)", EAFNO, SYS_socket, AF_UNSPEC, SOCK_STREAM, 0, 0);
+		expect(k, "socket(200)", EAFNO, SYS_socket, 200, SOCK_STREAM, 0, 0);
+		expect(k, "socket(netlink audit)", EAFNO, SYS_socket, AF_NETLINK, SOCK_RAW, NETLINK_AUDIT, 0);
+		expect(k, "socketpair(AF_TIPC)", EAFNO, SYS_socketpair, 30, SOCK_RDM, 0, 0);
+		expect(k, "socket(netlink route)", ALLOW, SYS_socket, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE, 0);
+		expect(k, "socket(AF_INET)", ALLOW, SYS_socket, AF_INET, SOCK_STREAM, 0, 0);
+		expect(k, "socket(AF_INET6)", ALLOW, SYS_socket, AF_INET6, SOCK_DGRAM, 0, 0);
+		expect(k, "socket(AF_UNIX, stream)", ALLOW, SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, 0);
+		expect(k, "socket(AF_UNIX, seqpacket)", ALLOW, SYS_socket, AF_UNIX, SOCK_SEQPACKET, 0, 0);
+		expect(k, "socket(AF_UNIX, dgram)", sockets ? NOTIFY : ALLOW, SYS_socket, AF_UNIX, SOCK_DGRAM, 0, 0);
+		expect(k, "socket(AF_UNIX, raw)", sockets ? NOTIFY : ALLOW, SYS_socket, AF_UNIX, SOCK_RAW, 0, 0);
+		expect(k, "socketpair(AF_UNIX, raw)", sockets ? NOTIFY : ALLOW, SYS_socketpair, AF_UNIX, SOCK_RAW, 0, 0);
+		expect(k, "connect", sockets ? NOTIFY : ALLOW, SYS_connect, 0, 0, 0, 0);
+		/* A foreign ABI. */
+		const uint64_t none[6] = { 0 };
+		assert_int_equal(run(k, AUDIT_ARCH_I386, 20, none), KILL);
+	}
+#endif
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_variant),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
