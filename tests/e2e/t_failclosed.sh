@@ -41,3 +41,54 @@ test_failclosed_wall_timer_refused() {
 	assert_rc 0 "a run without a wall limit"
 	assert_file "$WS/marker3" "the command ran"
 }
+
+# The processes airlock starts below the supervisor, one PID a line.
+fc_descendants() {
+	local c
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		echo "$c"
+		fc_descendants "$c"
+	done
+}
+
+# Without close_range (Linux < 5.9, or a filter that hides it) the
+# sandbox's processes still hold none of the descriptors airlock was
+# started with: here a host directory, which in the sandbox's init or the
+# guard would be a way back to the host's files.
+test_failclosed_close_range_refused_inherited_fd_closed() {
+	[ -r "/proc/$$/task/$$/children" ] || skip "no /proc/PID/task/TID/children on this kernel"
+	mkdir -p "$T/held"
+	local n=$((++E2E_RUN)) sup i d seen=0 holders=""
+	LAST_CMD="airlock-probe deny-syscall close_range ENOSYS -- airlock run -- (waits) 7<$T/held"
+	(cd "$WS" && exec env HOME="$E2E_HOME" "$PROBE" deny-syscall close_range ENOSYS -- "$AIRLOCK" run -- \
+		sh -c 'echo >started; while [ ! -e release ]; do sleep 0.1; done' \
+		>"$T/fc$n.out" 2>"$T/fc$n.err" </dev/null 7<"$T/held") &
+	sup=$!
+	for i in $(seq 1 300); do
+		[ -e "$WS/started" ] && break
+		kill -0 "$sup" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ -e "$WS/started" ] || { wait "$sup"; fail "the run did not start: $(cat "$T/fc$n.err")"; }
+	for d in $(fc_descendants "$sup"); do
+		case "$(cat /proc/"$d"/comm 2>/dev/null)" in
+		airlock-guard | airlock-init) ;;
+		*) continue ;;
+		esac
+		if ! ls /proc/"$d"/fd >/dev/null 2>&1; then
+			touch "$WS/release"
+			wait "$sup"
+			skip "the descriptors of the sandbox's own processes are readable by root only"
+		fi
+		seen=$((seen + 1))
+		if ls -l /proc/"$d"/fd 2>/dev/null | grep -qF -- "-> $T/held"; then
+			holders="$holders $(cat /proc/"$d"/comm)"
+		fi
+	done
+	touch "$WS/release"
+	wait "$sup"
+	RC=$?
+	assert_rc 0 "the run"
+	[ "$seen" -ge 2 ] || fail "found $seen of the sandbox's init and guard$(e2e_last_run)"
+	assert_eq "" "$holders" "processes holding the inherited host directory"
+}
