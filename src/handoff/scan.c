@@ -365,12 +365,19 @@ static int visit(struct walk *w, int dfd, const char *name, const char *rel, con
 		x->flagged = true;
 		set_reason(x, "an active hook");
 	}
-	if (indirect && !opt_in) {
+	/* A link standing for a hand-off directory (.vscode -> tools, or
+	 * l2 in .zed -> l2 -> tools) is no layout tools make: flagged. A
+	 * file reached through a link is judged as the hand-off file it
+	 * stands for (flagged when changed or for what it runs): npm's .bin
+	 * links make every shim's target one. */
+	if (indirect && is_link && !opt_in) {
 		x->flagged = true;
-		if (is_link && !via[0])
-			set_reason(x, "a symlink standing for a hand-off directory: a host tool reads its target");
+		if (via[0])
+			set_reason(x, "a symlink reached as %s, standing for a hand-off directory", via);
 		else
-			set_reason(x, "reached as %s through a symlink", via);
+			set_reason(x, "a symlink standing for a hand-off directory: a host tool reads its target");
+	} else if (indirect) {
+		set_reason(x, "reached as %s through a symlink", via);
 	}
 	if (rule && is_reg && live_hook(rel) && (st->st_mode & 0111)) {
 		x->flagged = true;

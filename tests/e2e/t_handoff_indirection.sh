@@ -320,11 +320,15 @@ filesystem:
 	"$AIRLOCK" handoff scan "$WS" >"$T/scan2.out" 2>"$T/scan2.err"
 	assert_eq 1 "$?" "scan's status without a baseline"
 	out=$(cat "$T/scan2.out")
-	for p in .git/commondir .git/objects/info/alternates e4/config sub2/.git .vscode tools/tasks.json .claude .zed \
+	for p in .git/commondir .git/objects/info/alternates e4/config sub2/.git .vscode .claude .zed \
 		l2 sub3/.git h2/.hg/sharedpath .git/worktrees/wt/commondir; do
 		assert_match "$out" "^! .* ${p//./\\.}  " "a flagged line for $p without a baseline"
 	done
 	assert_no_match "$out" "^! .* wt/\\.git  " "the worktree's own .git file"
+	# Reached through a link, a file is listed as the hand-off it stands
+	# for, and flagged as that one would be (here for being new).
+	assert_match "$out" "^  .* tools/tasks\\.json  .*reached as [^ ]*/tasks\\.json through a symlink" \
+		"the task file behind the link, listed"
 }
 
 # Set-ID files in the directory are flagged (the scan's documentation
