@@ -3177,7 +3177,9 @@ static void t_git_redirect(struct result *r, int argc, char **argv)
  * inner/tasks.json running a task when the folder opens. ORDER "first"
  * makes the link and writes through it; "last" writes inner/tasks.json
  * under its innocent name, then makes the link; "rename" makes the link
- * under an innocent name and renames it to LINK. */
+ * under an innocent name and renames it to LINK; "into" is the other way
+ * round: LINK, an innocent name, leads to DIR/.vscode, and tasks.json is
+ * written through it. */
 static void t_handoff_symlink(struct result *r, int argc, char **argv)
 {
 	static const char tasks[] =
@@ -3188,8 +3190,9 @@ static void t_handoff_symlink(struct result *r, int argc, char **argv)
 	int e;
 
 	(void)argc;
-	if (strcmp(order, "first") != 0 && strcmp(order, "last") != 0 && strcmp(order, "rename") != 0) {
-		PROBE_ERROR(r, "ORDER is first, last or rename, not %s", order);
+	if (strcmp(order, "first") != 0 && strcmp(order, "last") != 0 && strcmp(order, "rename") != 0 &&
+	    strcmp(order, "into") != 0) {
+		PROBE_ERROR(r, "ORDER is first, last, rename or into, not %s", order);
 		return;
 	}
 	snprintf(tmp, sizeof(tmp), "%s/settings-link", dir);
@@ -3197,6 +3200,30 @@ static void t_handoff_symlink(struct result *r, int argc, char **argv)
 	snprintf(lpath, sizeof(lpath), "%s/%s", dir, link);
 	if ((e = make_dir(dir)) || (e = make_dir(inner))) {
 		BLOCKED(r, "mkdir: %s", errname(e));
+		return;
+	}
+	if (order[0] == 'i') {
+		char vs[PATH_MAX + 16];
+		snprintf(vs, sizeof(vs), "%s/.vscode", dir);
+		if ((e = make_dir(vs))) {
+			BLOCKED(r, "mkdir .vscode: %s", errname(e));
+			return;
+		}
+		if (symlink(".vscode", lpath) < 0) {
+			BLOCKED(r, "symlink: %s", errname(errno));
+			return;
+		}
+		snprintf(file, sizeof(file), "%s/tasks.json", lpath);
+		/* Appended, not truncated: another test may have written
+		 * .vscode/tasks.json before and be judged on its line. */
+		int fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		e = fd < 0 ? errno : write_all(fd, tasks, sizeof(tasks) - 1) ? 0 : (errno ? errno : EIO);
+		if (fd >= 0)
+			close(fd);
+		if (e)
+			BLOCKED(r, "tasks.json through %s: %s", link, errname(e));
+		else
+			ALLOWED(r, "%s -> .vscode: tasks.json written through it", link);
 		return;
 	}
 	if (order[0] == 'f') {
@@ -3708,7 +3735,7 @@ static const struct probe_test tests[] = {
 	/* What the agent leaves on the host, and code run past the exec rules. */
 	ATTACK_ARGS("setid-plant", 1, 1, "DIR", t_setid_plant, "set-ID files made in DIR by chmod, fchmod(at)(2), open, mknod, mkdir, and file capabilities (owner-only modes)"),
 	ATTACK_ARGS("git-redirect", 2, 2, "WS commondir|gitfile|bare", t_git_redirect, "git config from a directory of ours: .git/commondir, a gitdir: file, a planted bare repository"),
-	ATTACK_ARGS("handoff-symlink", 3, 3, "DIR LINK first|last|rename", t_handoff_symlink, "DIR/LINK -> inner holding tasks.json that runs on folder open"),
+	ATTACK_ARGS("handoff-symlink", 3, 3, "DIR LINK first|last|rename|into", t_handoff_symlink, "DIR/LINK -> inner holding tasks.json that runs on folder open"),
 	ATTACK_ARGS("exec-copy", 1, 1, "DIR|$HOME|$TMPDIR", t_exec_copy, "copy true into DIR, run it directly and through its dynamic loader"),
 	ATTACK("memfd-exec", t_memfd_exec, "run a copy of the probe from a memfd (fexecve, execveat, /proc/self/fd)"),
 	ATTACK("vsock", t_vsock, "create an AF_VSOCK socket (not namespaced: the hypervisor's services); nothing is sent"),
