@@ -157,7 +157,7 @@ bool conf_host_view(const char *name, const char *const *args, size_t nargs, str
 		found = lstat(p, &st) == 0 && S_ISLNK(st.st_mode);
 		snprintf(p, sizeof(p), "%s/%s/tasks.json", args[0], args[1]);
 		found = found && file_holds(p, NULL, "folderOpen");
-		snprintf(what, sizeof(what), "%s, a link, holds tasks.json", args[1]);
+		snprintf(what, sizeof(what), "%s, a link, leads to tasks.json", args[1]);
 		judge_attack(l, found, what);
 		return true;
 	}

@@ -95,7 +95,7 @@ test_conformance_env_fails_every_requirement() {
 	assert_match "$OUT" '^boundary\.exec-writable .*exec-copy /tmp: allowed \(directly ran; through [^ ]+ ran\)' "exec evidence"
 	assert_match "$OUT" '^boundary\.memfd-exec .*memfd fexecve: ran' "memfd evidence"
 	assert_match "$OUT" '^handoff\.git-indirection .*commondir: allowed \(on the host: .git/commondir exists\).*gitfile: allowed.*bare: allowed' "git evidence"
-	assert_match "$OUT" '^handoff\.symlinked-dir .*first: allowed \(on the host: .vscode, a link, holds tasks.json\).*last: allowed.*rename: allowed' "link evidence"
+	assert_match "$OUT" '^handoff\.symlinked-dir .*first: allowed \(on the host: .vscode, a link, leads to tasks.json\).*last: allowed.*rename: allowed.*editor into: allowed \(on the host: editor, a link, leads to tasks.json\)' "link evidence"
 	[ -n "$(conf_vsock_na)" ] || assert_match "$OUT" '^egress\.vsock .*vsock: allowed \(stream: created' "vsock evidence"
 }
 
