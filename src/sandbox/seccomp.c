@@ -7,7 +7,9 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -61,6 +63,29 @@ int seccomp_apply(const struct sandbox_plan *plan, int *notify_fd, struct error 
 	return 0;
 }
 
+/* The file-system uid and gid of task pid, as the host sees them. */
+static bool caller_fsids(pid_t pid, uid_t *uid, gid_t *gid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	unsigned u[4], g[4];
+	const char *pu = strstr(buf, "\nUid:"), *pg = strstr(buf, "\nGid:");
+	if (!pu || !pg || sscanf(pu, "\nUid: %u %u %u %u", &u[0], &u[1], &u[2], &u[3]) != 4 ||
+	    sscanf(pg, "\nGid: %u %u %u %u", &g[0], &g[1], &g[2], &g[3]) != 4)
+		return false;
+	*uid = u[3];
+	*gid = g[3];
+	return true;
+}
+
 /* A memfd is executable unless vm.memfd_noexec is 2 in its creator's pid
  * namespace, and the kernel lets only the host's root set that (see
  * child.c): a memfd the sandbox makes itself could be run with fexecve or
@@ -107,7 +132,28 @@ bool seccomp_memfd_handle(int notify, const struct seccomp_notif *req)
 		(void)ioctl(notify, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 		return true;
 	}
+	/* Started as root, the memfd would be root's: the caller could not
+	 * fchmod it, and would see an owner it cannot map. Made with the
+	 * caller's file-system ids instead (a pid reused since the call was
+	 * sent gets nothing: the notification is gone and ADDFD fails). */
+	uid_t fsuid = (uid_t)-1;
+	gid_t fsgid = (gid_t)-1;
+	if (geteuid() == 0 && !caller_fsids(req->pid, &fsuid, &fsgid)) {
+		resp.error = -ESRCH;
+		(void)ioctl(notify, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+		return true;
+	}
+	if (fsuid != (uid_t)-1) {
+		setfsgid(fsgid);
+		setfsuid(fsuid);
+	}
 	int fd = memfd_create(name, flags | MFD_NOEXEC_SEAL);
+	int create_errno = errno;
+	if (fsuid != (uid_t)-1) {
+		setfsuid(0);
+		setfsgid(0);
+	}
+	errno = create_errno;
 	if (fd < 0) {
 		if (errno == EINVAL && !(flags & MFD_NOEXEC_SEAL))
 			resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE; /* < 6.3, or flags the kernel refuses itself */
