@@ -147,9 +147,21 @@ test_memfd_exec_refused_memfd_works() {
 	al --no-audit -- ./airlock-probe memfd-ok
 	check_allowed memfd-ok
 	if command -v python3 >/dev/null; then
-		al -- python3 -c 'import os; fd = os.memfd_create("x"); os.write(fd, b"abc"); print(os.pread(fd, 3, 0), os.readlink("/proc/self/fd/%d" % fd))'
+		al -- python3 -c '
+import os
+fd = os.memfd_create("x"); os.write(fd, b"abc")
+print(os.pread(fd, 3, 0), os.readlink("/proc/self/fd/%d" % fd), os.fstat(fd).st_uid == os.getuid())
+os.fchmod(fd, 0o600); print("FCHMOD-OK")
+try:
+    os.fchmod(fd, 0o700); print("EXEC-BIT-SET")
+except PermissionError:
+    print("EXEC-BIT-REFUSED")'
 		assert_rc 0 "python's os.memfd_create"
-		assert_contains "$OUT" "b'abc' /memfd:x" "python's memfd holds its bytes and its name"
+		assert_contains "$OUT" "b'abc' /memfd:x (deleted) True" "python's memfd holds its bytes and its name, and is the caller's"
+		assert_contains "$OUT" "FCHMOD-OK" "fchmod of the caller's memfd"
+		if [ -e /proc/sys/vm/memfd_noexec ]; then
+			assert_contains "$OUT" "EXEC-BIT-REFUSED" "an exec bit on a memfd"
+		fi
 	fi
 }
 
