@@ -2677,8 +2677,9 @@ struct run_outcome {
 
 typedef void (*exec_fn)(const void *arg); /* returns only on failure */
 
-/* Run fn in a child whose stdout is /dev/null (our stdout carries exactly
- * one line) and say what became of it. */
+/* Run fn in a child whose stdout and stderr are /dev/null (our stdout
+ * carries exactly one line; the loader's complaints name paths of the
+ * run, and the exit status says enough) and say what became of it. */
 static void run_child(exec_fn fn, const void *arg, struct run_outcome *o)
 {
 	int p[2], status = 0, child_err = 0;
@@ -2703,8 +2704,10 @@ static void run_child(exec_fn fn, const void *arg, struct run_outcome *o)
 	if (pid == 0) {
 		int e, null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		close(p[0]);
-		if (null >= 0)
+		if (null >= 0) {
 			dup2(null, 1);
+			dup2(null, 2);
+		}
 		fn(arg);
 		e = errno;
 		_exit(write_all(p[1], &e, sizeof(e)) ? 127 : 126);
