@@ -86,7 +86,7 @@ g add src/a.c docs && g commit -qm "agent edit" && echo "commit: done"
 cat src/a.c | grep -q helper && echo "sees-own-edit: done"
 '
 REVIEW_ESCAPES="hook hooks-path fsmonitor ssh-command filter-config filter-attr venv-python vscode-task envrc \
-workflow ssh-link executable setuid aws-key"
+workflow ssh-link executable aws-key"
 # path in the change: the escapes that land there
 REVIEW_FLAGGED=".git/hooks/pre-commit .git/config .gitattributes .venv/bin/python .vscode/tasks.json .envrc \
 .github/workflows/x.yml keys tools.sh suid creds.txt"
@@ -106,6 +106,9 @@ test_review_holds_each_escape_and_leaves_the_workspace() {
 	for e in $REVIEW_ESCAPES commit sees-own-edit; do
 		assert_contains "$OUT" "$e: done" "$e inside the sandbox"
 	done
+	# A set-ID bit is refused in every sandbox, review mode's layer too:
+	# the copy lands (a new executable, flagged), its chmod 4755 does not.
+	assert_contains "$OUT" "setuid: blocked" "chmod 4755 inside the sandbox"
 	ws_state >"$T/after"
 	cmp -s "$T/before" "$T/after" || fail "the workspace changed during a review-mode run: $(diff "$T/before" "$T/after")"
 	assert_eq "init" "$(rg log -1 --format=%s)" "the host repository's last commit"
@@ -120,7 +123,7 @@ test_review_holds_each_escape_and_leaves_the_workspace() {
 	assert_contains "$ROUT" "core.sshCommand" "the sshCommand key named"
 	assert_contains "$ROUT" "folder is opened" "the folder-open task named"
 	assert_contains "$ROUT" "symlink leaving the workspace -> $E2E_HOME/.ssh" "the link to ~/.ssh named"
-	assert_contains "$ROUT" "set-user-ID" "the setuid bit named"
+	assert_not_contains "$ROUT" "set-user-ID" "no setuid bit reached the layer"
 	assert_contains "$ROUT" "aws-access-key-id" "the credential format named"
 	assert_contains "$ROUT" "new executable" "the new executable named"
 	# The neighbours: ordinary edits are listed, not flagged, with a diff.
