@@ -127,6 +127,16 @@ unsigned handoff_git_entry_bit(const char *name, bool is_dir);
  * may, else why not. Pure. */
 const char *handoff_git_shape(unsigned have, unsigned add, bool admin);
 
+/* Does a directory holding the names in have (HANDOFF_GIT_* bits) stand
+ * as a git directory that exists: HEAD with a commondir (a worktree's
+ * administrative directory, or a repository whose common directory is
+ * elsewhere), or objects with refs (a repository, or the common
+ * directory another one's commondir names: git reads config and hooks
+ * there, and that one needs no HEAD of its own)? HEAD with objects and
+ * refs, git's own test, is among them; HEAD beside a config file without
+ * objects and refs is not. Pure. */
+bool handoff_git_repository(unsigned have);
+
 /* Is rel (relative to the workspace) a worktree's administrative
  * directory, ".git/worktrees/ID" at any depth? Pure. */
 bool handoff_git_admin_dir(const char *rel);

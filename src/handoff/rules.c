@@ -394,6 +394,12 @@ const char *handoff_git_shape(unsigned have, unsigned add, bool admin)
 	return repo && (s & control) ? "(a git repository with config, hooks or a commondir of its own)" : NULL;
 }
 
+bool handoff_git_repository(unsigned have)
+{
+	return ((have & HANDOFF_GIT_HEAD) && (have & HANDOFF_GIT_COMMONDIR)) ||
+	       ((have & HANDOFF_GIT_OBJECTS) && (have & HANDOFF_GIT_REFS));
+}
+
 bool handoff_git_admin_dir(const char *rel)
 {
 	return handoff_glob_match("**/.git/worktrees/*", rel);

@@ -504,6 +504,32 @@ static void test_git_shape(void **state)
 #undef SHAPE
 }
 
+/* A git directory that exists, as the start-up walk judges a listing:
+ * git's own test, a worktree's administrative directory, a common
+ * directory; not a directory that merely holds names git uses. */
+static void test_git_repository(void **state)
+{
+	(void)state;
+#define REPO(...) handoff_git_repository(bits((const char *const[]){ __VA_ARGS__, NULL }))
+	assert_true(REPO("HEAD", "objects", "refs", "config", "hooks"));   /* git init --bare */
+	assert_true(REPO("HEAD", "objects", "refs"));
+	assert_true(REPO("HEAD", "commondir"));                            /* worktrees/ID */
+	assert_true(REPO("HEAD", "commondir", "config.worktree"));
+	assert_true(REPO("objects", "refs", "config"));                    /* a common directory */
+	assert_false(REPO("HEAD", "config"));
+	assert_false(REPO("HEAD", "config", "hooks", "objects"));
+	assert_false(REPO("HEAD", "refs", "config"));
+	assert_false(REPO("commondir", "config"));
+	assert_false(REPO("objects", "config", "hooks"));
+	assert_false(handoff_git_repository(0));
+	/* HEAD, config or commondir as a directory is no file git reads. */
+	assert_false(handoff_git_repository(handoff_git_entry_bit("HEAD", true) | HANDOFF_GIT_COMMONDIR));
+	assert_false(handoff_git_repository(HANDOFF_GIT_HEAD | handoff_git_entry_bit("commondir", true)));
+	/* objects and refs count as any type (git's access() follows links). */
+	assert_true(handoff_git_repository(handoff_git_entry_bit("objects", false) | handoff_git_entry_bit("refs", false)));
+#undef REPO
+}
+
 static const char *alias_rule(const struct handoff_links *l, const char *rel, bool is_link, char *via)
 {
 	const struct handoff_rule *r = handoff_match_aliases(l, rel, is_link, via, 4096);
@@ -806,6 +832,7 @@ int main(void)
 		cmocka_unit_test(test_protect_link_dangerous),
 		cmocka_unit_test(test_rules_indirection),
 		cmocka_unit_test(test_git_shape),
+		cmocka_unit_test(test_git_repository),
 		cmocka_unit_test(test_aliases),
 		cmocka_unit_test(test_inspect_pointers),
 		cmocka_unit_test(test_scan_indirection),
