@@ -1324,7 +1324,7 @@ static bool is_qdtext(unsigned char c)
 /* Every state refuses a CR or LF it does not expect: a bare LF after the
  * size or the data, or a CR inside an extension's quoted-string, is where
  * chunked parsers have disagreed (and smuggled). */
-int http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, size_t *used)
+int http_chunked_decode(struct http_chunked *c, const char *buf, size_t len, size_t *used, struct buf *out)
 {
 	size_t i = 0;
 
@@ -1393,6 +1393,10 @@ int http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, size_
 			size_t n = len - i;
 			if ((uint64_t)n > c->remaining)
 				n = (size_t)c->remaining;
+			if (out && buf_append(out, buf + i, n) < 0) {
+				*used = i;
+				return -ENOMEM;
+			}
 			c->remaining -= n;
 			i += n;
 			if (c->remaining == 0)
@@ -1419,6 +1423,7 @@ int http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, size_
 			/* a trailer field line, as strict as a header line */
 			if (!is_tchar(ch))
 				return chunk_fail(c, used, i, EINVAL);
+			c->trailers = true;
 			c->state = CH_TRAILER_NAME;
 			goto count;
 		case CH_TRAILER_NAME:
@@ -1463,4 +1468,9 @@ int http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, size_
 		return 1;
 	}
 	return c->state == CH_ERROR ? -EINVAL : 0;
+}
+
+int http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, size_t *used)
+{
+	return http_chunked_decode(c, buf, len, used, NULL);
 }

@@ -118,15 +118,22 @@ const struct http_header *http_find_header(const struct http_header *h, size_t n
 int http_build_upstream_head(const struct http_request *req, bool keep_upgrade, struct buf *out) WUR;
 
 /* Incremental chunked-body framing: feed bytes, learn where the body
- * (including trailers) ends. Bounded chunk-size lines and trailers. */
+ * (including trailers) ends. Bounded chunk-size lines and trailers. The
+ * one chunked decoder of the tree: the proxy's framing, its leak scan
+ * and the MCP gateway all read a body through it, so none of them can
+ * see a different body than the others. */
 struct http_chunked {
 	int state;
 	uint64_t remaining;
 	size_t line_len;
+	bool trailers; /* a trailer field line was seen */
 };
 /* Consumes from buf[0..len); *used = bytes that belong to the body;
  * returns 1 when the body ended (at *used), 0 when more is needed, a
  * negative errno on malformed framing. */
 int http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, size_t *used) WUR;
+/* The same, and the chunk data (framing, extensions and trailers
+ * removed) is appended to out; -ENOMEM when out cannot grow. */
+int http_chunked_decode(struct http_chunked *c, const char *buf, size_t len, size_t *used, struct buf *out) WUR;
 
 #endif

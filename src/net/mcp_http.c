@@ -572,15 +572,17 @@ bool mcp_http_headers_agree(const struct http_header *h, size_t n, const struct 
 	return true;
 }
 
-/* The body without its framing: chunked bodies are decoded. */
+/* The body without its framing: chunked bodies are decoded by the
+ * decoder that framed them for the proxy, so the gateway decides the
+ * very bytes the proxy delimited. */
 static int body_bytes(const struct http_request *req, const char *body, size_t len, struct buf *out)
 {
 	if (req->body != HTTP_BODY_CHUNKED)
 		return buf_append(out, body, len);
-	struct mcp_dechunk d = { 0 };
+	struct http_chunked d = { 0 };
 	size_t used = 0;
-	int r = mcp_dechunk(&d, body, len, out, &used);
-	return r == 1 ? 0 : r < 0 ? r : -EBADMSG;
+	int r = http_chunked_decode(&d, body, len, &used, out);
+	return r == 1 ? 0 : r == -ENOMEM ? r : -EBADMSG;
 }
 
 bool mcp_http_request(const struct policy_endpoint *ep, const struct http_request *req, const char *body,
@@ -861,7 +863,7 @@ struct body_in {
 	const struct http_response *resp;
 	struct buf *rb;         /* bytes read past the head */
 	uint64_t left;          /* HTTP_BODY_LENGTH */
-	struct mcp_dechunk dc;
+	struct http_chunked dc;
 };
 
 /* Next piece of body into out (appended). 1: more may follow; 0: end of
@@ -887,7 +889,7 @@ static int body_next(struct body_in *b, struct buf *out)
 		case HTTP_BODY_CHUNKED:
 			if (b->rb->len) {
 				size_t used = 0;
-				int r = mcp_dechunk(&b->dc, b->rb->data, b->rb->len, out, &used);
+				int r = http_chunked_decode(&b->dc, b->rb->data, b->rb->len, &used, out);
 				buf_consume(b->rb, used);
 				if (r < 0)
 					return r;
@@ -1248,101 +1250,4 @@ int mcp_sse_feed(struct mcp_sse *s, const char *p, size_t n, int (*fn)(void *ctx
 		i = j - 1;
 	}
 	return 0;
-}
-
-/* ---- chunked ---- */
-
-enum { DC_SIZE = 0, DC_EXT, DC_SIZE_LF, DC_DATA, DC_DATA_CR, DC_DATA_LF, DC_TRAILER, DC_TRAILER_LF, DC_DONE };
-
-int mcp_dechunk(struct mcp_dechunk *d, const char *p, size_t n, struct buf *out, size_t *used)
-{
-	size_t i = 0;
-	while (i < n) {
-		unsigned char c = (unsigned char)p[i];
-		switch (d->state) {
-		case DC_SIZE:
-			if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')) {
-				if (++d->digits > 15)
-					goto bad;
-				d->remaining = d->remaining * 16 + (c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
-			} else if (d->digits && (c == ';' || c == ' ' || c == '\t')) {
-				d->state = DC_EXT;
-			} else if (d->digits && c == '\r') {
-				d->state = DC_SIZE_LF;
-			} else {
-				goto bad;
-			}
-			i++;
-			break;
-		case DC_EXT:
-			if (++d->line_len > 4096 || c == '\n')
-				goto bad;
-			if (c == '\r')
-				d->state = DC_SIZE_LF;
-			i++;
-			break;
-		case DC_SIZE_LF:
-			if (c != '\n')
-				goto bad;
-			i++;
-			d->line_len = 0;
-			d->digits = 0;
-			d->state = d->remaining ? DC_DATA : DC_TRAILER;
-			break;
-		case DC_DATA: {
-			size_t take = n - i < d->remaining ? n - i : (size_t)d->remaining;
-			if (buf_append(out, p + i, take) < 0) {
-				*used = i;
-				return -ENOMEM;
-			}
-			i += take;
-			d->remaining -= take;
-			if (!d->remaining)
-				d->state = DC_DATA_CR;
-			break;
-		}
-		case DC_DATA_CR:
-			if (c != '\r')
-				goto bad;
-			d->state = DC_DATA_LF;
-			i++;
-			break;
-		case DC_DATA_LF:
-			if (c != '\n')
-				goto bad;
-			d->state = DC_SIZE;
-			i++;
-			break;
-		case DC_TRAILER:
-			/* A trailer line, or the empty line that ends the body.
-			 * Trailers are read and dropped. */
-			if (c == '\r') {
-				d->state = DC_TRAILER_LF;
-			} else if (c == '\n' || ++d->line_len > 8192) {
-				goto bad;
-			}
-			i++;
-			break;
-		case DC_TRAILER_LF:
-			if (c != '\n')
-				goto bad;
-			i++;
-			if (d->line_len == 0) {
-				d->state = DC_DONE;
-				*used = i;
-				return 1;
-			}
-			d->state = DC_TRAILER;
-			d->line_len = 0;
-			break;
-		default:
-			goto bad;
-		}
-	}
-	*used = i;
-	return d->state == DC_DONE ? 1 : 0;
-bad:
-	d->state = -1;
-	*used = i;
-	return -EBADMSG;
 }

@@ -143,16 +143,4 @@ void mcp_sse_free(struct mcp_sse *s);
 bool mcp_http_headers_agree(const struct http_header *h, size_t n, const struct imp_node *msg, char *why,
 			    size_t why_len);
 
-/* An incremental chunked-body decoder: the body's bytes without their
- * framing. Returns 1 at the end of the body (trailers consumed), 0 when
- * more is needed, -EBADMSG on malformed framing. *used is what was
- * consumed of p. */
-struct mcp_dechunk {
-	int state;
-	uint64_t remaining;
-	size_t line_len;
-	unsigned digits;
-};
-int mcp_dechunk(struct mcp_dechunk *d, const char *p, size_t n, struct buf *out, size_t *used) WUR;
-
 #endif

@@ -66,12 +66,12 @@ static int sse_run(const char *p, size_t n, size_t split, struct acc *a)
 
 static int dc_run(const char *p, size_t n, size_t split, struct buf *out, size_t *total)
 {
-	struct mcp_dechunk d = { 0 };
+	struct http_chunked d = { 0 };
 	size_t used = 0;
-	int r = mcp_dechunk(&d, p, split, out, &used);
+	int r = http_chunked_decode(&d, p, split, &used, out);
 	*total = used;
 	if (r == 0 && used == split) {
-		r = mcp_dechunk(&d, p + split, n - split, out, &used);
+		r = http_chunked_decode(&d, p + split, n - split, &used, out);
 		*total += used;
 	}
 	return r;
