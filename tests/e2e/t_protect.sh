@@ -564,3 +564,108 @@ filesystem:
 	assert_eq "0" "$(printf '%s\n' "$OUT" | sed -n 1p | tr -d ' ')" "entries of the denied directory inside"
 	assert_contains "$OUT" "config: blocked" "git config beside it"
 }
+
+# ---- git directories of any name -----------------------------------------
+
+# Git directories the table does not name, made by the user before the
+# run: a bare repository kept as mirror/ (with a hook of its own, info/
+# attributes and an alternate) and one two deep, a separate git directory
+# that a .git file names relatively (wt/.git: "gitdir: ../gd"), a
+# worktree's administrative directory, a directory a .git file names that
+# is no git directory by its shape (HEAD and config only), and its
+# neighbour of the same shape that no .git file names.
+protect_gitdirs() {
+	local g=(git -c user.name=e2e -c user.email=e2e@example.test -c init.defaultBranch=main)
+	"${g[@]}" init -q "$WS/app" && echo a >"$WS/app/a.txt" && "${g[@]}" -C "$WS/app" add a.txt &&
+		"${g[@]}" -C "$WS/app" commit -qm one || fail "the repository app"
+	"${g[@]}" init -q --bare "$WS/mirror" && "${g[@]}" -C "$WS/app" push -q ../mirror HEAD:refs/heads/main ||
+		fail "the bare repository mirror"
+	printf '#!/bin/sh\nexit 0\n' >"$WS/mirror/hooks/post-receive" && chmod +x "$WS/mirror/hooks/post-receive"
+	mkdir -p "$WS/mirror/info" && echo '*.c diff' >"$WS/mirror/info/attributes"
+	echo "$WS/app/.git/objects" >"$WS/mirror/objects/info/alternates"
+	mkdir -p "$WS/data" && "${g[@]}" init -q --bare "$WS/data/repo" || fail "the bare repository data/repo"
+	printf '#!/bin/sh\nexit 0\n' >"$WS/data/repo/hooks/update" && chmod +x "$WS/data/repo/hooks/update"
+	"${g[@]}" init -q --separate-git-dir="$WS/gd" "$WS/wt" && echo 'gitdir: ../gd' >"$WS/wt/.git" &&
+		"${g[@]}" -C "$WS/wt" commit -q --allow-empty -m one || fail "the repository wt with its git directory gd"
+	printf '#!/bin/sh\nexit 0\n' >"$WS/gd/hooks/pre-commit" && chmod +x "$WS/gd/hooks/pre-commit"
+	"${g[@]}" -C "$WS/app" worktree add -q ../wt2 2>/dev/null || fail "git worktree add"
+	assert_file "$WS/app/.git/worktrees/wt2/commondir" "the worktree's commondir"
+	mkdir -p "$WS/gd2" "$WS/sub2" "$WS/plain"
+	echo 'ref: refs/heads/main' >"$WS/gd2/HEAD" && printf '[core]\n' >"$WS/gd2/config"
+	echo 'gitdir: ../gd2' >"$WS/sub2/.git"
+	echo 'ref: refs/heads/main' >"$WS/plain/HEAD" && printf '[core]\n' >"$WS/plain/config"
+}
+
+PROTECT_GITDIR_FILES="mirror/config mirror/hooks/post-receive mirror/info/attributes mirror/objects/info/alternates
+data/repo/config data/repo/hooks/update gd/config gd/hooks/pre-commit app/.git/worktrees/wt2/commondir gd2/config"
+
+# The agent rewrites each existing file in place: an open without O_CREAT
+# never reaches the guard, only a read-only mount stops it. One line per
+# file, "FILE: written" or "FILE: ERRNO". Then the neighbours.
+# shellcheck disable=SC2016
+PROTECT_GITDIR_AGENT='
+try() { n=$1; shift; if ( "$@" ) >/dev/null 2>&1; then echo "$n: done"; else echo "$n: blocked"; fi; }
+g() { git -c user.name=agent -c user.email=agent@example.test "$@"; }
+for f in $FILES plain/config; do
+	/usr/bin/python3 -c "import errno, os, sys
+try:
+    fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
+    os.write(fd, b\"#\\n\")
+    print(sys.argv[1] + \": written\")
+except OSError as e:
+    print(sys.argv[1] + \": \" + errno.errorcode.get(e.errno, str(e.errno)))" "$f"
+done
+try fsmonitor git --git-dir=mirror config core.fsmonitor "sh -c id"
+try deep-fsmonitor git --git-dir=data/repo config core.fsmonitor "sh -c id"
+try gd-fsmonitor git -C wt config core.fsmonitor "sh -c id"
+try hook-new sh -c "echo id > mirror/hooks/post-checkout"
+git --git-dir=mirror log --oneline >/dev/null && echo "mirror-log: done"
+(cd app && g commit -q --allow-empty -m two && g push -q ../mirror HEAD:refs/heads/main) && echo "push: done"
+git -C wt status --short >/dev/null && echo "status: done"
+g -C wt commit -q --allow-empty -m two && echo "wt-commit: done"
+git -C wt2 status --short >/dev/null && echo "wt2-status: done"
+true
+'
+
+# A git directory of any name has its config, hooks, commondir,
+# info/attributes and objects/info/alternates read-only as .git's are, and
+# so does whatever directory a .git file names in the workspace; its
+# objects and refs stay writable (git push, git commit), and a directory
+# that merely holds a HEAD and a config file stays writable.
+test_protect_git_directories_of_any_name() {
+	command -v python3 >/dev/null || skip "no python3"
+	protect_gitdirs
+	local f before
+	# shellcheck disable=SC2086
+	before=$(cd "$WS" && sha256sum $PROTECT_GITDIR_FILES) || fail "sha256sum"
+	al -- /usr/bin/env FILES="$PROTECT_GITDIR_FILES" /bin/sh -c "$PROTECT_GITDIR_AGENT"
+	assert_rc 0 "the agent's run"
+	for f in $PROTECT_GITDIR_FILES; do
+		assert_contains "$OUT" "$f: EROFS" "the in-place edit of $f"
+	done
+	for f in fsmonitor deep-fsmonitor gd-fsmonitor hook-new; do
+		assert_contains "$OUT" "$f: blocked" "the escape $f"
+	done
+	# The neighbours.
+	assert_contains "$OUT" "plain/config: written" "a config beside a HEAD, no git directory"
+	for f in mirror-log push status wt-commit wt2-status; do
+		assert_contains "$OUT" "$f: done" "$f inside the sandbox"
+	done
+	# shellcheck disable=SC2086
+	assert_eq "$before" "$(cd "$WS" && sha256sum $PROTECT_GITDIR_FILES)" "the protected files on the host"
+	assert_eq "$(git -C "$WS/app" rev-parse HEAD)" "$(git --git-dir="$WS/mirror" rev-parse main)" \
+		"the commit pushed into mirror, seen on the host"
+	assert_eq "two" "$(git -C "$WS/wt" log -1 --format=%s)" "the commit made in wt (objects and refs in gd)"
+	assert_eq "" "$(git --git-dir="$WS/mirror" config --get core.fsmonitor)" "core.fsmonitor in mirror on the host"
+	assert_no_file "$WS/mirror/hooks/post-checkout" "the planted hook"
+	assert_eq "$(printf '[core]\n#')" "$(cat "$WS/plain/config")" "the neighbour's config on the host"
+	# The same edits land with the table off: the files are writable
+	# but for the protection (so this test can fail).
+	al_policy 'version: 1
+filesystem:
+  protect_defaults: false' -- /usr/bin/env FILES="$PROTECT_GITDIR_FILES" /bin/sh -c "$PROTECT_GITDIR_AGENT"
+	assert_rc 0 "the run with the table off"
+	for f in $PROTECT_GITDIR_FILES; do
+		assert_contains "$OUT" "$f: written" "the in-place edit of $f with the table off"
+	done
+}
