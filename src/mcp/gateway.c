@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "mcp/gateway.h"
@@ -530,6 +531,26 @@ static int expire(struct mcp_gateway *g, int *rc, struct error *err)
 
 /* ---- client -> server ---- */
 
+/* The request methods the policy decides by what they name. Compared
+ * without regard to case: a server that folds case would run
+ * "Tools/Call" as tools/call. */
+static bool is_method(const char *method, const char *name)
+{
+	return !strcasecmp(method, name);
+}
+
+/* A denial the client is told of, when it can be: a message without an
+ * id gets no answer (none can be addressed to it), but is recorded and
+ * dropped all the same. */
+static int deny_client(struct mcp_gateway *g, const struct imp_node *id, bool tool_result, int code,
+		       const char *reason, struct error *err)
+{
+	if (!id)
+		return 0;
+	return tool_result ? send_tool_error(g->client_out, id, reason, err)
+			   : send_error(g->client_out, id, code, reason, err);
+}
+
 static int from_client(struct mcp_gateway *g, struct imp_node *m, struct error *err)
 {
 	struct mcp_engine *e = g->engine;
@@ -538,14 +559,21 @@ static int from_client(struct mcp_gateway *g, struct imp_node *m, struct error *
 	const struct imp_node *params = imp_get(m, "params");
 	struct mcp_verdict v;
 
-	if (!method || !id) /* a response to a server request, or a notification */
+	if (!method) /* a response to a server request */
 		return gsend(g, g->server_in, m, err);
 
-	if (!strcmp(method, "tools/call")) {
+	/* A request is decided by what it asks for, with or without an id:
+	 * a server that dispatches on the method runs a tools/call sent as
+	 * a notification just the same. */
+	if (is_method(method, "tools/call")) {
 		const char *tool = str_of(imp_get(params, "name"));
 		const struct imp_node *args = imp_get(params, "arguments");
-		if (!tool)
-			return send_error(g->client_out, id, MCP_ERR_INVALID, "tools/call without a tool name", err);
+		if (!tool) {
+			struct rec r = { .method = method, .decision = "deny", .rule = "protocol",
+					 .reason = "tools/call without a tool name", .direction = "client" };
+			record(g, &r);
+			return deny_client(g, id, false, MCP_ERR_INVALID, "tools/call without a tool name", err);
+		}
 		bool ok = mcp_tool_call_allowed(e, tool, args, &v);
 		if (ok && v.decision == POLICY_MCP_STEP_UP) {
 			/* AARM's defer: one record now, one when a person (or
@@ -554,11 +582,13 @@ static int from_client(struct mcp_gateway *g, struct imp_node *m, struct error *
 					 .rule = v.rule, .reason = "step-up: waiting for a person's approval",
 					 .direction = "client" };
 			record(g, &d);
-			if ((g->control_fd >= 0 || g->tty_fd >= 0 || g->hold_for_caller) && g->n_held < MCP_MAX_HELD)
+			if (id && (g->control_fd >= 0 || g->tty_fd >= 0 || g->hold_for_caller) && g->n_held < MCP_MAX_HELD)
 				return hold(g, m, tool, v.rule, err);
 			ok = false;
 			snprintf(v.reason, sizeof(v.reason),
-				 g->n_held >= MCP_MAX_HELD
+				 !id ? "airlock denied the call: the policy asks a person to approve %s, and a call "
+				       "without an id cannot be held for approval"
+				 : g->n_held >= MCP_MAX_HELD
 					 ? "airlock denied the call: the policy asks a person to approve %s, and too many "
 					   "calls are already waiting"
 					 : "airlock denied the call: the policy asks a person to approve %s, and this "
@@ -569,26 +599,31 @@ static int from_client(struct mcp_gateway *g, struct imp_node *m, struct error *
 				 .rule = v.rule, .reason = ok ? NULL : v.reason, .direction = "client" };
 		record(g, &r);
 		if (!ok)
-			return send_tool_error(g->client_out, id, v.reason, err);
-		if (pending_add(g, id, method, tool) < 0)
+			return deny_client(g, id, true, 0, v.reason, err);
+		if (id && pending_add(g, id, "tools/call", tool) < 0)
 			return error_set(err, ENOMEM, "out of memory");
 		return gsend(g, g->server_in, m, err);
 	}
-	if (!strcmp(method, "resources/read") || !strcmp(method, "prompts/get")) {
-		bool res = method[0] == 'r';
+	if (is_method(method, "resources/read") || is_method(method, "prompts/get")) {
+		bool res = is_method(method, "resources/read");
 		const char *what = str_of(imp_get(params, res ? "uri" : "name"));
-		if (!what)
-			return send_error(g->client_out, id, MCP_ERR_INVALID,
-					  res ? "resources/read without a uri" : "prompts/get without a name", err);
+		if (!what) {
+			const char *why = res ? "resources/read without a uri" : "prompts/get without a name";
+			struct rec r = { .method = method, .decision = "deny", .rule = "protocol", .reason = why,
+					 .direction = "client" };
+			record(g, &r);
+			return deny_client(g, id, false, MCP_ERR_INVALID, why, err);
+		}
 		bool ok = res ? mcp_resource_allowed(e, what, &v) : mcp_prompt_allowed(e, what, &v);
 		struct rec r = { .method = method, .target = what, .args = res ? NULL : imp_get(params, "arguments"),
 				 .decision = ok ? "allow" : "deny", .rule = v.rule, .reason = ok ? NULL : v.reason,
 				 .direction = "client" };
 		record(g, &r);
 		if (!ok)
-			return send_error(g->client_out, id, MCP_ERR_DENIED, v.reason, err);
+			return deny_client(g, id, false, MCP_ERR_DENIED, v.reason, err);
+		method = res ? "resources/read" : "prompts/get";
 	}
-	if (pending_add(g, id, method, NULL) < 0)
+	if (id && pending_add(g, id, method, NULL) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	return gsend(g, g->server_in, m, err);
 }
@@ -745,26 +780,78 @@ static int filter_tools_list(struct mcp_gateway *g, struct imp_node *result)
 	return 0;
 }
 
+/* Scan one part of a server's message the model may read (a result, an
+ * error, a request's or notification's params): secrets and injection
+ * markers, redacted where the policy says so. A hit is recorded; *block
+ * says the part must be withheld, reason why. phrases: the part is read
+ * as instructions (descriptions, the initialize result's instructions,
+ * listings), where the instruction phrases are looked for too. */
+static int scan_part(struct mcp_gateway *g, struct imp_node *n, bool phrases, const char *method, const char *tool,
+		     const char *noun, bool *block, char *reason, size_t reason_len)
+{
+	struct scan_state s;
+	*block = false;
+	if (!n)
+		return 0;
+	scan_init(&s, g->engine, phrases);
+	if (scan_node(&s, n) < 0)
+		return -ENOMEM;
+	if (!s.hit_secret && !s.hit_injection)
+		return 0;
+	*block = (s.hit_secret && !s.redact_secrets) || (s.hit_injection && !s.redact_injection);
+	snprintf(reason, reason_len, "airlock %s the %s: it holds %s", *block ? "withheld" : "redacted", noun, s.what);
+	struct rec r = { .method = method, .tool = tool, .decision = *block ? "deny" : "modify",
+			 .rule = s.hit_secret ? "scan.secrets" : "scan.injection", .reason = reason,
+			 .direction = "server" };
+	record(g, &r);
+	return 0;
+}
+
+/* Results the model reads as instructions rather than as data. */
+static bool read_as_instructions(const char *method)
+{
+	return is_method(method, "initialize") || is_method(method, "server/discover") ||
+	       is_method(method, "tools/list") || is_method(method, "prompts/list") ||
+	       is_method(method, "resources/list") || is_method(method, "resources/templates/list");
+}
+
 static int from_server(struct mcp_gateway *g, struct imp_node *m, struct error *err)
 {
 	struct mcp_engine *e = g->engine;
 	const char *method = str_of(imp_get(m, "method"));
 	const struct imp_node *id = imp_get(m, "id");
 	struct mcp_verdict v;
+	char reason[400];
+	bool block;
 
-	if (method && id) {
+	/* A server's request is decided by its method, with or without an
+	 * id: a client that dispatches on the method would sample for an
+	 * id-less sampling/createMessage just the same. Only what is named
+	 * a notification is one. */
+	if (method && (id || strncasecmp(method, "notifications/", 14))) {
 		bool ok = mcp_server_request_allowed(e, method, &v);
-		if (strcmp(method, "ping")) {
+		if (strcmp(method, "ping") || !id) {
 			struct rec r = { .method = method, .decision = ok ? "allow" : "deny", .rule = v.rule,
 					 .reason = ok ? NULL : v.reason, .direction = "server" };
 			record(g, &r);
 		}
 		if (!ok)
-			return send_error(g->server_in, id, MCP_ERR_DENIED, v.reason, err);
+			return id ? send_error(g->server_in, id, MCP_ERR_DENIED, v.reason, err) : 0;
+		if (scan_part(g, get_mut(m, "params"), false, method, NULL, "request", &block, reason,
+			      sizeof(reason)) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+		if (block)
+			return id ? send_error(g->server_in, id, MCP_ERR_DENIED, reason, err) : 0;
 		return gsend(g, g->client_out, m, err);
 	}
-	if (method) /* a notification */
-		return gsend(g, g->client_out, m, err);
+	if (method) {
+		/* A notification (a log message, progress) is read by the
+		 * model like a result. */
+		if (scan_part(g, get_mut(m, "params"), false, method, NULL, "notification", &block, reason,
+			      sizeof(reason)) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+		return block ? 0 : gsend(g, g->client_out, m, err);
+	}
 
 	struct mcp_pending p = { 0 };
 	if (!pending_take(g, id, &p)) {
@@ -776,7 +863,20 @@ static int from_server(struct mcp_gateway *g, struct imp_node *m, struct error *
 		return 0;
 	}
 	int rc = 0;
+	bool is_call = is_method(p.method, "tools/call");
 	struct imp_node *result = get_mut(m, "result");
+	struct imp_node *error = get_mut(m, "error");
+	if (error) {
+		/* An error's message and data reach the model as well. */
+		if (scan_part(g, error, false, p.method, p.tool, "error", &block, reason, sizeof(reason)) < 0) {
+			rc = error_set(err, ENOMEM, "out of memory");
+			goto out;
+		}
+		if (block) {
+			rc = send_error(g->client_out, id, MCP_ERR_DENIED, reason, err);
+			goto out;
+		}
+	}
 	if (result && result->kind == IMP_MAP) {
 		/* 2026-07-28: a result that asks the client for input
 		 * (sampling, elicitation) before the request can complete is a
@@ -799,35 +899,36 @@ static int from_server(struct mcp_gateway *g, struct imp_node *m, struct error *
 				}
 			}
 		}
-		if (!strcmp(p.method, "tools/list")) {
-			if (filter_tools_list(g, result) < 0) {
-				rc = error_set(err, ENOMEM, "out of memory");
-				goto out;
-			}
-		} else if (!strcmp(p.method, "tools/call") || !strcmp(p.method, "resources/read") ||
-			   !strcmp(p.method, "prompts/get")) {
-			struct scan_state s;
-			scan_init(&s, e, false);
-			if (scan_node(&s, result) < 0) {
-				rc = error_set(err, ENOMEM, "out of memory");
-				goto out;
-			}
-			if (s.hit_secret || s.hit_injection) {
-				bool block = (s.hit_secret && !s.redact_secrets) || (s.hit_injection && !s.redact_injection);
-				char reason[256];
-				snprintf(reason, sizeof(reason), "airlock %s the result: it holds %s",
-					 block ? "withheld" : "redacted", s.what);
-				struct rec r = { .method = p.method, .tool = p.tool, .decision = block ? "deny" : "modify",
-						 .rule = s.hit_secret ? "scan.secrets" : "scan.injection", .reason = reason,
-						 .direction = "server" };
-				record(g, &r);
-				if (block) {
-					rc = !strcmp(p.method, "tools/call")
-						     ? send_tool_error(g->client_out, id, reason, err)
-						     : send_error(g->client_out, id, MCP_ERR_DENIED, reason, err);
-					goto out;
-				}
-			}
+		if (is_method(p.method, "tools/list") && filter_tools_list(g, result) < 0) {
+			rc = error_set(err, ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	if (result) {
+		/* Every result, not only a tool's: the rest of a tool list
+		 * (the tools themselves were scanned one by one above),
+		 * the initialize result's instructions, prompt and resource
+		 * listings, completions. */
+		struct imp_node *tools = is_method(p.method, "tools/list") ? get_mut(result, "tools") : NULL, saved;
+		if (tools) {
+			/* Scanned (and decided tool by tool) already; a
+			 * withheld phrase's notice must not be found again. */
+			saved = *tools;
+			tools->kind = IMP_NULL;
+			tools->n = 0;
+		}
+		int sr = scan_part(g, result, read_as_instructions(p.method), p.method, p.tool, "result", &block,
+				   reason, sizeof(reason));
+		if (tools)
+			*tools = saved;
+		if (sr < 0) {
+			rc = error_set(err, ENOMEM, "out of memory");
+			goto out;
+		}
+		if (block) {
+			rc = is_call ? send_tool_error(g->client_out, id, reason, err)
+				     : send_error(g->client_out, id, MCP_ERR_DENIED, reason, err);
+			goto out;
 		}
 	}
 	rc = gsend(g, g->client_out, m, err);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "mcp/mcp.h"
 
@@ -110,6 +111,53 @@ size_t mcp_json_select(const struct imp_node *root, const char *path,
 	return select_at(root, path, fn, ctx);
 }
 
+static int cmp_keys_nocase(const void *a, const void *b)
+{
+	return strcasecmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Two keys of one object that differ only in case ("method" and
+ * "Method", "path" and "PATH"): a peer that decodes keys without regard
+ * to case (Go's encoding/json does, and takes the last) would act on the
+ * one we did not check. Refused anywhere in the message. */
+static bool keys_collide(const struct imp_node *n, int depth)
+{
+	if (depth > IMP_MAX_DEPTH || (n->kind != IMP_MAP && n->kind != IMP_LIST))
+		return false;
+	if (n->kind == IMP_MAP && n->n > 1) {
+		const char **k = malloc(n->n * sizeof(*k));
+		if (!k)
+			return true; /* fail closed */
+		for (size_t i = 0; i < n->n; i++)
+			k[i] = n->v[i].key;
+		qsort(k, n->n, sizeof(*k), cmp_keys_nocase);
+		bool dup = false;
+		for (size_t i = 1; i < n->n && !dup; i++)
+			dup = !strcasecmp(k[i - 1], k[i]);
+		free(k);
+		if (dup)
+			return true;
+	}
+	for (size_t i = 0; i < n->n; i++)
+		if (keys_collide(&n->v[i], depth + 1))
+			return true;
+	return false;
+}
+
+/* A method name of MCP's alphabet. A server that trims, folds case or
+ * stops at a NUL would dispatch "tools/call " or "Tools/Call" as
+ * tools/call, which the policy decides by its exact name. */
+static bool method_ok(const struct imp_node *m)
+{
+	for (size_t i = 0; i < m->len; i++) {
+		char c = m->str[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/' ||
+		      c == '_' || c == '-' || c == '.' || c == '$'))
+			return false;
+	}
+	return m->len > 0;
+}
+
 enum mcp_frame mcp_frame_parse(const char *line, size_t len, struct imp_node **msg, struct error *err)
 {
 	_cleanup_imp_node_ struct imp_node *m = NULL;
@@ -128,6 +176,10 @@ enum mcp_frame mcp_frame_parse(const char *line, size_t len, struct imp_node **m
 		error_set(err, EINVAL, "not a JSON object");
 		return MCP_FRAME_INVALID;
 	}
+	if (keys_collide(m, 0)) {
+		error_set(err, EINVAL, "two keys of one object differ only in case");
+		return MCP_FRAME_INVALID;
+	}
 	const struct imp_node *v = imp_get(m, "jsonrpc");
 	if (!v || v->kind != IMP_STR || strcmp(v->str, "2.0")) {
 		error_set(err, EINVAL, "\"jsonrpc\" is not \"2.0\"");
@@ -143,8 +195,8 @@ enum mcp_frame mcp_frame_parse(const char *line, size_t len, struct imp_node **m
 		return MCP_FRAME_INVALID;
 	}
 	if (method) {
-		if (method->kind != IMP_STR || method->len == 0) {
-			error_set(err, EINVAL, "\"method\" is not a non-empty string");
+		if (method->kind != IMP_STR || !method_ok(method)) {
+			error_set(err, EINVAL, "\"method\" is not a non-empty string of letters, digits and /_-.$");
 			return MCP_FRAME_INVALID;
 		}
 		if (res || er) {
