@@ -205,14 +205,16 @@ static size_t lint_mcp_rules(const struct policy *p, FILE *f, const struct polic
 	struct glob **g = calloc(n ? n : 1, sizeof(*g));
 	_cleanup_glob_ struct glob *all = NULL;
 	struct error err = { 0 };
-	if (!g || glob_compile("*", GLOB_NAME, &all, &err) < 0) {
+	/* Resource URIs are matched with the proxy's path globs. */
+	enum glob_kind gk = !strcmp(kind, "resources") ? GLOB_PATH : GLOB_NAME;
+	if (!g || glob_compile(gk == GLOB_PATH ? "**" : "*", gk, &all, &err) < 0) {
 		free(g);
 		return 0;
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct policy_loc loc = { .file = p->file, .line = r[i].line };
 		bool sub = false;
-		if (glob_compile(r[i].match, GLOB_NAME, &g[i], &err) < 0) {
+		if (glob_compile(r[i].match, gk, &g[i], &err) < 0) {
 			/* An unterminated bracket or collating element: fnmatch's
 			 * reading of it is not modelled, say so once. */
 			warn(f, &loc, "mcp.servers.%s.%s[%zu]: \"%s\" cannot be analysed (%s)", s->name, kind, i,

@@ -10,11 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "mcp/mcp.h"
 #include "net/dlp.h"
+#include "net/netpolicy.h"
 #include "policy/internal.h"
 #include "util/cleanup.h"
+#include "util/urlunit.h"
 
 int mcp_engine_init(struct mcp_engine *e, const struct policy_mcp_server *srv, const char *name,
 		    const char *workspace, const char *pins_path, struct error *err)
@@ -279,10 +282,170 @@ static bool match_rules(const struct mcp_engine *e, const char *kind, const stru
 	return false;
 }
 
+/* ---- resource URIs ---- */
+
+static bool uri_scheme_char(char c, bool first)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (!first && ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'));
+}
+
+/* Append the escapes of s[0..n) normalised: %XX of an unreserved
+ * character decoded, any other kept with upper-case hex. in_path: an
+ * encoded '/' or '\' would be a separator to some servers and part of a
+ * name to others, so it is refused there. */
+static int uri_escapes(struct buf *b, const char *s, size_t n, bool in_path, char *why, size_t why_len)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c == 0x7f || c == '\\') {
+			snprintf(why, why_len, "it holds a control character or a backslash");
+			return -EINVAL;
+		}
+		if (c != '%') {
+			if (buf_append(b, s + i, 1) < 0)
+				return -ENOMEM;
+			continue;
+		}
+		int hi = i + 2 < n ? hex_digit_value((unsigned char)s[i + 1]) : -1;
+		int lo = i + 2 < n ? hex_digit_value((unsigned char)s[i + 2]) : -1;
+		if (hi < 0 || lo < 0) {
+			snprintf(why, why_len, "it holds a %% that is not an escape of two hex digits");
+			return -EINVAL;
+		}
+		unsigned v = (unsigned)(hi * 16 + lo);
+		if (v < 0x20 || v == 0x7f || (in_path && (v == '/' || v == '\\'))) {
+			snprintf(why, why_len, "it encodes %s", v == '/' || v == '\\' ? "a separator inside a segment"
+											  : "a control character");
+			return -EINVAL;
+		}
+		/* "%252e": an escaped escape, which a server that decodes
+		 * twice would read as "." */
+		if (v == '%' && i + 4 < n && hex_digit_value((unsigned char)s[i + 3]) >= 0 &&
+		    hex_digit_value((unsigned char)s[i + 4]) >= 0) {
+			snprintf(why, why_len, "it holds an escaped escape");
+			return -EINVAL;
+		}
+		int r = url_unreserved(v) ? buf_printf(b, "%c", (char)v) : buf_printf(b, "%%%02X", v);
+		if (r < 0)
+			return -ENOMEM;
+		i += 2;
+	}
+	return 0;
+}
+
+char *mcp_uri_normalize(const char *uri, char *why, size_t why_len)
+{
+	struct buf b = { 0 }, path = { 0 };
+	size_t n = strlen(uri), i = 0, pre = 0;
+	char *out = NULL;
+
+	/* scheme ":" ["//" authority]: kept as given, escapes checked. */
+	while (pre < n && uri_scheme_char(uri[pre], pre == 0))
+		pre++;
+	if (pre > 0 && pre < n && uri[pre] == ':') {
+		pre++;
+		if (!strncmp(uri + pre, "//", 2))
+			pre += 2 + strcspn(uri + pre + 2, "/?#");
+	} else {
+		pre = 0;
+	}
+	size_t plen = strcspn(uri + pre, "?#");
+	if (uri_escapes(&b, uri, pre, false, why, why_len) < 0 ||
+	    uri_escapes(&path, uri + pre, plen, true, why, why_len) < 0)
+		goto out;
+	/* The path's segments: "." and empty ones dropped, ".." takes the
+	 * one before it; one that would climb above the start is refused
+	 * (it names something outside every rule's prefix). */
+	const char *p = path.data ? path.data : "";
+	size_t pl = path.len;
+	size_t *starts = calloc(pl + 1, sizeof(*starts)), depth = 0;
+	if (!starts)
+		goto out;
+	if (pl && p[0] == '/' && buf_puts(&b, "/") < 0)
+		goto out_starts;
+	size_t base = b.len;
+	bool dir = false;
+	for (i = 0; i < pl;) {
+		size_t sl = strcspn(p + i, "/");
+		if (sl > pl - i)
+			sl = pl - i;
+		dir = false;
+		if (sl == 0 || (sl == 1 && p[i] == '.')) {
+			dir = true;
+		} else if (sl == 2 && p[i] == '.' && p[i + 1] == '.') {
+			if (depth == 0) {
+				snprintf(why, why_len, "its \"..\" leads above where it starts");
+				goto out_starts;
+			}
+			b.len = starts[--depth];
+			dir = true;
+		} else {
+			starts[depth++] = b.len;
+			if ((b.len > base && buf_puts(&b, "/") < 0) || buf_append(&b, p + i, sl) < 0)
+				goto out_starts;
+		}
+		i += sl + 1;
+	}
+	if ((dir || (pl && p[pl - 1] == '/')) && b.len > base && buf_puts(&b, "/") < 0)
+		goto out_starts;
+	/* A query or fragment with a dot segment: a server that does not
+	 * split it off would climb with it. */
+	size_t tstart = b.len;
+	const char *tail = uri + pre + plen;
+	if (uri_escapes(&b, tail, strlen(tail), false, why, why_len) < 0)
+		goto out_starts;
+	for (size_t t = tstart; t < b.len;) {
+		size_t sl = strcspn(b.data + t, "/?#&=");
+		if ((sl == 1 && b.data[t] == '.') || (sl == 2 && !strncmp(b.data + t, "..", 2))) {
+			snprintf(why, why_len, "its query holds a \".\" or \"..\" segment");
+			goto out_starts;
+		}
+		t += sl + 1;
+	}
+	if (!b.data && buf_puts(&b, "") < 0)
+		goto out_starts;
+	out = b.data;
+	b.data = NULL;
+out_starts:
+	free(starts);
+out:
+	buf_free(&b);
+	buf_free(&path);
+	if (!out && !why[0])
+		snprintf(why, why_len, "out of memory");
+	return out;
+}
+
 bool mcp_resource_allowed(const struct mcp_engine *e, const char *uri, struct mcp_verdict *v)
 {
-	return match_rules(e, "resources", e->srv ? e->srv->resources : NULL, e->srv ? e->srv->n_resources : 0, uri,
-			   v);
+	/* Rules match the URI as the server resolves it: escapes decoded,
+	 * "." and ".." resolved, repeated slashes joined; "*" stays inside
+	 * one segment (a rule "public/" + "*" is not "public/../private/x"). What
+	 * cannot be read one way only is refused. */
+	char why[160] = "";
+	_cleanup_free_ char *norm = mcp_uri_normalize(uri, why, sizeof(why));
+	if (!norm) {
+		verdict(v, POLICY_MCP_DENY, "protocol", "airlock denied it: the resource URI %s cannot be normalised: %s",
+			uri, why);
+		return false;
+	}
+	const struct policy_mcp_rule *rules = e->srv ? e->srv->resources : NULL;
+	size_t n = e->srv ? e->srv->n_resources : 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!netpol_glob_match(rules[i].match, norm, strlen(norm)))
+			continue;
+		char rname[128];
+		snprintf(rname, sizeof(rname), "mcp.servers.%s.resources[%zu]", e->server, i);
+		if (rules[i].decision == POLICY_MCP_ALLOW) {
+			verdict(v, POLICY_MCP_ALLOW, rname, NULL);
+			return true;
+		}
+		verdict(v, POLICY_MCP_DENY, rname, "airlock denied it: the policy denies resources %s", norm);
+		return false;
+	}
+	verdict(v, POLICY_MCP_DENY, "default", "airlock denied it: the policy does not list resources %s", norm);
+	return false;
 }
 
 bool mcp_prompt_allowed(const struct mcp_engine *e, const char *name, struct mcp_verdict *v)

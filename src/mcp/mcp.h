@@ -112,9 +112,19 @@ bool mcp_tool_call_allowed(struct mcp_engine *e, const char *tool, const struct 
 /* Is the tool listed at all (its rule does not deny it)? */
 bool mcp_tool_listed(const struct mcp_engine *e, const char *tool);
 
-/* resources/read by URI, prompts/get by name. */
+/* resources/read by URI (normalised by mcp_uri_normalize, then matched
+ * with the proxy's path globs: '*' within a segment, '**' across),
+ * prompts/get by name. */
 bool mcp_resource_allowed(const struct mcp_engine *e, const char *uri, struct mcp_verdict *v);
 bool mcp_prompt_allowed(const struct mcp_engine *e, const char *name, struct mcp_verdict *v);
+
+/* uri as a server resolves it (newly allocated): escapes of unreserved
+ * characters decoded and others upper-cased, "." and ".." segments of
+ * the path resolved, repeated slashes joined; scheme and authority kept.
+ * NULL, with why, for a URI that cannot be read one way only: an invalid
+ * or escaped escape, an encoded separator or control character, a ".."
+ * above the start, a dot segment in the query. */
+char *mcp_uri_normalize(const char *uri, char *why, size_t why_len);
 
 /* A server-to-client request (sampling/createMessage, elicitation/create,
  * roots/list; ping is always allowed, anything else refused). */

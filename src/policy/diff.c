@@ -1373,7 +1373,8 @@ int policy_diff(const struct policy *old, const struct policy *new_, struct poli
 /*
  * Per server, tool names (resource URIs, prompt names) are a language:
  * the atoms of every NEW and OLD rule pattern (GLOB_NAME, fnmatch as the
- * engine calls it) are decided with the engine's first-match rule. A tool
+ * engine calls it; GLOB_PATH for resource URIs, which the engine matches
+ * normalised with the proxy's path globs) are decided with the engine's first-match rule. A tool
  * decision ranks deny < step_up < allow; resources and prompts have only
  * allow (the engine refuses anything else). Where both sides let a tool
  * through, the deciding rules' argument constraints and call limits are
@@ -1638,7 +1639,8 @@ static int mcp_rules_diff(const struct policy *new_, const struct policy_mcp_ser
 	struct gvec g = { 0 };
 	int r = 0;
 	for (size_t i = 0; i < nn + no && r >= 0; i++)
-		r = gvec_add(&g, i < nn ? nr[i].match : or_[i - nn].match, GLOB_NAME, err);
+		r = gvec_add(&g, i < nn ? nr[i].match : or_[i - nn].match,
+			     !strcmp(kind, "resources") ? GLOB_PATH : GLOB_NAME, err);
 	if (r == -EINVAL) {
 		/* A pattern glob.c does not model (an unterminated bracket, a
 		 * collating element): only an identical rule list is trusted,

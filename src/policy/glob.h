@@ -22,7 +22,8 @@
  * Every matcher here agrees with the one enforcing the pattern:
  * GLOB_PATH with netpol_glob_match, GLOB_HOST with netpol_host_match,
  * GLOB_FILE with handoff_glob_match, GLOB_NAME with fnmatch(p, s, 0)
- * as the MCP engine calls it (tests/unit/test_glob.c and
+ * as the MCP engine calls it for tool and prompt names (resource URIs
+ * are GLOB_PATH, matched by the engine once normalised) (tests/unit/test_glob.c and
  * tests/fuzz/fuzz_glob.c check it).
  */
 

@@ -1703,7 +1703,7 @@ static int check_secrets(struct lctx *c, const struct ceiling *e)
  * it does not list is cut; per tool name (resource URI, prompt name) the
  * decision is the lower of the two (deny < step_up < allow) with both
  * rules' argument constraints and the smaller call limit. Names are
- * languages (GLOB_NAME): a developer rule whose names one enterprise rule
+ * languages (GLOB_NAME; GLOB_PATH for resource URIs): a developer rule whose names one enterprise rule
  * decides is narrowed in place; one whose names several enterprise rules
  * decide becomes one rule per enterprise pattern (each inside the
  * developer's), then a deny for the rest; anything else is cut to deny.
@@ -1833,7 +1833,8 @@ static int narrow_mcp_rules(struct lctx *c, const struct ceiling *e, const char 
 	}
 	bool modelled = true;
 	for (size_t i = 0; i < n + ne && modelled; i++)
-		modelled = glob_compile(i < n ? rules[i].match : er[i - n].match, GLOB_NAME, &g[i], &gerr) == 0;
+		modelled = glob_compile(i < n ? rules[i].match : er[i - n].match,
+					!strcmp(kind, "resources") ? GLOB_PATH : GLOB_NAME, &g[i], &gerr) == 0;
 	for (size_t i = 0; i < n; i++) {
 		struct policy_mcp_rule *d = &rules[i];
 		struct policy_loc dloc = { .file = c->p->file, .line = d->line, .layer = "developer" };

@@ -330,7 +330,8 @@ static int load_rules(struct ml *l, const char *pfx, const char *kind, const str
 		if (!(v = mget(e, mkey)))
 			return MFAIL(l, e, f2, "required key is missing; give the %s or a glob such as \"*\"",
 				     res ? "resource URI" : tools ? "tool name" : "prompt name");
-		if ((r = mstr(l, v, f2, "a name or fnmatch glob", &rule->match)) < 0)
+		if ((r = mstr(l, v, f2, res ? "a URI glob ('*' within a segment, '**' across)" : "a name or fnmatch glob",
+			      &rule->match)) < 0)
 			return r;
 		snprintf(f2, sizeof(f2), "%s.decision", field);
 		if (!(v = mget(e, "decision")))
