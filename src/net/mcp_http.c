@@ -670,7 +670,10 @@ bool mcp_http_request(const struct policy_endpoint *ep, const struct http_reques
 		goto out;
 	}
 	if (!to_server.len) {
-		refuse(answer, 502, "Bad Gateway", NULL, MCP_ERR_DENIED, "airlock forwarded nothing", why, why_len);
+		/* A message without an id that the policy denied: decided and
+		 * recorded, but no JSON-RPC answer can be addressed to it. */
+		refuse(answer, 403, "Forbidden", NULL, MCP_ERR_DENIED,
+		       "airlock refused the message: the policy denies what it asks for", why, why_len);
 		goto out;
 	}
 	buf_reset(fwd);

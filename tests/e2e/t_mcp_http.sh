@@ -456,3 +456,53 @@ print(json.dumps([
 	assert_match "$recs" '"method":"\(oversized\)".*"decision":"deny"' "the oversized body is recorded"
 	assert_not_contains "$(cat "$T/ev.log")" "get-env" "nothing refused reached the server"
 }
+
+test_mcp_http_requests_decided_whatever_their_framing() {
+	mh_need
+	mh_start_server
+	mh_policy
+	mh_raw_client
+	local specs
+	specs=$(/usr/bin/python3 -c '
+import json
+j = {"jsonrpc": "2.0"}
+def m(**kw):
+    d = dict(j); d.update(kw); return json.dumps(d)
+call = lambda name, **kw: m(method=kw.pop("method", "tools/call"), params={"name": name, "arguments": {}}, **kw)
+print(json.dumps([
+  {"body": call("get-tiny-image")},
+  {"body": call("get-tiny-image", method="Tools/Call")},
+  {"body": call("get-annotated-message")},
+  {"body": m(method="resources/read", params={"uri": "demo://resource/static/document/../../secret"})},
+  {"body": m(method="prompts/get", params={"name": "steal"})},
+  {"body": call("get-tiny-image", id=None)},
+  {"body": json.dumps([json.loads(call("get-tiny-image", id=1))])},
+  {"body": m(id=2, method="ping", Method="tools/call", params={"name": "get-tiny-image"})},
+  {"body": m(method="tools/call", params={"name": "echo", "arguments": {"message": "hi idless"}})},
+  {"body": m(method="notifications/initialized")},
+]))')
+	al --policy "$T/policy.yaml" -- /usr/bin/python3 ./raw.py "http://mcp.test:$MP/mcp" "$specs"
+	mh_dump
+	assert_rc 0 "the raw client ran"
+	local i
+	for i in 1 2 3 4 5; do
+		assert_match "$(line $i)" '^403 .*"code":-32001,"message":"airlock refused the message' \
+			"id-less denied request $i is refused by the proxy"
+	done
+	for i in 6 7 8; do
+		assert_match "$(line $i)" '^400 .*"code":-32600,"message":"airlock refused a malformed message' \
+			"framing $i is refused as malformed"
+	done
+	assert_not_contains "$(line 9)" "airlock" "an allowed id-less call is forwarded: the answer is the server's"
+	assert_not_contains "$(line 10)" "airlock" "the client's notifications/initialized is forwarded"
+	local recs
+	recs=$(mh_records)
+	assert_eq 2 "$(printf '%s\n' "$recs" | grep '"tool":"get-tiny-image"' | grep -c '"decision":"deny"')" \
+		"both id-less calls of the denied tool are recorded"
+	assert_match "$recs" '"tool":"get-annotated-message".*"decision":"deny"' \
+		"an id-less step-up call is denied: it cannot be held"
+	assert_match "$recs" '"method":"resources/read".*"decision":"deny"' "the id-less read is recorded"
+	assert_match "$recs" '"method":"prompts/get".*"decision":"deny"' "the id-less prompt is recorded"
+	assert_match "$recs" '"tool":"echo".*"decision":"allow"' "the allowed id-less call is recorded"
+	assert_not_contains "$(cat "$T/ev.log")" "get-tiny-image" "nothing refused reached the server"
+}
