@@ -476,9 +476,10 @@ struct body_rest {
 };
 
 /* Collect the request body (framing kept) into body, bounded by max.
- * Returns 1 ok, 0 too large, -1 I/O or framing error. When rest is not
- * NULL a body over max is not refused: its first max bytes (or so) are
- * collected, the rest is described in *rest, and 2 is returned. */
+ * Returns 1 ok, 0 too large, -1 I/O or framing error, 3 a chunked body
+ * with trailer fields. When rest is not NULL a body over max is not
+ * refused: its first max bytes (or so) are collected, the rest is
+ * described in *rest, and 2 is returned. */
 static int collect_body(struct conn *c, const struct http_request *req, uint64_t max, struct buf *body,
 			struct body_rest *rest)
 {
@@ -510,6 +511,12 @@ static int collect_body(struct conn *c, const struct http_request *req, uint64_t
 		bool over = body->len + used > max + 65536;
 		if (over && !rest)
 			return 0;
+		/* Trailer fields are headers that arrive after the body:
+		 * Airlock-Identity, Host, Content-Length, hop-by-hop fields
+		 * and forged credentials would reach the upstream past every
+		 * header rule. No request needs them: refused. */
+		if (ch.trailers)
+			return 3;
 		if (buf_append(body, c->in.data, used) < 0)
 			return -1;
 		buf_consume(&c->in, used);
@@ -536,7 +543,9 @@ static bool forward_rest(struct conn *c, struct body_rest *rest, uint64_t *up)
 		int r = 0;
 		if (rest->chunked) {
 			r = http_chunked_feed(&rest->ch, c->in.data, c->in.len, &used);
-			if (r < 0)
+			/* Trailers on a streamed body: the upstream never gets
+			 * the end of it (see collect_body). */
+			if (r < 0 || rest->ch.trailers)
 				return false;
 		} else {
 			used = c->in.len < rest->remaining ? c->in.len : (size_t)rest->remaining;
@@ -695,10 +704,38 @@ out:
 
 /* ---- one HTTP request (forward proxy, or inside an intercepted tunnel) ---- */
 
-static bool compressed(const struct http_request *req)
+/* The first coding other than identity (or, in Transfer-Encoding,
+ * chunked) of a request, as "Field coding" in name, or false. The
+ * scanner reads only identity: any coding hides the body from it
+ * ("identity, gzip" stacked, a second Content-Encoding field after an
+ * "identity" one, "Transfer-Encoding: gzip, chunked"). */
+static bool compressed(const struct http_request *req, char *name, size_t name_len)
 {
-	const struct http_header *h = http_find_header(req->headers, req->n_headers, "content-encoding");
-	return h && !(h->value_len == 8 && strncasecmp(h->value, "identity", 8) == 0);
+	for (size_t i = 0; i < req->n_headers; i++) {
+		const struct http_header *h = &req->headers[i];
+		bool te = h->name_len == 17 && strncasecmp(h->name, "transfer-encoding", 17) == 0;
+		if (!te && !(h->name_len == 16 && strncasecmp(h->name, "content-encoding", 16) == 0))
+			continue;
+		for (size_t a = 0; a < h->value_len;) {
+			size_t b = a;
+			while (b < h->value_len && h->value[b] != ',')
+				b++;
+			size_t s = a, e = b;
+			while (s < e && (h->value[s] == ' ' || h->value[s] == '\t'))
+				s++;
+			while (e > s && (h->value[e - 1] == ' ' || h->value[e - 1] == '\t'))
+				e--;
+			bool plain = e == s || (e - s == 8 && strncasecmp(h->value + s, "identity", 8) == 0) ||
+				     (te && e - s == 7 && strncasecmp(h->value + s, "chunked", 7) == 0);
+			if (!plain) {
+				snprintf(name, name_len, "%s %.*s", te ? "Transfer-Encoding" : "Content-Encoding",
+					 (int)(e - s > 48 ? 48 : e - s), h->value + s);
+				return true;
+			}
+			a = b + 1;
+		}
+	}
+	return false;
 }
 
 /* Scan everything the request would carry out. */
@@ -715,7 +752,24 @@ static bool leak_check(const struct http_request *req, const struct buf *body, c
 	for (size_t i = 0; i < req->n_headers; i++)
 		if (dlp_scan(cfg->dlp, (const uint8_t *)req->headers[i].value, req->headers[i].value_len, what, len))
 			return true;
-	return body->len && dlp_scan(cfg->dlp, (const uint8_t *)body->data, body->len, what, len);
+	if (req->body != HTTP_BODY_CHUNKED)
+		return body->len && dlp_scan(cfg->dlp, (const uint8_t *)body->data, body->len, what, len);
+	/* The scanner reads the body the upstream will read: chunk framing
+	 * removed, or a secret split over two chunks (or one byte a chunk,
+	 * or cut by a chunk-size line) passes. The framing is scanned too,
+	 * as it travels (chunk extensions carry any bytes). A prefix of a
+	 * streamed body decodes as far as it goes. */
+	if (body->len && dlp_scan(cfg->dlp, (const uint8_t *)body->data, body->len, what, len))
+		return true;
+	struct buf plain = { 0 };
+	struct http_chunked ch = { 0 };
+	size_t used = 0;
+	int r = http_chunked_decode(&ch, body->data, body->len, &used, &plain);
+	bool hit = r == -ENOMEM || (plain.len && dlp_scan(cfg->dlp, (const uint8_t *)plain.data, plain.len, what, len));
+	if (r == -ENOMEM)
+		snprintf(what, len, "a body the proxy had no memory to decode");
+	buf_free(&plain);
+	return hit;
 }
 
 /* Read what the upstream has into rb's free space, first making room for
@@ -1091,12 +1145,15 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		rec.reason = "upgrade to a protocol other than websocket";
 		goto deny;
 	}
-	if (req->body != HTTP_BODY_NONE && compressed(req) && !net->allow_compressed &&
-	    !let_through(&rec, obs, sizeof(obs), NULL, NULL, "compressed body")) {
-		answer(c, 415, "denied", "compressed request bodies cannot be scanned for leaks "
-					 "(network.leak_scan.allow_compressed is false)");
-		rec.reason = "compressed body";
-		goto deny;
+	char coding[80];
+	if (req->body != HTTP_BODY_NONE && compressed(req, coding, sizeof(coding)) && !net->allow_compressed) {
+		snprintf(reason, sizeof(reason), "compressed body (%s)", coding);
+		if (!let_through(&rec, obs, sizeof(obs), NULL, NULL, reason)) {
+			answer(c, 415, "denied", "compressed request bodies cannot be scanned for leaks "
+						 "(network.leak_scan.allow_compressed is false)");
+			rec.reason = reason;
+			goto deny;
+		}
 	}
 	/* A git push the broker decides from its first commands may be
 	 * larger than max_body: its pack (compressed) is streamed after them.
@@ -1121,6 +1178,11 @@ static bool handle_request(struct conn *c, struct http_request *req)
 	if (cb == 0) {
 		answer(c, 413, "denied", "the request body is larger than network.leak_scan.max_body");
 		rec.reason = "body over max_body";
+		goto deny;
+	}
+	if (cb == 3) {
+		answer(c, 400, "denied", "trailer fields in a request are not forwarded");
+		rec.reason = "trailer fields in a request";
 		goto deny;
 	}
 	if (cb < 0)

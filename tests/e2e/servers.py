@@ -74,6 +74,19 @@ class Echo(http.server.BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(n) if n else b""
 
+    def raw_chunked(self):
+        raw = b""
+        while True:
+            line = self.rfile.readline()
+            raw += line
+            if int(line.split(b";")[0].strip() or b"0", 16) == 0:
+                while True:
+                    t = self.rfile.readline()
+                    raw += t
+                    if t in (b"\r\n", b"\n", b""):
+                        return raw
+            raw += self.rfile.read(int(line.split(b";")[0].strip(), 16) + 2)
+
     def reply(self, status, data, ctype="application/json", extra=()):
         self.send_response(status)
         self.send_header("Content-Type", ctype)
@@ -166,6 +179,10 @@ class Echo(http.server.BaseHTTPRequestHandler):
             return
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n).decode("utf-8", "replace") if n else ""
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            # A chunked body echoed as it arrived, framing, extensions
+            # and trailers included, for tests that check what passed.
+            body = self.raw_chunked().decode("latin-1")
         out = json.dumps({"method": self.command, "path": self.path, "headers": dict(self.headers),
                           "body": body}).encode()
         self.send_response(200)

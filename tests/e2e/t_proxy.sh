@@ -330,6 +330,172 @@ test_proxy_blocks_known_secrets_and_credential_formats() {
 	assert_match "$OUT" '^200 ' "the same request without the secret"
 }
 
+# A raw HTTP/1.1 client inside the sandbox: sends each case of a JSON list
+# through the proxy, plain (absolute form) or inside an intercepted TLS
+# tunnel (CONNECT), and prints "NAME STATUS" and, for a 200, whether the
+# upstream received the body byte for byte as sent.
+write_raw_client() {
+	cat >"$WS/raw.py" <<'PY'
+import json, os, socket, ssl, sys, urllib.parse
+scheme, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+cases = json.load(open(sys.argv[4]))
+proxy = urllib.parse.urlparse(os.environ["HTTP_PROXY"])
+
+def read_response(s):
+    data = b""
+    while b"\r\n\r\n" not in data:
+        c = s.recv(65536)
+        if not c:
+            return data, b""
+        data += c
+    head, _, body = data.partition(b"\r\n\r\n")
+    n = 0
+    for line in head.split(b"\r\n")[1:]:
+        k, _, v = line.partition(b":")
+        if k.strip().lower() == b"content-length":
+            n = int(v)
+    while len(body) < n:
+        c = s.recv(65536)
+        if not c:
+            break
+        body += c
+    return head, body
+
+for case in cases:
+    name, body = case["name"], case["body"].encode("latin-1")
+    s = socket.create_connection((proxy.hostname, proxy.port), timeout=20)
+    target = f"http://{host}:{port}/upload"
+    if scheme == "https":
+        s.sendall(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+        head, _ = read_response(s)
+        s = ssl.create_default_context().wrap_socket(s, server_hostname=host)
+        target = "/upload"
+    framing = "Transfer-Encoding: chunked" if case.get("chunked", True) else f"Content-Length: {len(body)}"
+    if any(h.lower().startswith("transfer-encoding") for h in case.get("headers", [])):
+        framing = "X-Framing: in the case's own headers"
+    head = f"POST {target} HTTP/1.1\r\nHost: {host}:{port}\r\n{framing}\r\nConnection: close\r\n"
+    head += "".join(h + "\r\n" for h in case.get("headers", [])) + "\r\n"
+    try:
+        s.sendall(head.encode() + body)
+        rhead, rbody = read_response(s)
+        status = rhead.split(b" ")[1].decode() if rhead else "none"
+    except OSError as e:
+        status, rbody = "error-" + type(e).__name__, b""
+    same = ""
+    if status == "200":
+        try:
+            got = json.loads(rbody)["body"].encode("latin-1")
+        except (ValueError, KeyError, UnicodeError):
+            got = None
+        same = " same" if got == body else " changed:" + repr(got)
+    print(name, status + same)
+    s.close()
+PY
+}
+
+# raw_cases SECRET: the attack and neighbour bodies, as JSON.
+leak_cases() {
+	/usr/bin/python3 - "$1" <<'PY'
+import gzip, json, sys
+tok = sys.argv[1]
+def chunks(parts, ext=""):
+    return "".join(f"{len(p):x}{ext}\r\n{p}\r\n" for p in parts) + "0\r\n\r\n"
+h = len(tok) // 2
+gz = gzip.compress(tok.encode()).decode("latin-1")
+cases = [
+    {"name": "split2", "body": chunks([tok[:h], tok[h:]])},
+    {"name": "bytewise", "body": chunks(list(tok))},
+    {"name": "ext", "body": chunks([tok[:3], tok[3:h], tok[h:]], ';name="v";q=1')},
+    # the secret cut where a chunk-size line and its extension sit
+    {"name": "straddle", "body": f"{h:x};{'x' * 40}\r\n{tok[:h]}\r\n{len(tok) - h:X}\r\n{tok[h:]}\r\n0\r\n\r\n"},
+    {"name": "whole", "body": chunks([tok])},
+    {"name": "gzip", "chunked": False, "body": gz, "headers": ["Content-Encoding: gzip"]},
+    {"name": "gzip-chunked", "body": chunks([gz]), "headers": ["Content-Encoding: gzip"]},
+    {"name": "stacked", "chunked": False, "body": gz, "headers": ["Content-Encoding: identity, gzip"]},
+    {"name": "second-field", "chunked": False, "body": gz,
+     "headers": ["Content-Encoding: identity", "Content-Encoding: gzip"]},
+    {"name": "unknown", "chunked": False, "body": "x", "headers": ["Content-Encoding: x-private"]},
+    {"name": "upper", "chunked": False, "body": gz, "headers": ["Content-Encoding: GZIP"]},
+    # a transfer coding under chunked hides the body the same way
+    {"name": "te-gzip", "chunked": False, "body": chunks([gz]), "headers": ["Transfer-Encoding: gzip, chunked"]},
+    {"name": "te-fields", "chunked": False, "body": chunks([gz]),
+     "headers": ["Transfer-Encoding: gzip", "Transfer-Encoding: chunked"]},
+    # neighbours: uploads without the secret pass, byte for byte
+    {"name": "ok-chunked", "body": chunks(["hello ", "world", "!" * 3000])},
+    {"name": "ok-bytewise", "body": chunks(list("harmless"))},
+    {"name": "ok-ext", "body": chunks(["a", "b"], ";v=\"1 2\"")},
+    {"name": "ok-identity", "chunked": False, "body": "plain", "headers": ["Content-Encoding: IDENTITY"]},
+]
+print(json.dumps(cases))
+PY
+}
+
+test_proxy_leak_scan_reads_chunked_and_coded_bodies() {
+	start_servers
+	write_raw_client
+	local tok="s3cr3t-value-$RANDOM$RANDOM-xyz" pol scheme host port line c
+	leak_cases "$tok" >"$WS/cases.json"
+	pol=$(net_policy | sed 's|^\(        - { id: secure-get.*\)$|\1\n        - { id: secure-post, methods: [POST], path: /upload }|')
+	for scheme in http https; do
+		host=api.test port=$HP
+		[ $scheme = https ] && host=secure.test port=$SP
+		DEPLOY_TOKEN="$tok" al_policy "$pol" -- /usr/bin/python3 ./raw.py $scheme $host $port cases.json
+		for c in split2 bytewise ext straddle whole; do
+			line=$(printf '%s\n' "$OUT" | grep -m1 "^$c ")
+			assert_eq "$c 403" "$line" "$scheme: a known secret in a chunked body ($c)$(e2e_last_run)"
+		done
+		for c in gzip gzip-chunked stacked second-field unknown upper te-gzip te-fields; do
+			line=$(printf '%s\n' "$OUT" | grep -m1 "^$c ")
+			assert_eq "$c 415" "$line" "$scheme: a body in a coding the scanner cannot read ($c)$(e2e_last_run)"
+		done
+		for c in ok-chunked ok-bytewise ok-ext ok-identity; do
+			line=$(printf '%s\n' "$OUT" | grep -m1 "^$c ")
+			assert_eq "$c 200 same" "$line" "$scheme: an upload without a secret arrives unchanged ($c)$(e2e_last_run)"
+		done
+		assert_contains "$(cat "$T/net.jsonl")" "compressed body (Content-Encoding gzip)" "the refusal names the coding"
+		assert_contains "$(cat "$T/net.jsonl")" "compressed body (Content-Encoding x-private)" "an unknown coding"
+		assert_contains "$(cat "$T/net.jsonl")" "compressed body (Transfer-Encoding gzip)" "a transfer coding"
+		assert_not_contains "$(cat "$T/net.jsonl")" "$tok" "the log never holds the secret"
+	done
+}
+
+test_proxy_refuses_request_trailers() {
+	start_servers
+	write_raw_client
+	local pol scheme host port line c
+	/usr/bin/python3 - >"$WS/cases.json" <<'PY'
+import json
+body = "5\r\nhello\r\n0\r\n"
+cases = [
+    {"name": "identity", "body": body + "Airlock-Identity: forged-by-agent\r\n\r\n"},
+    {"name": "authorization", "body": body + "Authorization: Bearer forged\r\n\r\n"},
+    {"name": "framing", "body": body + "Content-Length: 0\r\nTransfer-Encoding: chunked\r\nHost: other.test\r\n\r\n"},
+    {"name": "hop", "body": body + "Connection: close\r\n\r\n"},
+    {"name": "harmless", "body": body + "X-Checksum: 1234\r\n\r\n"},
+    {"name": "declared", "body": body + "X-Checksum: 1234\r\n\r\n", "headers": ["Trailer: X-Checksum"]},
+    {"name": "ok-none", "body": body + "\r\n"},
+    {"name": "ok-declared-none", "body": body + "\r\n", "headers": ["Trailer: X-Checksum"]},
+]
+print(json.dumps(cases))
+PY
+	pol=$(net_policy | sed 's|^\(        - { id: secure-get.*\)$|\1\n        - { id: secure-post, methods: [POST], path: /upload }|')
+	for scheme in http https; do
+		host=api.test port=$HP
+		[ $scheme = https ] && host=secure.test port=$SP
+		al_policy "$pol" -- /usr/bin/python3 ./raw.py $scheme $host $port cases.json
+		for c in identity authorization framing hop harmless declared; do
+			line=$(printf '%s\n' "$OUT" | grep -m1 "^$c ")
+			assert_eq "$c 400" "$line" "$scheme: a request trailer is refused ($c)$(e2e_last_run)"
+		done
+		for c in ok-none ok-declared-none; do
+			line=$(printf '%s\n' "$OUT" | grep -m1 "^$c ")
+			assert_eq "$c 200 same" "$line" "$scheme: a chunked body without trailers passes unchanged$(e2e_last_run)"
+		done
+		assert_contains "$(cat "$T/net.jsonl")" '"reason":"trailer fields in a request"' "each refusal is recorded"
+		assert_not_contains "$(cat "$T/srv/log" 2>/dev/null)" "forged-by-agent" "the upstream never saw it"
+	done
+}
+
 test_proxy_death_ends_the_run() {
 	start_servers
 	net_policy >"$T/policy.yaml"

@@ -1478,6 +1478,49 @@ static void test_chunked_limits(void **state)
 	buf_free(&b);
 }
 
+/* The decoder yields the data a scanner must read whole: a secret split
+ * over chunks, one byte a chunk, or cut by a size line with an
+ * extension comes out joined, fed whole or a byte at a time; trailers
+ * are noticed (the proxy refuses them) and never reach the data. */
+static void test_chunked_decode(void **state)
+{
+	(void)state;
+	static const char in[] = "3;a=\"x;y\"\r\nsec\r\n1\r\nr\r\n2\r\net\r\n0\r\nAirlock-Identity: f\r\n\r\nNEXT";
+	for (int bytewise = 0; bytewise < 2; bytewise++) {
+		struct http_chunked c = { 0 };
+		struct buf out = { 0 };
+		size_t used = 0, total = 0;
+		int r = 0;
+		if (!bytewise) {
+			r = http_chunked_decode(&c, in, sizeof(in) - 1, &used, &out);
+			total = used;
+		} else {
+			for (size_t i = 0; i < sizeof(in) - 1 && r == 0; i++) {
+				r = http_chunked_decode(&c, in + i, 1, &used, &out);
+				total += used;
+			}
+		}
+		assert_int_equal(r, 1);
+		assert_int_equal(total, sizeof(in) - 1 - 4);
+		assert_int_equal(out.len, 6);
+		assert_memory_equal(out.data, "secret", 6);
+		assert_true(c.trailers);
+		buf_free(&out);
+	}
+	struct http_chunked c = { 0 };
+	struct buf out = { 0 };
+	size_t used = 0;
+	assert_int_equal(http_chunked_decode(&c, "2\r\nok\r\n0\r\n\r\n", 12, &used, &out), 1);
+	assert_false(c.trailers);
+	assert_int_equal(out.len, 2);
+	buf_free(&out);
+	/* malformed framing stops the data where the framing broke */
+	memset(&c, 0, sizeof(c));
+	assert_true(http_chunked_decode(&c, "2 \r\nok\r\n0\r\n\r\n", 13, &used, &out) < 0);
+	assert_int_equal(out.len, 0);
+	buf_free(&out);
+}
+
 static void test_chunked_states(void **state)
 {
 	struct http_chunked c = { 0 };
@@ -1536,6 +1579,7 @@ int main(void)
 		cmocka_unit_test(test_chunked),
 		cmocka_unit_test(test_chunked_limits),
 		cmocka_unit_test(test_chunked_states),
+		cmocka_unit_test(test_chunked_decode),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
