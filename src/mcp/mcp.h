@@ -56,7 +56,8 @@ enum mcp_frame {
  * and check its JSON-RPC shape: an object with "jsonrpc": "2.0", and a
  * method (string) for requests and notifications, or an id with exactly
  * one of result and error for responses; ids are strings or integers.
- * Batches (arrays) are refused: neither revision the gateway speaks has
+ * Keys of one object that differ only in case, and methods outside
+ * [A-Za-z0-9/_.$-], are refused. Batches (arrays) are refused: neither revision the gateway speaks has
  * them. On failure err says why. */
 enum mcp_frame mcp_frame_parse(const char *line, size_t len, struct imp_node **msg, struct error *err);
 
