@@ -624,6 +624,7 @@ git --git-dir=mirror log --oneline >/dev/null && echo "mirror-log: done"
 git -C wt status --short >/dev/null && echo "status: done"
 g -C wt commit -q --allow-empty -m two && echo "wt-commit: done"
 git -C wt2 status --short >/dev/null && echo "wt2-status: done"
+g -C app worktree add -q own && g -C app worktree remove own && echo "own-worktree: done"
 true
 '
 
@@ -648,7 +649,7 @@ test_protect_git_directories_of_any_name() {
 	done
 	# The neighbours.
 	assert_contains "$OUT" "plain/config: written" "a config beside a HEAD, no git directory"
-	for f in mirror-log push status wt-commit wt2-status; do
+	for f in mirror-log push status wt-commit wt2-status own-worktree; do
 		assert_contains "$OUT" "$f: done" "$f inside the sandbox"
 	done
 	# shellcheck disable=SC2086
