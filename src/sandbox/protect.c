@@ -312,7 +312,10 @@ static int note_git_dir(struct walk *w, const char *rel)
 
 /* Walk the directory parent (its listing at rel, matched at al too when
  * al is not NULL). git_dir: take it as a git directory whatever its
- * listing holds (a .git file's target). */
+ * listing holds (a .git file's target), and look only at the names
+ * git_held lists: the walk of the workspace has seen the rest. (Walking
+ * it all again would let .git files naming "." at each depth make the
+ * walk's cost grow with the square of the tree.) */
 static int walk_dir(struct walk *w, int parent, char *rel, size_t rel_len, char *al, size_t al_len, unsigned depth,
 		    bool git_dir)
 {
@@ -375,6 +378,8 @@ static int walk_dir(struct walk *w, int parent, char *rel, size_t rel_len, char 
 			held[k] = type;
 			continue;
 		}
+		if (git_dir)
+			continue; /* walked as part of the workspace already */
 		r = visit(w, d, name, type, rel, rel_len, al, al_len, depth);
 		if (r != 0)
 			break;
@@ -416,8 +421,9 @@ static int walk_dir(struct walk *w, int parent, char *rel, size_t rel_len, char 
 }
 
 /* A .git file's target that the walk did not find to be a git directory
- * (its HEAD a directory, say, or not yet there): walked again as one,
- * unless the sandbox hides it or a protected directory holds it whole. */
+ * (its HEAD a directory, say, or not yet there): its git_held names
+ * walked again as a git directory's, unless the sandbox hides it or a
+ * protected directory holds it whole. */
 static int walk_gitdir(struct walk *w, const char *abs, char *rel)
 {
 	for (size_t i = 0; i < w->n_repos; i++)
