@@ -568,6 +568,14 @@ static void test_mcp(void **state)
 	       HDR "mcp:\n  servers:\n    fs:\n      command: [node, fs.js]\n      resources:\n"
 		   "        - {uri: \"file:///*\", decision: allow}\n",
 	       "mcp", "fs.file:///");
+	/* Resource URIs are path globs, as the gateway matches them: "*"
+	 * stays in one segment, so "**" widens it (fnmatch would call the
+	 * two equal). */
+	expect(HDR "mcp:\n  servers:\n    fs:\n      command: [node, fs.js]\n      resources:\n"
+		   "        - {uri: \"public/*\", decision: allow}\n",
+	       HDR "mcp:\n  servers:\n    fs:\n      command: [node, fs.js]\n      resources:\n"
+		   "        - {uri: \"public/**\", decision: allow}\n",
+	       "mcp", "fs.public//");
 }
 
 static void test_mcp_args(void **state)
