@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "mcp/mcp.h"
 
@@ -111,29 +110,57 @@ size_t mcp_json_select(const struct imp_node *root, const char *path,
 	return select_at(root, path, fn, ctx);
 }
 
-static int cmp_keys_nocase(const void *a, const void *b)
+static int cmp_keys(const void *a, const void *b)
 {
-	return strcasecmp(*(const char *const *)a, *(const char *const *)b);
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* key as a case-insensitive decoder compares it: ASCII folded, and the
+ * two non-ASCII characters Go's encoding/json folds into ASCII letters
+ * (U+017F LONG S to 's', U+212A KELVIN SIGN to 'k'). */
+static char *fold_key(const char *key)
+{
+	size_t n = strlen(key), o = 0;
+	char *f = malloc(n + 1);
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)key[i];
+		if (c == 0xc5 && (unsigned char)key[i + 1] == 0xbf) {
+			f[o++] = 's';
+			i++;
+		} else if (c == 0xe2 && (unsigned char)key[i + 1] == 0x84 && (unsigned char)key[i + 2] == 0xaa) {
+			f[o++] = 'k';
+			i += 2;
+		} else {
+			f[o++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+		}
+	}
+	f[o] = '\0';
+	return f;
 }
 
 /* Two keys of one object that differ only in case ("method" and
- * "Method", "path" and "PATH"): a peer that decodes keys without regard
- * to case (Go's encoding/json does, and takes the last) would act on the
- * one we did not check. Refused anywhere in the message. */
+ * "Method", "path" and "PATH", "arguments" and "argument\u017f"): a peer
+ * that decodes keys without regard to case (Go's encoding/json does,
+ * and takes the last) would act on the one we did not check. Refused
+ * anywhere in the message. */
 static bool keys_collide(const struct imp_node *n, int depth)
 {
 	if (depth > IMP_MAX_DEPTH || (n->kind != IMP_MAP && n->kind != IMP_LIST))
 		return false;
 	if (n->kind == IMP_MAP && n->n > 1) {
-		const char **k = malloc(n->n * sizeof(*k));
-		if (!k)
-			return true; /* fail closed */
-		for (size_t i = 0; i < n->n; i++)
-			k[i] = n->v[i].key;
-		qsort(k, n->n, sizeof(*k), cmp_keys_nocase);
-		bool dup = false;
-		for (size_t i = 1; i < n->n && !dup; i++)
-			dup = !strcasecmp(k[i - 1], k[i]);
+		char **k = calloc(n->n, sizeof(*k));
+		bool dup = !k; /* fail closed */
+		for (size_t i = 0; k && i < n->n && !dup; i++)
+			dup = !(k[i] = fold_key(n->v[i].key));
+		if (!dup) {
+			qsort(k, n->n, sizeof(*k), cmp_keys);
+			for (size_t i = 1; i < n->n && !dup; i++)
+				dup = !strcmp(k[i - 1], k[i]);
+		}
+		for (size_t i = 0; k && i < n->n; i++)
+			free(k[i]);
 		free(k);
 		if (dup)
 			return true;

@@ -501,6 +501,10 @@ static void test_gateway_client_requests_any_framing(void **state)
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"greet\",\"arguments\":"
 		"{\"path\":\"a\",\"PATH\":\"/etc/shadow\"}}}",
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call \",\"params\":{\"name\":\"rm\"}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"greet\",\"arguments\":"
+		"{\"path\":\"a\"},\"argument\\u017f\":{\"path\":\"/etc/shadow\"}}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"greet\",\"arguments\":"
+		"{\"k\":\"a\",\"\\u212a\":\"b\"}}}",
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\\u0000\",\"params\":{\"name\":\"rm\"}}",
 	};
 	for (size_t i = 0; i < sizeof(malformed) / sizeof(malformed[0]); i++) {
