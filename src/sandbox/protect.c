@@ -50,6 +50,7 @@
 struct walk {
 	struct sandbox_plan *plan;
 	const struct protect_set *set;
+	struct protect_set git_set; /* the patterns of set a .git name could match differently (owned) */
 	const char *ws;     /* host path of the workspace, resolved */
 	size_t entries;
 	size_t mounts;
@@ -165,19 +166,58 @@ static int git_held_index(const char *name)
 	return -1;
 }
 
-static bool match_either(const struct protect_set *set, const char *rel, const char *al, bool is_dir)
+/* Could pat match a path beneath a git directory by its .git name
+ * (PARENT/.git/REST) and not by its own (PARENT/NAME/REST)? Only if it
+ * names .git, or has a wildcard that could stand for the component that
+ * differs: any but a leading and a trailing "**" (which match either
+ * name alike) and a '*' in its last component (which matches the entry's
+ * own last name, the same in both). In doubt, it could. The walk matches
+ * the .git names against these patterns only (a dozen of the table's
+ * rows): matching every entry of a bare repository's objects against the
+ * whole table twice cost a sixth of the start-up. */
+static bool may_match_as_git(const char *pat)
 {
-	return protect_match(set, rel, is_dir) || (al && protect_match(set, al, is_dir));
+	if (strstr(pat, ".git"))
+		return true;
+	const char *p = strncmp(pat, "**/", 3) == 0 ? pat + 3 : pat;
+	size_t n = strlen(p);
+	if (n >= 3 && strcmp(p + n - 3, "/**") == 0)
+		n -= 3;
+	const char *last = memrchr(p, '/', n);
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] != '*')
+			continue;
+		bool dstar = (i + 1 < n && p[i + 1] == '*') || (i > 0 && p[i - 1] == '*');
+		if (dstar || (last && p + i < last))
+			return true;
+	}
+	return false;
 }
 
-static bool link_dangerous_either(const struct protect_set *set, const char *rel, const char *al)
+static int git_set_from(const struct protect_set *set, struct protect_set *out)
 {
-	return protect_link_dangerous(set, rel) || (al && protect_link_dangerous(set, al));
+	*out = (struct protect_set){ 0 };
+	for (size_t i = 0; i < set->n; i++)
+		if (may_match_as_git(set->pat[i]) && protect_set_add(out, set->pat[i]) < 0)
+			return -ENOMEM;
+	return 0;
 }
 
-static bool beneath_either(const struct protect_set *set, const char *rel, const char *al)
+/* rel by its own name against the set, al (when not NULL: the .git name
+ * of a path in a git directory) against the patterns it could change. */
+static bool match_either(const struct walk *w, const char *rel, const char *al, bool is_dir)
 {
-	return protect_may_match_beneath(set, rel) || (al && protect_may_match_beneath(set, al));
+	return protect_match(w->set, rel, is_dir) || (al && protect_match(&w->git_set, al, is_dir));
+}
+
+static bool link_dangerous_either(const struct walk *w, const char *rel, const char *al)
+{
+	return protect_link_dangerous(w->set, rel) || (al && protect_link_dangerous(&w->git_set, al));
+}
+
+static bool beneath_either(const struct walk *w, const char *rel, const char *al)
+{
+	return protect_may_match_beneath(w->set, rel) || (al && protect_may_match_beneath(&w->git_set, al));
 }
 
 /* A pre-existing .git file (dfd, ".git"): git takes the directory its
@@ -260,16 +300,15 @@ static int visit(struct walk *w, DIR *d, const char *name, mode_t type, char *re
 	if (type == TYPE_UNEXAMINED) {
 		/* Not to be examined (a directory readable but not
 		 * searchable): covered whatever it is. */
-		if (may_matter(w->set, rel) || (al && may_matter(w->set, al)))
+		if (may_matter(w->set, rel) || (al && may_matter(&w->git_set, al)))
 			r = add(w, abs, false);
-	} else if (match_either(w->set, rel, al, is_dir) ||
-		   (type == S_IFLNK && link_dangerous_either(w->set, rel, al))) {
+	} else if (match_either(w, rel, al, is_dir) || (type == S_IFLNK && link_dangerous_either(w, rel, al))) {
 		/* A link a protected path passes through (.venv -> foo):
 		 * its whole target becomes read-only. */
 		r = type == S_IFLNK ? add_link_target(w, dirfd(d), name) : add(w, abs, is_dir);
 		if (r == 0 && type == S_IFREG && strcmp(name, ".git") == 0)
 			r = note_gitdir(w, dirfd(d));
-	} else if (is_dir && beneath_either(w->set, rel, al) && !hidden(w, abs)) {
+	} else if (is_dir && beneath_either(w, rel, al) && !hidden(w, abs)) {
 		if (depth >= PROTECT_MAX_DEPTH) {
 			/* Too deep to look through: covered whole. */
 			r = add(w, abs, true);
@@ -468,7 +507,7 @@ int protect_plan(struct sandbox_plan *p, const struct policy *pol, const char *w
 		_cleanup_free_ char *rel = calloc(1, PATH_MAX);
 		if (fd < 0)
 			r = error_sys(err, errno, "cannot open the workspace %s", ws);
-		else if (!rel)
+		else if (!rel || git_set_from(&p->protect, &w.git_set) < 0)
 			r = error_set(err, ENOMEM, "out of memory");
 		else if ((r = walk_dir(&w, fd, rel, 0, NULL, 0, 0, false)) == WALK_INCOMPLETE)
 			r = error_set(err, EIO,
@@ -480,6 +519,7 @@ int protect_plan(struct sandbox_plan *p, const struct policy *pol, const char *w
 		 * shape (a walk of one may find more .git files). */
 		for (size_t i = 0; r == 0 && i < w.n_gitdirs; i++)
 			r = walk_gitdir(&w, w.gitdirs[i], rel);
+		protect_set_free(&w.git_set);
 		strv_free(w.repos, w.n_repos);
 		strv_free(w.gitdirs, w.n_gitdirs);
 	}
