@@ -223,8 +223,8 @@ static bool beneath_either(const struct walk *w, const char *rel, const char *al
 /* A pre-existing .git file (dfd, ".git"): git takes the directory its
  * "gitdir: PATH" names as the repository, with its config and hooks,
  * whatever that directory is called. Its real path is recorded when it
- * lies in the workspace (protect_plan walks it as a git directory if the
- * walk did not find it to be one). What cannot be read or opened is no
+ * lies in the workspace (protect_plan walks its git_held names as a git
+ * directory's if the walk did not find it to be one). What cannot be read or opened is no
  * repository git would use, or a directory the walk itself covers whole
  * (one it cannot look through). */
 static int note_gitdir(struct walk *w, int dfd)
