@@ -216,20 +216,39 @@ static const char *git_shape(int pfd, const char *dir_rel, const char *name, boo
 	return handoff_git_shape(git_names_in(pfd), add, handoff_git_admin_dir(dir_rel));
 }
 
-/* A new name in dir_rel (pinned as pfd) that is a hooks directory of a
- * repository the table does not name (a bare one the user keeps in the
- * workspace, vendor/lib.git): git runs what appears there. */
-static const char *git_hook(int pfd, const char *dir_rel)
+/* Is the directory up levels above the pinned pfd a git directory of
+ * any name (its listing has git's shape)? Fails closed: a directory that
+ * cannot be opened counts as one. */
+static bool git_dir_above(int pfd, int up)
+{
+	_cleanup_close_ int fd = openat(pfd, up == 1 ? ".." : "../..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	unsigned have = git_names_in(fd);
+	return handoff_git_shape(have, have, false) != NULL || handoff_git_repository(have);
+}
+
+/* A new name (name, in dir_rel pinned as pfd) among the administrative
+ * files of a repository the table does not name (a bare one the user
+ * keeps in the workspace, vendor/lib.git, mirror/): git runs what appears
+ * in its hooks, selects filter and diff drivers from info/attributes, and
+ * reads objects from wherever objects/info/alternates points (so the
+ * repository's content becomes the agent's). The walk binds the existing
+ * ones read-only; these are the ones that do not exist yet. */
+static const char *git_admin(int pfd, const char *dir_rel, const char *name)
 {
 	const char *base = strrchr(dir_rel, '/');
 	base = base ? base + 1 : dir_rel;
-	if (strcmp(base, "hooks") != 0)
-		return NULL;
-	_cleanup_close_ int up = openat(pfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (up < 0)
-		return "(cannot tell whether this is a git repository's hooks)";
-	unsigned have = git_names_in(up);
-	return handoff_git_shape(have, have, false) ? "(a hook of a git repository)" : NULL;
+	if (strcmp(base, "hooks") == 0)
+		return git_dir_above(pfd, 1) ? "(a hook of a git repository)" : NULL;
+	if (strcmp(base, "info") == 0 && strcmp(name, "attributes") == 0)
+		return git_dir_above(pfd, 1) ? "(a git repository's info/attributes)" : NULL;
+	size_t n = strlen(dir_rel);
+	bool objinfo = n >= 12 && strcmp(dir_rel + n - 12, "objects/info") == 0 &&
+		       (n == 12 || dir_rel[n - 13] == '/');
+	if (objinfo && (strcmp(name, "alternates") == 0 || strcmp(name, "http-alternates") == 0))
+		return git_dir_above(pfd, 2) ? "(a git repository's objects/info/alternates)" : NULL;
+	return NULL;
 }
 
 /* The repository shapes are refused with the table's git rows (as
@@ -259,7 +278,7 @@ static int judge(struct guard *g, int pfd, const char *name, bool is_dir)
 		snprintf(dir_rel, sizeof(dir_rel), "%.*s", slash ? (int)(slash - rel) : 0, rel);
 		glob = git_shape(pfd, dir_rel, name, is_dir);
 		if (!glob)
-			glob = git_hook(pfd, dir_rel);
+			glob = git_admin(pfd, dir_rel, name);
 	}
 	return glob ? refuse(g, glob, where) : 0;
 }

@@ -619,6 +619,12 @@ try fsmonitor git --git-dir=mirror config core.fsmonitor "sh -c id"
 try deep-fsmonitor git --git-dir=data/repo config core.fsmonitor "sh -c id"
 try gd-fsmonitor git -C wt config core.fsmonitor "sh -c id"
 try hook-new sh -c "echo id > mirror/hooks/post-checkout"
+try new-attributes sh -c "echo \"*.c filter=x\" > data/repo/info/attributes"
+try new-alternates sh -c "echo /tmp > data/repo/objects/info/alternates"
+try new-alternates-link ln -s ../../../../mirror/objects/info/alternates data/repo/objects/info/alternates
+try new-http-alternates sh -c "echo http://x.test/ > data/repo/objects/info/http-alternates"
+try info-neighbour sh -c "mkdir -p notes/info && echo x > notes/info/attributes"
+try objinfo-neighbour sh -c "mkdir -p notes/objects/info && echo x > notes/objects/info/alternates"
 git --git-dir=mirror log --oneline >/dev/null && echo "mirror-log: done"
 (cd app && g commit -q --allow-empty -m two && g push -q ../mirror HEAD:refs/heads/main) && echo "push: done"
 git -C wt status --short >/dev/null && echo "status: done"
@@ -644,12 +650,15 @@ test_protect_git_directories_of_any_name() {
 	for f in $PROTECT_GITDIR_FILES; do
 		assert_contains "$OUT" "$f: EROFS" "the in-place edit of $f"
 	done
-	for f in fsmonitor deep-fsmonitor gd-fsmonitor hook-new; do
+	for f in fsmonitor deep-fsmonitor gd-fsmonitor hook-new new-attributes new-alternates \
+		new-alternates-link new-http-alternates; do
 		assert_contains "$OUT" "$f: blocked" "the escape $f"
 	done
+	assert_no_file "$WS/data/repo/info/attributes" "a new info/attributes of a bare repository"
+	assert_no_file "$WS/data/repo/objects/info/alternates" "new alternates of a bare repository"
 	# The neighbours.
 	assert_contains "$OUT" "plain/config: written" "a config beside a HEAD, no git directory"
-	for f in mirror-log push status wt-commit wt2-status own-worktree; do
+	for f in info-neighbour objinfo-neighbour mirror-log push status wt-commit wt2-status own-worktree; do
 		assert_contains "$OUT" "$f: done" "$f inside the sandbox"
 	done
 	# shellcheck disable=SC2086
