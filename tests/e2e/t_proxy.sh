@@ -393,7 +393,7 @@ for case in cases:
 PY
 }
 
-# raw_cases SECRET: the attack and neighbour bodies, as JSON.
+# leak_cases SECRET: the attack and neighbour bodies, as JSON.
 leak_cases() {
 	/usr/bin/python3 - "$1" <<'PY'
 import gzip, json, sys
@@ -439,7 +439,7 @@ test_proxy_leak_scan_reads_chunked_and_coded_bodies() {
 	for scheme in http https; do
 		host=api.test port=$HP
 		[ $scheme = https ] && host=secure.test port=$SP
-		DEPLOY_TOKEN="$tok" al_policy "$pol" -- /usr/bin/python3 ./raw.py $scheme $host $port cases.json
+		DEPLOY_TOKEN="$tok" al_policy "$pol" -- /usr/bin/python3 ./raw.py "$scheme" "$host" "$port" cases.json
 		for c in split2 bytewise ext straddle whole; do
 			line=$(printf '%s\n' "$OUT" | grep -m1 "^$c ")
 			assert_eq "$c 403" "$line" "$scheme: a known secret in a chunked body ($c)$(e2e_last_run)"
@@ -482,7 +482,7 @@ PY
 	for scheme in http https; do
 		host=api.test port=$HP
 		[ $scheme = https ] && host=secure.test port=$SP
-		al_policy "$pol" -- /usr/bin/python3 ./raw.py $scheme $host $port cases.json
+		al_policy "$pol" -- /usr/bin/python3 ./raw.py "$scheme" "$host" "$port" cases.json
 		for c in identity authorization framing hop harmless declared; do
 			line=$(printf '%s\n' "$OUT" | grep -m1 "^$c ")
 			assert_eq "$c 400" "$line" "$scheme: a request trailer is refused ($c)$(e2e_last_run)"
