@@ -23,12 +23,6 @@
 #include "conformance/conformance.h"
 #include "util/cleanup.h"
 
-static inline void cleanup_closedirp(DIR **d)
-{
-	if (*d)
-		closedir(*d);
-}
-
 static void set_line(struct conf_line *l, enum conf_outcome o, const char *why)
 {
 	l->outcome = o;

@@ -45,12 +45,6 @@
 #include "util/buf.h"
 #include "util/cleanup.h"
 
-static inline void cleanup_closedirp(DIR **d)
-{
-	if (*d)
-		closedir(*d);
-}
-
 static inline void cleanup_bufp(struct buf *b)
 {
 	buf_free(b);

@@ -8,6 +8,7 @@
  * cleanup does not fire.
  */
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +35,12 @@ static inline void cleanup_fclosep(FILE **f)
 {
 	if (*f)
 		fclose(*f);
+}
+
+static inline void cleanup_closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
 }
 
 /* Kill (SIGKILL) and reap a child we still own. */
