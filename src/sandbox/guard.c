@@ -162,12 +162,9 @@ static int pin(int dirfd, const char *parent)
 /* The real path of the pinned directory + "/" + name. */
 static int where_of(int pfd, const char *name, char *out, size_t len)
 {
-	char proc[64], dir[PATH_MAX];
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
-	ssize_t n = readlink(proc, dir, sizeof(dir) - 1);
-	if (n <= 0)
+	char dir[PATH_MAX];
+	if (fds_path(pfd, dir, sizeof(dir)) < 0)
 		return -EACCES; /* cannot tell where: refuse */
-	dir[n] = '\0';
 	int m = strcmp(dir, "/") == 0 ? snprintf(out, len, "/%s", name) : snprintf(out, len, "%s/%s", dir, name);
 	return m < 0 || (size_t)m >= len ? -ENAMETOOLONG : 0;
 }

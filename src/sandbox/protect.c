@@ -46,6 +46,7 @@
 #include "handoff/protect.h"
 #include "sandbox/internal.h"
 #include "util/cleanup.h"
+#include "util/fds.h"
 
 struct walk {
 	struct sandbox_plan *plan;
@@ -122,12 +123,9 @@ static int add_link_target(struct walk *w, int parent, const char *name)
 	_cleanup_close_ int fd = openat(parent, name, O_PATH | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	char proc[64], real[PATH_MAX];
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	ssize_t n = readlink(proc, real, sizeof(real) - 1);
-	if (n <= 0)
+	char real[PATH_MAX];
+	if (fds_path(fd, real, sizeof(real)) < 0)
 		return 0;
-	real[n] = '\0';
 	struct stat st;
 	if (!under(real, w->ws) || strcmp(real, w->ws) == 0 || fstat(fd, &st) < 0)
 		return 0;
@@ -249,12 +247,9 @@ static int note_gitdir(struct walk *w, int dfd)
 	_cleanup_close_ int t = openat(dfd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (t < 0)
 		return 0;
-	char proc[64], real[PATH_MAX];
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", t);
-	ssize_t m = readlink(proc, real, sizeof(real) - 1);
-	if (m <= 0)
+	char real[PATH_MAX];
+	if (fds_path(t, real, sizeof(real)) < 0)
 		return 0;
-	real[m] = '\0';
 	if (!under(real, w->ws))
 		return 0;
 	for (size_t i = 0; i < w->n_gitdirs; i++)

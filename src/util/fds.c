@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -164,4 +165,15 @@ int fds_close_from(int from, const int *keep, size_t n)
 	if (r == -ENOENT || r == -EACCES || r == -EMFILE || r == -ENFILE)
 		r = fds_close_from_loop(from, keep, n);
 	return r;
+}
+
+int fds_path(int fd, char *out, size_t len)
+{
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	ssize_t n = len > 1 ? readlink(proc, out, len - 1) : -1;
+	if (n <= 0)
+		return -EACCES;
+	out[n] = '\0';
+	return 0;
 }

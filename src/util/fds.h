@@ -32,4 +32,10 @@ int fds_close_from(int from, const int *keep, size_t n) WUR;
 int fds_close_from_walk(int from, const int *keep, size_t n) WUR;
 int fds_close_from_loop(int from, const int *keep, size_t n) WUR;
 
+/* The path the kernel has for fd (its /proc/self/fd link) into out:
+ * where an fd opened by walking, links followed, really is. Returns 0, or
+ * -EACCES when it cannot be read (the caller then cannot tell where: a
+ * judgement refuses). */
+int fds_path(int fd, char *out, size_t len) WUR;
+
 #endif
