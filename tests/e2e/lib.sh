@@ -53,6 +53,21 @@ e2e_last_run() {
 		"$(printf '%s' "${ERR:-}" | head -c 2000)"
 }
 
+# airlock review/apply/discard as the user runs them after a review-mode
+# run: sets ROUT, RERR, RRC (stdout also stays in $T/rv.out).
+rv() { # ARGS...
+	HOME="$E2E_HOME" "$AIRLOCK" "$@" >"$T/rv.out" 2>"$T/rv.err"
+	RRC=$?
+	ROUT=$(cat "$T/rv.out")
+	RERR=$(cat "$T/rv.err")
+}
+
+# SID: the review session the last run held, from its line on stderr.
+review_session() {
+	SID=$(printf '%s\n' "$ERR" | sed -n 's/^airlock: review mode: [0-9]* changes* held in session \([0-9a-f-]*\): .*/\1/p')
+	[ -n "$SID" ] || fail "no session announced$(e2e_last_run)"
+}
+
 # ---------------------------------------------------------------- assertions
 
 assert_eq() { # EXPECTED ACTUAL WHAT

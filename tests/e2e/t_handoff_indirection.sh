@@ -149,19 +149,6 @@ ind_review_env() {
 	export XDG_STATE_HOME="$T/state"
 }
 
-# airlock review/apply as the user runs them after the run.
-irv() { # ARGS...: sets ROUT, RERR, RRC
-	HOME="$E2E_HOME" "$AIRLOCK" "$@" >"$T/irv.out" 2>"$T/irv.err"
-	RRC=$?
-	ROUT=$(cat "$T/irv.out")
-	RERR=$(cat "$T/irv.err")
-}
-
-ind_session() {
-	SID=$(printf '%s\n' "$ERR" | sed -n 's/^airlock: review mode: [0-9]* changes* held in session \([0-9a-f-]*\): .*/\1/p')
-	[ -n "$SID" ] || fail "no session announced$(e2e_last_run)"
-}
-
 # The workspace as the host sees it: type, mode, path, link target or
 # digest. The probe is not the repository's.
 ind_state() {
@@ -192,7 +179,7 @@ test_indirection_review_mode_flags_each() {
 sandbox:
   workspace_mode: review' -- /bin/sh -c "$IND_NEIGHBOURS$IND_ATTACKS"
 	assert_rc 0 "the agent's run"
-	ind_session
+	review_session
 	# Inside, nothing refuses: the layer takes every write.
 	for e in $IND_ESCAPES $IND_WT_ESCAPES; do
 		assert_contains "$OUT" "$e: done" "$e inside the review layer"
@@ -200,7 +187,7 @@ sandbox:
 	for ok in $IND_OKS; do
 		assert_contains "$OUT" "$ok: ok" "the neighbour $ok"
 	done
-	irv review "$SID" --json
+	rv review "$SID" --json
 	assert_eq 1 "$RRC" "review's status with flagged changes ($RERR)"
 	python3 -c '
 import json, sys
@@ -213,12 +200,12 @@ quiet = [p for p in sys.argv[3].split() if p not in rows or rows[p]["flagged"]]
 if missing or quiet:
     print("not flagged:", missing, "flagged or absent neighbours:", [(p, rows.get(p)) for p in quiet])
     sys.exit(1)
-' "$T/irv.out" "$IND_FLAGGED" "$IND_QUIET" || fail "review's judgement: $(python3 -c '
+' "$T/rv.out" "$IND_FLAGGED" "$IND_QUIET" || fail "review's judgement: $(python3 -c '
 import json, sys
 for l in open(sys.argv[1]):
     r = json.loads(l)
-    print(r["path"], r["flagged"])' "$T/irv.out" | head -80)"
-	irv review "$SID"
+    print(r["path"], r["flagged"])' "$T/rv.out" | head -80)"
+	rv review "$SID"
 	# (tools is reached as .vscode, .claude, .zed and node_modules/.bin:
 	# one name is given)
 	assert_match "$ROUT" "reached through a symlink as [^ ]*/tasks\.json" "the task file named by a link"
@@ -226,7 +213,7 @@ for l in open(sys.argv[1]):
 	assert_contains "$ROUT" "core.fsmonitor" "a planted repository's fsmonitor named"
 
 	# apply refuses them, naming them, and changes nothing.
-	irv apply "$SID"
+	rv apply "$SID"
 	assert_eq 1 "$RRC" "apply without --accept"
 	assert_contains "$RERR" "not accepted" "apply's refusal"
 	for p in .git/commondir .vscode tools/tasks.json e4/config .cargo/config.toml h/.hg/hgrc; do
@@ -242,7 +229,7 @@ for l in open(sys.argv[1]):
 		args+=(--exclude "$p")
 	done
 	# (the worktree checks out the probe the first commit took in)
-	irv apply "$SID" "${args[@]}" --accept src/run.sh --accept wt/airlock-probe
+	rv apply "$SID" "${args[@]}" --accept src/run.sh --accept wt/airlock-probe
 	assert_eq 0 "$RRC" "apply with the flagged files left out ($RERR)"
 	assert_eq "edit" "$(ig log -1 --format=%s main)" "the agent's commit in the real repository"
 	assert_contains "$(cat "$WS/src/a.c")" helper "the ordinary edit"
@@ -263,24 +250,24 @@ test_indirection_review_flags_setid_files() {
 sandbox:
   workspace_mode: review' -- /bin/sh -c 'echo x > plain && cp /bin/true tool && chmod 755 tool && echo y > grp'
 	assert_rc 0 "the agent's run"
-	ind_session
+	review_session
 	local upper="$XDG_STATE_HOME/airlock/review/$SID/layer/upper"
 	[ -f "$upper/tool" ] || fail "no layer at $upper"
 	chmod 4755 "$upper/tool" && chmod 2644 "$upper/grp" || fail "cannot set the bits in the layer"
 	ind_state >"$T/before"
-	irv review "$SID"
+	rv review "$SID"
 	assert_eq 1 "$RRC" "review's status"
 	assert_match "$ROUT" "^! +added +file +tool\$" "the set-user-ID file flagged"
 	assert_match "$ROUT" "^! +added +file +grp\$" "the set-group-ID file flagged"
 	assert_match "$ROUT" "^  added +file +plain\$" "the plain file, unflagged"
 	assert_contains "$ROUT" "set-user-ID" "the set-user-ID bit named"
 	assert_contains "$ROUT" "set-group-ID" "the set-group-ID bit named"
-	irv apply "$SID"
+	rv apply "$SID"
 	assert_eq 1 "$RRC" "apply without --accept"
 	assert_contains "$RERR" "tool" "apply names the set-ID file"
 	ind_state >"$T/after"
 	cmp -s "$T/before" "$T/after" || fail "a refused apply changed the workspace"
-	irv apply "$SID" --exclude tool --exclude grp
+	rv apply "$SID" --exclude tool --exclude grp
 	assert_eq 0 "$RRC" "apply with the set-ID files left out ($RERR)"
 	assert_file "$WS/plain" "the plain file applied"
 	assert_no_file "$WS/tool" "the set-ID file"

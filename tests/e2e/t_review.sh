@@ -21,18 +21,9 @@ sandbox:
   workspace_mode: review"
 }
 
-# airlock review/apply/discard as the user runs them after the run.
-rv() { # ARGS...: sets ROUT, RERR, RRC
-	HOME="$E2E_HOME" "$AIRLOCK" "$@" >"$T/rv.out" 2>"$T/rv.err"
-	RRC=$?
-	ROUT=$(cat "$T/rv.out")
-	RERR=$(cat "$T/rv.err")
-}
-
 # The session the last run held, from its last line on stderr.
 held_session() {
-	SID=$(printf '%s\n' "$ERR" | sed -n 's/^airlock: review mode: [0-9]* changes* held in session \([0-9a-f-]*\): .*/\1/p')
-	[ -n "$SID" ] || fail "no session announced$(e2e_last_run)"
+	review_session
 	assert_contains "$ERR" "airlock review $SID | airlock apply $SID | airlock discard $SID" "the announcement"
 }
 
