@@ -4,7 +4,7 @@
 set -euo pipefail
 
 pkgs=(
-	gcc clang meson ninja-build pkg-config          # build
+	gcc clang make meson ninja-build pkg-config     # build; make for the real-tools test
 	libssl-dev                                      # TLS for the egress proxy
 	libseccomp-dev libyaml-dev                      # runtime libraries
 	libcmocka-dev libclang-rt-14-dev                # unit tests, fuzzing runtime
