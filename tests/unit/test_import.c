@@ -74,12 +74,48 @@ static void test_json_valid(void **state)
 	imp_node_free(n);
 }
 
+/* The most members an object may hold, with keys sharing a long prefix:
+ * all distinct is read; the last repeating the first is refused, naming
+ * the last. (The check sorts; comparing every pair cost seconds here.) */
+static void test_json_many_keys(void **state)
+{
+	(void)state;
+	size_t cap = (size_t)IMP_MAX_ITEMS * 300 + 64, o = 0;
+	char *buf = malloc(cap);
+	assert_non_null(buf);
+	char prefix[257];
+	memset(prefix, 'p', 256);
+	prefix[256] = '\0';
+	buf[o++] = '{';
+	for (int i = 0; i < IMP_MAX_ITEMS; i++)
+		o += (size_t)snprintf(buf + o, cap - o, "%s\"%s%05d\": %d", i ? "," : "", prefix, i, i);
+	buf[o++] = '}';
+	struct imp_node *n = NULL;
+	struct error err = { 0 };
+	assert_int_equal(imp_json_parse_max("t.json", buf, o, 4 << 20, &n, &err), 0);
+	assert_int_equal(n->n, IMP_MAX_ITEMS);
+	imp_node_free(n);
+	n = NULL;
+	/* the last key becomes the first's */
+	char *close = strrchr(buf, '"');
+	memcpy(close - 5, "00000", 5);
+	assert_true(imp_json_parse_max("t.json", buf, o, 4 << 20, &n, &err) < 0);
+	assert_non_null(strstr(err.msg, "duplicate key"));
+	assert_non_null(strstr(err.msg, "00000"));
+	assert_non_null(strstr(err.msg, ":1:"));
+	free(buf);
+}
+
 static void test_json_malformed(void **state)
 {
 	(void)state;
 	json_bad("{\"a\": 1,}", "t.json:1:9: trailing comma before }");
 	json_bad("[1,\n 2,\n]", "t.json:3:1: trailing comma before ]");
 	json_bad("{\"a\": 1,\n \"a\": 2}", "t.json:2:2: duplicate key \"a\" (first at line 1)");
+	/* The repeat named is the first in the input, whatever the order of
+	 * the keys; a repeat in a nested object is found as well. */
+	json_bad("{\"z\": 1, \"b\": 1,\n\"b\": 2,\n\"z\": 3, \"b\": 4}", "t.json:2:1: duplicate key \"b\" (first at line 1)");
+	json_bad("{\"x\": {\"k\": 1, \"j\": 2, \"k\": 3}}", "t.json:1:24: duplicate key \"k\" (first at line 1)");
 	json_bad("// c\n{}", "t.json:1:1: comments are not JSON");
 	json_bad("{'a': 1}", "expected a \"key\"");
 	json_bad("[\"\\x\"]", "invalid escape \\x");
@@ -690,6 +726,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_valid),
 		cmocka_unit_test(test_json_malformed),
+		cmocka_unit_test(test_json_many_keys),
 		cmocka_unit_test(test_toml_valid),
 		cmocka_unit_test(test_toml_malformed),
 		cmocka_unit_test(test_srt_complete),

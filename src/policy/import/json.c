@@ -204,6 +204,53 @@ static int parse_number(struct imp_reader *p, struct imp_node *n)
 
 static int parse_value(struct imp_reader *p, struct imp_node *n, unsigned depth);
 
+static int cmp_member(const void *a, const void *b)
+{
+	const struct imp_node *x = *(const struct imp_node *const *)a, *y = *(const struct imp_node *const *)b;
+	int c = strcmp(x->key, y->key);
+	if (c)
+		return c;
+	/* Members of one key in the order given, so the first one is first. */
+	return x < y ? -1 : x > y;
+}
+
+/* Duplicate keys are refused, once the object is read: sorting costs
+ * O(n log n) comparisons, where comparing each new key with every earlier
+ * one cost O(n^2) (4096 members whose keys share a long prefix took
+ * seconds of the proxy's time for one MCP message). The repeat reported
+ * is the first one in the input. */
+static int check_duplicate_keys(struct imp_reader *p, const struct imp_node *n)
+{
+	const struct imp_node **m, *dup = NULL, *first = NULL;
+
+	if (n->n < 2)
+		return 0;
+	m = calloc(n->n, sizeof(*m));
+	if (!m)
+		return error_set(p->err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n->n; i++)
+		m[i] = &n->v[i];
+	qsort(m, n->n, sizeof(*m), cmp_member);
+	/* In a run of equal keys the first member comes first and the
+	 * second is its first repeat. */
+	for (size_t i = 0; i + 1 < n->n;) {
+		size_t j = i + 1;
+		while (j < n->n && !strcmp(m[i]->key, m[j]->key))
+			j++;
+		if (j > i + 1 && (!dup || m[i + 1] < dup)) {
+			dup = m[i + 1];
+			first = m[i];
+		}
+		i = j;
+	}
+	free(m);
+	if (!dup)
+		return 0;
+	return error_set(p->err, EINVAL, "%s:%u:%u: duplicate key \"%s\" (first at line %u)", p->name, dup->line,
+			 dup->col, dup->key, first->line);
+}
+
+
 static int parse_container(struct imp_reader *p, struct imp_node *n, unsigned depth)
 {
 	bool obj = p->s[p->pos] == '{';
@@ -235,13 +282,6 @@ static int parse_container(struct imp_reader *p, struct imp_node *n, unsigned de
 			kcol = (unsigned)(p->pos - p->line_start + 1);
 			if ((r = parse_string(p, &key, &klen)) < 0)
 				return r;
-			for (size_t i = 0; i < n->n; i++)
-				if (!strcmp(n->v[i].key, key)) {
-					r = error_set(p->err, EINVAL, "%s:%u:%u: duplicate key \"%s\" (first at line %u)",
-						      p->name, kline, kcol, key, n->v[i].line);
-					free(key);
-					return r;
-				}
 			if (strlen(key) != klen) {
 				free(key);
 				return imp_reader_fail(p, "NUL in a key");
@@ -276,7 +316,7 @@ static int parse_container(struct imp_reader *p, struct imp_node *n, unsigned de
 		}
 		if (p->s[p->pos] == close) {
 			p->pos++;
-			return 0;
+			return obj ? check_duplicate_keys(p, n) : 0;
 		}
 		return imp_reader_fail(p, "expected ',' or '%c'", close);
 	}
