@@ -604,11 +604,30 @@ static int from_client(struct mcp_gateway *g, struct imp_node *m, struct error *
 			return error_set(err, ENOMEM, "out of memory");
 		return gsend(g, g->server_in, m, err);
 	}
-	if (is_method(method, "resources/read") || is_method(method, "prompts/get")) {
-		bool res = is_method(method, "resources/read");
-		const char *what = str_of(imp_get(params, res ? "uri" : "name"));
+	/* What names a resource or a prompt is decided by the rules for it:
+	 * a subscription to a denied resource would bring its updates, and a
+	 * completion for a denied prompt's or resource template's argument
+	 * would list what it holds (file names, keys, rows). */
+	bool complete = is_method(method, "completion/complete");
+	const struct imp_node *ref = complete ? imp_get(params, "ref") : NULL;
+	const char *ref_type = str_of(imp_get(ref, "type"));
+	if (complete && (!ref_type || (strcmp(ref_type, "ref/prompt") && strcmp(ref_type, "ref/resource")))) {
+		/* a kind of reference no rule decides: refused, not passed */
+		const char *why = "completion/complete without a ref/prompt or ref/resource reference";
+		struct rec r = { .method = method, .decision = "deny", .rule = "protocol", .reason = why,
+				 .direction = "client" };
+		record(g, &r);
+		return deny_client(g, id, false, MCP_ERR_INVALID, why, err);
+	}
+	if (is_method(method, "resources/read") || is_method(method, "prompts/get") ||
+	    is_method(method, "resources/subscribe") || complete) {
+		bool res = complete ? !strcmp(ref_type, "ref/resource") : !is_method(method, "prompts/get");
+		const char *what = complete ? str_of(imp_get(ref, res ? "uri" : "name"))
+					    : str_of(imp_get(params, res ? "uri" : "name"));
 		if (!what) {
-			const char *why = res ? "resources/read without a uri" : "prompts/get without a name";
+			const char *why = complete ? (res ? "completion/complete for a resource without a uri"
+							  : "completion/complete for a prompt without a name")
+				: res ? "a resource request without a uri" : "prompts/get without a name";
 			struct rec r = { .method = method, .decision = "deny", .rule = "protocol", .reason = why,
 					 .direction = "client" };
 			record(g, &r);
@@ -621,7 +640,9 @@ static int from_client(struct mcp_gateway *g, struct imp_node *m, struct error *
 		record(g, &r);
 		if (!ok)
 			return deny_client(g, id, false, MCP_ERR_DENIED, v.reason, err);
-		method = res ? "resources/read" : "prompts/get";
+		method = complete ? "completion/complete"
+			 : is_method(method, "resources/subscribe") ? "resources/subscribe"
+			 : res ? "resources/read" : "prompts/get";
 	}
 	if (id && pending_add(g, id, method, NULL) < 0)
 		return error_set(err, ENOMEM, "out of memory");

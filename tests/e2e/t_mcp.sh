@@ -335,6 +335,54 @@ test_mcp_requests_decided_whatever_their_framing() {
 	assert_match "$recs" '"operation":"tools/call".*"tool":"greet".*"decision":"allow"' "the allowed calls are recorded"
 }
 
+# A subscription or a completion names a resource or a prompt: it is
+# decided by the rules for what it names, as a read or a get is.
+test_mcp_subscriptions_and_completions_decided() {
+	mcp_need
+	mcp_policy "    t:
+      resources:
+        - {uri: \"public/**\", decision: allow}
+      prompts:
+        - {name: hello, decision: allow}"
+	local j='"jsonrpc":"2.0"'
+	{
+		echo "{$j,\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"raw\",\"version\":\"1\"}}}"
+		echo "{$j,\"method\":\"notifications/initialized\"}"
+		echo "{$j,\"id\":2,\"method\":\"resources/subscribe\",\"params\":{\"uri\":\"private/keys\"}}"
+		echo "{$j,\"id\":3,\"method\":\"resources/subscribe\",\"params\":{\"uri\":\"public/%2e%2e/private/keys\"}}"
+		echo "{$j,\"method\":\"Resources/Subscribe\",\"params\":{\"uri\":\"private/idless\"}}"
+		echo "{$j,\"id\":4,\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"steal\"},\"argument\":{\"name\":\"a\",\"value\":\"\"}}}"
+		echo "{$j,\"id\":5,\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":\"ref/resource\",\"uri\":\"private/{file}\"},\"argument\":{\"name\":\"file\",\"value\":\"\"}}}"
+		echo "{$j,\"id\":6,\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":\"ref/other\",\"name\":\"hello\"},\"argument\":{\"name\":\"a\",\"value\":\"\"}}}"
+		echo "{$j,\"id\":7,\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":\"ref/resource\"},\"argument\":{\"name\":\"a\",\"value\":\"\"}}}"
+		# The neighbours.
+		echo "{$j,\"id\":8,\"method\":\"resources/subscribe\",\"params\":{\"uri\":\"public/a/b\"}}"
+		echo "{$j,\"id\":9,\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"hello\"},\"argument\":{\"name\":\"a\",\"value\":\"\"}}}"
+		echo "{$j,\"id\":10,\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":\"ref/resource\",\"uri\":\"public/{x}\"},\"argument\":{\"name\":\"x\",\"value\":\"\"}}}"
+		echo "{$j,\"id\":11,\"method\":\"resources/unsubscribe\",\"params\":{\"uri\":\"public/a/b\"}}"
+	} >"$T/in.jsonl"
+	mcp_raw 1,2,3,4,5,6,7,8,9,10,11 node "$MCP_DIR/test-server.mjs"
+	local got
+	got=$(cat "$WS/received.log")
+	assert_not_contains "$got" "private" "no subscription or completion naming a private resource reached the server"
+	assert_not_contains "$got" "steal" "no completion for a denied prompt reached the server"
+	assert_not_contains "$got" "ref/other" "a reference of a kind no rule decides is not forwarded"
+	local i
+	for i in 2 3 4 5; do
+		assert_match "$(reply $i)" '"error":\{"code":-32001,' "request $i is denied"
+	done
+	assert_match "$(reply 6)" '"error":\{"code":-32600,' "an unknown reference kind is refused"
+	assert_match "$(reply 7)" '"error":\{"code":-32600,' "a resource reference without a uri is refused"
+	assert_match "$(reply 8)" '"result":\{\}' "a subscription to a public resource is forwarded"
+	assert_contains "$(reply 9)" '"completed hello"' "a completion for an allowed prompt is forwarded"
+	assert_contains "$(reply 10)" '"completed public/{x}"' "a completion for a public template is forwarded"
+	assert_match "$(reply 11)" '"result":\{\}' "unsubscribe passes"
+	local recs
+	recs=$(mcp_records)
+	assert_match "$recs" '"operation":"Resources/Subscribe".*"decision":"deny"' "the id-less subscription is recorded as denied"
+	assert_match "$recs" '"operation":"completion/complete".*"decision":"allow"' "allowed completions are recorded"
+}
+
 test_mcp_server_messages_decided_and_scanned() {
 	mcp_need
 	mcp_policy "    t:

@@ -98,6 +98,11 @@ rl.on("line", (line) => {
 		return send({ jsonrpc: "2.0", id: m.id, error: { code: -32602, message: "unknown tool" } });
 	case "resources/read":
 		return reply({ contents: [{ uri: m.params.uri, text: "contents of " + m.params.uri }] });
+	case "resources/subscribe":
+	case "resources/unsubscribe":
+		return reply({});
+	case "completion/complete":
+		return reply({ completion: { values: ["completed " + (m.params.ref.name || m.params.ref.uri)] } });
 	case "resources/list": {
 		const dirty = fs.existsSync("dirty");
 		return reply({ resources: [{ uri: "public/a/b", name: "ab",
