@@ -77,7 +77,7 @@ install -m 644 "$here/mcp-client.mjs" "$here/mcp-session-client.mjs" "$here/mcp-
 # The MCP tests' npm packages (scripts/deps.sh), when installed. Our own
 # test servers need node only: staged even without the packages.
 mkdir -p "$stage/tests/e2e/mcp"
-install -m 644 "$here/mcp/test-server.mjs" "$here/mcp/session-server.mjs" "$stage/tests/e2e/mcp/"
+install -m 644 "$here/mcp/test-server.mjs" "$here/mcp/session-server.mjs" "$here/mcp/sse-server.mjs" "$stage/tests/e2e/mcp/"
 if [ -d "$here/mcp/node_modules" ]; then
 	cp -a "$here/mcp/node_modules" "$here/mcp/package.json" "$stage/tests/e2e/mcp/"
 fi

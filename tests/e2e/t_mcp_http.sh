@@ -506,3 +506,57 @@ print(json.dumps([
 	assert_match "$recs" '"tool":"echo".*"decision":"allow"' "the allowed id-less call is recorded"
 	assert_not_contains "$(cat "$T/ev.log")" "get-tiny-image" "nothing refused reached the server"
 }
+
+# A server's SSE stream is decided message by message: a server request
+# sent without an id (sampling, roots, elicitation), which a client would
+# act on, is dropped and recorded; a key in a notification or an error is
+# withheld; a clean notification and the result pass unchanged.
+test_mcp_http_sse_server_requests_without_id_decided() {
+	command -v node >/dev/null || skip "node is not installed"
+	MP=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	(cd "$T" && PORT=$MP exec node "$MCP_DIR/sse-server.mjs") >"$T/sse.log" 2>&1 &
+	bg_register $!
+	wait_for 30 grep -q "listening on port" "$T/sse.log" || fail "the SSE server did not start: $(cat "$T/sse.log")"
+	cat >"$T/policy.yaml" <<YAML
+version: 1
+filesystem:
+  read: ["$here"]
+audit:
+  dir: "$T/audit"
+network:
+  log: $T/net.jsonl
+  resolve: { mcp.test: 127.0.0.1 }
+  allow_private: [127.0.0.1:$MP]
+  endpoints:
+    - {host: mcp.test, ports: [$MP], protocol: mcp, mcp_server: hostile}
+mcp:
+  servers:
+    hostile:
+      tools:
+        - {name: "*", decision: allow}
+YAML
+	mh_raw_client
+	local call='{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":{}}}'
+	local specs
+	# shellcheck disable=SC2059
+	specs=$(C1=$(printf "$call" 1 noisy) C2=$(printf "$call" 2 fails) C3=$(printf "$call" 3 clean) /usr/bin/python3 -c '
+import json, os
+print(json.dumps([{"body": os.environ[k]} for k in ("C1", "C2", "C3")]))')
+	al --policy "$T/policy.yaml" -- /usr/bin/python3 ./raw.py "http://mcp.test:$MP/mcp" "$specs"
+	mh_dump
+	assert_rc 0 "the raw client ran"
+	assert_not_contains "$OUT" "AKIAIOSFODNN7EXAMPLE" "no key in a notification or an error reaches the client"
+	assert_no_match "$OUT" '"method":"(sampling/createMessage|roots/list|elicitation/create)"' \
+		"no id-less server request the policy forbids reaches the client"
+	assert_not_contains "$OUT" "exfiltrate" "the sampling request's text never reaches the client"
+	assert_contains "$(line 1)" '"text":"noisy done"' "the noisy call's result arrives"
+	assert_contains "$(line 1)" '"data":"indexing done"' "its clean notification arrives"
+	assert_match "$(line 2)" '"error":\{"code":-32001,"message":"airlock withheld the error' "a key in an error is withheld"
+	assert_contains "$(line 3)" '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"indexing done"}}' \
+		"a clean stream's notification passes unchanged"
+	assert_contains "$(line 3)" '"text":"clean done"' "a clean stream's result passes"
+	local recs
+	recs=$(mh_records)
+	assert_match "$recs" '"method":"sampling/createMessage".*"decision":"deny"' "the id-less sampling request is recorded as denied"
+	assert_match "$recs" '"method":"roots/list".*"decision":"deny"' "the id-less roots request is recorded as denied"
+}
