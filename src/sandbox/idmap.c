@@ -76,8 +76,21 @@ int idmap_prepare(struct sandbox_plan *plan, struct error *err)
 		/* Read-only paths are shown as they are, except the workspace
 		 * (made read-only by `read` naming it, plan.c): the sandbox's
 		 * uid must still read what it would otherwise write. */
-		if (m->kind != MOUNT_BIND || !m->user_path || (m->readonly && strcmp(m->dst, plan->workspace) != 0))
+		if (m->kind != MOUNT_BIND || !m->user_path || m->tree_fd >= 0)
 			continue;
+		if (m->readonly && strcmp(m->dst, plan->workspace) != 0) {
+			/* A path the policy lets the agent read may lie under a
+			 * directory the sandbox's uid cannot enter (root's 0700
+			 * home: `read: [~/.gitconfig]`); the child could not clone
+			 * it, so the supervisor does. Not idmapped: the files'
+			 * own modes still decide what that uid reads (`read:
+			 * [/etc]` does not make /etc/shadow readable). */
+			m->tree_fd = (int)syscall(SYS_open_tree, AT_FDCWD, m->src,
+						  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+			if (m->tree_fd < 0)
+				return error_sys(err, errno, "cannot clone %s", m->src);
+			continue;
+		}
 		if (stat(m->src, &st) < 0)
 			return error_sys(err, errno, "cannot stat %s", m->src);
 		if (st.st_uid == plan->host_uid)

@@ -148,6 +148,28 @@ test_policy_extra_read_and_write_paths() {
 	expect_blocked read "$ro/ref.txt"
 }
 
+# A read path beneath a directory only its owner may enter (a 0700 home:
+# `read: [~/.gitconfig]` as root) is shown, and read with the file's own
+# modes; its neighbours stay out of sight, and a write to it fails.
+test_policy_read_path_under_a_private_directory() {
+	local d
+	d=$(mktemp -d /var/tmp/airlock-e2e-priv.XXXXXX)
+	printf '%s\n' "$d" >>"$T/.rm_dirs"
+	chmod 700 "$d"
+	printf '[user]\n\tname = e2e\n' >"$d/.gitconfig"
+	printf 'own eyes only\n' >"$d/secret"
+	chmod 644 "$d/.gitconfig" "$d/secret"
+	printf 'version: 1\nfilesystem:\n  read:\n    - %s/.gitconfig\n' "$d" >"$T/policy.yaml"
+	al --policy "$T/policy.yaml" -- cat "$d/.gitconfig"
+	assert_rc 0 "the run starts and reads the path: $OUT"
+	assert_contains "$OUT" "name = e2e" "the file's contents"
+	al --policy "$T/policy.yaml" -- ./airlock-probe read "$d/secret"
+	check_blocked read
+	al --policy "$T/policy.yaml" -- ./airlock-probe write "$d/.gitconfig"
+	check_blocked write
+	assert_eq "$(printf '[user]\n\tname = e2e')" "$(cat "$d/.gitconfig")" "the file is unchanged"
+}
+
 test_policy_exec_allow_list() {
 	# /usr only: on merged-/usr systems /bin is a symlink into it.
 	printf 'version: 1\nprocess:\n  exec:\n    - /usr\n' >"$T/policy.yaml"
