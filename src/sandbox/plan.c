@@ -527,6 +527,17 @@ int plan_observe(struct sandbox_plan *p, const struct policy *pol, const char *a
 			close(m->tree_fd);
 	}
 	p->n_mounts = kept;
+	/* Started as root, the agent runs as an unprivileged uid, to which
+	 * root's home is closed: every tool that writes a cache or a dot file
+	 * there failed, so an observed run predicted nothing of an enforced
+	 * one (whose home is private scratch the agent owns). The home is
+	 * shown through an idmapped bind, as the workspace is: written as an
+	 * unprivileged caller's observed run writes its own. */
+	if (p->privileged && p->home && !covered(p, p->home)) {
+		if (add_mount(p, MOUNT_BIND, p->home, p->home, false, true, 0) < 0)
+			return -ENOMEM;
+		p->mounts[p->n_mounts - 1].user_path = true;
+	}
 	for (size_t i = 0; i < p->n_rules; i++)
 		free(p->rules[i].path);
 	p->n_rules = 0;

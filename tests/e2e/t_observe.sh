@@ -218,6 +218,26 @@ test_observe_allowed_work_records_nothing() {
 	assert_contains "$ERR" "nothing was enforced; 0 operations would have been denied" "none counted"
 }
 
+# The home is writable in an observed run as in an enforced one (there,
+# private scratch): a tool that keeps a cache or a dot file works in both,
+# so what observe records predicts enforce. Started as root the agent's
+# uid is unprivileged, and what it writes is stored as the home's owner.
+test_observe_home_writable_as_in_enforce() {
+	local agent='mkdir -p "$HOME/.cache/e2e-tool" && echo cached >"$HOME/.cache/e2e-tool/c" && echo dot >"$HOME/.e2e-dot" && echo HOME-OK'
+	observe_policy observe none >"$T/observe.yaml"
+	observe_policy enforce none >"$T/enforce.yaml"
+	al --policy "$T/enforce.yaml" -- /bin/sh -c "$agent"
+	assert_rc 0 "the enforced run writes its private home: $ERR"
+	assert_contains "$OUT" "HOME-OK" "enforced"
+	assert_no_file "$E2E_HOME/.e2e-dot" "an enforced run's home is private"
+	al --policy "$T/observe.yaml" -- /bin/sh -c "$agent"
+	assert_rc 0 "the observed run writes the home: $ERR"
+	assert_contains "$OUT" "HOME-OK" "observed"
+	assert_file "$E2E_HOME/.e2e-dot" "an observed run writes the real home"
+	assert_eq "$(stat -c %u "$E2E_HOME")" "$(stat -c %u "$E2E_HOME/.e2e-dot")" "stored as the home's owner"
+	rm -rf "$E2E_HOME/.cache" "$E2E_HOME/.e2e-dot"
+}
+
 # Transparent mode: the sandbox's DNS answers a name no endpoint allows
 # (recorded as a would-be denial) and the redirected connection is let
 # through; in enforce mode the name does not resolve.
