@@ -589,6 +589,25 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 				 pol->sandbox.workspace_loc.col, pol->sandbox.workspace);
 	if (strcmp(ws, "/") == 0)
 		return error_set(err, EINVAL, "sandbox.workspace: refusing to use / as the workspace");
+	/* Started from the home directory (or above it) without naming a
+	 * workspace, the agent would get the whole home read-write: keys,
+	 * cloud credentials, shell start-up files, every other project.
+	 * Refused unless the policy names it. */
+	if (pol->sandbox.workspace_loc.line == 0) {
+		_cleanup_free_ char *h = home_dir();
+		char hreal[PATH_MAX];
+		bool hexists = false;
+		struct stat hst;
+		struct error ignore = { 0 };
+		if (h && resolve(h, hreal, &hexists, &hst, &ignore) == 0 && hexists && strcmp(hreal, "/") != 0 &&
+		    path_under(hreal, ws))
+			return error_set(err, EINVAL,
+					 "the workspace would be %s, the current directory, which holds your home %s: "
+					 "the agent could read and change every file in it, your keys included. Run "
+					 "airlock from a project directory, or name the workspace with sandbox.workspace "
+					 "in a policy file",
+					 ws, hreal);
+	}
 
 	if ((r = plan_ids(p, pol, &ws_st, err)) < 0)
 		return r;
