@@ -38,6 +38,7 @@
 #include "audit/json.h"
 #include "net/addr.h"
 #include "net/netpolicy.h"
+#include "util/toolcache.h"
 #include "policy/internal.h"
 #include "util/cleanup.h"
 
@@ -249,6 +250,10 @@ static int add_file(struct suggest *s, const struct suggest_denial *d)
 	if (starts(path, "/proc/") || starts(path, "/sys/") || starts(path, "/dev/") || !strcmp(path, "/proc") ||
 	    !strcmp(path, "/sys") || !strcmp(path, "/dev"))
 		return none(s, "/proc, /sys and /dev are the sandbox's own; no policy path changes what they show", ex);
+	if (toolcache_path(path))
+		return none(s, "a tool's cache or state in a home: the sandbox's tools make their own; sharing the "
+			       "host's would carry what one run put there into the next, and to the host",
+			    ex);
 	const char *why = d->reason ? d->reason : "";
 	bool hidden = starts(why, "ENOENT [hidden: exists");
 	bool dir_hidden = starts(why, "ENOENT [hidden: its directory");

@@ -638,7 +638,7 @@ bool ftrace_handle(struct ftrace *f, struct trace_log *log, pid_t tid, int statu
 			} else if (e == EACCES || e == EPERM || e == EROFS || hidden || dir_hidden) {
 				char name[64];
 				trace_record_file(log, tid, seccomp_syscall_name(p->nr, name, sizeof(name)), p->path, e,
-						  dir_hidden);
+						  dir_hidden, p->creates);
 			}
 		}
 		forget(f, tid);

@@ -1269,7 +1269,8 @@ static void record(struct trace_log *log, const struct seccomp_notif *req, const
 	 * ENOENT: a denial all the same (learn mode suggests from it). */
 	bool dir_hidden = e == ENOENT && ftrace_dir_exists(path);
 	if (e == EACCES || e == EPERM || e == EROFS || dir_hidden)
-		trace_record_file(log, (pid_t)req->pid, name, path, e, dir_hidden);
+		trace_record_file(log, (pid_t)req->pid, name, path, e, dir_hidden,
+				  q->op == G_MKDIR || q->op == G_MKNOD || (q->op == G_OPEN && (q->flags & O_CREAT)));
 }
 
 void guard_handle(int notify, int guard, const struct seccomp_notif *req, struct trace_log *log)

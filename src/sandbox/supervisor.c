@@ -453,6 +453,10 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		trace_set_sink(s.trace, audit_sink, &s.audit);
 	if (observe)
 		trace_set_observe(s.trace);
+	trace_watch(s.trace, audit_dir);
+	for (size_t i = 0; s.trace && plan.home && i < plan.n_mounts; i++)
+		if (plan.mounts[i].kind == MOUNT_TMPFS && !strcmp(plan.mounts[i].dst, plan.home))
+			trace_set_scratch_home(s.trace, plan.home);
 
 	/* Armed before the sandbox exists: a limit that cannot be kept
 	 * stops the run before anything runs (the time of the setup counts

@@ -12,6 +12,7 @@
 #include "sandbox/internal.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
+#include "util/toolcache.h"
 
 /* Bounded: a command that hammers a blocked call cannot grow our memory. */
 #define TRACE_MAX_ENTRIES 256
@@ -28,6 +29,8 @@ struct trace_log {
 	unsigned long dropped;
 	unsigned long observed; /* operations let through that enforce mode would deny */
 	bool observe;           /* the session is in observe mode */
+	char *scratch;          /* the sandbox's private home, or NULL */
+	char *watched[4];       /* airlock's own directories: every miss there is recorded */
 	void (*sink)(void *ctx, const char *line, size_t len);
 	void *sink_ctx;
 };
@@ -81,7 +84,54 @@ struct trace_log *trace_new(void)
 
 void trace_free(struct trace_log *t)
 {
+	if (t) {
+		free(t->scratch);
+		for (size_t i = 0; i < ARRAY_SIZE(t->watched); i++)
+			free(t->watched[i]);
+	}
 	free(t);
+}
+
+void trace_watch(struct trace_log *t, const char *dir)
+{
+	for (size_t i = 0; t && dir && i < ARRAY_SIZE(t->watched); i++)
+		if (!t->watched[i]) {
+			t->watched[i] = strdup(dir);
+			return;
+		}
+}
+
+void trace_set_scratch_home(struct trace_log *t, const char *home)
+{
+	if (t && home)
+		t->scratch = strdup(home);
+}
+
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+/* ENOENT is recorded as a denial only when the sandbox hid something the
+ * program asked of the host. Not: a name it was making in its own scratch
+ * (npm makes its cache deepest directory first, each miss a ENOENT; the
+ * host's copy of that directory is not what it wanted), a tool's cache
+ * (toolcache.h), or the parts of /proc and /sys the sandbox does not show
+ * (every node process probes the cgroup files, git the CPU count): no
+ * policy entry changes those, and one npm install logged hundreds. */
+static bool enoent_expected(const struct trace_log *t, const char *path, bool creates)
+{
+	/* An attempt on airlock's own log or keys (the default log lives in
+	 * ~/.local/state) is always worth a record. */
+	for (size_t i = 0; i < ARRAY_SIZE(t->watched); i++)
+		if (t->watched[i] && under(path, t->watched[i]))
+			return false;
+	if (under(path, "/proc") || under(path, "/sys"))
+		return true;
+	if (toolcache_path(path))
+		return true;
+	return creates && ((t->scratch && under(path, t->scratch)) || under(path, "/tmp"));
 }
 
 static void comm_of(pid_t pid, char *buf, size_t len)
@@ -132,9 +182,11 @@ void trace_record_syscall(struct trace_log *t, const struct seccomp_notif *req)
 }
 
 void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, const char *path, int err,
-		       bool dir_hidden)
+		       bool dir_hidden, bool creates)
 {
 	if (!t)
+		return;
+	if ((err == ENOENT || dir_hidden) && enoent_expected(t, path, creates || dir_hidden))
 		return;
 	char comm[32], what[512];
 	comm_of(pid, comm, sizeof(comm));

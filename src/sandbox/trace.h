@@ -22,9 +22,18 @@ void trace_record_syscall(struct trace_log *t, const struct seccomp_notif *req);
 /* A file operation refused with EACCES/EPERM (Landlock or permissions),
  * EROFS, or ENOENT for a host path the sandbox hides. dir_hidden: the path
  * itself does not exist but the call would have created it in a directory
- * that exists outside the sandbox. path is copied. */
+ * that exists outside the sandbox. creates: the call makes a name. path
+ * is copied. ENOENTs the program's own work explains are not recorded. */
 void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, const char *path, int err,
-		       bool dir_hidden);
+		       bool dir_hidden, bool creates);
+
+/* The sandbox's private home (a fresh tmpfs): a name the program fails to
+ * make there for want of its directory is no denial (trace.c). */
+void trace_set_scratch_home(struct trace_log *t, const char *home);
+
+/* A directory of airlock's own (the audit log's): every miss there is
+ * recorded, wherever it lies. At most four. */
+void trace_watch(struct trace_log *t, const char *dir);
 
 /* Observe mode: an operation enforce mode would have refused with why
  * ("EACCES [filesystem]", ...) and that was let through. exec: it was a

@@ -192,3 +192,54 @@ test_suggest_nothing_when_nothing_was_denied() {
 	assert_contains "$SERR" "nothing to suggest" "says there is nothing to suggest"
 	assert_eq "" "$SOUT" "and prints no policy"
 }
+
+# A tool's ordinary misses are no denials: it makes its cache in the
+# private home deepest directory first (npm), probes /sys (node, git) and
+# looks in caches it does not have; the host has every one of those
+# paths. Only what it asked of the host, ~/.gitconfig, is recorded and
+# suggested; nothing under a tool cache.
+test_learn_records_only_what_the_sandbox_hid() {
+	mkdir -p "$E2E_HOME/.npm/_cacache/index-v5/ab" "$E2E_HOME/.cache/pip/http" "$E2E_HOME/work/build"
+	printf 'cached\n' >"$E2E_HOME/.cache/pip/http/x"
+	printf '[user]\n\tname = e2e\n' >"$E2E_HOME/.gitconfig"
+	printf 'version: 1\nsandbox:\n  mode: learn\n' >"$T/learn.yaml"
+	mkdir -p "$T/audit"
+	cat >"$WS/tool.py" <<'PY'
+import os
+h = os.environ["HOME"]
+# npm's mkdir: the deepest first, then each parent on ENOENT
+def mkdirp(d):
+    try:
+        os.mkdir(d)
+    except FileNotFoundError:
+        mkdirp(os.path.dirname(d)); os.mkdir(d)
+    except FileExistsError:
+        pass
+mkdirp(h + "/.npm/_cacache/index-v5/ab/cd")
+open(h + "/.npm/_cacache/index-v5/ab/cd/entry", "w").write("x")
+for p in ("/sys/fs/cgroup/memory.max", "/sys/devices/system/cpu/online", h + "/.cache/pip/http/x"):
+    try:
+        open(p).read()
+    except OSError:
+        pass
+try:
+    open(h + "/.gitconfig").read()
+except OSError:
+    pass
+print("tool-done")
+PY
+	al --policy "$T/learn.yaml" --audit "$T/audit" -- /usr/bin/python3 ./tool.py
+	assert_rc 0 "the tool ran: $ERR"
+	assert_contains "$OUT" "tool-done" "to its end"
+	local log
+	log=$(log_in "$T/audit")
+	assert_not_contains "$(grep file_denied "$log")" "/.npm" "the cache made deepest first is not a denial"
+	assert_not_contains "$(grep file_denied "$log")" "/sys/" "probes of /sys are not denials"
+	assert_not_contains "$(grep file_denied "$log")" "/.cache/" "a miss in a tool cache is not a denial"
+	assert_contains "$(grep file_denied "$log")" "$E2E_HOME/.gitconfig" "a read of a host file the sandbox hid is"
+	suggest "$log"
+	assert_eq 0 "$SRC" "suggest: $SERR"
+	assert_contains "$SOUT" "$E2E_HOME/.gitconfig" "suggests the host file the tool asked for"
+	assert_not_contains "$SOUT" "/.npm" "never the host's npm cache"
+	assert_not_contains "$SOUT" "/.cache" "never a host cache"
+}

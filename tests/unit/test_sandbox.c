@@ -452,7 +452,7 @@ static void test_trace_log_bounded(void **state)
 	for (int i = 0; i < 1000; i++) {
 		char path[32];
 		snprintf(path, sizeof(path), "/secret/%d", i % 300);
-		trace_record_file(t, getpid(), "openat", path, EACCES, false);
+		trace_record_file(t, getpid(), "openat", path, EACCES, false, false);
 	}
 	char *out = NULL;
 	size_t len = 0;
@@ -462,6 +462,53 @@ static void test_trace_log_bounded(void **state)
 	assert_non_null(strstr(out, "airlock: denied: openat(\"/secret/0\") = EACCES"));
 	assert_non_null(strstr(out, "(4 times)"));
 	assert_non_null(strstr(out, "further denials not listed"));
+	free(out);
+	trace_free(t);
+}
+
+/* ENOENTs the program's own work explains are not denials: a name made
+ * in its scratch home or /tmp, a tool cache, /proc and /sys. A read of a
+ * host file the private home hides is, and so is a name made where the
+ * sandbox hides the directory outside its scratch. */
+static void test_trace_enoent_only_what_was_hidden(void **state)
+{
+	(void)state;
+	struct trace_log *t = trace_new();
+	assert_non_null(t);
+	trace_set_scratch_home(t, "/home/u");
+	pid_t me = getpid();
+	trace_record_file(t, me, "mkdir", "/home/u/.npm/_cacache/index-v5/ab/cd", ENOENT, true, true);
+	trace_record_file(t, me, "openat", "/home/u/.config/tool/new.json", ENOENT, false, true);
+	trace_record_file(t, me, "openat", "/tmp/build-1/x/y.o", ENOENT, true, true);
+	trace_record_file(t, me, "openat", "/home/u/.cache/pip/http/ab", ENOENT, false, false);
+	trace_record_file(t, me, "openat", "/home/u/.cargo/registry/index/x", ENOENT, false, false);
+	trace_record_file(t, me, "openat", "/sys/fs/cgroup/memory.max", ENOENT, false, false);
+	trace_record_file(t, me, "openat", "/sys/devices/system/cpu/online", ENOENT, false, false);
+	trace_record_file(t, me, "openat", "/proc/sys/kernel/osrelease", ENOENT, false, false);
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	trace_report(t, f);
+	fclose(f);
+	assert_string_equal(out, "airlock: no operation was denied\n");
+	free(out);
+
+	/* What the program asked of the host. */
+	trace_record_file(t, me, "openat", "/home/u/.gitconfig", ENOENT, false, false);
+	trace_record_file(t, me, "openat", "/home/u/.npmrc", ENOENT, false, false);
+	trace_record_file(t, me, "mkdir", "/srv/data/new", ENOENT, true, true);
+	trace_record_file(t, me, "openat", "/home/u/.cachex/y", ENOENT, false, false);
+	/* airlock's own log, in the scratch home's state directory */
+	trace_watch(t, "/home/u/.local/state/airlock/audit");
+	trace_record_file(t, me, "openat", "/home/u/.local/state/airlock/audit/forged.jsonl", ENOENT, true, true);
+	f = open_memstream(&out, &len);
+	trace_report(t, f);
+	fclose(f);
+	assert_non_null(strstr(out, "openat(\"/home/u/.gitconfig\") = ENOENT [hidden: exists"));
+	assert_non_null(strstr(out, "openat(\"/home/u/.npmrc\") = ENOENT [hidden: exists"));
+	assert_non_null(strstr(out, "mkdir(\"/srv/data/new\") = ENOENT [hidden: its directory"));
+	assert_non_null(strstr(out, "/home/u/.cachex/y"));
+	assert_non_null(strstr(out, "audit/forged.jsonl"));
 	free(out);
 	trace_free(t);
 }
@@ -478,6 +525,7 @@ int main(void)
 		cmocka_unit_test(test_landlock),
 		cmocka_unit_test(test_proto_fds),
 		cmocka_unit_test(test_trace_log_bounded),
+		cmocka_unit_test(test_trace_enoent_only_what_was_hidden),
 	};
 	return cmocka_run_group_tests_name("sandbox", tests, setup, teardown);
 }

@@ -224,6 +224,34 @@ static void test_host_socket_not_offered(void **state)
 	suggest_free(s);
 }
 
+/* A tool's cache in a home is never offered, read or write (a shared
+ * cache carries one run's packages into the next); its configuration
+ * beside it is. */
+static void test_tool_cache_not_offered(void **state)
+{
+	(void)state;
+	mkdir(at(".npm"), 0700);
+	mkdir(at(".npm/_cacache"), 0700);
+	mkfile(at(".npm/_cacache/index"));
+	mkfile(at(".npmrc"));
+	struct suggest *s = NULL;
+	assert_int_equal(suggest_new(NULL, &s), 0);
+	file_denial(s, "openat", at(".npm/_cacache/index"), "ENOENT [hidden: exists outside the sandbox]");
+	file_denial(s, "mkdir", at(".npm/_cacache/tmp"), "ENOENT [hidden: its directory exists outside the sandbox]");
+	file_denial(s, "openat", at(".npmrc"), "ENOENT [hidden: exists outside the sandbox]");
+	_cleanup_free_ char *out = fragment(s);
+	assert_non_null(strstr(out, "a tool's cache or state in a home"));
+	assert_null(strstr(out, "_cacache\""));
+	char want[512];
+	snprintf(want, sizeof(want), "- \"%s\"", at(".npmrc"));
+	assert_non_null(strstr(out, want));
+	snprintf(want, sizeof(want), "- \"%s\"", at(".npm"));
+	assert_null(strstr(out, want));
+	snprintf(want, sizeof(want), "- \"%s/", at(".npm"));
+	assert_null(strstr(out, want));
+	suggest_free(s);
+}
+
 static void test_exec_exact_binary(void **state)
 {
 	(void)state;
@@ -469,6 +497,7 @@ int main(void)
 		cmocka_unit_test(test_files_versus_directories),
 		cmocka_unit_test(test_exec_exact_binary),
 		cmocka_unit_test(test_host_socket_not_offered),
+		cmocka_unit_test(test_tool_cache_not_offered),
 		cmocka_unit_test(test_endpoints_by_host_and_port),
 		cmocka_unit_test(test_merge_into_endpoint),
 		cmocka_unit_test(test_unanswerable_listed),
