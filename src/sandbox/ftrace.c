@@ -93,9 +93,11 @@ static int path_arg(int nr)
 	switch (nr) {
 	case SYS_open: case SYS_creat: case SYS_execve: case SYS_mkdir: case SYS_mknod: case SYS_unlink:
 	case SYS_rmdir: case SYS_truncate: case SYS_rename: case SYS_link:
+	case SYS_access: case SYS_stat: case SYS_lstat:
 		return 0;
 	case SYS_openat: case SYS_openat2: case SYS_execveat: case SYS_mkdirat: case SYS_mknodat:
 	case SYS_unlinkat: case SYS_renameat: case SYS_renameat2: case SYS_linkat: case SYS_symlink:
+	case SYS_faccessat: case SYS_faccessat2: case SYS_newfstatat: case SYS_statx:
 		return 1;
 	case SYS_symlinkat:
 		return 2;

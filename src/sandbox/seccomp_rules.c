@@ -167,6 +167,12 @@ static const char *const traced[] = {
 	"open", "openat", "openat2", "creat", "execve", "execveat", "mkdir", "mkdirat", "mknod", "mknodat",
 	"unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2", "link", "linkat", "symlink",
 	"symlinkat", "truncate",
+	/* Probes: a tool that looks for ~/.gitconfig with access() or stat()
+	 * and, not finding it, goes on without it is told nothing; learn mode
+	 * must see the probe to suggest the file. newfstatat and statx stop
+	 * only when given a path (fstat is newfstatat(fd, "", AT_EMPTY_PATH),
+	 * too frequent to stop for). */
+	"access", "faccessat", "faccessat2", "stat", "lstat", "newfstatat", "statx",
 };
 
 /* Every call no rule names. */
@@ -389,9 +395,21 @@ int seccomp_rules_build(bool notify, bool trace, bool protect, bool sockets, scm
 		goto out;
 	}
 
-	for (size_t i = 0; i < ARRAY_SIZE(allowed); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(allowed); i++) {
+		int flagsarg = !strcmp(allowed[i], "newfstatat") ? 3 : !strcmp(allowed[i], "statx") ? 2 : -1;
+		if (rc->trace && flagsarg >= 0) {
+			/* AT_EMPTY_PATH: on the fd itself, no path to judge. */
+			struct scmp_arg_cmp fd_only = SCMP_CMP((unsigned)flagsarg, SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH,
+							       AT_EMPTY_PATH);
+			struct scmp_arg_cmp by_path = SCMP_CMP((unsigned)flagsarg, SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, 0);
+			if ((r = add(rc, SCMP_ACT_ALLOW, allowed[i], 1, &fd_only, err)) < 0 ||
+			    (r = add(rc, pass(rc, allowed[i]), allowed[i], 1, &by_path, err)) < 0)
+				goto out;
+			continue;
+		}
 		if ((r = add(rc, pass(rc, allowed[i]), allowed[i], 0, NULL, err)) < 0)
 			goto out;
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(denied); i++)
 		if ((r = add(rc, rc->deny, denied[i], 0, NULL, err)) < 0)
 			goto out;

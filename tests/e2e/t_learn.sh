@@ -196,12 +196,16 @@ test_suggest_nothing_when_nothing_was_denied() {
 # A tool's ordinary misses are no denials: it makes its cache in the
 # private home deepest directory first (npm), probes /sys (node, git) and
 # looks in caches it does not have; the host has every one of those
-# paths. Only what it asked of the host, ~/.gitconfig, is recorded and
-# suggested; nothing under a tool cache.
+# paths. Only what it asked of the host, ~/.gitconfig and two files it
+# only probed for (stat, access), is recorded and suggested; nothing under
+# a tool cache.
 test_learn_records_only_what_the_sandbox_hid() {
 	mkdir -p "$E2E_HOME/.npm/_cacache/index-v5/ab" "$E2E_HOME/.cache/pip/http" "$E2E_HOME/work/build"
 	printf 'cached\n' >"$E2E_HOME/.cache/pip/http/x"
 	printf '[user]\n\tname = e2e\n' >"$E2E_HOME/.gitconfig"
+	mkdir -p "$E2E_HOME/.config/git"
+	printf '*.bin binary\n' >"$E2E_HOME/.config/git/attributes"
+	printf '*.o\n' >"$E2E_HOME/.gitignore_global"
 	printf 'version: 1\nsandbox:\n  mode: learn\n' >"$T/learn.yaml"
 	mkdir -p "$T/audit"
 	cat >"$WS/tool.py" <<'PY'
@@ -226,6 +230,9 @@ try:
     open(h + "/.gitconfig").read()
 except OSError:
     pass
+# probes only, as git makes them: a stat and an access
+os.path.exists(h + "/.config/git/attributes")
+os.access(h + "/.gitignore_global", os.R_OK)
 print("tool-done")
 PY
 	al --policy "$T/learn.yaml" --audit "$T/audit" -- /usr/bin/python3 ./tool.py
@@ -240,6 +247,8 @@ PY
 	suggest "$log"
 	assert_eq 0 "$SRC" "suggest: $SERR"
 	assert_contains "$SOUT" "$E2E_HOME/.gitconfig" "suggests the host file the tool asked for"
+	assert_contains "$SOUT" "$E2E_HOME/.config/git/attributes" "and the one it looked for with stat"
+	assert_contains "$SOUT" "$E2E_HOME/.gitignore_global" "and the one it looked for with access"
 	assert_not_contains "$SOUT" "/.npm" "never the host's npm cache"
 	assert_not_contains "$SOUT" "/.cache" "never a host cache"
 }
