@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/mount.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,6 +346,40 @@ static int hide_file_tree(struct error *err)
 	return tree;
 }
 
+/* The bundle is also shown in place of the system's own bundle files
+ * (those the sandbox shows, as regular files): apt, wget, Java's trust
+ * store tooling and every program linked against a TLS library with its
+ * built-in path read only those, not SSL_CERT_FILE, and failed every
+ * intercepted request. The bundle holds the system's roots too, so what
+ * they trusted they still trust. A name reached through a link is left
+ * alone: resolved from outside the new root it could name a host file. */
+static int cover_system_bundles(int rootfd, const char *ca, struct error *err)
+{
+	static const char *const bundles[] = {
+		"etc/ssl/certs/ca-certificates.crt", /* Debian, Ubuntu, Alpine */
+		"etc/pki/tls/certs/ca-bundle.crt",   /* Fedora, RHEL */
+		"etc/ssl/cert.pem",                  /* Arch, Alpine, BSDs */
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bundles); i++) {
+		struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+					.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+		_cleanup_close_ int at = (int)syscall(SYS_openat2, rootfd, bundles[i], &how, sizeof(how));
+		struct stat st;
+		if (at < 0 || fstat(at, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		_cleanup_close_ int tree = sys_open_tree(AT_FDCWD, ca, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (tree < 0)
+			return error_sys(err, errno, "cannot clone the CA bundle");
+		int r = set_attrs(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, err,
+				  "the CA bundle");
+		if (r < 0)
+			return r;
+		if (sys_move_mount(tree, "", at, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+			return error_sys(err, errno, "cannot show the CA bundle at /%s", bundles[i]);
+	}
+	return 0;
+}
+
 int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 {
 	static const char *const devnodes[] = { "/dev/null", "/dev/zero", "/dev/full",
@@ -585,6 +620,8 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 			goto out;
 		}
 		close(fd);
+		if ((r = cover_system_bundles(rootfd, ca, err)) < 0)
+			goto out;
 	}
 
 	if (plan->observe) {

@@ -412,7 +412,7 @@ int plan_env_set(struct sandbox_plan *p, const char *name, const char *value)
 
 static int build_env(struct sandbox_plan *p, const struct policy *pol)
 {
-	size_t cap = pol->process.n_env_pass + pol->process.n_env_set + 24, n = 0;
+	size_t cap = pol->process.n_env_pass + pol->process.n_env_set + 32, n = 0;
 	char **env = calloc(cap, sizeof(char *));
 	if (!env)
 		return -ENOMEM;
@@ -456,8 +456,13 @@ static int build_env(struct sandbox_plan *p, const struct policy *pol)
 			return -ENOMEM;
 	}
 	if (intercepts(pol)) {
-		static const char *const ca_vars[] = { "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
-						       "GIT_SSL_CAINFO", "CURL_CA_BUNDLE" };
+		/* Each tool's own variable where it has one: npm's (which
+		 * wins over a cafile in an npmrc, where NODE_EXTRA_CA_CERTS
+		 * does not), pip's, Cargo's, Deno's. Programs that read only
+		 * the system's bundle find it in its place (mount.c). */
+		static const char *const ca_vars[] = { "SSL_CERT_FILE",	    "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+						       "GIT_SSL_CAINFO",    "CURL_CA_BUNDLE",	  "NPM_CONFIG_CAFILE",
+						       "PIP_CERT",	    "CARGO_HTTP_CAINFO",  "DENO_CERT" };
 		for (size_t i = 0; i < ARRAY_SIZE(ca_vars); i++)
 			if (asprintf(&env[n++], "%s=" PLAN_CA_BUNDLE, ca_vars[i]) < 0)
 				return env[--n] = NULL, -ENOMEM;

@@ -538,3 +538,37 @@ test_proxy_git_clone_through_a_rule() {
 	assert_ne 0 "$RC" "git clone of a repository no rule allows"
 	assert_no_file "$WS/other/README" "the refused clone's file"
 }
+
+# Intercepted HTTPS works for tools that read no variable, or whose own
+# setting overrides the common ones: the session CA is in the system's
+# bundle file inside (apt, curl and python with the variables unset) and
+# in npm's own variable (which wins over an npmrc's cafile). A name the
+# rules refuse is still refused: trusting the CA grants nothing.
+test_proxy_interception_trusted_without_per_tool_flags() {
+	start_servers
+	local pol
+	pol=$(net_policy | sed 's|        - { id: secure-get, methods: \[GET\], path: "/ok/\*" }|        - { id: secure-get, methods: [GET], path: "/ok/**" }|')
+	local bare='env -u SSL_CERT_FILE -u CURL_CA_BUNDLE -u REQUESTS_CA_BUNDLE -u GIT_SSL_CAINFO -u NODE_EXTRA_CA_CERTS'
+	al_policy "$pol" -- /bin/sh -c "$bare /usr/bin/curl -sS https://secure.test:$SP/ok/bare-curl; echo; $bare /usr/bin/python3 -c 'import urllib.request,sys; print(urllib.request.urlopen(sys.argv[1]).read().decode())' https://secure.test:$SP/ok/bare-python"
+	assert_rc 0 "curl and python with no CA variable: $ERR"
+	assert_contains "$OUT" '"path": "/ok/bare-curl"' "curl trusts the system bundle inside"
+	assert_contains "$OUT" '"path": "/ok/bare-python"' "python trusts the system bundle inside"
+	if [ -x /usr/lib/apt/apt-helper ]; then
+		al_policy "$pol" -- /bin/sh -c "$bare /usr/lib/apt/apt-helper download-file https://secure.test:$SP/ok/bare-apt \$HOME/apt.out >/dev/null 2>&1; cat \$HOME/apt.out"
+		assert_contains "$OUT" '"path": "/ok/bare-apt"' "apt's https method trusts the system bundle inside: $ERR"
+	fi
+	if command -v npm >/dev/null; then
+		# An npmrc cafile naming another CA, as corporate setups do.
+		printf 'cafile=%s\n' "$WS/other-ca.pem" >"$WS/.npmrc"
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout /dev/null \
+			-out "$WS/other-ca.pem" -subj /CN=other -days 1 2>/dev/null
+		al_policy "$pol" -- /bin/sh -c "npm ping --registry https://secure.test:$SP/ok/ 2>&1; echo npm-rc=\$?"
+		assert_contains "$OUT" "npm-rc=0" "npm with an npmrc cafile trusts the session CA: $OUT"
+	fi
+	# Trust grants nothing: a path no rule allows is still refused.
+	al_policy "$pol" -- /bin/sh -c "$bare /usr/bin/curl -s -o /dev/null -w '%{http_code}' https://secure.test:$SP/admin"
+	assert_eq "403" "$OUT" "a refused path stays refused"
+	# The bundle cannot be changed from inside.
+	al_policy "$pol" -- /bin/sh -c 'echo x >>/etc/ssl/certs/ca-certificates.crt && echo WROTE'
+	assert_not_contains "$OUT" "WROTE" "the system bundle inside is read-only"
+}
