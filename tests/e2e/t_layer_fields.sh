@@ -291,4 +291,18 @@ YAML
 	assert_not_contains "$ERR" "cut" "nothing cut"
 	assert_contains "$OUT" "dev-ca.pem" "the upstream CA stays"
 	assert_contains "$OUT" "dev-pins.json" "the pin file stays"
+
+	# policy diff: another host uid, another server policy are wider; the
+	# same file is not.
+	sed -e 's/host_uid: 4242/host_uid: 4343/' -e 's|/tmp/dev-srv.yaml|/tmp/wide-srv.yaml|' "$T/dev2.yaml" >"$T/dev3.yaml"
+	LAST_CMD="airlock policy diff dev2.yaml dev3.yaml"
+	OUT=$("$AIRLOCK" policy diff "$T/dev2.yaml" "$T/dev3.yaml" 2>&1)
+	RC=$?
+	assert_rc 1 "another host uid and server policy"
+	assert_contains "$OUT" "sandbox.ids: NEW $T/dev3.yaml:3 runs the agent as another host uid (4343; OLD 4242)" \
+		"the host uid line"
+	assert_contains "$OUT" "runs server pinned under another sandbox policy (/tmp/wide-srv.yaml)" "the server policy line"
+	OUT=$("$AIRLOCK" policy diff "$T/dev2.yaml" "$T/dev2.yaml" 2>&1)
+	RC=$?
+	assert_rc 0 "the same policy: $OUT"
 }
