@@ -1016,6 +1016,22 @@ static int narrow_env_set(struct lctx *c, struct ceiling *e)
 			return oom(c);
 		}
 		p->process.n_env_set++;
+		/* The enterprise's value, not the caller's: a name passed too
+		 * would reach the agent twice. */
+		size_t w2 = 0;
+		for (size_t i = 0; i < p->process.n_env_pass; i++) {
+			if (strcmp(p->process.env_pass[i], ev->name) == 0) {
+				free(p->process.env_pass[i]);
+				continue;
+			}
+			p->process.env_pass[w2] = p->process.env_pass[i];
+			if (p->process.env_pass_loc)
+				p->process.env_pass_loc[w2] = p->process.env_pass_loc[i];
+			w2++;
+		}
+		p->process.n_env_pass = w2;
+		if (p->process.env_pass)
+			p->process.env_pass[w2] = NULL;
 	}
 	return 0;
 }

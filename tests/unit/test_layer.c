@@ -774,6 +774,7 @@ static const char dev_fields[] =
 	"process:\n"
 	"  env:\n"
 	"    set: {LF_DEV: dev, LF_BOTH: same}\n"
+	"    pass: [TERM, LF_ENT]\n"
 	"network:\n"
 	"  resolve: {api.example.com: 203.0.113.7, other.example.com: 203.0.113.8}\n"
 	"  upstream_ca: /etc/ssl/dev-ca.pem\n"
@@ -828,6 +829,8 @@ static void test_fields_once_unknown(void **state)
 	assert_int_equal(p->process.n_env_set, 2);
 	for (size_t i = 0; i < p->process.n_env_set; i++)
 		assert_true(!strcmp(p->process.env_set[i].name, "LF_BOTH") || !strcmp(p->process.env_set[i].name, "LF_ENT"));
+	for (size_t i = 0; i < p->process.n_env_pass; i++)
+		assert_string_not_equal(p->process.env_pass[i], "LF_ENT");
 	assert_int_equal(p->n_credentials, 0);
 	assert_true(said(&rep, "credentials gh cut: its source", NULL));
 	assert_true(p->identity.header);
