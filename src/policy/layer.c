@@ -241,6 +241,7 @@ static void walk_locs(struct policy *p, loc_fn fn, void *ctx)
 	walk_paths(&p->filesystem.write, fn, ctx);
 	walk_paths(&p->filesystem.deny, fn, ctx);
 	walk_paths(&p->filesystem.protect, fn, ctx);
+	walk_paths(&p->filesystem.sockets, fn, ctx);
 	walk_paths(&p->process.exec, fn, ctx);
 	if (p->process.env_pass_loc)
 		for (size_t i = 0; i < p->process.n_env_pass; i++)

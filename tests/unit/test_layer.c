@@ -877,6 +877,21 @@ static void test_fields_once_unknown(void **state)
 	assert_int_equal(q->network.n_resolve, 2);
 	assert_non_null(q->network.upstream_ca);
 	assert_int_equal(q->sandbox.workspace_mode, POLICY_WS_DIRECT);
+	assert_string_equal(q->filesystem.sockets.v[0].loc.layer, "developer");
+	policy_layer_report_free(&rep);
+
+	/* A locked list: the enterprise's sockets, whose provenance names a
+	 * file the layered policy owns (the enterprise policy is freed). */
+	static const char lock[] = "version: 1\n"
+				   "enterprise: {lock: [filesystem.sockets]}\n"
+				   "filesystem:\n"
+				   "  sockets: [/srv/sock/agent.sock]\n";
+	_cleanup_policy_ struct policy *l = layer(dev_fields, lock, NULL, &rep);
+	assert_true(said(&rep, "filesystem.sockets is locked", NULL));
+	assert_int_equal(l->filesystem.sockets.n, 1);
+	assert_string_equal(l->filesystem.sockets.v[0].path, "/srv/sock/agent.sock");
+	assert_string_equal(l->filesystem.sockets.v[0].loc.layer, "enterprise");
+	assert_ptr_equal(l->filesystem.sockets.v[0].loc.file, l->layer_files[0]);
 	policy_layer_report_free(&rep);
 }
 
