@@ -808,9 +808,32 @@ static const char *const implicit_exec[] = { "/usr", "/bin", "/sbin", "/lib", "/
  * Docker-style socket hands it the host). A socket is kept only beneath an
  * entry of the enterprise's sockets list when the file writes one, else
  * beneath its read or write entries when it writes those, and never
- * beneath a deny entry of the layered policy: a ceiling that hides
- * /var/run must not leave /var/run/docker.sock bound inside. Nothing is
- * put in a cut socket's place (a ceiling's directory is no socket). */
+ * beneath an enterprise deny entry: a ceiling that hides /var/run must not
+ * leave /var/run/docker.sock bound inside. The sandbox binds a socket at
+ * its real path (sandbox/plan.c), so the name as written and the real path
+ * must both pass: a link elsewhere to the denied socket is cut too.
+ * Nothing is put in a cut socket's place (a ceiling's directory is no
+ * socket). */
+static bool socket_within(const char *path, const struct policy_paths *const *lists, size_t n_lists)
+{
+	if (n_lists == 0)
+		return true;
+	for (size_t l = 0; l < n_lists; l++)
+		for (size_t j = 0; j < lists[l]->n; j++)
+			if (policy_path_is_under(path, lists[l]->v[j].path))
+				return true;
+	return false;
+}
+
+static const struct policy_path *socket_denied(const struct policy *p, const char *path)
+{
+	for (size_t j = 0; j < p->filesystem.deny.n; j++)
+		if (p->filesystem.deny.v[j].loc.layer && !strcmp(p->filesystem.deny.v[j].loc.layer, "enterprise") &&
+		    policy_path_is_under(path, p->filesystem.deny.v[j].path))
+			return &p->filesystem.deny.v[j];
+	return NULL;
+}
+
 static int narrow_sockets(struct lctx *c, struct ceiling *e)
 {
 	struct policy *p = c->p, *q = e->pol;
@@ -837,18 +860,14 @@ static int narrow_sockets(struct lctx *c, struct ceiling *e)
 	}
 	for (size_t i = 0; i < ps->n; i++) {
 		struct policy_path *d = &ps->v[i];
-		bool ok = n_lists == 0;
-		const struct policy_path *denied = NULL;
-		char q1[300];
-
-		for (size_t l = 0; l < n_lists && !ok; l++)
-			for (size_t j = 0; j < lists[l]->n && !ok; j++)
-				ok = policy_path_is_under(d->path, lists[l]->v[j].path);
+		char real[PATH_MAX], q1[300];
+		/* A socket not there now fails the run when it starts. */
+		bool have_real = realpath(d->path, real) != NULL;
+		bool ok = socket_within(d->path, lists, n_lists) && (!have_real || socket_within(real, lists, n_lists));
 		/* The deny list here holds every ceiling's so far. */
-		for (size_t j = 0; j < p->filesystem.deny.n && !denied; j++)
-			if (p->filesystem.deny.v[j].loc.layer && !strcmp(p->filesystem.deny.v[j].loc.layer, "enterprise") &&
-			    policy_path_is_under(d->path, p->filesystem.deny.v[j].path))
-				denied = &p->filesystem.deny.v[j];
+		const struct policy_path *denied = socket_denied(p, d->path);
+		if (!denied && have_real)
+			denied = socket_denied(p, real);
 		if (ok && !denied) {
 			ps->v[w++] = *d;
 			continue;

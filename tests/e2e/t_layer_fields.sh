@@ -46,6 +46,15 @@ test_layer_fields_socket_denied_by_the_enterprise() {
 	assert_contains "$ERR" "filesystem.sockets \"$D/docker.sock\" cut" "the cut is said"
 	assert_ne "docker.sock: connected" "$(sock_line docker.sock)" "docker.sock beneath the enterprise's deny"
 	assert_ne "agent.sock: connected" "$(sock_line agent.sock)" "agent.sock beneath it too"
+	# A link elsewhere to the denied socket: the sandbox binds the real
+	# path, so the ceiling judges it too.
+	ln -s "$D/docker.sock" "$T/dsock"
+	printf 'version: 1\nfilesystem:\n  sockets: [%s/dsock]\n' "$T" >"$T/dev-link.yaml"
+	lf_run "$T/dev-link.yaml" "" /usr/bin/python3 conn.py "$D/docker.sock"
+	assert_eq "docker.sock: connected" "$(sock_line docker.sock)" "the control: the link binds the socket"
+	lf_run "$T/dev-link.yaml" "$T/ent-warn.yaml" /usr/bin/python3 conn.py "$D/docker.sock"
+	assert_contains "$ERR" "filesystem.sockets \"$T/dsock\" cut: it lies beneath $D" "the link is cut"
+	assert_ne "docker.sock: connected" "$(sock_line docker.sock)" "the denied socket through a link"
 	# A deny of the socket itself, not its directory.
 	printf 'version: 1\nfilesystem:\n  deny: [%s/docker.sock]\n' "$D" >"$T/ent-one.yaml"
 	lf_run "$T/dev.yaml" "$T/ent-one.yaml" /usr/bin/python3 conn.py "$D/docker.sock" "$D/agent.sock"
