@@ -104,11 +104,21 @@ int cli_run(int argc, char **argv)
 	}
 	/* A policy that cannot run as written is a usage error (exit 2), not
 	 * a sandbox that failed to build; sandbox_run checks it as well. */
-	if (pol->identity.header && !audit_dir && !pol->audit.dir) {
+	if (no_audit && pol->audit.dir) {
+		fprintf(stderr,
+			"airlock: %s:%u:%u: audit.dir: the policy writes the decision log to %s; --no-audit "
+			"contradicts it (drop one of them)\n",
+			pol->origin.audit_dir.file ? pol->origin.audit_dir.file : pol->file, pol->origin.audit_dir.line,
+			pol->origin.audit_dir.col, pol->audit.dir);
+		return SANDBOX_EXIT_USAGE;
+	}
+	/* The log is on by default (auditlog_dir): the header is refused only
+	 * where the log is turned off. */
+	if (pol->identity.header && !audit_dir && (no_audit || !pol->audit.enabled)) {
 		fprintf(stderr,
 			"airlock: %s: identity.header: true needs the signed decision log, whose session key signs "
-			"the header; set audit.dir in the policy or pass --audit DIR\n",
-			pol->file);
+			"the header; it is turned off here (%s): drop that, or pass --audit DIR\n",
+			pol->file, no_audit ? "--no-audit" : "audit.enabled: false");
 		return SANDBOX_EXIT_USAGE;
 	}
 	if (review_run_check(pol, &err) < 0) {

@@ -1357,13 +1357,105 @@ static int scalar_diff(const struct policy *old, const struct policy *new_, stru
 
 static int mcp_diff(const struct policy *old, const struct policy *new_, struct policy_diff *d, struct error *err);
 
+/* Fields outside the set comparisons above (schema.c names each field's
+ * prover rule): a host socket, a pinned address, review mode, the host
+ * ids the agent acts as, an MCP server's own sandbox. */
+static int fields_diff(const struct policy *old, const struct policy *new_, struct policy_diff *d, struct error *err)
+{
+	char w[600];
+	int r;
+
+	/* A socket is a door to a host service (a Docker-style socket is the
+	 * host): any socket OLD does not bind is wider. */
+	for (size_t i = 0; i < new_->filesystem.sockets.n; i++) {
+		const struct policy_path *x = &new_->filesystem.sockets.v[i];
+		bool known = false;
+		for (size_t j = 0; j < old->filesystem.sockets.n && !known; j++)
+			known = !strcmp(x->path, old->filesystem.sockets.v[j].path);
+		if (!known && (r = add(d, err, "filesystem.sockets", new_, &x->loc, x->path,
+				       "lets the agent reach the host socket %s; OLD does not", x->path)) < 0)
+			return r;
+	}
+	/* A pin replaces DNS: traffic for an allowed name (a passthrough
+	 * tunnel included) goes to the pinned address. */
+	if (policy_net_mode(new_) != POLICY_NET_NONE) {
+		const struct policy_network *nn = &new_->network, *on = &old->network;
+		for (size_t i = 0; i < nn->n_resolve; i++) {
+			const struct policy_resolve *x = &nn->resolve[i], *o = NULL;
+			for (size_t j = 0; j < on->n_resolve && !o; j++)
+				if (!strcmp(on->resolve[j].host, x->host))
+					o = &on->resolve[j];
+			if (o && !strcmp(o->addr, x->addr))
+				continue;
+			snprintf(w, sizeof(w), "%s -> %s", x->host, x->addr);
+			if ((r = add(d, err, "network.resolve", new_, &x->loc, w, "sends %s to %s; OLD %s%s", x->host,
+				     x->addr, o ? "pins it to " : "resolves it by DNS", o ? o->addr : "")) < 0)
+				return r;
+		}
+		for (size_t j = 0; j < on->n_resolve; j++) {
+			bool have = false;
+			for (size_t i = 0; i < nn->n_resolve && !have; i++)
+				have = !strcmp(nn->resolve[i].host, on->resolve[j].host);
+			if (have)
+				continue;
+			snprintf(w, sizeof(w), "%s -> DNS", on->resolve[j].host);
+			if ((r = add(d, err, "network.resolve", new_, &new_->network.loc, w,
+				     "resolves %s by DNS; OLD pins it to %s", on->resolve[j].host, on->resolve[j].addr)) < 0)
+				return r;
+		}
+	}
+	if (new_->sandbox.workspace_mode == POLICY_WS_DIRECT && old->sandbox.workspace_mode == POLICY_WS_REVIEW &&
+	    (r = add(d, err, "sandbox.workspace_mode", new_, &new_->origin.workspace_mode, "workspace_mode direct",
+		     "lets the agent's writes reach the workspace directly; OLD puts them up for review")) < 0)
+		return r;
+	const struct {
+		const char *name;
+		int64_t n, o;
+		const struct policy_loc *loc;
+	} ids[] = {
+		{ "host_uid", new_->sandbox.host_uid, old->sandbox.host_uid, &new_->origin.host_uid },
+		{ "host_gid", new_->sandbox.host_gid, old->sandbox.host_gid, &new_->origin.host_gid },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(ids); i++) {
+		if (ids[i].n == ids[i].o)
+			continue;
+		char nv[32], ov[32];
+		if (ids[i].n < 0)
+			snprintf(nv, sizeof(nv), "auto");
+		else
+			snprintf(nv, sizeof(nv), "%lld", (long long)ids[i].n);
+		if (ids[i].o < 0)
+			snprintf(ov, sizeof(ov), "auto");
+		else
+			snprintf(ov, sizeof(ov), "%lld", (long long)ids[i].o);
+		snprintf(w, sizeof(w), "%s %s", ids[i].name, nv);
+		if ((r = add(d, err, "sandbox.ids", new_, ids[i].loc, w,
+			     "runs the agent as another host %s (%s; OLD %s): it may open other host files", ids[i].name + 5,
+			     nv, ov)) < 0)
+			return r;
+	}
+	for (size_t i = 0; new_->mcp && old->mcp && i < new_->mcp->n_servers; i++) {
+		const struct policy_mcp_server *ns = &new_->mcp->servers[i];
+		const struct policy_mcp_server *os = policy_mcp_server(old->mcp, ns->name);
+		if (!os || str_eq(ns->policy, os->policy))
+			continue;
+		struct policy_loc loc = { .file = new_->file, .line = ns->policy_line ? ns->policy_line : ns->line };
+		snprintf(w, sizeof(w), "%s policy %s", ns->name, ns->policy ? ns->policy : "(default)");
+		if ((r = add(d, err, "mcp", new_, &loc, w, "runs server %s under another sandbox policy (%s); OLD uses %s",
+			     ns->name, ns->policy ? ns->policy : "the default", os->policy ? os->policy : "the default")) < 0)
+			return r;
+	}
+	return 0;
+}
+
 int policy_diff(const struct policy *old, const struct policy *new_, struct policy_diff *out, struct error *err)
 {
 	int r;
 
 	if ((r = scalar_diff(old, new_, out, err)) < 0 || (r = net_diff(old, new_, out, err)) < 0 ||
 	    (r = private_diff(old, new_, out, err)) < 0 || (r = cred_diff(old, new_, out, err)) < 0 ||
-	    (r = fs_diff(old, new_, out, err)) < 0 || (r = mcp_diff(old, new_, out, err)) < 0)
+	    (r = fs_diff(old, new_, out, err)) < 0 || (r = mcp_diff(old, new_, out, err)) < 0 ||
+	    (r = fields_diff(old, new_, out, err)) < 0)
 		return r;
 	return 0;
 }

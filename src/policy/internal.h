@@ -244,6 +244,31 @@ bool policy_method_valid(const char *s);
  * space. */
 bool policy_id_valid(const char *s);
 
+/* ---- schema.c: every field of the schema and its rules ---- */
+
+/* One key of the schema. A field either names its layering rule and its
+ * prover rule, or says why it neither widens nor narrows (neutral); an
+ * entry other entries lie beneath is a section and carries neither. */
+struct policy_field {
+	const char *path;    /* "filesystem.sockets", "credentials[].env", "mcp.servers.*.pins" */
+	const char *layer;   /* how an enterprise ceiling narrows it (layer.c), or NULL */
+	const char *prove;   /* how `policy diff` finds it wider (diff.c), or NULL */
+	const char *neutral; /* why it grants and takes nothing, or NULL */
+};
+
+extern const struct policy_field policy_fields[];
+extern const size_t policy_n_fields;
+
+/* Whether key is valid in the map at parent (schema path: "" for the top
+ * level, "network.endpoints[]", "mcp.servers.*"). */
+bool policy_schema_knows(const char *parent, const char *key);
+
+/* The keys valid at parent, ", "-separated, into buf. */
+void policy_schema_keys(const char *parent, char *buf, size_t size);
+
+/* The entry for a schema path, or NULL. */
+const struct policy_field *policy_schema_field(const char *path);
+
 /* ---- parse.c ---- */
 
 /* policy_load_buffer for a tree already parsed (layer.c takes the

@@ -36,6 +36,7 @@
 static const char *const lockable[] = {
 	"sandbox.boundary", "sandbox.mode",	   "sandbox.limits",	 "filesystem.baseline",
 	"filesystem.read",  "filesystem.write",    "filesystem.deny",	 "filesystem.protect",
+	"filesystem.sockets",
 	"process.exec",	    "process.env",	   "network",		 "credentials",
 	"identity",	    "audit",		   NULL,
 };
@@ -92,6 +93,11 @@ void policy_layer_report_free(struct policy_layer_report *r)
 	free(r->refuse_by);
 	free(r->audit_by);
 	memset(r, 0, sizeof(*r));
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return (!a || !b) ? a == b : strcmp(a, b) == 0;
 }
 
 static unsigned given_line(const struct ceiling *e, const char *name)
@@ -235,6 +241,7 @@ static void walk_locs(struct policy *p, loc_fn fn, void *ctx)
 	walk_paths(&p->filesystem.write, fn, ctx);
 	walk_paths(&p->filesystem.deny, fn, ctx);
 	walk_paths(&p->filesystem.protect, fn, ctx);
+	walk_paths(&p->filesystem.sockets, fn, ctx);
 	walk_paths(&p->process.exec, fn, ctx);
 	if (p->process.env_pass_loc)
 		for (size_t i = 0; i < p->process.n_env_pass; i++)
@@ -462,7 +469,7 @@ static int load_section(struct ceiling *e, const struct policy_ynode *sec, struc
 						     "not a field that can be locked; valid: sandbox.boundary, "
 						     "sandbox.mode, sandbox.limits, filesystem.baseline, "
 						     "filesystem.read, filesystem.write, filesystem.deny, "
-						     "filesystem.protect, process.exec, process.env, network, "
+						     "filesystem.protect, filesystem.sockets, process.exec, process.env, network, "
 						     "credentials, identity, audit");
 				if (e->n_lock >= sizeof(e->lock) / sizeof(e->lock[0]))
 					return EFAIL(e, f, field, "too many locks");
@@ -612,7 +619,9 @@ static const struct policy_loc *dev_set(const struct policy *p, const char *fiel
 		if ((l = first_set(v, 2)))
 			return l;
 		ps = &p->filesystem.protect;
-	} else if (!strcmp(field, "process.exec"))
+	} else if (!strcmp(field, "filesystem.sockets"))
+		ps = &p->filesystem.sockets;
+	else if (!strcmp(field, "process.exec"))
 		l = &p->origin.exec;
 	else if (!strcmp(field, "process.env")) {
 		const struct policy_loc *v[] = { &p->origin.env_pass, &p->origin.env_set };
@@ -670,6 +679,8 @@ static void swap_field(struct policy *p, struct policy *q, const char *field)
 		SWAP(p->filesystem.write, q->filesystem.write);
 	} else if (!strcmp(field, "filesystem.deny")) {
 		SWAP(p->filesystem.deny, q->filesystem.deny);
+	} else if (!strcmp(field, "filesystem.sockets")) {
+		SWAP(p->filesystem.sockets, q->filesystem.sockets);
 	} else if (!strcmp(field, "filesystem.protect")) {
 		SWAP(p->filesystem.protect, q->filesystem.protect);
 		SWAP(p->filesystem.protect_defaults, q->filesystem.protect_defaults);
@@ -793,6 +804,94 @@ static int union_paths(struct lctx *c, struct policy_paths *dev, const struct po
  * (sandbox/plan.c default_exec_dirs, and the workspace). */
 static const char *const implicit_exec[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt" };
 
+/* filesystem.sockets: a host socket is a path the agent reaches (a
+ * Docker-style socket hands it the host). A socket is kept only beneath an
+ * entry of the enterprise's sockets list when the file writes one, else
+ * beneath its read or write entries when it writes those, and never
+ * beneath an enterprise deny entry: a ceiling that hides /var/run must not
+ * leave /var/run/docker.sock bound inside. The sandbox binds a socket at
+ * its real path (sandbox/plan.c), so the name as written and the real path
+ * must both pass: a link elsewhere to the denied socket is cut too.
+ * Nothing is put in a cut socket's place (a ceiling's directory is no
+ * socket). */
+static bool socket_within(const char *path, const struct policy_paths *const *lists, size_t n_lists)
+{
+	if (n_lists == 0)
+		return true;
+	for (size_t l = 0; l < n_lists; l++)
+		for (size_t j = 0; j < lists[l]->n; j++)
+			if (policy_path_is_under(path, lists[l]->v[j].path))
+				return true;
+	return false;
+}
+
+static const struct policy_path *socket_denied(const struct policy *p, const char *path)
+{
+	for (size_t j = 0; j < p->filesystem.deny.n; j++)
+		if (p->filesystem.deny.v[j].loc.layer && !strcmp(p->filesystem.deny.v[j].loc.layer, "enterprise") &&
+		    policy_path_is_under(path, p->filesystem.deny.v[j].path))
+			return &p->filesystem.deny.v[j];
+	return NULL;
+}
+
+static int narrow_sockets(struct lctx *c, struct ceiling *e)
+{
+	struct policy *p = c->p, *q = e->pol;
+	struct policy_paths *ps = &p->filesystem.sockets;
+	const struct policy_paths *lists[2] = { NULL, NULL };
+	unsigned line = 0, deny_line = given_line(e, "filesystem.deny");
+	size_t n_lists = 0, w = 0;
+	const char *by = NULL;
+	int r;
+
+	if (locked_here(e, "filesystem.sockets"))
+		return 0;
+	if ((line = given_line(e, "filesystem.sockets"))) {
+		lists[n_lists++] = &q->filesystem.sockets;
+		by = "filesystem.sockets";
+	} else {
+		unsigned rl = given_line(e, "filesystem.read"), wl = given_line(e, "filesystem.write");
+		if (rl || wl) {
+			lists[n_lists++] = &q->filesystem.read;
+			lists[n_lists++] = &q->filesystem.write;
+			line = rl ? rl : wl;
+			by = "filesystem.read or filesystem.write";
+		}
+	}
+	for (size_t i = 0; i < ps->n; i++) {
+		struct policy_path *d = &ps->v[i];
+		char real[PATH_MAX], q1[300];
+		/* A socket not there now fails the run when it starts. */
+		bool have_real = realpath(d->path, real) != NULL;
+		bool ok = socket_within(d->path, lists, n_lists) && (!have_real || socket_within(real, lists, n_lists));
+		/* The deny list here holds every ceiling's so far. */
+		const struct policy_path *denied = socket_denied(p, d->path);
+		if (!denied && have_real)
+			denied = socket_denied(p, real);
+		if (ok && !denied) {
+			ps->v[w++] = *d;
+			continue;
+		}
+		quote(d->path, q1, sizeof(q1));
+		if (denied)
+			r = cut(c, &d->loc, e, deny_line ? deny_line : e->section_line,
+				"filesystem.sockets %s cut: it lies beneath %s, denied by %s:%u", q1, denied->path,
+				denied->loc.file, denied->loc.line);
+		else
+			r = cut(c, &d->loc, e, line, "filesystem.sockets %s cut: no enterprise %s entry covers it", q1,
+				by);
+		free(d->path);
+		if (r < 0) {
+			for (size_t k = i + 1; k < ps->n; k++)
+				ps->v[w++] = ps->v[k];
+			ps->n = w;
+			return r;
+		}
+	}
+	ps->n = w;
+	return 0;
+}
+
 static int narrow_filesystem(struct lctx *c, struct ceiling *e)
 {
 	struct policy *p = c->p, *q = e->pol;
@@ -845,6 +944,8 @@ static int narrow_filesystem(struct lctx *c, struct ceiling *e)
 	if (given_line(e, "filesystem.deny") && !locked_here(e, "filesystem.deny") &&
 	    (r = union_paths(c, &p->filesystem.deny, &q->filesystem.deny)) < 0)
 		return r;
+	if ((r = narrow_sockets(c, e)) < 0)
+		return r;
 	if (!locked_here(e, "filesystem.protect")) {
 		if (given_line(e, "filesystem.protect") &&
 		    (r = union_paths(c, &p->filesystem.protect, &q->filesystem.protect)) < 0)
@@ -887,6 +988,74 @@ static int narrow_filesystem(struct lctx *c, struct ceiling *e)
 
 /* ---- process.env.pass ---- */
 
+/* process.env.set: a value the agent starts with. A variable the
+ * enterprise does not set to the same value is cut; the enterprise's
+ * values apply. */
+static int narrow_env_set(struct lctx *c, struct ceiling *e)
+{
+	struct policy *p = c->p, *q = e->pol;
+	unsigned line = given_line(e, "process.env.set");
+	size_t w = 0;
+	int r;
+
+	if (!line || locked_here(e, "process.env"))
+		return 0;
+	for (size_t i = 0; i < p->process.n_env_set; i++) {
+		struct policy_env_var *v = &p->process.env_set[i];
+		bool same = false;
+		for (size_t j = 0; j < q->process.n_env_set && !same; j++)
+			same = !strcmp(v->name, q->process.env_set[j].name) && str_eq(v->value, q->process.env_set[j].value);
+		if (same) {
+			p->process.env_set[w++] = *v;
+			continue;
+		}
+		if (v->loc.line && (r = cut(c, &v->loc, e, line,
+					    "process.env.set %s cut: the enterprise does not set it to this value",
+					    v->name)) < 0)
+			return r;
+		free(v->name);
+		free(v->value);
+	}
+	p->process.n_env_set = w;
+	for (size_t j = 0; j < q->process.n_env_set; j++) {
+		const struct policy_env_var *ev = &q->process.env_set[j];
+		bool have = false;
+		for (size_t i = 0; i < p->process.n_env_set && !have; i++)
+			have = !strcmp(p->process.env_set[i].name, ev->name);
+		if (have)
+			continue;
+		struct policy_env_var *nv = realloc(p->process.env_set, (p->process.n_env_set + 1) * sizeof(*nv));
+		if (!nv)
+			return oom(c);
+		p->process.env_set = nv;
+		nv[p->process.n_env_set] = (struct policy_env_var){ strdup(ev->name), ev->value ? strdup(ev->value) : NULL,
+								    ev->loc };
+		if (!nv[p->process.n_env_set].name || (ev->value && !nv[p->process.n_env_set].value)) {
+			free(nv[p->process.n_env_set].name);
+			free(nv[p->process.n_env_set].value);
+			return oom(c);
+		}
+		p->process.n_env_set++;
+		/* The enterprise's value, not the caller's: a name passed too
+		 * would reach the agent twice. */
+		size_t w2 = 0;
+		for (size_t i = 0; i < p->process.n_env_pass; i++) {
+			if (strcmp(p->process.env_pass[i], ev->name) == 0) {
+				free(p->process.env_pass[i]);
+				continue;
+			}
+			p->process.env_pass[w2] = p->process.env_pass[i];
+			if (p->process.env_pass_loc)
+				p->process.env_pass_loc[w2] = p->process.env_pass_loc[i];
+			w2++;
+		}
+		p->process.n_env_pass = w2;
+		if (p->process.env_pass)
+			p->process.env_pass[w2] = NULL;
+	}
+	return 0;
+}
+
 static int narrow_env(struct lctx *c, struct ceiling *e)
 {
 	struct policy *p = c->p, *q = e->pol;
@@ -894,6 +1063,8 @@ static int narrow_env(struct lctx *c, struct ceiling *e)
 	size_t w = 0;
 	int r;
 
+	if ((r = narrow_env_set(c, e)) < 0)
+		return r;
 	if (!line || locked_here(e, "process.env"))
 		return 0;
 	for (size_t i = 0; i < p->process.n_env_pass; i++) {
@@ -988,6 +1159,35 @@ static int narrow_sandbox(struct lctx *c, struct ceiling *e)
 		p->sandbox.boundary = (enum policy_boundary)want;
 		p->origin.boundary = (struct policy_loc){ e->file, bline, 1, NULL, "enterprise" };
 	}
+	/* Review mode puts the agent's writes before a person; direct lets
+	 * them reach the workspace at once. */
+	if ((line = given_line(e, "sandbox.workspace_mode")) && q->sandbox.workspace_mode == POLICY_WS_REVIEW &&
+	    p->sandbox.workspace_mode != POLICY_WS_REVIEW) {
+		if ((r = cut(c, &p->origin.workspace_mode, e, line,
+			     "sandbox.workspace_mode: direct cut to review: the enterprise reviews the agent's writes")) < 0)
+			return r;
+		p->sandbox.workspace_mode = POLICY_WS_REVIEW;
+		p->origin.workspace_mode = q->origin.workspace_mode;
+	}
+	/* The host ids the agent acts as decide which host files it may open
+	 * beneath the paths it sees: the enterprise's, when it names them. */
+	const struct {
+		const char *name;
+		int64_t *dev, ceil;
+		struct policy_loc *dloc;
+		const struct policy_loc *cloc;
+	} ids[] = {
+		{ "sandbox.host_uid", &p->sandbox.host_uid, q->sandbox.host_uid, &p->origin.host_uid, &q->origin.host_uid },
+		{ "sandbox.host_gid", &p->sandbox.host_gid, q->sandbox.host_gid, &p->origin.host_gid, &q->origin.host_gid },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(ids); i++) {
+		if (!(line = given_line(e, ids[i].name)) || *ids[i].dev == ids[i].ceil)
+			continue;
+		if ((r = cut(c, ids[i].dloc, e, line, "%s: the enterprise's value applies", ids[i].name)) < 0)
+			return r;
+		*ids[i].dev = ids[i].ceil;
+		*ids[i].dloc = *ids[i].cloc;
+	}
 	/* Observe enforces nothing: forbidden outright, or by a mode the
 	 * enterprise file writes (enforce or learn). */
 	line = e->forbid_observe ? e->observe_line : 0;
@@ -1051,9 +1251,15 @@ static int narrow_audit(struct lctx *c, struct ceiling *e)
 			p->origin.audit_dir = e->pol->origin.audit_dir;
 		}
 	}
-	if (e->identity_header && !p->identity.header) {
+	unsigned hline = e->identity_header ? e->identity_line : 0;
+	if (!hline && (line = given_line(e, "identity.header")) && !locked_here(e, "identity") && e->pol->identity.header)
+		hline = line;
+	if (hline && !p->identity.header) {
+		if (p->origin.identity_header.line &&
+		    (r = cut(c, &p->origin.identity_header, e, hline, "identity.header: false cut to true")) < 0)
+			return r;
 		p->identity.header = true;
-		p->origin.identity_header = (struct policy_loc){ e->file, e->identity_line, 1, NULL, "enterprise" };
+		p->origin.identity_header = (struct policy_loc){ e->file, hline, 1, NULL, "enterprise" };
 	}
 	return 0;
 }
@@ -1066,11 +1272,6 @@ static bool has_port(const struct policy_endpoint *ep, uint16_t port)
 		if (ep->ports[i] == port)
 			return true;
 	return false;
-}
-
-static bool str_eq(const char *a, const char *b)
-{
-	return (!a || !b) ? a == b : strcmp(a, b) == 0;
 }
 
 static bool has_method(char *const *m, size_t n, const char *x)
@@ -1506,6 +1707,70 @@ static int narrow_network(struct lctx *c, struct ceiling *e)
 			return r;
 	}
 	net->n_allow_private = w;
+
+	/* network.resolve replaces DNS for a name: a pin the enterprise does
+	 * not make would send the traffic of a name it allows (a passthrough
+	 * tunnel, unexamined) to an address of the developer's choosing. A
+	 * pin is kept only when the enterprise pins the name to the same
+	 * address; the enterprise's pins apply. */
+	w = 0;
+	for (size_t i = 0; i < net->n_resolve; i++) {
+		struct policy_resolve *d = &net->resolve[i];
+		const struct policy_resolve *er = NULL;
+		for (size_t j = 0; j < cn->n_resolve && !er; j++)
+			if (!strcmp(cn->resolve[j].host, d->host))
+				er = &cn->resolve[j];
+		if (er && !strcmp(er->addr, d->addr)) {
+			net->resolve[w++] = *d;
+			continue;
+		}
+		char qh[300];
+		quote(d->host, qh, sizeof(qh));
+		r = er ? cut(c, &d->loc, e, er->loc.line, "network.resolve %s -> %s cut: the enterprise pins it to %s", qh,
+			     d->addr, er->addr)
+		       : cut(c, &d->loc, e, line, "network.resolve %s -> %s cut: the enterprise does not pin this name", qh,
+			     d->addr);
+		free(d->host);
+		free(d->addr);
+		if (r < 0) {
+			for (size_t k = i + 1; k < net->n_resolve; k++)
+				net->resolve[w++] = net->resolve[k];
+			net->n_resolve = w;
+			return r;
+		}
+	}
+	net->n_resolve = w;
+	for (size_t j = 0; j < cn->n_resolve; j++) {
+		bool have = false;
+		for (size_t i = 0; i < net->n_resolve && !have; i++)
+			have = !strcmp(net->resolve[i].host, cn->resolve[j].host);
+		if (have)
+			continue;
+		struct policy_resolve *nv = realloc(net->resolve, (net->n_resolve + 1) * sizeof(*nv));
+		if (!nv)
+			return oom(c);
+		net->resolve = nv;
+		nv[net->n_resolve] = (struct policy_resolve){ strdup(cn->resolve[j].host), strdup(cn->resolve[j].addr),
+							      cn->resolve[j].loc };
+		if (!nv[net->n_resolve].host || !nv[net->n_resolve].addr) {
+			free(nv[net->n_resolve].host);
+			free(nv[net->n_resolve].addr);
+			return oom(c);
+		}
+		net->n_resolve++;
+	}
+
+	/* An extra CA bundle makes more upstream certificates trusted. */
+	if (net->upstream_ca && !str_eq(net->upstream_ca, cn->upstream_ca)) {
+		char qc[300];
+		quote(net->upstream_ca, qc, sizeof(qc));
+		if ((r = cut(c, &c->p->origin.upstream_ca, e, given_line(e, "network.upstream_ca") ?: line,
+			     "network.upstream_ca %s cut: the enterprise does not trust it", qc)) < 0)
+			return r;
+		free(net->upstream_ca);
+		net->upstream_ca = NULL;
+		c->p->origin.upstream_ca = e->pol->origin.upstream_ca;
+	}
 	if (given_line(e, "network.leak_scan")) {
 		if (net->allow_compressed && !cn->allow_compressed) {
 			net->allow_compressed = false;
@@ -1584,6 +1849,16 @@ static bool binding_reachable(const struct policy_network *net, const struct pol
 	return false;
 }
 
+static bool same_source(const struct policy_credential *a, const struct policy_credential *b)
+{
+	if (a->source != b->source || !str_eq(a->source_arg, b->source_arg) || a->n_command != b->n_command)
+		return false;
+	for (size_t i = 0; i < a->n_command; i++)
+		if (!str_eq(a->command[i], b->command[i]))
+			return false;
+	return true;
+}
+
 static int narrow_credentials(struct lctx *c, const struct ceiling *e, bool by_ceiling)
 {
 	struct policy *p = c->p;
@@ -1602,6 +1877,16 @@ static int narrow_credentials(struct lctx *c, const struct ceiling *e, bool by_c
 			for (size_t j = 0; j < e->pol->n_credentials && !cc; j++)
 				if (strcmp(e->pol->credentials[j].name, cr->name) == 0)
 					cc = &e->pol->credentials[j];
+		/* The enterprise's bindings are about its secret: another
+		 * secret under the same name does not inherit them. */
+		if (cc && !same_source(cr, cc)) {
+			if ((r = cut(c, &cr->loc, e, cc->loc.line,
+				     "credentials %s cut: its source is not the enterprise's credential of that name",
+				     cr->name)) < 0)
+				return r;
+			policy_credential_clear(cr);
+			continue;
+		}
 		for (size_t k = 0; k < cr->n_bindings; k++) {
 			struct policy_cred_binding *b = &cr->bindings[k];
 			bool ok = false;
@@ -1993,9 +2278,18 @@ static int narrow_mcp(struct lctx *c, struct ceiling *e)
 		struct policy_mcp_server *s = &p->mcp->servers[i];
 		const struct policy_mcp_server *es = policy_mcp_server(em, s->name);
 		struct policy_loc dloc = { .file = p->file, .line = s->line, .layer = "developer" };
-		if (!es) {
-			if ((r = cut(c, &dloc, e, eline, "mcp.servers.%s cut: the enterprise's mcp section does not list it",
-				     s->name)) < 0)
+		/* The enterprise's rules are about the program it names: another
+		 * program under the same name has tools it never judged. */
+		bool other_cmd = false;
+		if (es && es->command) {
+			other_cmd = s->n_command != es->n_command;
+			for (size_t k = 0; k < s->n_command && !other_cmd; k++)
+				other_cmd = strcmp(s->command[k], es->command[k]) != 0;
+		}
+		if (!es || other_cmd) {
+			if ((r = cut(c, &dloc, e, es && es->line ? es->line : eline, "mcp.servers.%s cut: %s", s->name,
+				     es ? "its command is not the enterprise's server of that name"
+					: "the enterprise's mcp section does not list it")) < 0)
 				return r;
 			/* Remove by moving the last server here; a one-server
 			 * policy struct frees through policy_mcp_free. */
@@ -2022,6 +2316,24 @@ static int narrow_mcp(struct lctx *c, struct ceiling *e)
 		    (r = narrow_mcp_rules(c, e, s->name, "prompts", &s->prompts, &s->n_prompts, es->prompts,
 					  es->n_prompts, sline)) < 0)
 			return r;
+		/* The pin file holds the approved tool definitions, and the
+		 * server policy its sandbox: the enterprise's (its default when
+		 * it writes none) replace the developer's. */
+		const struct {
+			const char *name;
+			char **dev;
+			const char *ent;
+		} files[] = { { "pins", &s->pins, es->pins }, { "policy", &s->policy, es->policy } };
+		for (size_t k = 0; k < ARRAY_SIZE(files); k++) {
+			if (str_eq(*files[k].dev, files[k].ent))
+				continue;
+			if ((r = cut(c, &dloc, e, sline, "mcp.servers.%s.%s: %s applies", s->name, files[k].name,
+				     files[k].ent ? files[k].ent : "the default")) < 0 ||
+			    (r = set_str(files[k].dev, files[k].ent)) < 0)
+				return r == -ENOMEM ? oom(c) : r;
+			if (k == 1)
+				s->policy_line = es->policy_line;
+		}
 		uint64_t mc = limit_min(s->max_calls, es->max_calls);
 		if (mc != s->max_calls) {
 			if ((r = cut(c, &dloc, e, sline, "mcp.servers.%s.max_calls lowered to %llu", s->name,

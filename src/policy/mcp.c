@@ -39,23 +39,18 @@ static const struct policy_ynode *mget(const struct policy_ynode *map, const cha
 	return NULL;
 }
 
-static int mkeys(struct ml *l, const struct policy_ynode *map, const char *prefix, const char *const *keys)
+/* Refuse keys the schema table (schema.c) does not list beneath the schema
+ * path `schema`; prefix names the map in messages. */
+static int mkeys(struct ml *l, const struct policy_ynode *map, const char *prefix, const char *schema)
 {
 	for (size_t i = 0; i < map->n; i += 2) {
 		const struct policy_ynode *k = map->items[i];
-		bool known = false;
-		for (size_t j = 0; keys[j]; j++)
-			if (strcmp(k->str, keys[j]) == 0)
-				known = true;
-		if (known)
+		if (policy_schema_knows(schema, k->str))
 			continue;
-		char field[POLICY_FIELD_MAX], valid[256] = "";
+		char field[POLICY_FIELD_MAX], valid[512];
 		snprintf(field, sizeof(field), "%s", prefix);
 		policy_field_append_key(field, sizeof(field), k->str, k->len);
-		for (size_t j = 0; keys[j]; j++) {
-			size_t pos = strlen(valid);
-			snprintf(valid + pos, sizeof(valid) - pos, "%s%s", j ? ", " : "", keys[j]);
-		}
+		policy_schema_keys(schema, valid, sizeof(valid));
 		return MFAIL(l, k, field, "unknown key; valid keys here are %s", valid);
 	}
 	return 0;
@@ -199,8 +194,6 @@ bool policy_mcp_path_valid(const char *s)
 static int load_arg(struct ml *l, const char *pfx, const struct policy_ynode *key, const struct policy_ynode *n,
 		    struct policy_mcp_arg *a)
 {
-	static const char *const keys[] = { "glob", "regex", "enum", "min", "max", "max_length",
-					    "inside_workspace", "required", NULL };
 	char field[POLICY_FIELD_MAX], f2[POLICY_FIELD_MAX + 32];
 	const struct policy_ynode *v;
 	int r;
@@ -213,7 +206,7 @@ static int load_arg(struct ml *l, const char *pfx, const struct policy_ynode *ke
 			     "optionally followed by [N] or [*], e.g. path, options.mode, paths[*]");
 	if (!(a->path = strdup(key->str)))
 		return moom(l);
-	if ((r = mmap(l, n, field)) < 0 || (r = mkeys(l, n, field, keys)) < 0)
+	if ((r = mmap(l, n, field)) < 0 || (r = mkeys(l, n, field, "mcp.servers.*.tools[].args.*")) < 0)
 		return r;
 	if (n->n == 0)
 		return MFAIL(l, n, field, "has no constraint; give one of glob, regex, enum, min, max, "
@@ -302,9 +295,6 @@ static const char *const decisions[] = { "allow", "deny", "step_up", NULL };
 static int load_rules(struct ml *l, const char *pfx, const char *kind, const struct policy_ynode *n,
 		      struct policy_mcp_rule **out, size_t *count)
 {
-	static const char *const tool_keys[] = { "name", "decision", "args", "max_calls", NULL };
-	static const char *const res_keys[] = { "uri", "decision", NULL };
-	static const char *const prompt_keys[] = { "name", "decision", NULL };
 	bool tools = !strcmp(kind, "tools"), res = !strcmp(kind, "resources");
 	const char *mkey = res ? "uri" : "name";
 	char field[POLICY_FIELD_MAX], f2[POLICY_FIELD_MAX + 32];
@@ -324,7 +314,7 @@ static int load_rules(struct ml *l, const char *pfx, const char *kind, const str
 		snprintf(field, sizeof(field), "%s.%s[%zu]", pfx, kind, i);
 		rule->line = e->line;
 		if ((r = mmap(l, e, field)) < 0 ||
-		    (r = mkeys(l, e, field, tools ? tool_keys : res ? res_keys : prompt_keys)) < 0)
+		    (r = mkeys(l, e, field, tools ? "mcp.servers.*.tools[]" : res ? "mcp.servers.*.resources[]" : "mcp.servers.*.prompts[]")) < 0)
 			return r;
 		snprintf(f2, sizeof(f2), "%s.%s", field, mkey);
 		if (!(v = mget(e, mkey)))
@@ -380,11 +370,7 @@ static bool server_name_valid(const char *s)
 static int load_server(struct ml *l, const struct policy_ynode *key, const struct policy_ynode *n,
 		       struct policy_mcp_server *s)
 {
-	static const char *const keys[] = { "command", "tools", "resources", "prompts", "max_calls",
-					    "server_requests", "scan", "record_arguments", "pins", "policy",
-					    "step_up_timeout", NULL };
 	static const char *const req_keys[] = { "sampling", "elicitation", "roots", NULL };
-	static const char *const scan_keys[] = { "secrets", "injection", NULL };
 	static const char *const secret_modes[] = { "block", "redact", NULL };
 	static const char *const inj_modes[] = { "block", "redact", "off", NULL };
 	char pfx[POLICY_FIELD_MAX], f2[POLICY_FIELD_MAX + 32];
@@ -398,7 +384,7 @@ static int load_server(struct ml *l, const struct policy_ynode *key, const struc
 		return MFAIL(l, key, pfx, "is not a server name; use letters, digits, '-', '_' and '.' (at most 64)");
 	if (!(s->name = strdup(key->str)))
 		return moom(l);
-	if ((r = mmap(l, n, pfx)) < 0 || (r = mkeys(l, n, pfx, keys)) < 0)
+	if ((r = mmap(l, n, pfx)) < 0 || (r = mkeys(l, n, pfx, "mcp.servers.*")) < 0)
 		return r;
 	if ((v = mget(n, "command"))) {
 		snprintf(f2, sizeof(f2), "%s.command", pfx);
@@ -432,7 +418,7 @@ static int load_server(struct ml *l, const struct policy_ynode *key, const struc
 	}
 	if ((v = mget(n, "server_requests"))) {
 		snprintf(f2, sizeof(f2), "%s.server_requests", pfx);
-		if ((r = mmap(l, v, f2)) < 0 || (r = mkeys(l, v, f2, req_keys)) < 0)
+		if ((r = mmap(l, v, f2)) < 0 || (r = mkeys(l, v, f2, "mcp.servers.*.server_requests")) < 0)
 			return r;
 		bool *dst[] = { &s->sampling, &s->elicitation, &s->roots };
 		for (int i = 0; i < 3; i++) {
@@ -445,7 +431,7 @@ static int load_server(struct ml *l, const struct policy_ynode *key, const struc
 	}
 	if ((v = mget(n, "scan"))) {
 		snprintf(f2, sizeof(f2), "%s.scan", pfx);
-		if ((r = mmap(l, v, f2)) < 0 || (r = mkeys(l, v, f2, scan_keys)) < 0)
+		if ((r = mmap(l, v, f2)) < 0 || (r = mkeys(l, v, f2, "mcp.servers.*.scan")) < 0)
 			return r;
 		const struct policy_ynode *b;
 		char f3[POLICY_FIELD_MAX + 64];
@@ -512,12 +498,11 @@ static int load_server(struct ml *l, const struct policy_ynode *key, const struc
 
 int policy_load_mcp(struct policy *p, const struct policy_ynode *n, struct error *err)
 {
-	static const char *const keys[] = { "servers", NULL };
 	struct ml l = { p, err };
 	const struct policy_ynode *v;
 	int r;
 
-	if ((r = mmap(&l, n, "mcp")) < 0 || (r = mkeys(&l, n, "mcp", keys)) < 0)
+	if ((r = mmap(&l, n, "mcp")) < 0 || (r = mkeys(&l, n, "mcp", "mcp")) < 0)
 		return r;
 	if (!(p->mcp = calloc(1, sizeof(*p->mcp))))
 		return moom(&l);

@@ -110,30 +110,22 @@ static int want_scalar(struct loader *l, const struct policy_ynode *n, const cha
 	return 0;
 }
 
-/* Refuse keys not in `keys` (NULL-terminated), naming the valid ones. */
+/* Refuse keys the schema table (schema.c) does not list beneath `schema`
+ * (the map's schema path: "" for the top level, "network.endpoints[]"),
+ * naming the valid ones. prefix is the map's field name for messages. */
 static int check_keys(struct loader *l, const struct policy_ynode *map, const char *prefix,
-		      const char *const *keys)
+		      const char *schema)
 {
 	for (size_t i = 0; i < map->n; i += 2) {
 		const struct policy_ynode *k = map->items[i];
 		char field[POLICY_FIELD_MAX];
-		char valid[256];
-		size_t j;
-		bool known = false;
+		char valid[512];
 
-		for (j = 0; keys[j]; j++)
-			if (strcmp(k->str, keys[j]) == 0)
-				known = true;
-		if (known)
+		if (policy_schema_knows(schema, k->str))
 			continue;
-
 		snprintf(field, sizeof(field), "%s", prefix);
 		policy_field_append_key(field, sizeof(field), k->str, k->len);
-		valid[0] = '\0';
-		for (j = 0; keys[j]; j++) {
-			size_t pos = strlen(valid);
-			snprintf(valid + pos, sizeof(valid) - pos, "%s%s", j ? ", " : "", keys[j]);
-		}
+		policy_schema_keys(schema, valid, sizeof(valid));
 		return FAIL(l, k, field, "unknown key; valid keys here are %s", valid);
 	}
 	return 0;
@@ -292,11 +284,10 @@ static int load_name(struct loader *l, const struct policy_ynode *n)
 /* identity: {agent: NAME, header: BOOL} */
 static int load_identity(struct loader *l, const struct policy_ynode *n)
 {
-	static const char *const keys[] = { "agent", "header", NULL };
 	const struct policy_ynode *v;
 	int r = want_map(l, n, "identity");
 	if (r == 0)
-		r = check_keys(l, n, "identity", keys);
+		r = check_keys(l, n, "identity", "identity");
 	if (r == 0 && (v = map_get(n, "agent"))) {
 		r = load_label(l, v, "identity.agent", "the agent's name in decision records", &l->p->identity.agent);
 		if (r == 0)
@@ -322,11 +313,10 @@ static int load_path(struct loader *l, const struct policy_ynode *n, const char 
 /* audit: {enabled: BOOL, dir: PATH} */
 static int load_audit(struct loader *l, const struct policy_ynode *n)
 {
-	static const char *const keys[] = { "enabled", "dir", NULL };
 	const struct policy_ynode *v;
 	int r = want_map(l, n, "audit");
 	if (r == 0)
-		r = check_keys(l, n, "audit", keys);
+		r = check_keys(l, n, "audit", "audit");
 	if (r == 0 && (v = map_get(n, "enabled"))) {
 		r = load_bool(l, v, "audit.enabled", &l->p->audit.enabled);
 		if (r == 0)
@@ -678,7 +668,6 @@ static int load_protect_list(struct loader *l, const struct policy_ynode *n, con
 
 static int load_limits(struct loader *l, const struct policy_ynode *n)
 {
-	static const char *const keys[] = { "memory", "pids", "open_files", "cpu", "wall", NULL };
 	struct policy *p = l->p;
 	const struct policy_ynode *v;
 	int r;
@@ -686,7 +675,7 @@ static int load_limits(struct loader *l, const struct policy_ynode *n)
 	r = want_map(l, n, "sandbox.limits");
 	if (r < 0)
 		return r;
-	r = check_keys(l, n, "sandbox.limits", keys);
+	r = check_keys(l, n, "sandbox.limits", "sandbox.limits");
 	if (r < 0)
 		return r;
 	if ((v = map_get(n, "memory"))) {
@@ -724,8 +713,6 @@ static int load_limits(struct loader *l, const struct policy_ynode *n)
 
 static int load_sandbox(struct loader *l, const struct policy_ynode *n)
 {
-	static const char *const keys[] = { "boundary", "workspace", "mode",   "workspace_mode",
-					    "host_uid", "host_gid",  "limits", NULL };
 	static const char *const ws_modes[] = { "direct", "review" };
 	static const char *const boundaries[] = { "process", "gvisor", "microvm" };
 	static const char *const modes[] = { "enforce", "learn", "observe" };
@@ -736,7 +723,7 @@ static int load_sandbox(struct loader *l, const struct policy_ynode *n)
 	r = want_map(l, n, "sandbox");
 	if (r < 0)
 		return r;
-	r = check_keys(l, n, "sandbox", keys);
+	r = check_keys(l, n, "sandbox", "sandbox");
 	if (r < 0)
 		return r;
 	if ((v = map_get(n, "boundary"))) {
@@ -792,8 +779,6 @@ static int load_sandbox(struct loader *l, const struct policy_ynode *n)
 
 static int load_filesystem(struct loader *l, const struct policy_ynode *n)
 {
-	static const char *const keys[] = { "baseline",	     "read",	      "write",	 "deny", "protect",
-					    "protect_defaults", "protect_build", "sockets", NULL };
 	struct policy *p = l->p;
 	const struct policy_ynode *v;
 	int r;
@@ -801,7 +786,7 @@ static int load_filesystem(struct loader *l, const struct policy_ynode *n)
 	r = want_map(l, n, "filesystem");
 	if (r < 0)
 		return r;
-	r = check_keys(l, n, "filesystem", keys);
+	r = check_keys(l, n, "filesystem", "filesystem");
 	if (r < 0)
 		return r;
 	if ((v = map_get(n, "baseline"))) {
@@ -959,8 +944,6 @@ static int load_env_set(struct loader *l, const struct policy_ynode *n)
 
 static int load_process(struct loader *l, const struct policy_ynode *n, bool *pass_given)
 {
-	static const char *const keys[] = { "exec", "env", NULL };
-	static const char *const env_keys[] = { "pass", "set", NULL };
 	struct policy *p = l->p;
 	const struct policy_ynode *v, *env;
 	int r;
@@ -968,7 +951,7 @@ static int load_process(struct loader *l, const struct policy_ynode *n, bool *pa
 	r = want_map(l, n, "process");
 	if (r < 0)
 		return r;
-	r = check_keys(l, n, "process", keys);
+	r = check_keys(l, n, "process", "process");
 	if (r < 0)
 		return r;
 	if ((v = map_get(n, "exec"))) {
@@ -986,7 +969,7 @@ static int load_process(struct loader *l, const struct policy_ynode *n, bool *pa
 		r = want_map(l, env, "process.env");
 		if (r < 0)
 			return r;
-		r = check_keys(l, env, "process.env", env_keys);
+		r = check_keys(l, env, "process.env", "process.env");
 		if (r < 0)
 			return r;
 		if ((v = map_get(env, "pass"))) {
@@ -1550,7 +1533,6 @@ static int load_glob(struct loader *l, const struct policy_ynode *n, const char 
 static int load_rule(struct loader *l, const struct policy_ynode *n, const char *prefix,
 		     struct policy_net_rule *rule)
 {
-	static const char *const keys[] = { "id", "methods", "path", "query", "websocket", NULL };
 	char field[POLICY_FIELD_MAX];
 	const struct policy_ynode *v;
 	int r;
@@ -1558,7 +1540,7 @@ static int load_rule(struct loader *l, const struct policy_ynode *n, const char 
 	r = want_map(l, n, prefix);
 	if (r < 0)
 		return r;
-	r = check_keys(l, n, prefix, keys);
+	r = check_keys(l, n, prefix, "network.endpoints[].rules[]");
 	if (r < 0)
 		return r;
 	rule->loc = loc_of(l, n);
@@ -1627,7 +1609,6 @@ static int add_read_only(struct loader *l, const struct policy_ynode *n, struct 
 static int load_endpoint(struct loader *l, const struct policy_ynode *n, size_t idx,
 			 struct policy_endpoint *ep)
 {
-	static const char *const keys[] = { "host", "id", "ports", "tls", "access", "rules", "protocol", "mcp_server", NULL };
 	static const char *const tls_modes[] = { "passthrough", "intercept" };
 	static const char *const protocols[] = { "http", "mcp" };
 	static const char *const access_modes[] = { "read-only", "read-write" };
@@ -1639,7 +1620,7 @@ static int load_endpoint(struct loader *l, const struct policy_ynode *n, size_t 
 	r = want_map(l, n, prefix);
 	if (r < 0)
 		return r;
-	r = check_keys(l, n, prefix, keys);
+	r = check_keys(l, n, prefix, "network.endpoints[]");
 	if (r < 0)
 		return r;
 	ep->loc = loc_of(l, n);
@@ -2081,7 +2062,6 @@ static int load_resolve(struct loader *l, const struct policy_ynode *n)
 
 static int load_leak_scan(struct loader *l, const struct policy_ynode *n)
 {
-	static const char *const keys[] = { "max_body", "allow_compressed", NULL };
 	struct policy *p = l->p;
 	const struct policy_ynode *v;
 	int r;
@@ -2089,7 +2069,7 @@ static int load_leak_scan(struct loader *l, const struct policy_ynode *n)
 	r = want_map(l, n, "network.leak_scan");
 	if (r < 0)
 		return r;
-	r = check_keys(l, n, "network.leak_scan", keys);
+	r = check_keys(l, n, "network.leak_scan", "network.leak_scan");
 	if (r < 0)
 		return r;
 	if ((v = map_get(n, "max_body"))) {
@@ -2134,9 +2114,6 @@ static int load_leak_scan(struct loader *l, const struct policy_ynode *n)
 static int load_network(struct loader *l, const struct policy_ynode *key,
 			const struct policy_ynode *n)
 {
-	static const char *const keys[] = { "mode",	   "default",	  "endpoints", "allow_private",
-					    "resolve",	   "upstream_ca", "leak_scan", "log",
-					    NULL };
 	static const char *const modes[] = { "proxy", "transparent" };
 	static const char *const defaults[] = { "deny" };
 	struct policy *p = l->p;
@@ -2147,7 +2124,7 @@ static int load_network(struct loader *l, const struct policy_ynode *key,
 	r = want_map(l, n, "network");
 	if (r < 0)
 		return r;
-	r = check_keys(l, n, "network", keys);
+	r = check_keys(l, n, "network", "network");
 	if (r < 0)
 		return r;
 	net->mode = POLICY_NET_PROXY;
@@ -2533,7 +2510,6 @@ static int load_ref_globs(struct loader *l, const struct policy_ynode *n, const 
 static int load_git(struct loader *l, const struct policy_ynode *n, const char *prefix,
 		    struct policy_git_binding *g)
 {
-	static const char *const keys[] = { "repos", "fetch", "push", "delete", "tags", NULL };
 	char field[POLICY_FIELD_MAX];
 	const struct policy_ynode *v;
 	int r;
@@ -2541,7 +2517,7 @@ static int load_git(struct loader *l, const struct policy_ynode *n, const char *
 	r = want_map(l, n, prefix);
 	if (r < 0)
 		return r;
-	r = check_keys(l, n, prefix, keys);
+	r = check_keys(l, n, prefix, "credentials[].bindings[].git");
 	if (r < 0)
 		return r;
 	g->loc = loc_of(l, n);
@@ -2590,9 +2566,6 @@ static int load_git(struct loader *l, const struct policy_ynode *n, const char *
 static int load_binding(struct loader *l, const struct policy_ynode *n, const char *prefix,
 			struct policy_cred_binding *b)
 {
-	static const char *const keys[] = { "host",  "id",	"port",	   "header", "template",
-					    "basic", "query", "methods", "paths",  "git",
-					    NULL };
 	static const char *const wheres[] = { "header", "basic", "query" };
 	char field[POLICY_FIELD_MAX], q[96];
 	const struct policy_ynode *v, *where_key = NULL, *tmpl;
@@ -2601,7 +2574,7 @@ static int load_binding(struct loader *l, const struct policy_ynode *n, const ch
 	r = want_map(l, n, prefix);
 	if (r < 0)
 		return r;
-	r = check_keys(l, n, prefix, keys);
+	r = check_keys(l, n, prefix, "credentials[].bindings[]");
 	if (r < 0)
 		return r;
 
@@ -2712,7 +2685,6 @@ static int load_binding(struct loader *l, const struct policy_ynode *n, const ch
 		}
 		break;
 	case POLICY_CRED_BASIC: {
-		static const char *const basic_keys[] = { "username", NULL };
 		const struct policy_ynode *u;
 
 		field_join(field, sizeof(field), prefix, "basic");
@@ -2720,7 +2692,7 @@ static int load_binding(struct loader *l, const struct policy_ynode *n, const ch
 		r = want_map(l, v, field);
 		if (r < 0)
 			return r;
-		r = check_keys(l, v, field, basic_keys);
+		r = check_keys(l, v, field, "credentials[].bindings[].basic");
 		if (r < 0)
 			return r;
 		if ((u = map_get(v, "username"))) {
@@ -2851,8 +2823,6 @@ static int check_cred_env(struct loader *l, const struct policy_ynode *n, const 
 static int load_credential(struct loader *l, const struct policy_ynode *n, size_t idx,
 			   struct policy_credential *c)
 {
-	static const char *const keys[] = { "name", "source", "command", "env", "inject", "bindings",
-					    NULL };
 	static const char *const injects[] = { "placeholder", "always" };
 	char prefix[POLICY_FIELD_MAX], field[POLICY_FIELD_MAX], q[96];
 	const struct policy_ynode *v, *src, *cmd, *bindings;
@@ -2862,7 +2832,7 @@ static int load_credential(struct loader *l, const struct policy_ynode *n, size_
 	r = want_map(l, n, prefix);
 	if (r < 0)
 		return r;
-	r = check_keys(l, n, prefix, keys);
+	r = check_keys(l, n, prefix, "credentials[]");
 	if (r < 0)
 		return r;
 	c->loc = loc_of(l, n);
@@ -3167,9 +3137,6 @@ static int check_mcp_endpoints(struct loader *l)
 
 static int load_tree(struct loader *l, const struct policy_ynode *top)
 {
-	static const char *const keys[] = { "version", "name",	  "sandbox",	 "filesystem",
-					    "process", "network", "credentials", "identity",
-					    "audit",   "mcp",	  NULL };
 	const struct policy_ynode *v;
 	bool pass_given = false;
 	int r;
@@ -3178,7 +3145,7 @@ static int load_tree(struct loader *l, const struct policy_ynode *top)
 		return FAIL(l, top, "(document)",
 			    "the top level is %s; a policy is a map that starts with \"version: 1\"",
 			    describe(top));
-	r = check_keys(l, top, "", keys);
+	r = check_keys(l, top, "", "");
 	if (r < 0)
 		return r;
 	r = load_version(l, top);

@@ -212,6 +212,19 @@ test_audit_turned_off_by_flag_and_policy() {
 	al --policy "$T/both.yaml" -- /bin/true
 	assert_rc 2 "audit.dir with audit.enabled: false"
 	assert_contains "$ERR" "both.yaml:4" "the error names file and line"
+
+	# The policy names where the log goes; --no-audit contradicts it like
+	# audit.enabled: false does: a usage error naming the field, not a
+	# sandbox that failed to build.
+	printf 'version: 1\naudit:\n  dir: %s\n' "$T/pol-audit" >"$T/dir.yaml"
+	al --policy "$T/dir.yaml" --no-audit -- /bin/sh -c ': >ran4'
+	assert_rc 2 "--no-audit with audit.dir"
+	assert_contains "$ERR" "dir.yaml:3:8: audit.dir" "the error names file, line and field"
+	assert_contains "$ERR" "--no-audit" "and the flag"
+	assert_no_file "$WS/ran4" "the contradictory run ran nothing"
+	al --policy "$T/dir.yaml" -- /bin/sh -c ': >ran5'
+	assert_rc 0 "the neighbour: audit.dir alone"
+	[ -f "$(ls "$T"/pol-audit/*.jsonl 2>/dev/null)" ] || fail "audit.dir wrote no log$(e2e_last_run)"
 }
 
 test_audit_default_directory_unusable_fails_closed() {

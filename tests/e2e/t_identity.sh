@@ -122,13 +122,31 @@ test_identity_header_off_sends_none() {
 	assert_not_contains "$OUT" "forged-by-agent" "and the agent's own is dropped all the same"
 }
 
+# The header is signed with the decision log's session key. The log is on
+# by default (in the state directory), so the header needs no audit.dir
+# and no --audit; only a run that turns the log off is refused, as a
+# usage error (exit 2) naming the field, and runs nothing.
 test_identity_header_needs_the_audit_log() {
 	start_servers
 	write_client
-	al_policy "$(net_policy; printf 'identity:\n  header: true\n')" -- /bin/true
-	assert_eq 2 "$RC" "identity.header without an audit log is refused as a usage error"
+	local pol
+	pol="$(net_policy; printf 'identity:\n  header: true\n')"
+	al_policy "$pol" -- /bin/sh -c "python3 ./fetch.py GET http://api.test:$HP/public/a"
+	assert_eq 0 "$RC" "identity.header with the log on by default runs: $ERR"
+	assert_match "$(received_token 1)" '^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$' \
+		"and the request carries a signed token"
+	ls "${XDG_STATE_HOME:-$E2E_HOME/.local/state}"/airlock/audit/*.jsonl >/dev/null 2>&1 ||
+		fail "no log in the default place$(e2e_last_run)"
+
+	al --policy "$T/policy.yaml" --no-audit -- /bin/sh -c ': >ran1'
+	assert_eq 2 "$RC" "identity.header with --no-audit is a usage error"
 	assert_contains "$ERR" "identity.header" "the error names the field"
-	assert_contains "$ERR" "audit" "and what it needs"
+	assert_contains "$ERR" "--no-audit" "and what turned the log off"
+	assert_no_file "$WS/ran1" "nothing ran"
+	al_policy "$pol$(printf '\naudit:\n  enabled: false\n')" -- /bin/sh -c ': >ran2'
+	assert_eq 2 "$RC" "identity.header with audit.enabled: false is a usage error"
+	assert_contains "$ERR" "audit.enabled: false" "naming what turned the log off"
+	assert_no_file "$WS/ran2" "nothing ran"
 	mkdir -p "$T/audit"
 	al --policy "$T/policy.yaml" --audit "$T/audit" -- /bin/true
 	assert_eq 0 "$RC" "the same policy with --audit runs: $ERR"

@@ -43,6 +43,7 @@ process:
   exec: [/usr, /bin, /lib, /lib64, /sbin]
 network:
   allow_private: [127.0.0.0/8]
+  resolve: { api.test: 127.0.0.1 }
   endpoints:
     - host: api.test
       ports: [$HP]

@@ -337,6 +337,41 @@ static void test_settings(void **state)
 }
 
 
+/* Fields the prover once did not know (schema.c names its rule for each):
+ * each widening found with its witness, each narrowing not wider. */
+static void test_fields_once_unknown(void **state)
+{
+	(void)state;
+	expect(HDR, HDR "filesystem: {sockets: [/run/docker.sock]}\n", "filesystem.sockets", "/run/docker.sock");
+	expect(HDR "filesystem: {sockets: [/run/a.sock]}\n", HDR "filesystem: {sockets: [/run/a.sock, /run/b.sock]}\n",
+	       "filesystem.sockets", "/run/b.sock");
+	expect_none(HDR "filesystem: {sockets: [/run/a.sock, /run/b.sock]}\n", HDR "filesystem: {sockets: [/run/a.sock]}\n",
+		    NULL);
+#define NET(extra) "network:\n" extra "  endpoints: [{host: api.example.com, ports: [443]}]\n"
+	expect(HDR NET(""), HDR NET("  resolve: {api.example.com: 203.0.113.7}\n"), "network.resolve",
+	       "api.example.com -> 203.0.113.7");
+	expect(HDR NET("  resolve: {api.example.com: 192.0.2.1}\n"), HDR NET("  resolve: {api.example.com: 203.0.113.7}\n"),
+	       "network.resolve", "api.example.com -> 203.0.113.7");
+	expect(HDR NET("  resolve: {api.example.com: 192.0.2.1}\n"), HDR NET(""), "network.resolve", "api.example.com -> DNS");
+	expect_none(HDR NET("  resolve: {api.example.com: 192.0.2.1}\n"), HDR NET("  resolve: {api.example.com: 192.0.2.1}\n"),
+		    NULL);
+	/* No network in NEW: a pin in OLD sends nothing anywhere. */
+	expect_none(HDR NET("  resolve: {api.example.com: 192.0.2.1}\n"), HDR, NULL);
+#undef NET
+	expect(HDR "sandbox: {workspace_mode: review}\n", HDR "sandbox: {workspace_mode: direct}\n", "sandbox.workspace_mode",
+	       "workspace_mode direct");
+	expect(HDR "sandbox: {workspace_mode: review}\n", HDR, "sandbox.workspace_mode", "workspace_mode direct");
+	expect_none(HDR, HDR "sandbox: {workspace_mode: review}\n", NULL);
+	expect(HDR "sandbox: {host_uid: 1000}\n", HDR "sandbox: {host_uid: 1001}\n", "sandbox.ids", "host_uid 1001");
+	expect(HDR "sandbox: {host_gid: 1000}\n", HDR, "sandbox.ids", "host_gid auto");
+	expect_none(HDR "sandbox: {host_uid: 1000}\n", HDR "sandbox: {host_uid: 1000}\n", NULL);
+#define SRV(extra) "mcp:\n  servers:\n    s: {command: [/usr/bin/s], tools: [{name: a, decision: allow}]" extra "}\n"
+	expect(HDR SRV(""), HDR SRV(", policy: /etc/wide.yaml"), "mcp", "s policy /etc/wide.yaml");
+	expect(HDR SRV(", policy: /etc/narrow.yaml"), HDR SRV(""), "mcp", "s policy (default)");
+	expect_none(HDR SRV(", policy: /etc/p.yaml"), HDR SRV(", policy: /etc/p.yaml"), NULL);
+#undef SRV
+}
+
 /* ---- the network prover against brute force ---- */
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
@@ -632,6 +667,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_network_narrowing),
+		cmocka_unit_test(test_fields_once_unknown),
 		cmocka_unit_test(test_mcp_mediation),
 		cmocka_unit_test(test_network_widening),
 		cmocka_unit_test(test_network_union),

@@ -21,6 +21,7 @@
 #include "policy/internal.h"
 #include "mcp/mcp.h"
 #include "policy/layer.h"
+#include "policy/diff.h"
 #include "util/cleanup.h"
 
 static const struct policy_ctx ctx = { .home = "/home/u", .cwd = "/work/proj" };
@@ -757,6 +758,143 @@ static void test_mcp_ceiling(void **state)
 	policy_layer_report_free(&rep);
 }
 
+/* Fields layering once let through whole (schema.c now names a rule for
+ * each): a host socket beneath an enterprise deny, a pin of an allowed
+ * name, an extra upstream CA, direct writes under a review ceiling, the
+ * host ids, variables set, another secret under the enterprise's
+ * credential name, the identity header, an MCP server's command, pins and
+ * policy. The layered policy is then checked with the prover: whatever it
+ * holds beyond the developer's policy is the enterprise's own word (not
+ * wider than the enterprise's policy as well). */
+static const char dev_fields[] =
+	"version: 1\n"
+	"sandbox: {workspace_mode: direct, host_uid: 4242}\n"
+	"filesystem:\n"
+	"  sockets: [/run/docker.sock, /srv/sock/agent.sock]\n"
+	"process:\n"
+	"  env:\n"
+	"    set: {LF_DEV: dev, LF_BOTH: same}\n"
+	"    pass: [TERM, LF_ENT]\n"
+	"network:\n"
+	"  resolve: {api.example.com: 203.0.113.7, other.example.com: 203.0.113.8}\n"
+	"  upstream_ca: /etc/ssl/dev-ca.pem\n"
+	"  endpoints:\n"
+	"    - {host: api.example.com, ports: [443], tls: intercept}\n"
+	"credentials:\n"
+	"  - {name: gh, source: \"env:LF_OTHER\", env: GH_TOKEN, bindings: [{host: api.example.com}]}\n"
+	"mcp:\n"
+	"  servers:\n"
+	"    fs: {command: [/usr/bin/dev-fs], tools: [{name: \"*\", decision: allow}]}\n"
+	"    srv: {command: [/usr/bin/srv], pins: /tmp/dev-pins.json, policy: /tmp/dev-srv.yaml,\n"
+	"          tools: [{name: \"*\", decision: allow}]}\n";
+
+static const char ent_fields[] =
+	"version: 1\n"
+	"sandbox: {workspace_mode: review, host_uid: 5151}\n"
+	"filesystem:\n"
+	"  deny: [/run]\n"
+	"process:\n"
+	"  env:\n"
+	"    set: {LF_BOTH: same, LF_ENT: ent}\n"
+	"network:\n"
+	"  resolve: {api.example.com: 192.0.2.1}\n"
+	"  endpoints:\n"
+	"    - {host: api.example.com, ports: [443], tls: intercept}\n"
+	"credentials:\n"
+	"  - {name: gh, source: \"env:LF_TOKEN\", env: GH_TOKEN, bindings: [{host: api.example.com}]}\n"
+	"identity: {header: true}\n"
+	"mcp:\n"
+	"  servers:\n"
+	"    fs: {command: [/usr/bin/corp-fs], tools: [{name: \"*\", decision: allow}]}\n"
+	"    srv: {command: [/usr/bin/srv], tools: [{name: \"*\", decision: allow}]}\n";
+
+static void test_fields_once_unknown(void **state)
+{
+	(void)state;
+	struct policy_layer_report rep;
+	_cleanup_policy_ struct policy *p = layer(dev_fields, ent_fields, NULL, &rep);
+	dump(&rep);
+
+	assert_int_equal(p->filesystem.sockets.n, 1);
+	assert_string_equal(p->filesystem.sockets.v[0].path, "/srv/sock/agent.sock");
+	assert_true(said(&rep, "filesystem.sockets \"/run/docker.sock\" cut", "/run"));
+	assert_int_equal(p->network.n_resolve, 1);
+	assert_string_equal(p->network.resolve[0].host, "api.example.com");
+	assert_string_equal(p->network.resolve[0].addr, "192.0.2.1");
+	assert_true(said(&rep, "network.resolve \"api.example.com\" -> 203.0.113.7 cut", "192.0.2.1"));
+	assert_true(said(&rep, "network.resolve \"other.example.com\"", "does not pin"));
+	assert_null(p->network.upstream_ca);
+	assert_int_equal(p->sandbox.workspace_mode, POLICY_WS_REVIEW);
+	assert_int_equal(p->sandbox.host_uid, 5151);
+	assert_int_equal(p->process.n_env_set, 2);
+	for (size_t i = 0; i < p->process.n_env_set; i++)
+		assert_true(!strcmp(p->process.env_set[i].name, "LF_BOTH") || !strcmp(p->process.env_set[i].name, "LF_ENT"));
+	for (size_t i = 0; i < p->process.n_env_pass; i++)
+		assert_string_not_equal(p->process.env_pass[i], "LF_ENT");
+	assert_int_equal(p->n_credentials, 0);
+	assert_true(said(&rep, "credentials gh cut: its source", NULL));
+	assert_true(p->identity.header);
+	assert_int_equal(p->mcp->n_servers, 1);
+	assert_string_equal(p->mcp->servers[0].name, "srv");
+	assert_null(p->mcp->servers[0].pins);
+	assert_null(p->mcp->servers[0].policy);
+
+	/* The prover: nothing the layered policy allows beyond the
+	 * developer's is also beyond the enterprise's. */
+	_cleanup_policy_ struct policy *dev = dev_load(dev_fields);
+	struct policy *ent = NULL;
+	struct error err = { 0 };
+	assert_int_equal(policy_load_file(entfile[0], &ctx, &ent, &err), 0);
+	struct policy_diff over_dev = { 0 }, over_ent = { 0 };
+	assert_int_equal(policy_diff(dev, p, &over_dev, &err), 0);
+	assert_int_equal(policy_diff(ent, p, &over_ent, &err), 0);
+	for (size_t i = 0; i < over_dev.n; i++)
+		for (size_t j = 0; j < over_ent.n; j++)
+			if (!strcmp(over_dev.v[i].section, over_ent.v[j].section) &&
+			    !strcmp(over_dev.v[i].witness, over_ent.v[j].witness))
+				fail_msg("wider than both layers: %s / %s", over_dev.v[i].text, over_ent.v[j].text);
+	policy_diff_free(&over_dev);
+	policy_diff_free(&over_ent);
+	policy_free(ent);
+	policy_layer_report_free(&rep);
+
+	/* The neighbour: an enterprise that writes the developer's own values
+	 * cuts nothing and keeps them. */
+	static const char same[] = "version: 1\n"
+				   "filesystem:\n"
+				   "  sockets: [/run/docker.sock, /srv/sock/agent.sock]\n"
+				   "  deny: [/srv/other]\n"
+				   "network:\n"
+				   "  resolve: {api.example.com: 203.0.113.7, other.example.com: 203.0.113.8}\n"
+				   "  upstream_ca: /etc/ssl/dev-ca.pem\n"
+				   "  endpoints:\n"
+				   "    - {host: api.example.com, ports: [443], tls: intercept}\n"
+				   "sandbox: {host_uid: 4242}\n";
+	_cleanup_policy_ struct policy *q = layer(dev_fields, same, NULL, &rep);
+	dump(&rep);
+	assert_int_equal(rep.n_msgs, 0);
+	assert_int_equal(q->filesystem.sockets.n, 2);
+	assert_int_equal(q->network.n_resolve, 2);
+	assert_non_null(q->network.upstream_ca);
+	assert_int_equal(q->sandbox.workspace_mode, POLICY_WS_DIRECT);
+	assert_string_equal(q->filesystem.sockets.v[0].loc.layer, "developer");
+	policy_layer_report_free(&rep);
+
+	/* A locked list: the enterprise's sockets, whose provenance names a
+	 * file the layered policy owns (the enterprise policy is freed). */
+	static const char lock[] = "version: 1\n"
+				   "enterprise: {lock: [filesystem.sockets]}\n"
+				   "filesystem:\n"
+				   "  sockets: [/srv/sock/agent.sock]\n";
+	_cleanup_policy_ struct policy *l = layer(dev_fields, lock, NULL, &rep);
+	assert_true(said(&rep, "filesystem.sockets is locked", NULL));
+	assert_int_equal(l->filesystem.sockets.n, 1);
+	assert_string_equal(l->filesystem.sockets.v[0].path, "/srv/sock/agent.sock");
+	assert_string_equal(l->filesystem.sockets.v[0].loc.layer, "enterprise");
+	assert_ptr_equal(l->filesystem.sockets.v[0].loc.file, l->layer_files[0]);
+	policy_layer_report_free(&rep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -775,6 +913,7 @@ int main(void)
 		cmocka_unit_test(test_bad_enterprise),
 		cmocka_unit_test(test_glob_subset),
 		cmocka_unit_test(test_mcp_ceiling),
+		cmocka_unit_test(test_fields_once_unknown),
 	};
 	return cmocka_run_group_tests_name("layer", tests, setup, teardown);
 }
