@@ -294,6 +294,16 @@ static int explain_path(const struct policy *p, const char *arg, const char *acc
 	}
 	enum fsrules_verdict v = fsrules_check(&rules, target, want, host_exists, NULL);
 	fsrules_free(&rules);
+	/* A name that does not exist yet is created through the guard
+	 * (sandbox/guard.c), which refuses a protected one. */
+	const char *glob = NULL;
+	size_t wl = plan.workspace ? strlen(plan.workspace) : 0;
+	if (v == FSR_ALLOW && is_write && !exists && plan.protect.n && wl && strncmp(path, plan.workspace, wl) == 0 &&
+	    path[wl] == '/' && (glob = protect_match(&plan.protect, path + wl + 1, false)))
+		v = FSR_DENY_ACCESS;
+	char protected_by[300] = "";
+	if (glob)
+		snprintf(protected_by, sizeof(protected_by), " (protected: %s)", glob);
 	plan_free(&plan);
 
 	const char *name, *entry = NULL;
@@ -304,7 +314,7 @@ static int explain_path(const struct policy *p, const char *arg, const char *acc
 		snprintf(rule, sizeof(rule), "%s %s", name, entry);
 	else
 		snprintf(rule, sizeof(rule), "%s", "filesystem (no entry holds this path: the baseline or nothing)");
-	snprintf(why, sizeof(why), "%s %s: %s", access, path, fsrules_verdict_name(v));
+	snprintf(why, sizeof(why), "%s %s: %s%s", access, path, fsrules_verdict_name(v), protected_by);
 	return answer(v == FSR_ALLOW, rule, loc, why, p);
 }
 

@@ -861,6 +861,7 @@ struct fs_ctx {
 	const struct gvec *all;      /* mounts, deny, exec of both sides */
 	const struct gvec *new_prot; /* NEW's protected globs */
 	const struct glob *root;
+	const struct glob *empty_seg; /* paths with an empty segment: never a witness */
 	/* Reported (NEW entry, OLD deciding entry, aspect) triples: one
 	 * line per pair of rules, not one per atom. */
 	size_t *seen;
@@ -903,7 +904,7 @@ static int fs_atom(void *vctx, const bool *sig, const char *path, size_t len, st
 			goto exec;
 		/* A path of this atom that NEW does not protect. */
 		const struct glob **in = calloc(c->all->n + 1, sizeof(*in));
-		const struct glob **out = calloc(c->all->n + c->new_prot->n + 1, sizeof(*out));
+		const struct glob **out = calloc(c->all->n + c->new_prot->n + 2, sizeof(*out));
 		size_t ni = 0, no = 0;
 		bool found = false;
 		_cleanup_free_ char *w = NULL;
@@ -921,6 +922,7 @@ static int fs_atom(void *vctx, const bool *sig, const char *path, size_t len, st
 		}
 		for (size_t i = 0; i < c->new_prot->n; i++)
 			out[no++] = c->new_prot->v[i];
+		out[no++] = c->empty_seg;
 		r = glob_find(in, ni, out, no, &found, &w, err);
 		free(in);
 		free(out);
@@ -955,7 +957,11 @@ static int protect_diff(const struct policy *new_, const struct fs_side *ns, con
 			const struct gvec *np, const struct gvec *op, const struct fs_entry *opents,
 			struct policy_diff *d, struct error *err)
 {
-	int r = 0;
+	/* Paths with an empty segment ("**" + "/" matching nothing after a
+	 * '/'): no such path is ever judged, the kernel reads "a//b" as
+	 * "a/b", which a deny or read-only entry may hold. */
+	_cleanup_glob_ struct glob *empty_seg = NULL;
+	int r = glob_compile("/**//**", GLOB_FILE, &empty_seg, err);
 	for (size_t i = 0; i < ns->n && r >= 0; i++) {
 		const struct fs_entry *e = &ns->e[i];
 		if (e->role != FS_RW)
@@ -969,7 +975,7 @@ static int protect_diff(const struct policy *new_, const struct fs_side *ns, con
 				same = !strcmp(glob_pattern(np->v[k]), glob_pattern(op->v[j]));
 			if (same)
 				continue;
-			const struct glob **out = calloc(ns->n + np->n + 1, sizeof(*out));
+			const struct glob **out = calloc(ns->n + np->n + 2, sizeof(*out));
 			size_t no = 0;
 			bool found = false;
 			_cleanup_free_ char *w = NULL;
@@ -985,6 +991,7 @@ static int protect_diff(const struct policy *new_, const struct fs_side *ns, con
 			}
 			for (size_t k = 0; k < np->n; k++)
 				out[no++] = np->v[k];
+			out[no++] = empty_seg;
 			r = glob_find(in, 2, out, no, &found, &w, err);
 			free(out);
 			if (r >= 0 && found) {
@@ -1003,9 +1010,11 @@ static int fs_diff(const struct policy *old, const struct policy *new_, struct p
 	struct gvec g = { 0 }, np = { 0 }, op = { 0 };
 	struct fs_entry *ents = NULL, *npents = NULL, *opents = NULL;
 	size_t cap = 0, npcap = 0, opcap = 0;
-	_cleanup_glob_ struct glob *root = NULL;
+	_cleanup_glob_ struct glob *root = NULL, *empty_seg = NULL;
 	int r;
 
+	if ((r = glob_compile("/**//**", GLOB_FILE, &empty_seg, err)) < 0)
+		goto out;
 	if ((r = fs_side_build(new_, &g, &ents, &cap, &np, &npents, &npcap, err)) < 0)
 		goto out;
 	size_t n_new = g.n;
@@ -1020,6 +1029,7 @@ static int fs_diff(const struct policy *old, const struct policy *new_, struct p
 		.all = &g,
 		.new_prot = &np,
 		.root = root,
+		.empty_seg = empty_seg,
 	};
 	const struct glob *in[1] = { root };
 	r = glob_atoms(in, 1, CG(g.v), g.n, fs_atom, &c, err);
