@@ -17,6 +17,7 @@
 
 #include "cli/cli.h"
 #include "net/addr.h"
+#include "net/http.h"
 #include "mcp/mcp.h"
 #include "net/netpolicy.h"
 #include "policy/layer.h"
@@ -83,67 +84,50 @@ static int answer(bool allow, const char *rule, const struct policy_loc *loc, co
 	return allow ? 0 : 1;
 }
 
-/* "METHOD scheme://host[:port]/path?query" */
+/* "METHOD scheme://host[:port]/path?query": read by the proxy's own HTTP
+ * parser (net/http.c), so a target the proxy refuses as malformed (a dot
+ * segment, a bad percent-encoding, a backslash) is refused here too, and
+ * the host, port, path and query are the ones the proxy would decide on. */
 static int explain_request(const struct policy *p, const char *q)
 {
-	char method[64], url[4096];
 	const char *sp = strchr(q, ' ');
-
-	if (!sp || (size_t)(sp - q) >= sizeof(method) || strlen(sp + 1) >= sizeof(url)) {
+	if (!sp || sp == q || strlen(q) > 8192) {
 		fprintf(stderr, "airlock policy explain: --request wants 'METHOD URL', e.g. 'GET https://example.com/'\n");
 		return SANDBOX_EXIT_USAGE;
 	}
-	memcpy(method, q, (size_t)(sp - q));
-	method[sp - q] = '\0';
-	snprintf(url, sizeof(url), "%s", sp + 1);
+	const char *url = sp + 1;
 	bool https;
-	char *rest;
 	if (!strncmp(url, "https://", 8)) {
 		https = true;
-		rest = url + 8;
 	} else if (!strncmp(url, "http://", 7)) {
 		https = false;
-		rest = url + 7;
 	} else {
 		fprintf(stderr, "airlock policy explain: --request: the URL must start with http:// or https://\n");
 		return SANDBOX_EXIT_USAGE;
 	}
-	uint16_t port = https ? 443 : 80;
-	char *path = strchr(rest, '/');
-	char *qm = strchr(rest, '?');
-	if (qm && (!path || qm < path))
-		path = NULL;
-	char hostbuf[512];
-	size_t hl = path ? (size_t)(path - rest) : qm ? (size_t)(qm - rest) : strlen(rest);
-	if (hl >= sizeof(hostbuf) || hl == 0) {
-		fprintf(stderr, "airlock policy explain: --request: no host in the URL\n");
-		return SANDBOX_EXIT_USAGE;
-	}
-	memcpy(hostbuf, rest, hl);
-	hostbuf[hl] = '\0';
-	char *colon = hostbuf[0] == '[' ? strstr(hostbuf, "]:") : strrchr(hostbuf, ':');
-	if (colon) {
-		if (hostbuf[0] == '[')
-			colon++;
-		char *end;
-		unsigned long v = strtoul(colon + 1, &end, 10);
-		if (*end || v == 0 || v > 65535) {
-			fprintf(stderr, "airlock policy explain: --request: bad port in the URL\n");
-			return SANDBOX_EXIT_USAGE;
-		}
-		port = (uint16_t)v;
-		*colon = '\0';
+	const char *auth = url + (https ? 8 : 7);
+	size_t alen = strcspn(auth, "/?#");
+	/* The request as the agent's client sends it to the proxy: an
+	 * absolute-form target with its Host (inside an intercepted tunnel
+	 * the target is origin-form; the parser checks path and query the
+	 * same way for both). */
+	_cleanup_free_ char *head = NULL;
+	if (asprintf(&head, "%.*s %s HTTP/1.1\r\nHost: %.*s\r\n\r\n", (int)(sp - q), q, url, (int)alen, auth) < 0)
+		return SANDBOX_EXIT_SETUP;
+	struct http_request req;
+	struct error err = { 0 };
+	int status = 400;
+	if (http_parse_request(head, strlen(head), &req, &status, &err) <= 0) {
+		char why[600];
+		snprintf(why, sizeof(why), "the proxy answers %d: %s", status, err.msg[0] ? err.msg : "malformed request");
+		return answer(false, "malformed request", NULL, why, p);
 	}
 	char host[256];
 	struct net_addr addr;
-	int numeric = addr_normalize_host(hostbuf, host, sizeof(host), &addr);
-	if (numeric < 0) {
-		fprintf(stderr, "airlock policy explain: --request: not a valid host\n");
-		return SANDBOX_EXIT_USAGE;
-	}
-	const char *pth = path ? path : "/";
-	size_t plen = strcspn(pth, "?");
-	const char *query = qm ? qm + 1 : NULL;
+	int numeric = addr_normalize_host(req.host, host, sizeof(host), &addr);
+	if (numeric < 0)
+		return answer(false, "malformed request", NULL, "the proxy answers 400: invalid host", p);
+	uint16_t port = req.port;
 
 	struct net_decision d;
 	struct policy_network net = p->network;
@@ -166,14 +150,15 @@ static int explain_request(const struct policy *p, const char *q)
 		if (!netpol_decide_address(&net, &addr, port, &da))
 			return answer(false, da.rule, NULL, da.reason, p);
 	}
-	if (https && !ep->intercept) {
-		char why[320];
-		snprintf(why, sizeof(why),
-			 "tls: passthrough: the proxy allows the connection to %s:%u and does not see the request",
-			 host, port);
-		return answer(true, ep->id, &ep->loc, why, p);
+	if (https) {
+		/* https: a CONNECT tunnel first, decided as the proxy does. */
+		struct net_decision td;
+		if (!netpol_decide_tunnel(ep, port, &td))
+			return answer(false, td.rule, &ep->loc, td.reason, p);
+		if (!ep->intercept)
+			return answer(true, ep->id, &ep->loc, td.reason, p);
 	}
-	if (!netpol_decide_request(ep, method, pth, plen, query, query ? strlen(query) : 0, false, &d))
+	if (!netpol_decide_request(ep, req.method, req.path, req.path_len, req.query, req.query_len, false, &d))
 		return answer(false, d.rule, rule_loc(p, &d), d.reason, p);
 	return answer(true, d.rule, rule_loc(p, &d), numeric == 1 ? NULL
 				     : "the address is checked when the proxy resolves the name",
@@ -231,6 +216,14 @@ static void deciding_entry(const struct policy *p, const char *path, bool exec, 
 				*loc = &lists[l].ps->v[i].loc;
 				best = strlen(e);
 			}
+		}
+	/* Deny wins over every grant, however deep (sandbox/plan.c). */
+	for (size_t i = 0; i < p->filesystem.deny.n; i++)
+		if (under(path, p->filesystem.deny.v[i].path)) {
+			*name = "filesystem.deny";
+			*entry = p->filesystem.deny.v[i].path;
+			*loc = &p->filesystem.deny.v[i].loc;
+			return;
 		}
 }
 
@@ -301,6 +294,16 @@ static int explain_path(const struct policy *p, const char *arg, const char *acc
 	}
 	enum fsrules_verdict v = fsrules_check(&rules, target, want, host_exists, NULL);
 	fsrules_free(&rules);
+	/* A name that does not exist yet is created through the guard
+	 * (sandbox/guard.c), which refuses a protected one. */
+	const char *glob = NULL;
+	size_t wl = plan.workspace ? strlen(plan.workspace) : 0;
+	if (v == FSR_ALLOW && is_write && !exists && plan.protect.n && wl && strncmp(path, plan.workspace, wl) == 0 &&
+	    path[wl] == '/' && (glob = protect_match(&plan.protect, path + wl + 1, false)))
+		v = FSR_DENY_ACCESS;
+	char protected_by[300] = "";
+	if (glob)
+		snprintf(protected_by, sizeof(protected_by), " (protected: %s)", glob);
 	plan_free(&plan);
 
 	const char *name, *entry = NULL;
@@ -311,7 +314,7 @@ static int explain_path(const struct policy *p, const char *arg, const char *acc
 		snprintf(rule, sizeof(rule), "%s %s", name, entry);
 	else
 		snprintf(rule, sizeof(rule), "%s", "filesystem (no entry holds this path: the baseline or nothing)");
-	snprintf(why, sizeof(why), "%s %s: %s", access, path, fsrules_verdict_name(v));
+	snprintf(why, sizeof(why), "%s %s: %s%s", access, path, fsrules_verdict_name(v), protected_by);
 	return answer(v == FSR_ALLOW, rule, loc, why, p);
 }
 

@@ -133,11 +133,14 @@ static size_t lint_network(const struct policy *p, FILE *f)
 
 static size_t lint_filesystem(const struct policy *p, FILE *f)
 {
-	const struct policy_paths *lists[3] = { &p->filesystem.read, &p->filesystem.write, &p->process.exec };
-	static const char *const names[3] = { "filesystem.read", "filesystem.write", "process.exec" };
+	/* Deny wins over every grant beneath it (sandbox/plan.c). */
+	const struct policy_paths *lists[4] = { &p->filesystem.read, &p->filesystem.write, &p->process.exec,
+						&p->filesystem.sockets };
+	static const char *const names[4] = { "filesystem.read", "filesystem.write", "process.exec",
+					      "filesystem.sockets" };
 	size_t n = 0;
 
-	for (int l = 0; l < 3; l++)
+	for (int l = 0; l < 4; l++)
 		for (size_t i = 0; i < lists[l]->n; i++)
 			for (size_t d = 0; d < p->filesystem.deny.n; d++)
 				if (under(lists[l]->v[i].path, p->filesystem.deny.v[d].path)) {

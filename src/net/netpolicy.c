@@ -418,6 +418,43 @@ bool netpol_decide_request(const struct policy_endpoint *ep, const char *method,
 	return false;
 }
 
+bool netpol_decide_tunnel(const struct policy_endpoint *ep, uint16_t port, struct net_decision *d)
+{
+	decision_init(d);
+	d->ep = ep;
+	if (!ep) {
+		snprintf(d->reason, sizeof(d->reason), "no endpoint allows this connection");
+		return false;
+	}
+	d->rule = ep->id;
+	if (ep->intercept) {
+		d->allow = true;
+		snprintf(d->reason, sizeof(d->reason), "intercepted: each request inside is decided by the rules");
+		return true;
+	}
+	/* Rules on a port other than 443 may go without interception, for
+	 * plain HTTP there. A TLS tunnel on that port would carry any
+	 * request past them unseen: the rules are the policy, so no tunnel. */
+	if (ep->mcp_server) {
+		snprintf(d->reason, sizeof(d->reason),
+			 "protocol: mcp needs tls: intercept: a passthrough tunnel to port %u would hide every MCP "
+			 "message (endpoint %s)",
+			 port, ep->id);
+		return false;
+	}
+	if (ep->n_rules > 0) {
+		snprintf(d->reason, sizeof(d->reason),
+			 "endpoint %s has rules, which a passthrough TLS tunnel to port %u would carry any request "
+			 "past; set tls: intercept, or send plain http:// requests",
+			 ep->id, port);
+		return false;
+	}
+	d->allow = true;
+	snprintf(d->reason, sizeof(d->reason),
+		 "tls: passthrough: the proxy allows the connection and does not see the requests");
+	return true;
+}
+
 static const char *article(const char *word)
 {
 	return strchr("aeiou", word[0]) ? "an" : "a";

@@ -47,6 +47,13 @@ bool netpol_decide_name(const struct policy_network *net, const char *host, stru
 bool netpol_decide_request(const struct policy_endpoint *ep, const char *method, const char *path, size_t path_len,
 			   const char *query, size_t query_len, bool websocket, struct net_decision *d);
 
+/* Tunnel level, for a TLS connection (CONNECT, or a redirected one) to an
+ * endpoint the host decision chose: an intercepting endpoint decides each
+ * request inside it (netpol_decide_request); a passthrough tunnel is
+ * opaque, so it is allowed only where the endpoint would allow every
+ * request anyway: no rules and no protocol: mcp. */
+bool netpol_decide_tunnel(const struct policy_endpoint *ep, uint16_t port, struct net_decision *d);
+
 /* Address level, after resolution: a non-public address is denied unless
  * allow_private names it (with the port, when the entry has one). */
 bool netpol_decide_address(const struct policy_network *net, const struct net_addr *a, uint16_t port,

@@ -1462,6 +1462,21 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 	const struct policy_endpoint *ep = d.ep;
 	if (!rec.observed)
 		rec.rule = d.rule;
+	/* A passthrough tunnel is opaque: refused to an endpoint whose rules
+	 * or protocol: mcp would have decided each request in it. */
+	struct net_decision td;
+	if (ep && !netpol_decide_tunnel(ep, port, &td)) {
+		snprintf(reason, sizeof(reason), "%s %s:%u: %s", verb, host, port, td.reason);
+		if (!let_through(&rec, obs, sizeof(obs), NULL, td.rule, td.reason)) {
+			if (announce)
+				answer(c, 403, "denied", reason);
+			rec.rule = td.rule;
+			rec.reason = td.reason;
+			record(&rec);
+			return;
+		}
+		ep = NULL; /* observe mode: spliced as it is, not intercepted */
+	}
 	int fd = upstream_connect(host, kind == 1, &ip, port, &d, reason, sizeof(reason), &would);
 	if (would.reason[0])
 		(void)let_through(&rec, obs, sizeof(obs), NULL, would.rule, would.reason);
@@ -1478,14 +1493,6 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 	if (announce && !cwrite(c, ok, sizeof(ok) - 1))
 		return;
 
-	if (ep && ep->mcp_server && !ep->intercept) {
-		/* The policy parser refuses this for port 443; any other port
-		 * carrying TLS would hide every MCP message. */
-		rec.reason = "protocol: mcp needs tls: intercept: a passthrough tunnel hides the messages";
-		rec.rule = ep->id;
-		record(&rec);
-		return;
-	}
 	if (ep && ep->intercept) {
 		struct error err = { 0 };
 		if (!cfg->ca || c->in.len) {

@@ -15,6 +15,7 @@
 
 #include "handoff/protect.h"
 #include "net/addr.h"
+#include "net/netpolicy.h"
 #include "policy/diff.h"
 #include "policy/glob.h"
 #include "policy/mcp.h"
@@ -228,12 +229,13 @@ struct req_witness {
 	char *path;
 	char *query;
 	bool websocket;
+	bool tunnel; /* inside a TLS tunnel (https): the proxy's parser never sees it */
 };
 
 struct rule_ctx {
 	const struct policy_net_rule *const *old; /* the OLD rules applicable, n_old */
 	size_t n_old;
-	bool pseudo;   /* the NEW endpoint has no rules: dot paths are allowed */
+	bool pseudo;   /* the NEW endpoint passes opaque tunnels: dot paths are allowed in them */
 	const struct glob *query;
 	struct req_witness *w;
 };
@@ -250,11 +252,13 @@ static int rule_atom(void *vctx, const bool *sig, const char *witness, size_t le
 
 	(void)len;
 	if (sig[c->n_old]) {
-		/* A dot path: never matched by a rule, under NEW too unless
-		 * NEW's endpoint has no rules. */
+		/* A dot path: refused by the proxy's parser in every request
+		 * it reads (net/http.c), so allowed only inside a tunnel NEW
+		 * passes through unseen. */
 		if (!c->pseudo)
 			return 0;
 		c->w->found = true;
+		c->w->tunnel = true;
 		c->w->path = strdup(witness);
 		c->w->query = strdup("");
 		return 1;
@@ -290,12 +294,13 @@ static int requests_widen(const struct policy_endpoint *e, const struct policy_e
 	static const struct policy_net_rule any_rule = { .websocket = true };
 	const struct policy_net_rule *nr = e->rules;
 	size_t nn = e->n_rules;
-	bool pseudo = nn == 0;
+	struct net_decision td;
+	bool pseudo = nn == 0 && !e->intercept && netpol_decide_tunnel(e, 443, &td);
 	struct methods m = { .n = 0 };
 	_cleanup_glob_ struct glob *dots = NULL, *slash = NULL;
 	int r;
 
-	if (pseudo) {
+	if (nn == 0) {
 		nr = &any_rule;
 		nn = 1;
 	}
@@ -356,7 +361,7 @@ static int requests_widen(const struct policy_endpoint *e, const struct policy_e
 						return error_set(err, ENOMEM, "out of memory");
 					w->method = m.v[mi];
 					w->websocket = ws;
-					*which = pseudo ? NULL : rule;
+					*which = e->n_rules == 0 ? NULL : rule;
 					return 0;
 				}
 			}
@@ -370,7 +375,7 @@ static int requests_widen(const struct policy_endpoint *e, const struct policy_e
 static void req_text(const struct req_witness *w, const struct policy_endpoint *e, const char *host, uint16_t port,
 		     char *buf, size_t size)
 {
-	bool tls = port == 443 || (e->intercept && port != 80);
+	bool tls = w->tunnel || port == 443 || (e->intercept && port != 80);
 	snprintf(buf, size, "%s %s://%s:%u%s%s%s%s", w->method, tls ? "https" : "http", host, port, w->path,
 		 w->query[0] ? "?" : "", w->query, w->websocket ? " (websocket upgrade)" : "");
 }
@@ -388,6 +393,34 @@ static bool ep_port(const struct policy_endpoint *ep, uint16_t port)
 		if (ep->ports[i] == port)
 			return true;
 	return false;
+}
+
+/* Does p's address check refuse every connection to host:port? Known for
+ * an address and for a name p pins with network.resolve (other names are
+ * resolved when the request is made, and count as public): the check of
+ * net/netpolicy.c, as the proxy makes it after the host decision. */
+static bool address_refused(const struct policy *p, const char *host, uint16_t port)
+{
+	char text[256];
+	struct net_addr a;
+	int numeric = addr_normalize_host(host, text, sizeof(text), &a);
+	for (size_t i = 0; numeric == 0 && i < p->network.n_resolve; i++)
+		if (!strcmp(p->network.resolve[i].host, text) &&
+		    addr_normalize_host(p->network.resolve[i].addr, text, sizeof(text), &a) == 1)
+			numeric = 1;
+	if (numeric != 1)
+		return false;
+	struct policy_network net = p->network;
+	struct net_decision d;
+	net.mode = policy_net_mode(p);
+	return !netpol_decide_address(&net, &a, port, &d);
+}
+
+/* Does ep pass TLS tunnels on port (with or without interception)? */
+static bool ep_tunnels(const struct policy_endpoint *ep, uint16_t port)
+{
+	struct net_decision d;
+	return ep && netpol_decide_tunnel(ep, port, &d);
 }
 
 static int host_atom(void *vctx, const bool *sig, const char *host, size_t len, struct error *err)
@@ -410,10 +443,10 @@ static int host_atom(void *vctx, const bool *sig, const char *host, size_t len, 
 			for (size_t k = 0; k < i && first; k++)
 				if (sig[k] && ep_port(&nn->endpoints[k], port))
 					first = false;
-			if (!first)
+			if (!first || address_refused(c->new_, host, port))
 				continue;
 			size_t j = n_old;
-			for (size_t k = 0; k < n_old && j == n_old; k++)
+			for (size_t k = 0; k < n_old && j == n_old && !address_refused(c->old, host, port); k++)
 				if (sig[n_new + k] && ep_port(&on->endpoints[k], port))
 					j = k;
 			const struct policy_endpoint *o = j < n_old ? &on->endpoints[j] : NULL;
@@ -439,9 +472,30 @@ static int host_atom(void *vctx, const bool *sig, const char *host, size_t len, 
 				if (r < 0)
 					return r;
 			}
+			/* OLD's endpoint refuses tunnels there (rules without
+			 * interception): every request NEW lets through an
+			 * intercepted tunnel is one OLD never lets through TLS. */
+			if (!*done && o && e->intercept && ep_tunnels(e, port) && !ep_tunnels(o, port)) {
+				struct req_witness w = { 0 };
+				const struct policy_net_rule *which = NULL;
+				char text[1024];
+				r = requests_widen(e, NULL, &w, &which, err);
+				if (r >= 0 && w.found) {
+					*done = 1;
+					w.tunnel = true;
+					req_text(&w, e, host, port, text, sizeof(text));
+					r = add(c->d, err, "network", c->new_, which ? &which->loc : &e->loc, text,
+						"allows %s; OLD %s:%u (%s) refuses TLS tunnels to it", text,
+						o->loc.file ? o->loc.file : c->old->file, o->loc.line, o->id);
+				}
+				free(w.path);
+				free(w.query);
+				if (r < 0)
+					return r;
+			}
 			/* TLS interception is what lets the proxy scan bodies
 			 * and headers for leaked secrets. */
-			if (o && o->intercept && !e->intercept && !(c->tls_done[i] & 1)) {
+			if (o && o->intercept && !e->intercept && ep_tunnels(e, port) && !(c->tls_done[i] & 1)) {
 				char hp[300];
 				c->tls_done[i] |= 1;
 				snprintf(hp, sizeof(hp), "%s:%u", host, port);
@@ -543,17 +597,6 @@ static bool cidr_has(const struct policy_cidr *c, const struct net_addr *a)
 	return addr_in_cidr(a, 0, &x);
 }
 
-/* Does OLD's entry o open address a (of class cls) at port? */
-static bool opens(const struct policy_cidr *o, const struct net_addr *a, enum addr_class cls, uint16_t port)
-{
-	unsigned full = a->family == AF_INET ? 32 : 128;
-	if (cls == ADDR_METADATA && o->prefix != full)
-		return false;
-	if (o->port != 0 && o->port != port)
-		return false;
-	return cidr_has(o, a);
-}
-
 static int private_diff(const struct policy *old, const struct policy *new_, struct policy_diff *d,
 			struct error *err)
 {
@@ -601,10 +644,15 @@ static int private_diff(const struct policy *old, const struct policy *new_, str
 						}
 				}
 			}
-			bool covered = false;
-			for (size_t j = 0; !old_off && j < on->n_allow_private && !covered; j++)
-				covered = opens(&on->allow_private[j], a, cls, port);
-			if (covered)
+			/* Decided by the proxy's own address check on each side:
+			 * an address NEW's check refuses (an IPv4-mapped one
+			 * under an IPv6 block is checked as IPv4) is no witness. */
+			struct policy_network nnet = *nn, onet = *on;
+			struct net_decision dn, dold;
+			nnet.mode = policy_net_mode(new_);
+			onet.mode = policy_net_mode(old);
+			if (!netpol_decide_address(&nnet, a, port, &dn) ||
+			    (!old_off && netpol_decide_address(&onet, a, port, &dold)))
 				continue;
 			char text[64], w[96];
 			addr_format(a, text, sizeof(text));
@@ -813,6 +861,7 @@ struct fs_ctx {
 	const struct gvec *all;      /* mounts, deny, exec of both sides */
 	const struct gvec *new_prot; /* NEW's protected globs */
 	const struct glob *root;
+	const struct glob *empty_seg; /* paths with an empty segment: never a witness */
 	/* Reported (NEW entry, OLD deciding entry, aspect) triples: one
 	 * line per pair of rules, not one per atom. */
 	size_t *seen;
@@ -855,7 +904,7 @@ static int fs_atom(void *vctx, const bool *sig, const char *path, size_t len, st
 			goto exec;
 		/* A path of this atom that NEW does not protect. */
 		const struct glob **in = calloc(c->all->n + 1, sizeof(*in));
-		const struct glob **out = calloc(c->all->n + c->new_prot->n + 1, sizeof(*out));
+		const struct glob **out = calloc(c->all->n + c->new_prot->n + 2, sizeof(*out));
 		size_t ni = 0, no = 0;
 		bool found = false;
 		_cleanup_free_ char *w = NULL;
@@ -873,6 +922,7 @@ static int fs_atom(void *vctx, const bool *sig, const char *path, size_t len, st
 		}
 		for (size_t i = 0; i < c->new_prot->n; i++)
 			out[no++] = c->new_prot->v[i];
+		out[no++] = c->empty_seg;
 		r = glob_find(in, ni, out, no, &found, &w, err);
 		free(in);
 		free(out);
@@ -907,7 +957,11 @@ static int protect_diff(const struct policy *new_, const struct fs_side *ns, con
 			const struct gvec *np, const struct gvec *op, const struct fs_entry *opents,
 			struct policy_diff *d, struct error *err)
 {
-	int r = 0;
+	/* Paths with an empty segment ("**" + "/" matching nothing after a
+	 * '/'): no such path is ever judged, the kernel reads "a//b" as
+	 * "a/b", which a deny or read-only entry may hold. */
+	_cleanup_glob_ struct glob *empty_seg = NULL;
+	int r = glob_compile("/**//**", GLOB_FILE, &empty_seg, err);
 	for (size_t i = 0; i < ns->n && r >= 0; i++) {
 		const struct fs_entry *e = &ns->e[i];
 		if (e->role != FS_RW)
@@ -921,7 +975,7 @@ static int protect_diff(const struct policy *new_, const struct fs_side *ns, con
 				same = !strcmp(glob_pattern(np->v[k]), glob_pattern(op->v[j]));
 			if (same)
 				continue;
-			const struct glob **out = calloc(ns->n + np->n + 1, sizeof(*out));
+			const struct glob **out = calloc(ns->n + np->n + 2, sizeof(*out));
 			size_t no = 0;
 			bool found = false;
 			_cleanup_free_ char *w = NULL;
@@ -929,11 +983,15 @@ static int protect_diff(const struct policy *new_, const struct fs_side *ns, con
 				return error_set(err, ENOMEM, "out of memory");
 			for (size_t k = 0; k < ns->n; k++) {
 				const struct fs_entry *f = &ns->e[k];
-				if (f->role == FS_DENY || (f->role == FS_RO && f->depth > e->depth))
+				/* what shows read-only over e: deeper, or at e's
+				 * own path and later (`read` naming the workspace) */
+				if (f->role == FS_DENY ||
+				    (f->role == FS_RO && (f->depth > e->depth || (f->depth == e->depth && k > i))))
 					out[no++] = all->v[ns->off + k];
 			}
 			for (size_t k = 0; k < np->n; k++)
 				out[no++] = np->v[k];
+			out[no++] = empty_seg;
 			r = glob_find(in, 2, out, no, &found, &w, err);
 			free(out);
 			if (r >= 0 && found) {
@@ -952,9 +1010,11 @@ static int fs_diff(const struct policy *old, const struct policy *new_, struct p
 	struct gvec g = { 0 }, np = { 0 }, op = { 0 };
 	struct fs_entry *ents = NULL, *npents = NULL, *opents = NULL;
 	size_t cap = 0, npcap = 0, opcap = 0;
-	_cleanup_glob_ struct glob *root = NULL;
+	_cleanup_glob_ struct glob *root = NULL, *empty_seg = NULL;
 	int r;
 
+	if ((r = glob_compile("/**//**", GLOB_FILE, &empty_seg, err)) < 0)
+		goto out;
 	if ((r = fs_side_build(new_, &g, &ents, &cap, &np, &npents, &npcap, err)) < 0)
 		goto out;
 	size_t n_new = g.n;
@@ -969,6 +1029,7 @@ static int fs_diff(const struct policy *old, const struct policy *new_, struct p
 		.all = &g,
 		.new_prot = &np,
 		.root = root,
+		.empty_seg = empty_seg,
 	};
 	const struct glob *in[1] = { root };
 	r = glob_atoms(in, 1, CG(g.v), g.n, fs_atom, &c, err);

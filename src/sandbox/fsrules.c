@@ -54,15 +54,10 @@ static int add_view(struct fsrules *r, const char *path, enum fsrules_view kind,
 /* The view on top at path among those added so far: is it noexec? */
 static bool top_noexec(const struct fsrules *r, const char *path)
 {
-	size_t top_len = 0;
 	bool noexec = true;
-	for (size_t i = 0; i < r->n_views; i++) {
-		size_t len = strlen(r->views[i].path);
-		if (under(path, r->views[i].path) && len >= top_len) {
-			top_len = len;
+	for (size_t i = 0; i < r->n_views; i++)
+		if (under(path, r->views[i].path))
 			noexec = r->views[i].noexec;
-		}
-	}
 	return noexec;
 }
 
@@ -74,9 +69,7 @@ int fsrules_from_plan(const struct sandbox_plan *p, uint64_t handled, void (*can
 	/* The root itself is a tmpfs showing nothing of the host's but the
 	 * mount points; the sandbox's own /dev and /proc sit on it. All
 	 * noexec (mount.c). */
-	if (add_view(out, "/", FSV_PRIVATE, true) < 0 || add_view(out, "/dev", FSV_OWN, true) < 0 ||
-	    add_view(out, "/proc", FSV_OWN, true) < 0 ||
-	    (p->ca_bundle && add_view(out, "/run/airlock", FSV_OWN, true) < 0))
+	if (add_view(out, "/", FSV_PRIVATE, true) < 0)
 		goto oom;
 	for (size_t i = 0; i < p->n_mounts; i++) {
 		const struct mount_entry *m = &p->mounts[i];
@@ -107,6 +100,11 @@ int fsrules_from_plan(const struct sandbox_plan *p, uint64_t handled, void (*can
 		if (add_view(out, m->dst, kind, noexec) < 0)
 			goto oom;
 	}
+	/* mount.c makes /dev, /proc and the CA bundle's place after the
+	 * plan's mounts, over whatever these showed there. */
+	if (add_view(out, "/dev", FSV_OWN, true) < 0 || add_view(out, "/proc", FSV_OWN, true) < 0 ||
+	    (p->ca_bundle && add_view(out, "/run/airlock", FSV_OWN, true) < 0))
+		goto oom;
 	out->rules = calloc(p->n_rules ? p->n_rules : 1, sizeof(*out->rules));
 	if (!out->rules)
 		goto oom;
@@ -145,15 +143,16 @@ enum fsrules_verdict fsrules_check(const struct fsrules *r, const char *path, ui
 	if (!access || path[0] != '/')
 		return FSR_ALLOW;
 
-	/* The mount on top: the deepest one, and of two at one path the
-	 * later (plan order is mount order). */
-	size_t top = 0, top_len = 0;
+	/* The mount on top: the last one made (views are in mount order)
+	 * among those covering the path. A later mount deeper down is
+	 * reached through the earlier one; a later one higher up covers the
+	 * earlier one whole: a filesystem.deny mount over D hides a read
+	 * bind made at D/a before it, whatever the depths say. */
+	size_t top = 0;
 	bool found = false;
 	for (size_t i = 0; i < r->n_views; i++) {
-		size_t len = strlen(r->views[i].path);
-		if (under(path, r->views[i].path) && (!found || len >= top_len)) {
+		if (under(path, r->views[i].path)) {
 			top = i;
-			top_len = len;
 			found = true;
 		}
 	}
@@ -174,7 +173,7 @@ enum fsrules_verdict fsrules_check(const struct fsrules *r, const char *path, ui
 		 * sandbox's root too (it was made to hold the mount). */
 		bool skeleton = false;
 		for (size_t i = 0; i < r->n_views && !skeleton; i++)
-			skeleton = i != top && under(r->views[i].path, path);
+			skeleton = i > top && under(r->views[i].path, path);
 		if (skeleton)
 			break;
 		/* Below a private tmpfs only what the sandbox made itself is

@@ -325,6 +325,21 @@ static int resolve(const char *path, char *out, bool *exists, struct stat *st, s
 	return 0;
 }
 
+/* Does filesystem.deny hide the host path real (resolved)? Deny wins over
+ * every grant: a read or write path beneath a denied one is not shown.
+ * Its mount alone would not do: a deny is covered only where a bind shows
+ * it, and /var/lib denied with /var/lib/dpkg read has no bind above it
+ * to cover, so the grant's own bind would show what the policy hides. */
+static bool plan_denied(const struct policy *pol, const char *real)
+{
+	for (size_t i = 0; i < pol->filesystem.deny.n; i++) {
+		char d[PATH_MAX];
+		if (realpath(pol->filesystem.deny.v[i].path, d) && path_under(real, d))
+			return true;
+	}
+	return false;
+}
+
 static char *home_dir(void)
 {
 	const char *h = getenv("HOME");
@@ -356,6 +371,8 @@ static int plan_sockets(struct sandbox_plan *p, const struct policy *pol, struct
 		if (!S_ISSOCK(st.st_mode))
 			return error_set(err, ENOTSOCK, "%s:%u:%u: filesystem.sockets[%zu]: %s is not a unix socket",
 					 loc->file, loc->line, loc->col, i, real);
+		if (plan_denied(pol, real))
+			continue; /* deny wins: neither shown nor reachable */
 		if (!(p->sockets[p->n_sockets] = strdup(real)))
 			return error_set(err, ENOMEM, "out of memory");
 		p->n_sockets++;
@@ -668,7 +685,7 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 		for (size_t i = 0; i < lists[l]->n; i++) {
 			if ((r = resolve(lists[l]->v[i].path, real, &exists, &st, err)) < 0)
 				return r;
-			if (!exists)
+			if (!exists || plan_denied(pol, real))
 				continue;
 			/* `read` naming the workspace itself: the workspace is
 			 * read-only (a server's sandbox in a session, mcpgw.c).
@@ -686,9 +703,13 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 			p->mounts[p->n_mounts - 1].user_path = true;
 		}
 	for (int l = 0; l < 2; l++)
-		for (size_t i = 0; i < lists[l]->n; i++)
-			if (add_links_along(p, lists[l]->v[i].path, 8) < 0)
+		for (size_t i = 0; i < lists[l]->n; i++) {
+			bool ex;
+			if ((r = resolve(lists[l]->v[i].path, real, &ex, &st, err)) < 0)
+				return r;
+			if ((!ex || !plan_denied(pol, real)) && add_links_along(p, lists[l]->v[i].path, 8) < 0)
 				goto oom;
+		}
 	if ((r = plan_sockets(p, pol, err)) < 0)
 		return r;
 	/* Parents before children: a workspace under /tmp or home lands on

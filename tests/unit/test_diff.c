@@ -119,9 +119,14 @@ static void test_network_widening(void **state)
 	expect(net_old, HDR "network:\n  endpoints:\n    - host: \"*.example.com\"\n      ports: [443, 8443]\n"
 		"      tls: intercept\n      rules:\n        - {methods: [GET], path: \"/repos/**\"}\n", "network",
 	       "GET https://y.example.com:8443/repos/");
-	/* no rules at all: every request, even a dot path OLD's rules never match */
+	/* no rules and passthrough: a tunnel, every request in it, even a
+	 * dot path the proxy's parser refuses everywhere it reads */
+	expect(HDR "network:\n  endpoints:\n" EP("a.com", "      rules:\n        - {path: \"/**\", websocket: true}\n"),
+	       HDR "network:\n  endpoints:\n    - host: a.com\n      ports: [443]\n", "network", "GET https://a.com:443/.");
+	/* no rules but intercepted: the requests inside are parsed, so no
+	 * dot path; a websocket upgrade OLD's rule does not allow */
 	expect(HDR "network:\n  endpoints:\n" EP("a.com", "      rules:\n        - {path: \"/**\"}\n"),
-	       HDR "network:\n  endpoints:\n" EP("a.com", ""), "network", "GET https://a.com:443/.");
+	       HDR "network:\n  endpoints:\n" EP("a.com", ""), "network", "GET https://a.com:443/ (websocket upgrade)");
 	/* websocket */
 	expect(net_old, HDR "network:\n  endpoints:\n" EP("*.example.com",
 		"      rules:\n        - {methods: [GET], path: \"/repos/**\", websocket: true}\n"), "network",

@@ -34,6 +34,8 @@ static struct mount_entry mounts[] = {
 	/* exec: the rule on /lnk reaches into it. */
 	{ .kind = MOUNT_BIND, .src = "/srv/data", .dst = "/srv/data", .readonly = true, .tree_fd = -1, .exec = true },
 	{ .kind = MOUNT_BIND, .src = "/srv/out", .dst = "/srv/out", .tree_fd = -1 },
+	/* Mounted before the deny above it: covered by the deny's mount. */
+	{ .kind = MOUNT_BIND, .src = "/home/u/ws/secrets/granted", .dst = "/home/u/ws/secrets/granted", .tree_fd = -1 },
 	{ .kind = MOUNT_SYMLINK, .src = "usr/bin", .dst = "/bin", .tree_fd = -1 },
 	{ .kind = MOUNT_HIDE_FILE, .dst = "/home/u/ws/.env", .tree_fd = -1 },
 	{ .kind = MOUNT_HIDE_DIR, .dst = "/home/u/ws/secrets", .tree_fd = -1 },
@@ -205,6 +207,17 @@ static void test_policy_paths(void **state)
 	assert_int_equal(check("/srv/out", LL_FS_REMOVE_FILE), FSR_ALLOW);
 }
 
+/* The mount made last over a path decides, not the deepest: a deny's
+ * cover hides a grant mounted beneath it before. */
+static void test_later_mount_covers_deeper(void **state)
+{
+	(void)state;
+	assert_int_equal(check("/home/u/ws/secrets/granted/f", LL_FS_READ_FILE), FSR_DENY_HIDDEN);
+	assert_int_equal(check("/home/u/ws/secrets/granted/f", LL_FS_WRITE_FILE), FSR_DENY_HIDDEN);
+	/* Neighbour: a write path no deny covers. */
+	assert_int_equal(check("/srv/out/f", LL_FS_WRITE_FILE), FSR_ALLOW);
+}
+
 static void test_rule_paths_canonical(void **state)
 {
 	(void)state;
@@ -293,6 +306,7 @@ int main(void)
 		cmocka_unit_test(test_workspace),
 		cmocka_unit_test(test_policy_paths),
 		cmocka_unit_test(test_rule_paths_canonical),
+		cmocka_unit_test(test_later_mount_covers_deeper),
 		cmocka_unit_test(test_own_dev_proc),
 		cmocka_unit_test(test_handled_rights),
 		cmocka_unit_test(test_from_a_real_plan),

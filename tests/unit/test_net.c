@@ -1173,10 +1173,31 @@ static void test_json_string(void **state)
 	}
 }
 
+/* A TLS tunnel: intercepted (requests decided inside), or passthrough
+ * only where the endpoint would allow every request: never past rules or
+ * an MCP gateway the tunnel would hide. */
+static void test_tunnels(void **state)
+{
+	(void)state;
+	struct policy *p = load("version: 1\nnetwork:\n  endpoints:\n"
+				"    - {host: a.test, ports: [8443], rules: [{methods: [GET], path: \"/x\"}]}\n"
+				"    - {host: b.test, ports: [8443]}\n"
+				"    - {host: c.test, ports: [443], tls: intercept, rules: [{path: \"/x\"}]}\n");
+	struct net_decision d;
+	assert_false(netpol_decide_tunnel(&p->network.endpoints[0], 8443, &d));
+	assert_non_null(strstr(d.reason, "has rules"));
+	/* Neighbours: no rules; intercepted rules. */
+	assert_true(netpol_decide_tunnel(&p->network.endpoints[1], 8443, &d));
+	assert_true(netpol_decide_tunnel(&p->network.endpoints[2], 443, &d));
+	assert_false(netpol_decide_tunnel(NULL, 443, &d));
+	policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_numeric_forms),
+		cmocka_unit_test(test_tunnels),
 		cmocka_unit_test(test_invalid_hosts),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_agrees_with_policy),
