@@ -631,7 +631,15 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	bool proxy_died = s.egress.died, audit_lost = s.egress.audit_lost || s.mcp.lost;
 	egress_stop(&s.egress, s.trace);
 	audit_lost = audit_lost || s.egress.audit_lost;
-	if (proxy_died) {
+	if (s.audit.full) {
+		/* The agent filled the log (a flood of junk requests or
+		 * denials): the run ends rather than go on unrecorded. */
+		fprintf(stderr,
+			"airlock: the decision log reached audit.max_size (%llu bytes); the run was ended (fail "
+			"closed)\n",
+			(unsigned long long)s.audit.max_size);
+		*exit_code = 128 + SIGKILL;
+	} else if (proxy_died) {
 		fprintf(stderr, "airlock: the egress proxy stopped; the run was ended (fail closed)\n");
 		*exit_code = SANDBOX_EXIT_SETUP;
 	} else if (s.audit.died || audit_lost) {
