@@ -443,7 +443,9 @@ static bool body_reserve(uint64_t n, uint64_t *charged)
 
 static void body_release(uint64_t *charged)
 {
-	atomic_fetch_sub(&body_held, *charged);
+	/* Most requests hold no body: no write to the shared counter. */
+	if (*charged)
+		atomic_fetch_sub(&body_held, *charged);
 	*charged = 0;
 }
 
