@@ -256,13 +256,13 @@ static bool held_back(struct auditlog *a, const char *line, size_t len, int64_t 
 	return false;
 }
 
-bool auditlog_event(struct auditlog *a, const char *line, size_t len)
+bool auditlog_filter(struct auditlog *a, const char **linep, size_t *lenp)
 {
-	if (a->events < 0)
-		return a->pid == 0 && !a->died; /* no audit log in this run */
+	const char *line = *linep;
+	size_t len = *lenp;
 	/* Most batches hold no denial: they go as they are. */
 	if (!memmem(line, len, DENY_MEMBER, sizeof(DENY_MEMBER) - 1))
-		return send_all(a, line, len);
+		return true;
 	if (!a->repeat && !(a->repeat = calloc(AUDITLOG_REPEAT_SLOTS, sizeof(*a->repeat))))
 		return false;
 	int64_t now = now_ms();
@@ -279,7 +279,23 @@ bool auditlog_event(struct auditlog *a, const char *line, size_t len)
 	/* Out of memory: nothing may be left out unrecorded. */
 	if (e < 0)
 		return false;
-	return send_all(a, a->out.data, a->out.len);
+	*linep = a->out.data ? a->out.data : "";
+	*lenp = a->out.len;
+	return true;
+}
+
+bool auditlog_send(struct auditlog *a, const char *line, size_t len)
+{
+	if (a->events < 0)
+		return a->pid == 0 && !a->died; /* no audit log in this run */
+	return send_all(a, line, len);
+}
+
+bool auditlog_event(struct auditlog *a, const char *line, size_t len)
+{
+	if (a->events < 0)
+		return a->pid == 0 && !a->died;
+	return auditlog_filter(a, &line, &len) && send_all(a, line, len);
 }
 
 /* The counts still held back, before the session ends. */

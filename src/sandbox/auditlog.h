@@ -89,6 +89,13 @@ void auditlog_identity_wipe(struct auditlog *a);
  * the window has passed, and at the end. Nothing is dropped uncounted. */
 bool auditlog_event(struct auditlog *a, const char *line, size_t len);
 
+/* auditlog_event in two steps, for a caller that writes the batch
+ * elsewhere too (network.log): the batch after flood control, in *line
+ * and *len (a->out, or the batch itself), false when out of memory; then
+ * that batch to the writer, false when the writer is gone. */
+bool auditlog_filter(struct auditlog *a, const char **line, size_t *len);
+bool auditlog_send(struct auditlog *a, const char *line, size_t len);
+
 /* A child exited: true when it was the writer. Its "B" (the log reached
  * audit.max_size, and is sealed) sets a->full. */
 bool auditlog_reaped(struct auditlog *a, pid_t pid);

@@ -162,12 +162,13 @@ test_bounds_proxy_holds_no_more_bodies_than_its_budget() {
 }
 
 # The log's tests: a small audit.max_size, the log in $T/audit.
-log_policy() { # MODE (proxy|transparent) MAX_SIZE
+log_policy() { # MODE (proxy|transparent) MAX_SIZE [LINES UNDER network]
 	cat <<YAML
 version: 1
 audit: { max_size: $2 }
 network:
   mode: $1
+${3:-}
   resolve: { api.test: 127.0.0.1 }
   allow_private: [127.0.0.1:$HP]
   endpoints:
@@ -252,6 +253,17 @@ test_bounds_a_log_flood_ends_the_run_at_its_budget() {
 			fail "$kind: the log is not intact and sealed: $(cat "$T/verify.out")"
 		assert_contains "$(tail -n 2 "$log")" '"kind":"log_budget"' "$kind: the log says why it ends"
 	done
+	# network.log is bounded by the same budget, with the decision log
+	# off: the flood ends the run there too.
+	rm -f "$T/net.jsonl"
+	log_policy transparent 1MiB "  log: $T/net.jsonl" >"$T/policy.yaml"
+	al --policy "$T/policy.yaml" --no-audit -- /usr/bin/python3 ./flood.py dns 20000 "$HP"
+	assert_rc 137 "network.log: a flood that fills it ends the run"
+	assert_contains "$ERR" "network.log reached audit.max_size" "network.log: the message names the budget"
+	assert_not_contains "$OUT" "flood finished" "network.log: the flood did not run to its end"
+	size=$(stat -c %s "$T/net.jsonl")
+	[ "$size" -le "$max" ] || fail "network.log grew to $size bytes; its budget is $max$(e2e_last_run)"
+	[ "$size" -gt $((max / 2)) ] || fail "network.log holds only $size bytes$(e2e_last_run)"
 }
 
 test_bounds_identical_denials_are_counted_not_repeated() {
