@@ -2,12 +2,15 @@
 /*
  * airlock-audit: the audit log's writer and verifier.
  *
- *   airlock-audit write LOG-DIR AUTHORITY-KEY CONTROL-FD EVENTS-FD AGENT BOUNDARY MODE POLICY-FILE IDENTITY
+ *   airlock-audit write LOG-DIR AUTHORITY-KEY CONTROL-FD EVENTS-FD AGENT BOUNDARY MODE POLICY-FILE IDENTITY MAX-SIZE
  *       started by `airlock run`: holds the session key, chains every
  *       event read from EVENTS-FD (one flat JSON object per line) into
  *       LOG-DIR/SESSION.jsonl, signs a checkpoint every AUDIT_CHECKPOINT_RECORDS records and
  *       every AUDIT_CHECKPOINT_SECONDS, and seals the log when the events
- *       end (EOF) or on SIGTERM. Answers "S" + session id on CONTROL-FD
+ *       end (EOF) or on SIGTERM. A log about to outgrow MAX-SIZE bytes
+ *       gets a log_budget record and the seal, the writer sends "B" on
+ *       EVENTS-FD and exits: the supervisor ends the run as it does when
+ *       the writer dies. Answers "S" + session id on CONTROL-FD
  *       once the log is open, "E" + message when it cannot start; then,
  *       when IDENTITY is "identity", the session key for the egress
  *       proxy's identity header ("I", see identity_handoff).
@@ -63,6 +66,9 @@
  * rate a record is read as soon as it comes, and the session's end is
  * not delayed. */
 #define AUDIT_COALESCE_NS 1000000LL
+/* Room kept below MAX-SIZE: the last record let in (at most
+ * AUDIT_LINE_MAX), a checkpoint, the log_budget record and the seal. */
+#define AUDIT_BUDGET_RESERVE (2 * AUDIT_LINE_MAX)
 
 static volatile sig_atomic_t terminated;
 
@@ -98,6 +104,8 @@ struct writer {
 	struct audit_key *session_key;
 	uint64_t since_checkpoint;
 	time_t last_checkpoint;
+	uint64_t bytes;    /* the log's size so far */
+	uint64_t max_size; /* audit.max_size */
 	struct buf cert;  /* the session certificate's JSON text */
 	char cert_sig[2 * AUDIT_SIG_LEN + 1]; /* the authority's signature over it */
 	struct buf line;  /* scratch for one record */
@@ -114,6 +122,7 @@ static int write_event(struct writer *w, const struct audit_event *ev, struct er
 	r = audit_chain_append(&w->chain, &w->line, err);
 	if (r < 0)
 		return r;
+	w->bytes += w->line.len;
 	w->since_checkpoint++;
 	return 0;
 }
@@ -248,13 +257,15 @@ static int cmd_write(int argc, char **argv)
 	/* Dies with the supervisor: a session whose supervisor was killed
 	 * stays unsealed, and verify says so. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (argc != 11) {
+	if (argc != 12) {
 		fprintf(stderr, "airlock-audit write: started by airlock run, not by hand\n");
 		return 2;
 	}
 	int control = atoi(argv[4]), events = atoi(argv[5]);
 	struct error err = { 0 };
-	struct writer w = { .chain = { .seq = 1 } };
+	struct writer w = { .chain = { .seq = 1 }, .max_size = strtoull(argv[11], NULL, 10) };
+	if (w.max_size < 2 * AUDIT_BUDGET_RESERVE)
+		refuse(control, "the decision log's budget is too small");
 	memset(w.chain.prev, '0', 64);
 	snprintf(w.s.agent, sizeof(w.s.agent), "%s", argv[6]);
 	snprintf(w.s.boundary, sizeof(w.s.boundary), "%s", argv[7]);
@@ -337,6 +348,8 @@ static int cmd_write(int argc, char **argv)
 				in.len += (size_t)got;
 			char *start = in.data, *nl;
 			while (start && (nl = memchr(start, '\n', in.len - (size_t)(start - in.data)))) {
+				if (w.bytes > w.max_size - AUDIT_BUDGET_RESERVE)
+					goto full;
 				if (audit_event_parse(start, (size_t)(nl - start), ev) == 0) {
 					if (write_event(&w, ev, &err) < 0)
 						goto fatal;
@@ -401,6 +414,27 @@ static int cmd_write(int argc, char **argv)
 	(void)!send(events, "S", 1, MSG_NOSIGNAL);
 	fsync(w.chain.fd);
 	_exit(0);
+full:
+	/* audit.max_size: an agent that floods the log (junk DNS names,
+	 * denied requests by the thousand) must not fill the host's disk, nor
+	 * go on unrecorded. The log says why it ends and is sealed; the
+	 * supervisor reads "B" and ends the run (fail closed). What was sent
+	 * after this point is not in the log: the run it came from is being
+	 * ended. */
+	{
+		char json[512];
+		snprintf(json, sizeof(json),
+			 "{\"kind\":\"log_budget\",\"decision\":\"deny\",\"reason\":\"the decision log reached "
+			 "audit.max_size (%llu bytes); the run was ended\"}",
+			 (unsigned long long)w.max_size);
+		if (write_json(&w, json, &err) < 0 || checkpoint(&w, true, &err) < 0 ||
+		    audit_chain_flush(&w.chain, &err) < 0)
+			goto fatal;
+		(void)shutdown(events, SHUT_RD);
+		(void)!send(events, "B", 1, MSG_NOSIGNAL);
+		fsync(w.chain.fd);
+		_exit(0);
+	}
 fatal:
 	fprintf(stderr, "airlock-audit: %s\n", err.msg);
 	_exit(1);

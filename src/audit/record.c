@@ -190,6 +190,7 @@ enum field {
 	F_ARGUMENTS,
 	F_OLD_SHA256,
 	F_NEW_SHA256,
+	F_REPEATED,
 	F_COUNT,
 };
 
@@ -225,6 +226,7 @@ static const char *const field_names[F_COUNT] = {
 	[F_ARGUMENTS] = "arguments",
 	[F_OLD_SHA256] = "old_sha256",
 	[F_NEW_SHA256] = "new_sha256",
+	[F_REPEATED] = "repeated",
 };
 
 struct fields {
@@ -250,7 +252,7 @@ static void fields_index(const struct audit_event *ev, struct fields *f)
 		L('k') = { F_KIND + 1 },
 		L('m') = { F_METHOD + 1 },
 		L('p') = { F_PORT + 1, F_PATH + 1, F_POLICY_FILE + 1 },
-		L('r') = { F_RULE + 1, F_REASON + 1 },
+		L('r') = { F_RULE + 1, F_REASON + 1, F_REPEATED + 1 },
 		L('n') = { F_NEW_SHA256 + 1 },
 		L('o') = { F_OLD_SHA256 + 1 },
 		L('s') = { F_STATUS + 1, F_SYSCALL + 1, F_SIG + 1, F_SERVER + 1 },
@@ -640,6 +642,13 @@ static void build(struct out *o, const struct fields *f, const struct kind_map *
 		LIT(o, "}");
 	}
 
+	/* Identical denials the supervisor held back and counted
+	 * (sandbox/auditlog.c): this record stands for that many more of the
+	 * one before it with the same content. OCSF's count. */
+	if (f->has_i[F_REPEATED] && f->i[F_REPEATED] > 0) {
+		LIT(o, ",\"count\":");
+		num(o, f->i[F_REPEATED]);
+	}
 	/* WARNING: the `airlock` object is the record's last member and `seq`,
 	 * `prev` (then `hash`, added by audit_chain_append) its last three, in
 	 * that order: the verifier relies on both. */

@@ -59,6 +59,11 @@ static atomic_int active;
 /* The CA's leaf cache is not thread-safe, and a context it returns lives
  * only until the next call: both the lookup and SSL_new happen under this. */
 static pthread_mutex_t ca_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Request bodies held now, against the session's budget: without it an
+ * agent under a small memory limit made the proxy, outside its cgroup,
+ * hold PROXY_MAX_CONNECTIONS bodies of max_body each (hundreds of MB). */
+static uint64_t body_budget;
+static _Atomic uint64_t body_held;
 
 struct conn {
 	int cfd;
@@ -414,6 +419,36 @@ static int upstream_connect(const char *host, bool is_ip, const struct net_addr 
 	return -last;
 }
 
+/* ---- the budget of request bodies ---- */
+
+uint64_t proxy_body_budget(const struct policy *pol)
+{
+	uint64_t max = pol->network.max_body; /* the parser sets its default */
+	uint64_t b = pol->sandbox.limits.memory_bytes ? pol->sandbox.limits.memory_bytes : PROXY_BODY_BUDGET_DEFAULT;
+	return b < max + PROXY_BODY_SLACK ? max + PROXY_BODY_SLACK : b;
+}
+
+/* Take n bytes of the budget for a body about to be held; false when the
+ * budget has not that much left (the body is then refused, never held). */
+static bool body_reserve(uint64_t n, uint64_t *charged)
+{
+	uint64_t held = atomic_load(&body_held);
+	do
+		if (n > body_budget - held)
+			return false;
+	while (!atomic_compare_exchange_weak(&body_held, &held, held + n));
+	*charged += n;
+	return true;
+}
+
+static void body_release(uint64_t *charged)
+{
+	/* Most requests hold no body: no write to the shared counter. */
+	if (*charged)
+		atomic_fetch_sub(&body_held, *charged);
+	*charged = 0;
+}
+
 /* ---- reading a request head ---- */
 
 /* Returns 1 with a parsed head, 0 on a clean EOF between requests, -1 after
@@ -477,11 +512,12 @@ struct body_rest {
 
 /* Collect the request body (framing kept) into body, bounded by max.
  * Returns 1 ok, 0 too large, -1 I/O or framing error, 3 a chunked body
- * with trailer fields. When rest is not NULL a body over max is not
- * refused: its first max bytes (or so) are collected, the rest is
- * described in *rest, and 2 is returned. */
+ * with trailer fields, 4 over the session's body budget (what was held
+ * is in *charged, for the caller to release). When rest is not NULL a
+ * body over max is not refused: its first max bytes (or so) are
+ * collected, the rest is described in *rest, and 2 is returned. */
 static int collect_body(struct conn *c, const struct http_request *req, uint64_t max, struct buf *body,
-			struct body_rest *rest)
+			struct body_rest *rest, uint64_t *charged)
 {
 	if (req->body == HTTP_BODY_LENGTH) {
 		uint64_t take = req->content_length;
@@ -491,11 +527,23 @@ static int collect_body(struct conn *c, const struct http_request *req, uint64_t
 			take = max;
 			*rest = (struct body_rest){ .active = true, .remaining = req->content_length - max };
 		}
-		if (!fill(c, (size_t)take))
+		/* Charged before a byte is read: the declared length is what
+		 * would be held. */
+		if (!body_reserve(take, charged))
+			return 4;
+		/* Read straight into body: through c->in the body would be
+		 * held twice. */
+		size_t have = c->in.len < take ? c->in.len : (size_t)take;
+		if (buf_append(body, c->in.data, have) < 0 || buf_reserve(body, (size_t)take - have) < 0)
 			return -1;
-		if (buf_append(body, c->in.data, (size_t)take) < 0)
-			return -1;
-		buf_consume(&c->in, (size_t)take);
+		buf_consume(&c->in, have);
+		while (body->len < take) {
+			ssize_t n = cread(c, body->data + body->len, (size_t)take - body->len);
+			if (n <= 0)
+				return -1;
+			body->len += (size_t)n;
+		}
+		body->data[body->len] = '\0';
 		return rest && rest->active ? 2 : 1;
 	}
 	if (req->body != HTTP_BODY_CHUNKED)
@@ -517,6 +565,9 @@ static int collect_body(struct conn *c, const struct http_request *req, uint64_t
 		 * header rule. No request needs them: refused. */
 		if (ch.trailers)
 			return 3;
+		/* Twice: the scanner decodes a copy without the framing. */
+		if (!body_reserve(2 * (uint64_t)used, charged))
+			return 4;
 		if (buf_append(body, c->in.data, used) < 0)
 			return -1;
 		buf_consume(&c->in, used);
@@ -1059,6 +1110,7 @@ static bool handle_request(struct conn *c, struct http_request *req)
 	const struct policy_endpoint *ep = NULL;
 	struct net_decision d = { 0 }, would;
 	struct buf body = { 0 };
+	uint64_t charged = 0; /* of the body budget, released with body */
 	bool keep = false;
 	char obs[512]; /* observe mode: the reason of the denial let through */
 	/* Declared before every goto: its cleanup runs at each return. */
@@ -1164,7 +1216,19 @@ static bool handle_request(struct conn *c, struct http_request *req)
 	/* An MCP message is checked whole: never streamed past a bound. */
 	bool mcp = ep && ep->mcp_server;
 	uint64_t max = mcp && net->max_body > MCP_HTTP_MAX_MESSAGE ? MCP_HTTP_MAX_MESSAGE : net->max_body;
-	int cb = collect_body(c, req, max, &body, !mcp && (may_stream || cfg->observe) ? &rest : NULL);
+	int cb = collect_body(c, req, max, &body, !mcp && (may_stream || cfg->observe) ? &rest : NULL, &charged);
+	if (cb == 4) {
+		/* Fail closed on the host's memory: refused, not held, and
+		 * recorded; the agent may retry once others are done. */
+		snprintf(reason, sizeof(reason),
+			 "the proxy holds its budget of %llu bytes of request bodies (sandbox.limits.memory, else "
+			 "%llu; at least network.leak_scan.max_body)",
+			 (unsigned long long)body_budget, (unsigned long long)PROXY_BODY_BUDGET_DEFAULT);
+		answer(c, 503, "refused", reason);
+		rec.reason = "over the proxy's budget of request bodies";
+		rec.status = 503;
+		goto deny;
+	}
 	if (cb == 0 && mcp) {
 		struct buf ans = { 0 };
 		char mwhy[256];
@@ -1383,6 +1447,7 @@ deny:
 	keep = false;
 out:
 	buf_free(&body);
+	body_release(&charged);
 	return keep;
 }
 
@@ -1867,6 +1932,7 @@ __attribute__((noreturn)) void proxy_main(const struct proxy_config *config)
 		_exit(1);
 	}
 	drop_privileges();
+	body_budget = proxy_body_budget(cfg->policy);
 
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);

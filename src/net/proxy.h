@@ -32,6 +32,20 @@
 #define PROXY_HEAD_SECONDS 30       /* to send a complete request head */
 #define PROXY_TOTAL_SECONDS 3600    /* one connection, whatever it does */
 
+/* Request bodies held at once, all connections together, when the policy
+ * sets no sandbox.limits.memory. */
+#define PROXY_BODY_BUDGET_DEFAULT (256ULL * 1024 * 1024)
+/* Framing and read slack of one body over max_body (chunk-size lines,
+ * the last read). */
+#define PROXY_BODY_SLACK (128ULL * 1024)
+
+/* The bytes of request bodies the proxy may hold at once for the session,
+ * all connections together: sandbox.limits.memory when set (the agent
+ * makes the host hold no more than it may hold itself), else
+ * PROXY_BODY_BUDGET_DEFAULT; never less than one body of
+ * network.leak_scan.max_body (and its slack), which the policy allows. */
+uint64_t proxy_body_budget(const struct policy *pol);
+
 struct proxy_config {
 	const struct policy *policy;   /* borrowed */
 	int listen_fd;                 /* bound and listening, inside the sandbox's netns */

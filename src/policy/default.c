@@ -55,6 +55,7 @@ int policy_init_defaults(struct policy *p, const struct policy_ctx *ctx, struct 
 
 	p->filesystem.baseline = true;
 	p->audit.enabled = true;
+	p->audit.max_size = POLICY_DEFAULT_AUDIT_MAX_SIZE;
 	p->filesystem.protect_defaults = true;
 	p->filesystem.protect_build = false;
 	p->process.exec_set = false;
@@ -95,6 +96,7 @@ int policy_init_defaults(struct policy *p, const struct policy_ctx *ctx, struct 
 	p->origin.allow_compressed = default_loc;
 	p->origin.net_log = default_loc;
 	p->origin.audit_enabled = default_loc;
+	p->origin.audit_max_size = default_loc;
 	return 0;
 }
 

@@ -1382,6 +1382,15 @@ static int scalar_diff(const struct policy *old, const struct policy *new_, stru
 	    (r = add(d, err, "audit", new_, &new_->origin.audit_enabled, "audit disabled",
 		     "turns the signed decision log off; OLD keeps it")) < 0)
 		return r;
+	/* A larger log lets the agent make the host hold more before the
+	 * run is ended. */
+	if (new_->audit.enabled && old->audit.enabled && new_->audit.max_size > old->audit.max_size) {
+		snprintf(w, sizeof(w), "a decision log of %llu bytes", (unsigned long long)new_->audit.max_size);
+		if ((r = add(d, err, "audit", new_, &new_->origin.audit_max_size, w,
+			     "lets the decision log reach %llu bytes; OLD ends the run at %llu",
+			     (unsigned long long)new_->audit.max_size, (unsigned long long)old->audit.max_size)) < 0)
+			return r;
+	}
 	if (!new_->identity.header && old->identity.header &&
 	    (r = add(d, err, "identity", new_, &new_->origin.identity_header, "no identity header",
 		     "drops the signed Airlock-Identity header; OLD sends it")) < 0)

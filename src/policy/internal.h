@@ -150,6 +150,10 @@ int policy_init_defaults(struct policy *p, const struct policy_ctx *ctx, struct 
 
 /* network.leak_scan.max_body when not given. */
 #define POLICY_DEFAULT_MAX_BODY (UINT64_C(1) << 20)
+/* audit.max_size: the default, and the range a policy may give. */
+#define POLICY_DEFAULT_AUDIT_MAX_SIZE (UINT64_C(1) << 30)
+#define POLICY_AUDIT_MAX_SIZE_MIN (UINT64_C(1) << 20)
+#define POLICY_AUDIT_MAX_SIZE_MAX (UINT64_C(1) << 40)
 
 /* The default list for process.env.pass. */
 extern const char *const policy_default_env_pass[];

@@ -634,8 +634,9 @@ static const struct policy_loc *dev_set(const struct policy *p, const char *fiel
 		const struct policy_loc *v[] = { &p->origin.agent, &p->origin.identity_header };
 		return first_set(v, 2);
 	} else if (!strcmp(field, "audit")) {
-		const struct policy_loc *v[] = { &p->origin.audit_enabled, &p->origin.audit_dir };
-		return first_set(v, 2);
+		const struct policy_loc *v[] = { &p->origin.audit_enabled, &p->origin.audit_dir,
+						 &p->origin.audit_max_size };
+		return first_set(v, 3);
 	}
 	if (ps) {
 		for (size_t i = 0; i < ps->n; i++)
@@ -719,6 +720,8 @@ static void swap_field(struct policy *p, struct policy *q, const char *field)
 		SWAP(p->audit.dir, q->audit.dir);
 		SWAP(p->origin.audit_enabled, q->origin.audit_enabled);
 		SWAP(p->origin.audit_dir, q->origin.audit_dir);
+		SWAP(p->audit.max_size, q->audit.max_size);
+		SWAP(p->origin.audit_max_size, q->origin.audit_max_size);
 	}
 }
 
@@ -1250,6 +1253,18 @@ static int narrow_audit(struct lctx *c, struct ceiling *e)
 				return oom(c);
 			p->origin.audit_dir = e->pol->origin.audit_dir;
 		}
+	}
+	/* The log's size is a ceiling like the sandbox's limits: the smaller
+	 * wins, so a developer cannot let an agent fill more of the host's
+	 * disk than the enterprise allows. */
+	if ((line = given_line(e, "audit.max_size")) && !locked_here(e, "audit") &&
+	    p->audit.max_size > e->pol->audit.max_size) {
+		if (p->origin.audit_max_size.line &&
+		    (r = cut(c, &p->origin.audit_max_size, e, line, "audit.max_size above the ceiling cut to %llu",
+			     (unsigned long long)e->pol->audit.max_size)) < 0)
+			return r;
+		p->audit.max_size = e->pol->audit.max_size;
+		p->origin.audit_max_size = e->pol->origin.audit_max_size;
 	}
 	unsigned hline = e->identity_header ? e->identity_line : 0;
 	if (!hline && (line = given_line(e, "identity.header")) && !locked_here(e, "identity") && e->pol->identity.header)

@@ -310,7 +310,7 @@ static int load_identity(struct loader *l, const struct policy_ynode *n)
 static int load_path(struct loader *l, const struct policy_ynode *n, const char *field, bool workspace_var,
 		     char **out);
 
-/* audit: {enabled: BOOL, dir: PATH} */
+/* audit: {enabled: BOOL, dir: PATH, max_size: SIZE} */
 static int load_audit(struct loader *l, const struct policy_ynode *n)
 {
 	const struct policy_ynode *v;
@@ -331,6 +331,35 @@ static int load_audit(struct loader *l, const struct policy_ynode *n)
 		r = load_path(l, v, "audit.dir", false, &l->p->audit.dir);
 		if (r == 0)
 			l->p->origin.audit_dir = loc_of(l, v);
+	}
+	if (r == 0 && (v = map_get(n, "max_size"))) {
+		/* The log is bounded like the memory the agent may use: an
+		 * agent that floods it with junk requests must not fill the
+		 * host's disk. Reaching it ends the run; it cannot be
+		 * unlimited. */
+		const char *field = "audit.max_size";
+		uint64_t size = 0;
+		char q[96];
+		if ((r = want_scalar(l, v, field, "a size (e.g. 1GiB)")) < 0)
+			return r;
+		quote(v, q, sizeof(q));
+		if (strcmp(v->str, "unlimited") == 0)
+			return FAIL(l, v, field,
+				    "cannot be unlimited: reaching it ends the run rather than letting it go on "
+				    "unlogged; give a size from 1MiB to 1TiB (e.g. 1GiB)");
+		switch (policy_parse_size(v->str, &size)) {
+		case POLICY_NUM_OK:
+			break;
+		case POLICY_NUM_SYNTAX:
+			return FAIL(l, v, field, "%s is not a size (e.g. 256MiB, 1GiB)", q);
+		case POLICY_NUM_RANGE:
+			size = UINT64_MAX;
+			break;
+		}
+		if (size < POLICY_AUDIT_MAX_SIZE_MIN || size > POLICY_AUDIT_MAX_SIZE_MAX)
+			return FAIL(l, v, field, "%s is outside 1MiB..1TiB", q);
+		l->p->audit.max_size = size;
+		l->p->origin.audit_max_size = loc_of(l, v);
 	}
 	return r;
 }

@@ -270,6 +270,7 @@ struct policy {
 	struct {
 		bool enabled;               /* write the signed decision log (default true) */
 		char *dir;                  /* absolute: write it here, or NULL for the state directory */
+		uint64_t max_size;          /* bytes the log may reach; then the run ends (default 1 GiB) */
 	} audit;
 
 	/* Enterprise files this policy was narrowed by (policy/layer.h), owned:
@@ -283,7 +284,7 @@ struct policy {
 		struct policy_loc memory, pids, open_files, cpu, wall;
 		struct policy_loc baseline, exec, env_pass, env_set, protect_defaults, protect_build;
 		struct policy_loc net_mode, upstream_ca, max_body, allow_compressed, net_log;
-		struct policy_loc agent, identity_header, audit_enabled, audit_dir;
+		struct policy_loc agent, identity_header, audit_enabled, audit_dir, audit_max_size;
 	} origin;
 };
 

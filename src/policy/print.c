@@ -749,6 +749,12 @@ void policy_print(const struct policy *p, FILE *f)
 	} else if (p->audit.enabled) {
 		fputs("  # dir not set: $XDG_STATE_HOME/airlock/audit, else ~/.local/state/airlock/audit\n", f);
 	}
+	if (p->audit.enabled && p->origin.audit_max_size.line) {
+		char size[64];
+		policy_format_size(p->audit.max_size, size, sizeof(size));
+		fprintf(f, "  max_size: %s", size);
+		end_line(f, &p->origin.audit_max_size);
+	}
 	policy_mcp_print(p->mcp, f);
 }
 
@@ -880,7 +886,7 @@ bool policy_equal(const struct policy *a, const struct policy *b)
 
 	if (a->version != b->version || !str_eq(a->name, b->name) || !str_eq(a->identity.agent, b->identity.agent) ||
 	    a->identity.header != b->identity.header || a->audit.enabled != b->audit.enabled ||
-	    !str_eq(a->audit.dir, b->audit.dir) ||
+	    !str_eq(a->audit.dir, b->audit.dir) || a->audit.max_size != b->audit.max_size ||
 	    a->sandbox.boundary != b->sandbox.boundary ||
 	    !str_eq(a->sandbox.workspace, b->sandbox.workspace) ||
 	    a->sandbox.mode != b->sandbox.mode || a->sandbox.workspace_mode != b->sandbox.workspace_mode ||

@@ -181,6 +181,8 @@ const struct policy_field policy_fields[] = {
 	  "turning the log off counts (oversight removed)"),
 	N("audit.dir", "where the signed log is written, out of the agent's reach; the enterprise's dir applies when "
 		       "it requires the log"),
+	R("audit.max_size", "the smaller of the two (a budget the enterprise writes)",
+	  "larger is wider (more of the host's disk the agent can fill before the run ends)"),
 
 	/* ---- mcp ---- */
 	S("mcp.servers"),

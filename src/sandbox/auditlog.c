@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "policy/policy.h"
@@ -81,14 +82,17 @@ int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a
 	const char *boundary = policy_boundary_name(pol->sandbox.boundary);
 	const char *mode = policy_mode_name(pol->sandbox.mode);
 	const char *agent = pol->identity.agent ? pol->identity.agent : pol->name && pol->name[0] ? pol->name : "agent";
+	char max_size[24];
+	snprintf(max_size, sizeof(max_size), "%llu", (unsigned long long)pol->audit.max_size);
 	char *argv[] = { exe, "write", (char *)dir, key, "3", "4", (char *)agent, (char *)boundary,
-			 (char *)mode, pol->file, pol->identity.header ? "identity" : "-", NULL };
+			 (char *)mode, pol->file, pol->identity.header ? "identity" : "-", max_size, NULL };
 	pid_t pid = sibling_spawn(argv, cs[1], ep[0]);
 	if (pid < 0)
 		return error_sys(err, errno, "cannot start the audit writer");
 	close(cs[1]);
 	close(ep[0]);
 	a->pid = pid;
+	a->max_size = pol->audit.max_size;
 	a->want_identity = pol->identity.header;
 	a->control = cs[0];
 	a->events = ep[1];
@@ -144,10 +148,8 @@ void auditlog_identity_wipe(struct auditlog *a)
 	a->identity_len = 0;
 }
 
-bool auditlog_event(struct auditlog *a, const char *line, size_t len)
+static bool send_all(struct auditlog *a, const char *line, size_t len)
 {
-	if (a->events < 0)
-		return a->pid == 0 && !a->died; /* no audit log in this run */
 	/* A stream socket may take a long batch in parts. */
 	while (len > 0) {
 		ssize_t w = send(a->events, line, len, MSG_NOSIGNAL);
@@ -161,12 +163,167 @@ bool auditlog_event(struct auditlog *a, const char *line, size_t len)
 	return true;
 }
 
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+#define DENY_MEMBER "\"decision\":\"deny\""
+
+/* What a denial says, without what changes from one to the next: the
+ * proxy's leading "time" and trailing byte counts. */
+static void denial_key(const char *line, size_t len, size_t *off, size_t *klen)
+{
+	size_t s = 0, e = len;
+	if (len > 9 && memcmp(line, "{\"time\":", 8) == 0) {
+		s = 8;
+		while (s < len && line[s] >= '0' && line[s] <= '9')
+			s++;
+	}
+	const char *b = memmem(line + s, len - s, ",\"bytes_up\":", 12);
+	if (b)
+		e = (size_t)(b - line);
+	*off = s;
+	*klen = e - s;
+}
+
+/* The held-back count of slot r as a record of its own: the denial it
+ * stands for with "repeated": N. */
+static int emit_repeat(struct auditlog *a, struct auditlog_repeat *r)
+{
+	if (!r->line || r->count == 0)
+		return 0;
+	size_t body = r->len;
+	while (body > 0 && (r->line[body - 1] == '\n' || r->line[body - 1] == '}'))
+		body--;
+	int e = buf_append(&a->out, r->line, body) ?: buf_printf(&a->out, ",\"repeated\":%llu}\n", (unsigned long long)r->count);
+	r->count = 0;
+	return e;
+}
+
+/* Flood control for one denial: true when it is held back (counted), false
+ * when it goes to the log; records of held-back counts that are due go
+ * into a->out first. */
+static bool held_back(struct auditlog *a, const char *line, size_t len, int64_t now, int *e)
+{
+	size_t off, klen;
+	denial_key(line, len, &off, &klen);
+	struct auditlog_repeat *slot = NULL, *oldest = &a->repeat[0];
+	for (size_t i = 0; i < AUDITLOG_REPEAT_SLOTS; i++) {
+		struct auditlog_repeat *r = &a->repeat[i];
+		if (!r->line) {
+			if (oldest->line)
+				oldest = r;
+			continue;
+		}
+		if (!slot && r->key_len == klen && memcmp(r->line + r->key_off, line + off, klen) == 0) {
+			slot = r;
+			continue;
+		}
+		/* Counts whose window has passed are written now. */
+		if (r->count && now - r->since_ms >= AUDITLOG_REPEAT_WINDOW_MS && (*e = emit_repeat(a, r)) < 0)
+			return false;
+		if (oldest->line && r->since_ms < oldest->since_ms)
+			oldest = r;
+	}
+	if (slot && now - slot->since_ms < AUDITLOG_REPEAT_WINDOW_MS) {
+		if (++slot->count >= AUDITLOG_REPEAT_EVERY) {
+			*e = emit_repeat(a, slot);
+			slot->since_ms = now;
+		}
+		return true;
+	}
+	if (slot) {
+		/* The window has passed: what was held back, then this one. */
+		if ((*e = emit_repeat(a, slot)) < 0)
+			return false;
+		slot->since_ms = now;
+		return false;
+	}
+	/* A new denial: it takes a free slot, or the oldest one's. */
+	if ((*e = emit_repeat(a, oldest)) < 0)
+		return false;
+	char *copy = malloc(len);
+	if (!copy) {
+		*e = -ENOMEM;
+		return false;
+	}
+	memcpy(copy, line, len);
+	free(oldest->line);
+	*oldest = (struct auditlog_repeat){ .line = copy, .len = len, .key_off = off, .key_len = klen, .since_ms = now };
+	return false;
+}
+
+bool auditlog_filter(struct auditlog *a, const char **linep, size_t *lenp)
+{
+	const char *line = *linep;
+	size_t len = *lenp;
+	/* Most batches hold no denial: they go as they are. */
+	if (!memmem(line, len, DENY_MEMBER, sizeof(DENY_MEMBER) - 1))
+		return true;
+	if (!a->repeat && !(a->repeat = calloc(AUDITLOG_REPEAT_SLOTS, sizeof(*a->repeat))))
+		return false;
+	int64_t now = now_ms();
+	int e = 0;
+	buf_reset(&a->out);
+	for (const char *p = line, *end = line + len; p < end && e == 0;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p + 1) : (size_t)(end - p);
+		bool deny = n <= AUDITLOG_REPEAT_LINE_MAX && memmem(p, n, DENY_MEMBER, sizeof(DENY_MEMBER) - 1);
+		if (!(deny && held_back(a, p, n, now, &e)) && e == 0)
+			e = buf_append(&a->out, p, n);
+		p += n;
+	}
+	/* Out of memory: nothing may be left out unrecorded. */
+	if (e < 0)
+		return false;
+	*linep = a->out.data ? a->out.data : "";
+	*lenp = a->out.len;
+	return true;
+}
+
+bool auditlog_send(struct auditlog *a, const char *line, size_t len)
+{
+	if (a->events < 0)
+		return a->pid == 0 && !a->died; /* no audit log in this run */
+	return send_all(a, line, len);
+}
+
+bool auditlog_event(struct auditlog *a, const char *line, size_t len)
+{
+	if (a->events < 0)
+		return a->pid == 0 && !a->died;
+	return auditlog_filter(a, &line, &len) && send_all(a, line, len);
+}
+
+/* The counts still held back, before the session ends. */
+static void flush_repeats(struct auditlog *a)
+{
+	if (!a->repeat)
+		return;
+	buf_reset(&a->out);
+	for (size_t i = 0; i < AUDITLOG_REPEAT_SLOTS; i++) {
+		(void)emit_repeat(a, &a->repeat[i]);
+		free(a->repeat[i].line);
+	}
+	free(a->repeat);
+	a->repeat = NULL;
+	if (a->out.len && a->events >= 0)
+		(void)send_all(a, a->out.data, a->out.len);
+	buf_free(&a->out);
+}
+
 bool auditlog_reaped(struct auditlog *a, pid_t pid)
 {
 	if (a->pid <= 0 || pid != a->pid)
 		return false;
 	a->pid = 0;
 	a->died = true;
+	char b = 0;
+	if (a->events >= 0 && recv(a->events, &b, 1, MSG_DONTWAIT) == 1 && b == 'B')
+		a->full = true;
 	if (a->events >= 0)
 		close(a->events);
 	a->events = -1;
@@ -176,11 +333,14 @@ bool auditlog_reaped(struct auditlog *a, pid_t pid)
 int auditlog_finish(struct auditlog *a, int exit_status, struct error *err)
 {
 	auditlog_identity_wipe(a);
+	flush_repeats(a);
 	if (a->pid <= 0) {
 		if (a->events >= 0)
 			close(a->events);
 		a->events = -1;
-		return a->died ? error_set(err, EIO, "the audit writer stopped before the end of the session") : 0;
+		/* A log that reached its size was sealed by the writer. */
+		return a->died && !a->full ? error_set(err, EIO, "the audit writer stopped before the end of the session")
+					   : 0;
 	}
 	char line[128];
 	int n = snprintf(line, sizeof(line), "{\"kind\":\"session_end\",\"decision\":\"allow\",\"exit_status\":%d}\n",
@@ -215,6 +375,11 @@ int auditlog_finish(struct auditlog *a, int exit_status, struct error *err)
 	while (w < 0 && errno == EINTR)
 		w = waitpid(a->pid, &st, 0);
 	a->pid = 0;
+	if (got == 1 && ack == 'B') {
+		a->full = true;
+		return error_set(err, EIO, "the decision log reached audit.max_size (%llu bytes); the session was ended",
+				 (unsigned long long)a->max_size);
+	}
 	if (got != 1 || ack != 'S' || (w > 0 && (!WIFEXITED(st) || WEXITSTATUS(st) != 0)))
 		return error_set(err, EIO, "the audit writer failed to seal %s", a->path);
 	return 0;

@@ -11,16 +11,37 @@
  */
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "policy/policy.h"
+#include "util/buf.h"
 #include "util/error.h"
+
+/* Identical denials close together are written once, then counted: see
+ * auditlog_event. */
+#define AUDITLOG_REPEAT_SLOTS 32
+#define AUDITLOG_REPEAT_EVERY 1000  /* held-back denials per "repeated" record */
+#define AUDITLOG_REPEAT_WINDOW_MS 1000
+#define AUDITLOG_REPEAT_LINE_MAX 8192
+
+struct auditlog_repeat {
+	char *line;       /* the denial as it was sent, owned; NULL when the slot is free */
+	size_t len;
+	size_t key_off, key_len; /* the part that says what was denied (no time, no byte counts) */
+	uint64_t count;   /* identical denials held back since */
+	int64_t since_ms; /* when it was sent */
+};
 
 struct auditlog {
 	pid_t pid;             /* the writer, 0 when none */
 	int control;           /* our end of its control socket, -1 when none */
 	int events;            /* our end of its events socket, -1 when none */
 	bool died;             /* the writer exited while the sandbox ran */
+	bool full;             /* ... because the log reached audit.max_size (it sealed the log) */
+	uint64_t max_size;     /* audit.max_size */
+	struct auditlog_repeat *repeat; /* AUDITLOG_REPEAT_SLOTS, owned, or NULL */
+	struct buf out;        /* a batch as it goes to the writer */
 	char session[37];
 	char path[4096];       /* the session's log */
 	bool want_identity;    /* identity.header: the writer hands over the session key */
@@ -61,10 +82,22 @@ int auditlog_ready(struct auditlog *a, struct error *err) WUR;
 void auditlog_identity_wipe(struct auditlog *a);
 
 /* Decisions: whole lines, each a flat JSON object with its newline, in
- * order. false when the writer is gone. */
+ * order. false when the writer is gone. A denial identical to one sent
+ * less than AUDITLOG_REPEAT_WINDOW_MS before (but for its time and byte
+ * counts) is held back and counted; the count goes to the log as a copy
+ * of that denial with "repeated": N, every AUDITLOG_REPEAT_EVERY, when
+ * the window has passed, and at the end. Nothing is dropped uncounted. */
 bool auditlog_event(struct auditlog *a, const char *line, size_t len);
 
-/* A child exited: true when it was the writer. */
+/* auditlog_event in two steps, for a caller that writes the batch
+ * elsewhere too (network.log): the batch after flood control, in *line
+ * and *len (a->out, or the batch itself), false when out of memory; then
+ * that batch to the writer, false when the writer is gone. */
+bool auditlog_filter(struct auditlog *a, const char **line, size_t *len);
+bool auditlog_send(struct auditlog *a, const char *line, size_t len);
+
+/* A child exited: true when it was the writer. Its "B" (the log reached
+ * audit.max_size, and is sealed) sets a->full. */
 bool auditlog_reaped(struct auditlog *a, pid_t pid);
 
 /* Record the session's end, let the writer seal the log and wait for it.

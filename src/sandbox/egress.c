@@ -78,6 +78,7 @@ int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct e
 		e->log_fd = open(pol->network.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (e->log_fd < 0)
 			return error_sys(err, errno, "network.log: cannot open %s", pol->network.log);
+		e->log_max = pol->audit.max_size;
 	}
 	int rp[2], cs[2];
 	if (pipe2(rp, O_CLOEXEC) < 0)
@@ -231,9 +232,26 @@ void egress_read(struct egress *e, struct trace_log *t)
 	 * one send to the audit writer, in the proxy's order: a send per
 	 * record cost a system call and a wake-up of the writer per request. */
 	size_t whole = (size_t)(start - e->partial.data);
-	if (whole && e->log_fd >= 0)
-		(void)!write(e->log_fd, e->partial.data, whole);
-	if (whole && e->audit && !auditlog_event(e->audit, e->partial.data, whole))
+	const char *out = e->partial.data;
+	size_t len = whole;
+	/* Identical denials are counted, not repeated, in both logs. */
+	if (whole && e->audit && !auditlog_filter(e->audit, &out, &len))
+		e->audit_lost = true;
+	if (len && e->log_fd >= 0) {
+		/* network.log is bounded like the decision log: a flood of
+		 * junk requests must not fill the host's disk through it
+		 * either, with the decision log off or on. It stops here, and
+		 * the run is ended (the supervisor reads log_full). */
+		if (len > e->log_max - e->log_bytes) {
+			e->log_full = true;
+			close(e->log_fd);
+			e->log_fd = -1;
+		} else {
+			(void)!write(e->log_fd, out, len);
+			e->log_bytes += len;
+		}
+	}
+	if (len && e->audit && !auditlog_send(e->audit, out, len))
 		e->audit_lost = true;
 	buf_consume(&e->partial, whole);
 }
@@ -274,7 +292,8 @@ void egress_stop(struct egress *e, struct trace_log *t)
 	if (e->step_up_sock[0])
 		unlink(e->step_up_sock);
 	buf_free(&e->partial);
-	bool lost = e->audit_lost; /* the caller still needs to know */
+	bool lost = e->audit_lost, full = e->log_full; /* the caller still needs to know */
 	*e = (struct egress)EGRESS_INIT;
 	e->audit_lost = lost;
+	e->log_full = full;
 }

@@ -8,6 +8,7 @@
  * socket once that exists, and takes the decision records it sends. */
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "policy/policy.h"
@@ -21,6 +22,9 @@ struct egress {
 	int control;        /* our end of the control socket, -1 when none */
 	int records;        /* read end of the records pipe, -1 when none */
 	int log_fd;         /* network.log, or -1 */
+	uint64_t log_bytes; /* what this session appended to it */
+	uint64_t log_max;   /* audit.max_size: network.log is bounded like the decision log */
+	bool log_full;      /* it reached log_max: the run must end */
 	struct buf partial; /* an incomplete record line */
 	bool died;          /* the proxy exited while the sandbox ran */
 	struct auditlog *audit; /* borrowed: where every record also goes, or NULL */

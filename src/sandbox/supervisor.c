@@ -208,8 +208,12 @@ static int event_loop(struct run_state *s, struct term *t, int sfd)
 				stdin_open = false;
 		if (p[P_NOTIFY].revents & POLLIN)
 			handle_notify(s);
-		if (p[P_RECORDS].revents & (POLLIN | POLLHUP | POLLERR))
+		if (p[P_RECORDS].revents & (POLLIN | POLLHUP | POLLERR)) {
 			egress_read(&s->egress, s->trace);
+			/* Fail closed: no decision goes on unlogged. */
+			if (s->egress.log_full && s->child > 0)
+				kill(s->child, SIGKILL);
+		}
 		if (p[P_MCP_REC].revents & POLLIN)
 			mcpgw_read(&s->mcp);
 		if (p[P_MCP].revents & POLLIN)
@@ -633,9 +637,24 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	/* The MCP servers' last records, too. */
 	mcpgw_stop(&s.mcp);
 	bool proxy_died = s.egress.died, audit_lost = s.egress.audit_lost || s.mcp.lost;
+	bool net_log_full = s.egress.log_full;
 	egress_stop(&s.egress, s.trace);
 	audit_lost = audit_lost || s.egress.audit_lost;
-	if (proxy_died) {
+	net_log_full = net_log_full || s.egress.log_full;
+	if (s.audit.full) {
+		/* The agent filled the log (a flood of junk requests or
+		 * denials): the run ends rather than go on unrecorded. */
+		fprintf(stderr,
+			"airlock: the decision log reached audit.max_size (%llu bytes); the run was ended (fail "
+			"closed)\n",
+			(unsigned long long)s.audit.max_size);
+		*exit_code = 128 + SIGKILL;
+	} else if (net_log_full) {
+		fprintf(stderr,
+			"airlock: network.log reached audit.max_size (%llu bytes); the run was ended (fail closed)\n",
+			(unsigned long long)pol->audit.max_size);
+		*exit_code = 128 + SIGKILL;
+	} else if (proxy_died) {
 		fprintf(stderr, "airlock: the egress proxy stopped; the run was ended (fail closed)\n");
 		*exit_code = SANDBOX_EXIT_SETUP;
 	} else if (s.audit.died || audit_lost) {

@@ -332,6 +332,8 @@ static void test_settings(void **state)
 	expect(HDR "sandbox: {limits: {pids: 100}}\n", HDR "sandbox: {limits: {pids: unlimited}}\n", "sandbox.limits", "pids unlimited");
 	expect_none(HDR "sandbox: {limits: {pids: 100}}\n", HDR "sandbox: {limits: {pids: 50}}\n", NULL);
 	expect(HDR, HDR "audit: {enabled: false}\n", "audit", "audit disabled");
+	expect(HDR "audit: {max_size: 64MiB}\n", HDR, "audit", "a decision log of 1073741824 bytes");
+	expect_none(HDR, HDR "audit: {max_size: 64MiB}\n", NULL);
 	expect(HDR, HDR "process:\n  env: {pass: [AWS_SECRET_ACCESS_KEY]}\n", "process.env", "$AWS_SECRET_ACCESS_KEY");
 	expect_none(HDR "process:\n  env: {pass: [TERM, LANG]}\n", HDR "process:\n  env: {pass: [LANG]}\n", NULL);
 	expect(HDR "process:\n  env: {set: {CI: \"1\"}}\n", HDR "process:\n  env: {set: {CI: \"1\", LD_PRELOAD: /x.so}}\n",

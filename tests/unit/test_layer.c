@@ -512,6 +512,30 @@ static void test_sandbox_widening(void **state)
 	policy_layer_report_free(&rep);
 }
 
+/* The decision log's budget is a ceiling: the smaller wins, and a
+ * developer value above it is cut and said. */
+static void test_audit_max_size_ceiling(void **state)
+{
+	(void)state;
+	struct policy_layer_report rep;
+	_cleanup_policy_ struct policy *p = layer("version: 1\naudit:\n  max_size: 4GiB\n", /* 3 */
+						  "version: 1\naudit:\n  max_size: 16MiB\n", NULL, &rep);
+	dump(&rep);
+	assert_int_equal(p->audit.max_size, UINT64_C(16) << 20);
+	assert_true(said(&rep, "dev.yaml:3:", "max_size"));
+	policy_layer_report_free(&rep);
+	/* Unset by the developer: the default (1 GiB) is narrowed too. */
+	_cleanup_policy_ struct policy *q = layer("version: 1\n", "version: 1\naudit: {max_size: 16MiB}\n", NULL, &rep);
+	assert_int_equal(q->audit.max_size, UINT64_C(16) << 20);
+	policy_layer_report_free(&rep);
+	/* Already narrower: kept. */
+	_cleanup_policy_ struct policy *r = layer("version: 1\naudit: {max_size: 2MiB}\n",
+						  "version: 1\naudit: {max_size: 16MiB}\n", NULL, &rep);
+	assert_int_equal(r->audit.max_size, UINT64_C(2) << 20);
+	assert_false(said(&rep, "dev.yaml:", "max_size"));
+	policy_layer_report_free(&rep);
+}
+
 /* Locked fields: the developer's value is replaced (and said), and the
  * locked value is still narrowed by the other enterprise files. */
 static void test_locks(void **state)
@@ -906,6 +930,7 @@ int main(void)
 		cmocka_unit_test(test_credentials_widening),
 		cmocka_unit_test(test_filesystem_widening),
 		cmocka_unit_test(test_sandbox_widening),
+		cmocka_unit_test(test_audit_max_size_ceiling),
 		cmocka_unit_test(test_locked_secret_meets_developer_paths),
 		cmocka_unit_test(test_locks),
 		cmocka_unit_test(test_unwritten_sections),

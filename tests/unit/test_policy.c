@@ -514,7 +514,7 @@ static void test_identity_and_audit(void **state)
 	BAD("version: 1\nnetwork:\n  endpoints: [{host: api.example}]\nidentity: {header: yes}\n",
 	    "policy.yaml:4:20: identity.header: \"yes\" is not a boolean; write true or false");
 	BAD("version: 1\naudit: {log: x}\n",
-	    "policy.yaml:2:9: audit.log: unknown key; valid keys here are enabled, dir");
+	    "policy.yaml:2:9: audit.log: unknown key; valid keys here are enabled, dir, max_size");
 	BAD("version: 1\naudit: [x]\n", "policy.yaml:2:8: audit: is a list; expected a map of settings (key: value lines)");
 }
 
@@ -545,6 +545,30 @@ static void test_audit_enabled(void **state)
 	    "remove one of the two");
 	BAD("version: 1\naudit: {enabled: off}\n",
 	    "policy.yaml:2:18: audit.enabled: \"off\" is not a boolean; write true or false");
+}
+
+/* The log's budget: 1 GiB unless the policy says, never unlimited (it
+ * ends the run rather than let it go on unlogged). */
+static void test_audit_max_size(void **state)
+{
+	(void)state;
+	{
+		_cleanup_policy_ struct policy *p = load_ok("version: 1\n");
+		assert_int_equal(p->audit.max_size, UINT64_C(1) << 30);
+	}
+	{
+		_cleanup_policy_ struct policy *p = load_ok("version: 1\naudit:\n  max_size: 64MiB\n");
+		assert_int_equal(p->audit.max_size, UINT64_C(64) << 20);
+		assert_int_equal(p->origin.audit_max_size.line, 3);
+		assert_round_trip(p);
+	}
+	BAD("version: 1\naudit: {max_size: unlimited}\n",
+	    "policy.yaml:2:19: audit.max_size: cannot be unlimited: reaching it ends the run rather than letting it go "
+	    "on unlogged; give a size from 1MiB to 1TiB (e.g. 1GiB)");
+	BAD("version: 1\naudit: {max_size: 512KiB}\n", "policy.yaml:2:19: audit.max_size: \"512KiB\" is outside 1MiB..1TiB");
+	BAD("version: 1\naudit: {max_size: 2TiB}\n", "policy.yaml:2:19: audit.max_size: \"2TiB\" is outside 1MiB..1TiB");
+	BAD("version: 1\naudit: {max_size: lots}\n",
+	    "policy.yaml:2:19: audit.max_size: \"lots\" is not a size (e.g. 256MiB, 1GiB)");
 }
 
 /* ---------------------------------------------------------------- */
@@ -3558,6 +3582,7 @@ int main(void)
 		cmocka_unit_test(test_name),
 		cmocka_unit_test(test_identity_and_audit),
 		cmocka_unit_test(test_audit_enabled),
+		cmocka_unit_test(test_audit_max_size),
 		cmocka_unit_test(test_sandbox_enums_bad),
 		cmocka_unit_test(test_sandbox_shape),
 		cmocka_unit_test(test_host_ids),

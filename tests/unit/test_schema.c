@@ -155,7 +155,7 @@ static const char complete[] =
 	"    inject: always\n"
 	"    bindings: [{host: api.example.com}]\n"
 	"identity: {agent: bot, header: false}\n"
-	"audit: {enabled: true, dir: /var/log/audit}\n"
+	"audit: {enabled: true, dir: /var/log/audit, max_size: 64MiB}\n"
 	"mcp:\n"
 	"  servers:\n"
 	"    remote:\n"
