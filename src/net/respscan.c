@@ -201,7 +201,10 @@ void respscan_forward(const struct dlp *d, const struct respscan_io *io, const c
 	while (!done) {
 		if (rb.len == 0) {
 			ssize_t n = up_fill(io, &rb);
-			if (n == 0 && resp.body == HTTP_BODY_EOF) {
+			/* A body until close ends however the connection does
+			 * (a server that skips TLS close_notify too): what was
+			 * held back is scanned already. */
+			if (n <= 0 && resp.body == HTTP_BODY_EOF) {
 				done = true;
 				break;
 			}
