@@ -197,9 +197,11 @@ void respscan_forward(const struct dlp *d, const struct respscan_io *io, const c
 	bool chunked = resp.body == HTTP_BODY_CHUNKED;
 	struct http_chunked ch = { 0 };
 	uint64_t left = resp.body == HTTP_BODY_LENGTH ? resp.content_length : 0;
-	bool done = resp.body == HTTP_BODY_LENGTH && left == 0;
+	bool done = resp.body == HTTP_BODY_LENGTH && left == 0, stalled = false;
 	while (!done) {
-		if (rb.len == 0) {
+		/* Read when everything buffered is used, or when the framing
+		 * needs more than it holds (a chunk-size line cut short). */
+		if (rb.len == 0 || stalled) {
 			ssize_t n = up_fill(io, &rb);
 			/* A body until close ends however the connection does
 			 * (a server that skips TLS close_notify too): what was
@@ -239,6 +241,7 @@ void respscan_forward(const struct dlp *d, const struct respscan_io *io, const c
 		size_t rel_len;
 		int r = dlp_stream_feed(st, data, dlen, &rel, &rel_len, what, sizeof(what));
 		buf_consume(&rb, used);
+		stalled = used == 0;
 		if (r != 0) {
 			if (r < 0)
 				goto oom;
