@@ -13,7 +13,8 @@ completes the handshake and echoes one text frame. .../desync sends a
 bodiless response with a second one behind it; .../idle-close answers,
 then closes the connection without having said it would.
 
-With a file DIR/token (the credential tests' secret), /api/... answers
+With a file DIR/token (the credential tests' secret), the echo shows it
+as <token> wherever it occurs in a header, /api/... answers
 only a request carrying "Authorization: Bearer TOKEN" or ?api_key=TOKEN,
 and /smart/... is git's smart HTTP (git http-backend over DIR/smart) for
 basic authentication with TOKEN as the password (anonymous fetches are
@@ -187,7 +188,14 @@ class Echo(http.server.BaseHTTPRequestHandler):
             # A chunked body echoed as it arrived, framing, extensions
             # and trailers included, for tests that check what passed.
             body = self.raw_chunked().decode("latin-1")
-        out = json.dumps({"method": self.command, "path": self.path, "headers": dict(self.headers),
+        headers = dict(self.headers)
+        tok = self.token()
+        if tok:
+            # The credential tests' secret is shown as <token>: the test
+            # sees that it arrived, and the proxy, which withholds an
+            # answer that hands a secret back, lets the echo through.
+            headers = {k: v.replace(tok, "<token>") for k, v in headers.items()}
+        out = json.dumps({"method": self.command, "path": self.path, "headers": headers,
                           "body": body}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
