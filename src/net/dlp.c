@@ -927,6 +927,7 @@ struct dlp_stream {
 	size_t window;
 	uint8_t *buf;    /* held-back bytes, then the last feed */
 	size_t len, cap;
+	size_t high;     /* bytes of buf ever written: what is wiped */
 	size_t released; /* buf[0..released) was handed out by the last call */
 };
 
@@ -951,8 +952,12 @@ void dlp_stream_free(struct dlp_stream *s)
 {
 	if (!s)
 		return;
-	/* The window may hold the start of a secret that never completed. */
-	wipe_free(s->buf, s->cap);
+	/* The window may hold the start of a secret that never completed,
+	 * or after a hit the secret itself, also where compaction moved it
+	 * from. */
+	if (s->buf)
+		explicit_bzero(s->buf, s->high);
+	free(s->buf);
 	free(s);
 }
 
@@ -978,13 +983,16 @@ int dlp_stream_feed(struct dlp_stream *s, const uint8_t *p, size_t n, const uint
 			return -ENOMEM;
 		if (s->len)
 			memcpy(b, s->buf, s->len);
-		wipe_free(s->buf, s->cap);
+		wipe_free(s->buf, s->high);
 		s->buf = b;
 		s->cap = cap;
+		s->high = s->len;
 	}
 	if (n)
 		memcpy(s->buf + s->len, p, n);
 	s->len += n;
+	if (s->len > s->high)
+		s->high = s->len;
 	if (dlp_scan_secrets(s->d, s->buf, s->len, what, what_len))
 		return 1;
 	s->released = s->len > s->window ? s->len - s->window : 0;
