@@ -1319,11 +1319,17 @@ static bool handle_request(struct conn *c, struct http_request *req)
 	 * (respscan.h), whether or not this request carried one. TRACE
 	 * would echo the request, secret and all: refused outright. */
 	bool scan_back = cfg->broker && !mx && broker_bound(cfg->broker, host, port);
-	if (scan_back && (strcasecmp(req->method, "TRACE") == 0 || respscan_prepare(req) < 0)) {
+	if (scan_back && strcasecmp(req->method, "TRACE") == 0) {
 		buf_wipe(&side);
 		answer(c, 403, "denied", "TRACE to a credential's endpoint would echo the credential");
 		rec.kind = "response_leak";
 		rec.reason = "TRACE to a credential's endpoint";
+		goto deny;
+	}
+	if (scan_back && respscan_prepare(req) < 0) {
+		buf_wipe(&side);
+		answer(c, 431, "denied", "too many header fields to ask for an unencoded response");
+		rec.reason = "too many header fields";
 		goto deny;
 	}
 
