@@ -180,3 +180,16 @@ SH
 		assert_not_contains "$log" "$f" "the log never holds the secret"
 	done < <(echo_forms)
 }
+
+test_broker_echo_short_secret_refused() {
+	echo_setup
+	# Seven bytes could not be told apart from what a server answers.
+	printf 'abc1234\n' >"$T/echo-token"
+	al_policy "$(echo_policy)" -- /bin/true
+	assert_ne 0 "$RC" "a credential whose secret is shorter than 8 bytes"
+	assert_contains "$ERR" "credential echo: the secret is shorter than 8 bytes" "the error names the credential"
+	# The neighbour: eight bytes are enough.
+	printf 'abc12345\n' >"$T/echo-token"
+	al_policy "$(echo_policy)" -- /bin/true
+	assert_eq 0 "$RC" "an 8-byte secret: $ERR"
+}
