@@ -31,6 +31,11 @@ struct broker *broker_new(const struct policy *pol)
 	b->n = pol->n_credentials;
 	for (size_t i = 0; i < b->n; i++)
 		b->v[i].pol = &pol->credentials[i];
+	if (!(b->echo = dlp_new())) {
+		free(b->v);
+		free(b);
+		return NULL;
+	}
 	return b;
 }
 
@@ -46,6 +51,7 @@ void broker_free(struct broker *b)
 		}
 		explicit_bzero(b->v[i].placeholder, sizeof(b->v[i].placeholder));
 	}
+	dlp_free(b->echo);
 	free(b->v);
 	free(b);
 }
@@ -68,9 +74,14 @@ int broker_set(struct broker *b, const char *name, const char *placeholder, cons
 			c = &b->v[i];
 	if (!c)
 		return -ENOENT;
-	if ((placeholder[0] && !placeholder_form(placeholder)) || len == 0 || len > BROKER_MAX_SECRET ||
+	if ((placeholder[0] && !placeholder_form(placeholder)) || len < BROKER_MIN_SECRET || len > BROKER_MAX_SECRET ||
 	    memchr(secret, '\r', len) || memchr(secret, '\n', len) || memchr(secret, '\0', len))
 		return -EINVAL;
+	char label[96];
+	snprintf(label, sizeof(label), "credential:%s", name);
+	int r = dlp_add_secret(b->echo, label, secret, len);
+	if (r < 0)
+		return r;
 	uint8_t *copy = malloc(len);
 	if (!copy)
 		return -ENOMEM;
@@ -252,6 +263,17 @@ static int binding_match(const struct policy_cred_binding *bd, const char *host,
 	bool ok = git_decide(bd->git, op, repo, u, n, why, why_len);
 	free(u);
 	return ok ? 1 : -1;
+}
+
+bool broker_bound(const struct broker *b, const char *host, uint16_t port)
+{
+	for (size_t i = 0; b && i < b->n; i++)
+		for (size_t k = 0; k < b->v[i].pol->n_bindings; k++) {
+			const struct policy_cred_binding *bd = &b->v[i].pol->bindings[k];
+			if (bd->port == port && netpol_host_match(bd->host, host))
+				return true;
+		}
+	return false;
 }
 
 bool broker_git_push(const struct broker *b, const char *host, uint16_t port, const struct http_request *req)

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "net/dlp.h"
 #include "net/http.h"
 #include "policy/policy.h"
 #include "util/buf.h"
@@ -28,6 +29,9 @@
 #define BROKER_PREFIX_LEN 11
 #define BROKER_PLACEHOLDER_LEN (BROKER_PREFIX_LEN + 40) /* 160 random bits, lower-case hex */
 #define BROKER_MAX_SECRET 16384
+/* Shorter secrets could not be told apart from ordinary bytes in what
+ * comes back from a bound endpoint (broker_bound). */
+#define BROKER_MIN_SECRET 8
 #define BROKER_MAX_CREDENTIALS 64
 
 struct broker_cred {
@@ -40,6 +44,10 @@ struct broker_cred {
 struct broker {
 	struct broker_cred *v;
 	size_t n;
+	/* Every secret and its encodings, to scan what comes back from a
+	 * bound endpoint: a server that echoes a request (an echo route, a
+	 * debug or error page, TRACE) would hand the agent the secret. */
+	struct dlp *echo;
 };
 
 /* One slot per credential of pol (borrowed; must outlive the broker), no
@@ -51,8 +59,8 @@ void broker_free(struct broker *b);
 
 /* Set the placeholder and secret of the credential called name (both
  * copied). -ENOENT for an unknown name, -EINVAL for a placeholder of the
- * wrong form or a secret that is empty, too long, or holds bytes a header
- * cannot carry (CR, LF, NUL). */
+ * wrong form or a secret that is shorter than BROKER_MIN_SECRET, too long,
+ * or holds bytes a header cannot carry (CR, LF, NUL). */
 int broker_set(struct broker *b, const char *name, const char *placeholder, const uint8_t *secret,
 	       size_t len);
 
@@ -65,6 +73,12 @@ int broker_make_placeholder(char out[BROKER_PLACEHOLDER_LEN + 1]);
 
 /* The credential whose placeholder occurs in buf[0..len), or NULL. */
 const struct broker_cred *broker_find(const struct broker *b, const char *buf, size_t len);
+
+/* Does a binding of some credential name host:port (host canonical)?
+ * Everything that comes back from such a place is scanned for the
+ * secrets (respscan.h), whether or not this request carried one: a server
+ * may keep what an earlier request carried and show it later. */
+bool broker_bound(const struct broker *b, const char *host, uint16_t port);
 
 /* Is req a git push (git-receive-pack) to host:port that some git
  * binding covers? Such a request is decided from its first commands. */

@@ -42,7 +42,7 @@
  * links. */
 #define DLP_DENSE_BYTES (2u << 20)
 #define DLP_DENSE_DEPTH 4
-#define DLP_MAX_VARIANTS 32
+#define DLP_MAX_VARIANTS 40
 
 /*
  * A scan's state is the dense row offset of its node (node * ncls), or
@@ -62,6 +62,9 @@ enum enc {
 	ENC_HEX,
 	ENC_URL,
 	ENC_FORM,
+	ENC_REVERSED,
+	ENC_JSON,
+	ENC_HTML,
 };
 
 static const char *enc_label(enum enc e, bool decoded)
@@ -79,6 +82,12 @@ static const char *enc_label(enum enc e, bool decoded)
 		return decoded ? "url, url" : "url";
 	case ENC_FORM:
 		return decoded ? "form, url" : "form";
+	case ENC_REVERSED:
+		return decoded ? "reversed, url" : "reversed";
+	case ENC_JSON:
+		return decoded ? "json, url" : "json";
+	case ENC_HTML:
+		return decoded ? "html, url" : "html";
 	}
 	return "?";
 }
@@ -850,7 +859,8 @@ static int pattern_scan(const uint8_t *b, size_t len, size_t *start)
 	return -1;
 }
 
-bool dlp_scan(const struct dlp *d, const uint8_t *buf, size_t len, char *what, size_t what_len)
+static bool scan(const struct dlp *d, const uint8_t *buf, size_t len, bool patterns, char *what,
+		 size_t what_len)
 {
 	size_t pstart = SIZE_MAX;
 	int pat;
@@ -861,7 +871,7 @@ bool dlp_scan(const struct dlp *d, const uint8_t *buf, size_t len, char *what, s
 		what[0] = '\0';
 	if (!buf || len == 0)
 		return false;
-	pat = pattern_scan(buf, len, &pstart);
+	pat = patterns ? pattern_scan(buf, len, &pstart) : -1;
 	/* At the same start a secret wins: its name says more. */
 	if (d && d->ac && d->ac->maxlen) {
 		size_t limit = pat >= 0 ? pstart + 1 : SIZE_MAX;
@@ -888,6 +898,115 @@ bool dlp_scan(const struct dlp *d, const uint8_t *buf, size_t len, char *what, s
 		return true;
 	}
 	return false;
+}
+
+bool dlp_scan(const struct dlp *d, const uint8_t *buf, size_t len, char *what, size_t what_len)
+{
+	return scan(d, buf, len, true, what, what_len);
+}
+
+bool dlp_scan_secrets(const struct dlp *d, const uint8_t *buf, size_t len, char *what, size_t what_len)
+{
+	return scan(d, buf, len, false, what, what_len);
+}
+
+/* ---- streams ---- */
+
+/*
+ * A stream is scanned as a sliding window: every feed scans the bytes it
+ * holds back from before and the new ones together. A needle occurrence
+ * spans at most 3 * maxlen raw bytes (every byte percent-escaped), so one
+ * that ends in the new bytes starts within the held-back window: it is
+ * found whole however the stream was cut (a secret split over two reads,
+ * two chunks, a chunk-size line), and none of its bytes has been released
+ * yet. Cost: the window is scanned again on every feed; memory: the
+ * window and one feed.
+ */
+struct dlp_stream {
+	const struct dlp *d;
+	size_t window;
+	uint8_t *buf;    /* held-back bytes, then the last feed */
+	size_t len, cap;
+	size_t high;     /* bytes of buf ever written: what is wiped */
+	size_t released; /* buf[0..released) was handed out by the last call */
+};
+
+size_t dlp_window(const struct dlp *d)
+{
+	return d && d->ac && d->ac->maxlen ? 3 * d->ac->maxlen + 3 : 0;
+}
+
+int dlp_stream_new(const struct dlp *d, struct dlp_stream **out)
+{
+	struct dlp_stream *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->d = d;
+	s->window = dlp_window(d);
+	*out = s;
+	return 0;
+}
+
+void dlp_stream_free(struct dlp_stream *s)
+{
+	if (!s)
+		return;
+	/* The window may hold the start of a secret that never completed,
+	 * or after a hit the secret itself, also where compaction moved it
+	 * from. */
+	if (s->buf)
+		explicit_bzero(s->buf, s->high);
+	free(s->buf);
+	free(s);
+}
+
+static void stream_compact(struct dlp_stream *s)
+{
+	if (s->released) {
+		memmove(s->buf, s->buf + s->released, s->len - s->released);
+		s->len -= s->released;
+		s->released = 0;
+	}
+}
+
+int dlp_stream_feed(struct dlp_stream *s, const uint8_t *p, size_t n, const uint8_t **out, size_t *out_len,
+		    char *what, size_t what_len)
+{
+	*out = NULL;
+	*out_len = 0;
+	stream_compact(s);
+	if (s->len + n > s->cap) {
+		size_t cap = s->len + n > 2 * s->cap ? s->len + n : 2 * s->cap;
+		uint8_t *b = malloc(cap);
+		if (!b)
+			return -ENOMEM;
+		if (s->len)
+			memcpy(b, s->buf, s->len);
+		wipe_free(s->buf, s->high);
+		s->buf = b;
+		s->cap = cap;
+		s->high = s->len;
+	}
+	if (n)
+		memcpy(s->buf + s->len, p, n);
+	s->len += n;
+	if (s->len > s->high)
+		s->high = s->len;
+	if (dlp_scan_secrets(s->d, s->buf, s->len, what, what_len))
+		return 1;
+	s->released = s->len > s->window ? s->len - s->window : 0;
+	*out = s->buf;
+	*out_len = s->released;
+	return 0;
+}
+
+void dlp_stream_end(struct dlp_stream *s, const uint8_t **out, size_t *out_len)
+{
+	stream_compact(s);
+	s->released = s->len;
+	*out = s->buf;
+	*out_len = s->len;
 }
 
 /* ---- registering secrets ---- */
@@ -1065,6 +1184,59 @@ static void add_pct(struct variants *vs, const uint8_t *v, size_t len, enum pct_
 	variant_commit(vs, w, mode == PCT_FORM || mode == PCT_PLUS ? ENC_FORM : ENC_URL);
 }
 
+/* The value backwards: a page that reverses what it is sent (or a script
+ * behind an echo) must not hand it out that way either. */
+static void add_reversed(struct variants *vs, const uint8_t *v, size_t len)
+{
+	uint8_t *o = variant_room(vs, len);
+
+	if (!o)
+		return;
+	for (size_t i = 0; i < len; i++)
+		o[i] = v[len - 1 - i];
+	variant_commit(vs, len, ENC_REVERSED);
+}
+
+/* The value as a JSON string writes it (an echo of headers as JSON):
+ * '"' and '\' escaped, and '/' too when slash is set. Control bytes cannot
+ * occur: a secret travels in a header. */
+static void add_json(struct variants *vs, const uint8_t *v, size_t len, bool slash)
+{
+	uint8_t *o = variant_room(vs, 2 * len);
+	size_t w = 0;
+
+	if (!o)
+		return;
+	for (size_t i = 0; i < len; i++) {
+		if (v[i] == '"' || v[i] == '\\' || (slash && v[i] == '/'))
+			o[w++] = '\\';
+		o[w++] = v[i];
+	}
+	variant_commit(vs, w, ENC_JSON);
+}
+
+/* The value as an HTML page writes it (a debug or error page): & < > "
+ * and ' as entities, the apostrophe in its two common spellings. */
+static void add_html(struct variants *vs, const uint8_t *v, size_t len, const char *apos)
+{
+	uint8_t *o = variant_room(vs, 6 * len);
+	size_t w = 0;
+
+	if (!o)
+		return;
+	for (size_t i = 0; i < len; i++) {
+		const char *ent = v[i] == '&' ? "&amp;" : v[i] == '<' ? "&lt;" : v[i] == '>' ? "&gt;" :
+				  v[i] == '"' ? "&quot;" : v[i] == '\'' ? apos : NULL;
+		if (ent) {
+			memcpy(o + w, ent, strlen(ent));
+			w += strlen(ent);
+		} else {
+			o[w++] = v[i];
+		}
+	}
+	variant_commit(vs, w, ENC_HTML);
+}
+
 /* All variants of value, in the order that names a hit when two of them
  * are the same string: raw first. */
 static void make_variants(struct variants *vs, const uint8_t *v, size_t len)
@@ -1089,6 +1261,11 @@ static void make_variants(struct variants *vs, const uint8_t *v, size_t len)
 		add_pct(vs, v, len, PCT_FORM, true);
 		add_pct(vs, v, len, PCT_FORM, false);
 	}
+	add_reversed(vs, v, len);
+	add_json(vs, v, len, false);
+	add_json(vs, v, len, true);
+	add_html(vs, v, len, "&#x27;");
+	add_html(vs, v, len, "&#39;");
 }
 
 /* A name goes into records and messages: printable ASCII, no quotes,
@@ -1174,8 +1351,10 @@ int dlp_add_secret(struct dlp *d, const char *name, const uint8_t *value, size_t
 	/* Room for every variant of make_variants, all distinct: the value,
 	 * six base64 tails of at most (4 * len + 16) / 3, two hex of 2 * len,
 	 * four percent-encodings and two form encodings of at most 3 * len,
-	 * and the value with '+' for space. */
-	vs.cap = 32 * len + 64;
+	 * the value with '+' for space, the value reversed, two JSON
+	 * escapings of at most 2 * len and two HTML escapings of at most
+	 * 6 * len. */
+	vs.cap = 52 * len + 64;
 	vs.buf = malloc(vs.cap);
 	if (!vs.buf)
 		return -ENOMEM;

@@ -46,6 +46,7 @@
 #include "net/http.h"
 #include "net/mcp_http.h"
 #include "net/netpolicy.h"
+#include "net/respscan.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
 
@@ -976,6 +977,46 @@ out:
 	return false;
 }
 
+static ssize_t scan_up_read(void *ctx, void *p, size_t n)
+{
+	struct conn *c = ctx;
+	return io_read(c->ufd, c->ussl, p, n);
+}
+
+static bool scan_down_write(void *ctx, const void *p, size_t n)
+{
+	return cwrite(ctx, p, n);
+}
+
+/* The response of a credential's endpoint, through the scanner. A secret
+ * in it (or a body it cannot read) is withheld and recorded as a denial
+ * (rec->reason into why); the connection is cut when part of the response
+ * went out already. */
+static bool forward_scanned(struct conn *c, const struct http_request *req, struct rec *rec, char *why,
+			    size_t why_len)
+{
+	struct respscan_io io = { .ctx = c, .up_read = scan_up_read, .down_write = scan_down_write };
+	struct respscan_result res;
+	respscan_forward(cfg->broker->echo, &io, req->method, &res);
+	rec->down = res.down;
+	rec->status = res.status;
+	if (!res.upstream_ok)
+		upstream_close(c);
+	if (res.refused) {
+		if (!res.sent)
+			answer(c, 502, "response withheld", res.reason);
+		snprintf(why, why_len, "%s", res.reason);
+		rec->kind = "response_leak";
+		rec->reason = why;
+		rec->observed = false;
+		rec->status = res.sent ? res.status : 502;
+		return false;
+	}
+	if (res.bad_gateway)
+		answer(c, 502, "bad gateway", "the upstream server's response was not valid HTTP/1.1");
+	return res.complete && req->keep_alive;
+}
+
 /* identity.header: the signed Airlock-Identity header, for the
  * destination as its audience, at the end of head (built by
  * http_build_upstream_head, which always drops one the agent sent: the
@@ -1338,6 +1379,24 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		injected = br.verdict == BROKER_INJECT;
 	}
 
+	/* What a credential's endpoint answers is scanned for the secrets
+	 * (respscan.h), whether or not this request carried one. TRACE
+	 * would echo the request, secret and all: refused outright. */
+	bool scan_back = cfg->broker && !mx && broker_bound(cfg->broker, host, port);
+	if (scan_back && strcasecmp(req->method, "TRACE") == 0) {
+		buf_wipe(&side);
+		answer(c, 403, "denied", "TRACE to a credential's endpoint would echo the credential");
+		rec.kind = "response_leak";
+		rec.reason = "TRACE to a credential's endpoint";
+		goto deny;
+	}
+	if (scan_back && respscan_prepare(req) < 0) {
+		buf_wipe(&side);
+		answer(c, 431, "denied", "too many header fields to ask for an unencoded response");
+		rec.reason = "too many header fields";
+		goto deny;
+	}
+
 	/* Upstream: reuse the connection to the same place, else connect.
 	 * An idle upstream that is readable was closed by the server or
 	 * holds bytes no request asked for (upstream_stale): it is replaced,
@@ -1432,10 +1491,12 @@ static bool handle_request(struct conn *c, struct http_request *req)
 			if (c->cssl)
 				keep = false;
 		}
+	} else if (scan_back) {
+		keep = forward_scanned(c, req, &rec, reason, sizeof(reason));
 	} else {
 		keep = forward_response(c, req, req->upgrade_websocket, &rec.down, &rec.status, &upgraded);
 	}
-	rec.decision = rec.observed ? "deny" : "allow";
+	rec.decision = rec.observed || (rec.kind && strcmp(rec.kind, "response_leak") == 0) ? "deny" : "allow";
 	if (upgraded) {
 		relay(c, &rec.up, &rec.down);
 		keep = false;

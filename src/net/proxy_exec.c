@@ -184,7 +184,7 @@ int main(int argc, char **argv)
 		/* The real value must not leave by any other way either (a
 		 * short one would match by accident: not scanned). */
 		char label[96];
-		snprintf(label, sizeof(label), "credential %s", name);
+		snprintf(label, sizeof(label), "credential:%s", name);
 		int r = dlp_add_secret(dlp, label, (const uint8_t *)secret, len);
 		if (r < 0 && r != -EINVAL)
 			_exit(1);

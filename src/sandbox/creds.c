@@ -143,6 +143,13 @@ static ssize_t read_secret(const struct policy_credential *c, uint8_t *out, size
 		n--;
 	if (n == 0)
 		return error_set(err, ENODATA, "%s: the secret is empty", who);
+	if (n < BROKER_MIN_SECRET) {
+		explicit_bzero(out, (size_t)n);
+		return error_set(err, EINVAL,
+				 "%s: the secret is shorter than %d bytes: what comes back from its endpoints could "
+				 "not be told apart from it",
+				 who, BROKER_MIN_SECRET);
+	}
 	if (memchr(out, '\n', (size_t)n) || memchr(out, '\r', (size_t)n) || memchr(out, '\0', (size_t)n)) {
 		explicit_bzero(out, (size_t)n);
 		return error_set(err, EINVAL, "%s: the secret holds a line break or NUL, which no header can carry",

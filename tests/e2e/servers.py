@@ -13,11 +13,14 @@ completes the handshake and echoes one text frame. .../desync sends a
 bodiless response with a second one behind it; .../idle-close answers,
 then closes the connection without having said it would.
 
-With a file DIR/token (the credential tests' secret), /api/... answers
+With a file DIR/token (the credential tests' secret), the echo shows it
+as <token> wherever it occurs in a header, /api/... answers
 only a request carrying "Authorization: Bearer TOKEN" or ?api_key=TOKEN,
 and /smart/... is git's smart HTTP (git http-backend over DIR/smart) for
 basic authentication with TOKEN as the password (anonymous fetches are
-allowed, pushes are not). Neither echoes the request's headers. The HTTPS certificate is for secure.test, tunnel.test
+allowed, pushes are not). Neither echoes the request's headers.
+.../mirror/MODE hands the request's headers back in the ways mirror()
+lists, for the broker's response scan. The HTTPS certificate is for secure.test, tunnel.test
 and 127.0.0.1, signed by a CA made for this run. Everything listens on
 127.0.0.1 only.
 """
@@ -155,6 +158,8 @@ class Echo(http.server.BaseHTTPRequestHandler):
             return self.static()
         if self.command == "GET" and "/gen-" in self.path:
             return self.generated()
+        if "/mirror/" in self.path:
+            return self.mirror()
         if self.path.endswith("/desync"):
             # A response with no body followed by bytes that read as a
             # second response: a proxy that reuses this connection would
@@ -183,7 +188,14 @@ class Echo(http.server.BaseHTTPRequestHandler):
             # A chunked body echoed as it arrived, framing, extensions
             # and trailers included, for tests that check what passed.
             body = self.raw_chunked().decode("latin-1")
-        out = json.dumps({"method": self.command, "path": self.path, "headers": dict(self.headers),
+        headers = dict(self.headers)
+        tok = self.token()
+        if tok:
+            # The credential tests' secret is shown as <token>: the test
+            # sees that it arrived, and the proxy, which withholds an
+            # answer that hands a secret back, lets the echo through.
+            headers = {k: v.replace(tok, "<token>") for k, v in headers.items()}
+        out = json.dumps({"method": self.command, "path": self.path, "headers": headers,
                           "body": body}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -191,6 +203,60 @@ class Echo(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(out)
+
+    def mirror(self):
+        # .../mirror/MODE: the request's Authorization (or, for body and
+        # trace, every header) handed back in one more way a server may:
+        # a header, a chunked body cut into 3-byte chunks sent in separate
+        # writes, base64, hex, reversed, percent-encoded, an HTML page,
+        # gzip, until close, a 103 interim response; store keeps it and
+        # recall (on either port) shows it to a later request; plain
+        # answers an ordinary body.
+        self.body()
+        mode = self.path.split("/mirror/", 1)[1].split("?")[0].split("/")[-1]
+        auth = self.headers.get("Authorization", "")
+        raw = auth.encode()
+        whole = json.dumps({"method": self.command, "path": self.path, "headers": dict(self.headers)}).encode()
+        if mode == "store":
+            Echo.stored = raw
+            return self.reply(200, b"stored\n", "text/plain")
+        if mode == "recall":
+            return self.reply(200, b"recalled: " + getattr(Echo, "stored", b"") + b"\n", "text/plain")
+        if mode == "plain":
+            return self.reply(200, b"an ordinary answer\n", "text/plain")
+        if mode == "header":
+            return self.reply(200, b"see the header\n", "text/plain", [("X-Seen-Authorization", auth)])
+        if mode == "early":
+            self.wfile.write(b"HTTP/1.1 103 Early Hints\r\nX-Seen: " + raw + b"\r\n\r\n")
+            return self.reply(200, b"after the hint\n", "text/plain")
+        if mode == "chunked":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for i in range(0, len(whole), 3):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(whole[i:i + 3]), whole[i:i + 3]))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            return
+        if mode == "eof":
+            self.send_response(200)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(whole)
+            self.close_connection = True
+            return
+        if mode == "gzip":
+            import gzip
+            return self.reply(200, gzip.compress(whole), "application/json", [("Content-Encoding", "gzip")])
+        out = {"body": whole, "b64": base64.b64encode(raw), "b64url": base64.urlsafe_b64encode(raw),
+               "hex": raw.hex().encode(), "reversed": raw[::-1],
+               "url": "".join("%%%02X" % c for c in raw).encode(),
+               "html": b"<html><body><pre>" + __import__("html").escape(auth).encode() + b"</pre></body></html>",
+               }.get(mode)
+        if out is None:
+            return self.reply(404, b"no such mirror\n", "text/plain")
+        self.reply(200, out, "text/plain")
 
     def static(self):
         # Files under DIR/git, for git's dumb HTTP protocol.
@@ -234,7 +300,7 @@ class Echo(http.server.BaseHTTPRequestHandler):
             self.wfile.write(data)
             self.close_connection = True
 
-    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_OPTIONS = do_PATCH = answer
+    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_OPTIONS = do_PATCH = do_TRACE = answer
 
 
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):

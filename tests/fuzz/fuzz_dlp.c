@@ -9,7 +9,10 @@
  *    is reported when it contains the secret, and so is the rest with the
  *    secret spliced in and then base64-, hex- or percent-encoded by this
  *    file's own encoders (a second implementation to disagree with);
- *  - a hit's text never carries the secret.
+ *  - a hit's text never carries the secret;
+ *  - the streaming scan, fed in pieces the input picks, finds what one
+ *    scan of the whole buffer finds, releases none of it, and otherwise
+ *    releases the input unchanged.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -119,6 +122,69 @@ static void check_spliced(const struct dlp *d, const uint8_t *secret, size_t sle
 	must_hit(d, (const uint8_t *)enc, k, slen, "spliced percent-encoding");
 }
 
+/*
+ * The stream (the response scan's) against one scan of the whole buffer,
+ * fed in pieces whose sizes the input picks: a secret the whole scan finds
+ * the stream finds too, before releasing any byte of it; without a hit,
+ * what it releases is the input, unchanged and in order.
+ */
+static void check_stream(const struct dlp *d, const uint8_t *buf, size_t len, uint8_t seed)
+{
+	struct dlp_stream *st;
+	char what[256];
+	if (dlp_stream_new(d, &st) < 0)
+		return;
+	uint8_t *out = malloc(len + 1);
+	size_t olen = 0, pos = 0;
+	int r = 0;
+	if (!out)
+		abort();
+	for (unsigned k = seed; pos < len && r == 0; k = k * 1103515245u + 12345u) {
+		size_t n = 1 + (k >> 16) % 97;
+		if (n > len - pos)
+			n = len - pos;
+		const uint8_t *rel;
+		size_t rl;
+		r = dlp_stream_feed(st, buf + pos, n, &rel, &rl, what, sizeof(what));
+		if (r == 0) {
+			if (rl)
+				memcpy(out + olen, rel, rl);
+			olen += rl;
+		}
+		pos += n;
+	}
+	bool whole = dlp_scan_secrets(d, buf, len, NULL, 0);
+	if (r < 0) {
+		dlp_stream_free(st);
+		free(out);
+		return;
+	}
+	if (whole && r != 1) {
+		fprintf(stderr, "stream: the whole scan finds a secret, the stream does not\n");
+		abort();
+	}
+	if (r == 1) {
+		/* Whatever went out holds no secret. */
+		if (olen && dlp_scan_secrets(d, out, olen, NULL, 0)) {
+			fprintf(stderr, "stream: a secret was released before the hit\n");
+			abort();
+		}
+	} else {
+		const uint8_t *rel;
+		size_t rl;
+		dlp_stream_end(st, &rel, &rl);
+		if (rl)
+			memcpy(out + olen, rel, rl);
+		olen += rl;
+		if (olen != len || (len && memcmp(out, buf, len) != 0)) {
+			fprintf(stderr, "stream: released %zu bytes for %zu, or changed them\n", olen, len);
+			abort();
+		}
+	}
+	dlp_stream_free(st);
+	free(out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct dlp *fixed;
@@ -158,6 +224,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (memmem(rest, rlen, secret, slen))
 		must_hit(d, rest, rlen, slen, "raw");
 	check_spliced(d, secret, slen, rest, rlen, (uint8_t)(data[0] / 32 + (rlen ? rest[0] : 0)));
+	check_stream(d, rest, rlen, data[0]);
 	dlp_free(d);
 	(void)hit;
 	return 0;

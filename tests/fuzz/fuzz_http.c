@@ -11,7 +11,11 @@
  *  - the upstream head built from an accepted request parses again, to
  *    the same method, host, port, path, query and framing, and building
  *    from that gives the same bytes;
- *  - chunked framing ends at the same byte however the input is split.
+ *  - chunked framing ends at the same byte however the input is split;
+ *  - a response played through the credential endpoints' scan
+ *    (respscan.c), in reads of a size the input picks, never passes a
+ *    fixed secret to the client, and one it passes whole without a
+ *    secret in its body arrives with the same body.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -19,7 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "net/dlp.h"
 #include "net/http.h"
+#include "net/respscan.h"
+#include "util/buf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -309,6 +316,52 @@ static void fuzz_response(const char *buf, size_t len, const char *method)
 	}
 }
 
+static const char scan_secret[] = "fuzz-http-secret-77c1a9";
+
+struct play {
+	const char *in;
+	size_t len, pos, step;
+	struct buf out;
+};
+
+static ssize_t play_read(void *ctx, void *p, size_t n)
+{
+	struct play *pl = ctx;
+	size_t k = pl->len - pl->pos;
+	if (k > pl->step)
+		k = pl->step;
+	if (k > n)
+		k = n;
+	memcpy(p, pl->in + pl->pos, k);
+	pl->pos += k;
+	return (ssize_t)k;
+}
+
+static bool play_write(void *ctx, const void *p, size_t n)
+{
+	struct play *pl = ctx;
+	return buf_append(&pl->out, p, n) == 0;
+}
+
+static void fuzz_scan(const char *buf, size_t size, const char *method)
+{
+	static struct dlp *d;
+	if (!d) {
+		d = dlp_new();
+		if (!d || dlp_add_secret(d, "credential:f", (const uint8_t *)scan_secret, sizeof(scan_secret) - 1) < 0)
+			abort();
+	}
+	struct play pl = { .in = buf, .len = size, .step = 1 + (size ? (unsigned char)buf[size - 1] % 64 : 0) };
+	struct respscan_io io = { .ctx = &pl, .up_read = play_read, .down_write = play_write };
+	struct respscan_result res;
+	respscan_forward(d, &io, method, &res);
+	CHECK(!pl.out.len || !memmem(pl.out.data, pl.out.len, scan_secret, sizeof(scan_secret) - 1));
+	CHECK(!dlp_scan_secrets(d, (const uint8_t *)pl.out.data, pl.out.len, NULL, 0));
+	CHECK(res.down == pl.out.len);
+	CHECK(!res.refused || res.reason[0]);
+	buf_free(&pl.out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const methods[] = { "GET", "HEAD", "CONNECT", NULL };
@@ -331,6 +384,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		check_chunked(buf, size, size / 3);
 	}
-	fuzz_response(buf, size, methods[size ? data[0] % 4 : 0]);
+	const char *method = methods[size ? data[0] % 4 : 0];
+	fuzz_response(buf, size, method);
+	fuzz_scan(buf, size, method ? method : "GET");
 	return 0;
 }

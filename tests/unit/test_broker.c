@@ -433,7 +433,7 @@ static void test_make_placeholder(void **state)
 	/* A made placeholder is one broker_set accepts. */
 	struct broker *b = broker_new(pol);
 	assert_non_null(b);
-	assert_int_equal(broker_set(b, "hdr", v[0], (const uint8_t *)"s", 1), 0);
+	assert_int_equal(broker_set(b, "hdr", v[0], (const uint8_t *)"s3cr3t-value", 12), 0);
 	assert_string_equal(b->v[0].placeholder, v[0]);
 	broker_free(b);
 	free(v);
@@ -561,19 +561,24 @@ static void test_set_refusals(void **state)
 	assert_null(b->v[0].secret);
 	assert_string_equal(b->v[0].placeholder, "");
 
-	/* The neighbours: the longest secret, a tab, bytes above 0x7f, one byte. */
+	/* Too short to be told apart from ordinary bytes in a response. */
+	assert_int_equal(broker_set(b, "hdr", PH_HDR, (const uint8_t *)"x", 1), -EINVAL);
+	assert_int_equal(broker_set(b, "hdr", PH_HDR, (const uint8_t *)"1234567", 7), -EINVAL);
+
+	/* The neighbours: the longest secret, a tab, bytes above 0x7f, the
+	 * shortest. */
 	assert_int_equal(broker_set(b, "hdr", PH_HDR, big, BROKER_MAX_SECRET), 0);
 	assert_int_equal(b->v[0].secret_len, BROKER_MAX_SECRET);
-	assert_int_equal(broker_set(b, "hdr", PH_HDR, (const uint8_t *)"a\tb\xc3\xa9", 5), 0);
-	assert_int_equal(broker_set(b, "hdr", PH_HDR, (const uint8_t *)"x", 1), 0);
+	assert_int_equal(broker_set(b, "hdr", PH_HDR, (const uint8_t *)"a\tb\xc3\xa9xyzw", 9), 0);
+	assert_int_equal(broker_set(b, "hdr", PH_HDR, (const uint8_t *)"12345678", 8), 0);
 	free(big);
 
 	/* A refusal leaves what was set before. */
 	assert_int_equal(broker_set(b, "hdr", "airlock_ph_", good, 11), -EINVAL);
 	assert_int_equal(broker_set(b, "hdr", PH_BAS, (const uint8_t *)"a\nb", 3), -EINVAL);
 	assert_string_equal(b->v[0].placeholder, PH_HDR);
-	assert_int_equal(b->v[0].secret_len, 1);
-	assert_memory_equal(b->v[0].secret, "x", 1);
+	assert_int_equal(b->v[0].secret_len, 8);
+	assert_memory_equal(b->v[0].secret, "12345678", 8);
 
 	/* No placeholder at all (inject: always) is a form of its own. */
 	assert_int_equal(broker_set(b, "always_hdr", "", good, 11), 0);

@@ -632,13 +632,25 @@ static void test_reference(void **state)
 			size_t at = rng_next(&r) % (LEN - ablen[k]);
 			memcpy(buf + at, ab[k], ablen[k]);
 		}
+		/* Each secret is also a needle backwards (after its raw
+		 * form, which names a palindrome). */
 		int want = -1;
+		bool want_rev = false;
 		for (size_t p = 0; p < LEN && want < 0; p++) {
 			for (int i = 0; i < NAB; i++) {
-				if (p + ablen[i] > LEN || memcmp(buf + p, ab[i], ablen[i]) != 0)
-					continue;
-				if (want < 0 || ablen[i] < ablen[want])
-					want = i;
+				for (int rv = 0; rv < 2; rv++) {
+					if (p + ablen[i] > LEN)
+						continue;
+					bool eq = true;
+					for (size_t j = 0; j < ablen[i] && eq; j++)
+						eq = buf[p + j] == ab[i][rv ? ablen[i] - 1 - j : j];
+					if (!eq)
+						continue;
+					if (want < 0 || ablen[i] < ablen[want]) {
+						want = i;
+						want_rev = rv && memcmp(buf + p, ab[i], ablen[i]) != 0;
+					}
+				}
 			}
 		}
 		bool got = scan(d, buf, LEN, what, sizeof(what));
@@ -647,7 +659,7 @@ static void test_reference(void **state)
 				fail_msg("trial %d: unexpected %s", trial, what);
 			continue;
 		}
-		snprintf(expected, sizeof(expected), "secret S%d (raw)", want);
+		snprintf(expected, sizeof(expected), "secret S%d (%s)", want, want_rev ? "reversed" : "raw");
 		if (!got || strcmp(what, expected) != 0)
 			fail_msg("trial %d: got %s, expected %s", trial, got ? what : "nothing",
 				 expected);
