@@ -143,6 +143,11 @@ bool plan_shows(const struct sandbox_plan *p, const char *path);
  * idmapping needs and the covers of airlock's own files (the policy file,
  * audit_dir and network.log read-only, authority_dir hidden; each may be
  * NULL or missing). Returns 0 or -ENOMEM. */
+/* airlock's own files (the decision log's directory, network.log, the
+ * authority key) hidden where they lie beneath a path the agent may write:
+ * a policy that puts the log in the workspace must not let the agent
+ * delete or rewrite the record of what it did. -ENOMEM or 0. */
+int plan_hide_own(struct sandbox_plan *p, const char *const *paths, size_t n);
 int plan_observe(struct sandbox_plan *p, const struct policy *pol, const char *audit_dir,
 		 const char *authority_dir) WUR;
 

@@ -530,6 +530,35 @@ static int observe_cover(struct sandbox_plan *p, const char *path, bool hide)
 	return add_mount(p, MOUNT_BIND, real, real, true, S_ISDIR(st.st_mode), 0);
 }
 
+int plan_hide_own(struct sandbox_plan *p, const char *const *paths, size_t n)
+{
+	bool added = false;
+	/* Directories first: a file beneath one hidden is hidden with it. */
+	for (size_t k = 0; k < 2 * n; k++) {
+		char real[PATH_MAX];
+		struct stat st;
+		if (!paths[k % n] || !realpath(paths[k % n], real) || stat(real, &st) < 0 ||
+		    S_ISDIR(st.st_mode) != (k < n))
+			continue;
+		/* Only where the agent could write: elsewhere the sandbox shows
+		 * none of it already (a private home hides the default log). */
+		bool writable = false, hidden = false;
+		for (size_t i = 0; i < p->n_mounts; i++) {
+			writable |= p->mounts[i].kind == MOUNT_BIND && !p->mounts[i].readonly &&
+				    path_under(real, p->mounts[i].dst);
+			hidden |= p->mounts[i].kind == MOUNT_HIDE_DIR && path_under(real, p->mounts[i].dst);
+		}
+		if (!writable || hidden)
+			continue;
+		if (add_mount(p, S_ISDIR(st.st_mode) ? MOUNT_HIDE_DIR : MOUNT_HIDE_FILE, NULL, real, true, false, 0) < 0)
+			return -ENOMEM;
+		added = true;
+	}
+	if (added)
+		sort_by_depth(p->mounts, p->n_mounts);
+	return 0;
+}
+
 int plan_observe(struct sandbox_plan *p, const struct policy *pol, const char *audit_dir, const char *authority_dir)
 {
 	/* Only the workspace and the policy's write paths stay, and only

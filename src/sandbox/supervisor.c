@@ -425,6 +425,18 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 			r = error_set(err, ENOMEM, "out of memory");
 			goto out;
 		}
+	} else {
+		char key[PATH_MAX];
+		struct error kerr = { 0 };
+		if (auditlog_authority_path(key, sizeof(key), &kerr) < 0)
+			key[0] = '\0';
+		else
+			*strrchr(key, '/') = '\0';
+		const char *own[] = { audit_dir, pol->network.log, key[0] ? key : NULL };
+		if (plan_hide_own(&plan, own, ARRAY_SIZE(own)) < 0) {
+			r = error_set(err, ENOMEM, "out of memory");
+			goto out;
+		}
 	}
 	/* After observe mode's plan: the gateway's socket and the binary
 	 * that speaks to it are airlock's own, in either mode. */

@@ -272,3 +272,34 @@ test_audit_setup_failure_is_sealed_in_the_log() {
 	al --policy "$T/p.yaml" -- /bin/true
 	assert_rc 0 "the same policy once the workspace exists"
 }
+
+# A log kept where the agent may write (audit.dir, network.log in the
+# workspace) is hidden from the agent: it cannot delete, rewrite or add
+# to the record of what it did. The rest of the workspace stays its own.
+test_audit_log_in_the_workspace_out_of_the_agents_reach() {
+	mkdir -p "$WS/logs" "$WS/logs/net"
+	printf 'mine\n' >"$WS/notes.txt"
+	printf 'version: 1\naudit:\n  dir: %s/logs\nnetwork:\n  log: %s/logs/net/net.jsonl\n' "$WS" "$WS" >"$T/policy.yaml"
+	: >"$WS/logs/net/net.jsonl"
+	# A log of an earlier run, there before this one.
+	al --policy "$T/policy.yaml" -- /bin/true
+	assert_rc 0 "a first run: $ERR"
+	local first
+	first=$(ls "$WS"/logs/*.jsonl)
+	al --policy "$T/policy.yaml" -- /bin/sh -c '
+		rm -rf logs 2>/dev/null; rm -f logs/*.jsonl 2>/dev/null
+		ls logs/*.jsonl 2>/dev/null && echo SEEN
+		echo forged >>logs/net/net.jsonl 2>/dev/null && echo APPENDED
+		echo "{}" >logs/forged.jsonl 2>/dev/null && echo FORGED
+		rm notes.txt && echo NOTES-GONE'
+	assert_not_contains "$OUT" "SEEN" "the earlier log is out of sight"
+	assert_not_contains "$OUT" "APPENDED" "network.log cannot be written"
+	assert_not_contains "$OUT" "FORGED" "no log can be added"
+	assert_contains "$OUT" "NOTES-GONE" "the rest of the workspace is the agent's"
+	assert_file "$first" "the earlier log is still there"
+	verify "$first"
+	assert_eq 0 "$VRC" "and verifies: $VOUT"
+	assert_no_file "$WS/logs/forged.jsonl" "nothing was added"
+	assert_not_contains "$(cat "$WS/logs/net/net.jsonl")" "forged" "network.log unchanged by the agent"
+	assert_eq 2 "$(ls "$WS"/logs/*.jsonl | wc -l)" "both runs' logs are there"
+}
