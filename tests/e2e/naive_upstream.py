@@ -152,6 +152,13 @@ def conn_thread(s, ctx):
         if ctx:
             s = ctx.wrap_socket(s, server_side=True)
         serve(Conn(s))
+        # A lingering close, as servers do: what the client still sends
+        # is read and dropped, so that the answer is not lost to a reset.
+        if not ctx:
+            s.shutdown(socket.SHUT_WR)
+        s.settimeout(2)
+        while s.recv(65536):
+            pass
     except (EOFError, OSError, ValueError, ssl.SSLError):
         pass
     finally:
