@@ -21,6 +21,7 @@ forwards as a body can run here as a request of their own:
   .../fake101 answers any upgrade 101 without Sec-WebSocket-Accept; either
   way the connection then goes on reading HTTP/1.1 requests.
 - HEAD responses carry the body a GET would get.
+- .../interim is answered 103 and 100 before the final response.
 - "Connection: close" is honoured.
 
 Every request it runs is appended to DIR/naive.log as "METHOD PATH", and
@@ -135,6 +136,9 @@ def serve(c):
             body = b""
         log(f"{method} {path}")
         text = f"ran {method} {path} body={len(body)}"
+        if path.endswith("/interim"):
+            # Interim responses before the final one, in one write.
+            c.send(b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\nHTTP/1.1 100 Continue\r\n\r\n")
         if method == "HEAD":
             # The body a GET would get, after a HEAD's head.
             b = text.encode()

@@ -125,6 +125,10 @@ elif scenario == "keepalive":
     show("post-chunked", c)
     send(c, "HEAD", "/public/h")
     show("head", c, "HEAD")
+    # Interim responses, then the final one.
+    send(c, "GET", "/public/interim")
+    while (show("interim", c) or 200) < 200:
+        pass
     after(c)
 elif scenario == "pipelined":
     # Two requests in one write: each is decided on its own.

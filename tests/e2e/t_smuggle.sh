@@ -128,6 +128,8 @@ test_smuggle_keepalive_neighbours_work() {
 		assert_match "$OUT" "post 200 ran POST /public/upload body=[1-9]" "POST with a body ($tls)"
 		assert_match "$OUT" "post-chunked 200 ran POST /public/upload body=[1-9]" "POST with a chunked body ($tls)"
 		assert_match "$OUT" 'head 200' "HEAD ($tls)"
+		assert_match "$OUT" 'interim 103' "an interim response passed on ($tls)"
+		assert_match "$OUT" 'interim 200 ran GET /public/interim' "the final response after two interim ones ($tls)"
 		assert_match "$OUT" 'after 200 ran GET /public/after' \
 			"after a HEAD whose upstream sent a body anyway, the next answer is the server's ($tls)"
 		smuggle pipelined $tls
