@@ -864,6 +864,7 @@ static bool forward_response(struct conn *c, const struct http_request *req, con
 	}
 	*status_out = resp.status;
 	if (resp.status == 101 && !websocket_switched(&resp, ws_accept)) {
+		*status_out = 502;
 		answer(c, 502, "bad gateway", "the upstream answered 101 without completing the WebSocket handshake");
 		goto out;
 	}
@@ -1208,17 +1209,18 @@ static bool handle_request(struct conn *c, struct http_request *req)
 			goto deny;
 		}
 	}
-	/* A git push the broker decides from its first commands may be
-	 * larger than max_body: its pack (compressed) is streamed after them.
-	 * Observe mode streams any body over max_body (its first max_body
-	 * bytes are scanned). */
 	/* The head is decided: the agent may send the body it holds back
 	 * for a 100 (its Expect never goes upstream, see build_head). */
-	if (req->expect_continue && req->body != HTTP_BODY_NONE) {
+	if (req->expect_continue && req->body != HTTP_BODY_NONE &&
+	    !(req->body == HTTP_BODY_LENGTH && req->content_length == 0)) {
 		static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
 		if (!cwrite(c, cont, sizeof(cont) - 1))
 			goto out;
 	}
+	/* A git push the broker decides from its first commands may be
+	 * larger than max_body: its pack (compressed) is streamed after them.
+	 * Observe mode streams any body over max_body (its first max_body
+	 * bytes are scanned). */
 	struct body_rest rest = { 0 };
 	bool may_stream = cfg->broker && c->cssl && broker_git_push(cfg->broker, host, port, req);
 	/* An MCP message is checked whole: never streamed past a bound. */
