@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """The agent's side of the request smuggling tests, run inside the sandbox.
 
-    smuggle_client.py SCENARIO HOST PORT [tls]
+    smuggle_client.py SCENARIO HOST PORT [tls|direct]
 
 Speaks HTTP/1.1 by hand to the proxy on 127.0.0.1:3128 (absolute-form
 requests, or origin-form inside a CONNECT tunnel the proxy intercepts, with
-"tls"), so that every byte of the attack is the test's own. Prints one line
+"tls"), or straight to HOST:PORT as a client that ignores the proxy
+(with "direct": network.mode transparent redirects it), so that every
+byte of the attack is the test's own. Prints one line
 per response: "STEP STATUS BODY", or "STEP closed" when the proxy ended the
 connection instead.
 """
@@ -17,12 +19,16 @@ import sys
 
 scenario, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
 tls = len(sys.argv) > 4 and sys.argv[4] == "tls"
+direct = len(sys.argv) > 4 and sys.argv[4] == "direct"
 auth = f"{host}:{port}"
 SMUGGLED = f"POST /admin/delete-all HTTP/1.1\r\nHost: {auth}\r\nContent-Length: 0\r\n\r\n".encode()
 
 
 class Conn:
     def __init__(self):
+        if direct:
+            self.s, self.buf = socket.create_connection((host, port), timeout=20), b""
+            return
         s = socket.create_connection(("127.0.0.1", 3128), timeout=20)
         if tls:
             s.sendall(f"CONNECT {auth} HTTP/1.1\r\nHost: {auth}\r\n\r\n".encode())
@@ -34,7 +40,7 @@ class Conn:
         self.s, self.buf = s, b""
 
     def target(self, path):
-        return path if tls else f"http://{auth}{path}"
+        return path if tls or direct else f"http://{auth}{path}"
 
     def send(self, data):
         self.s.sendall(data)
@@ -133,7 +139,7 @@ elif scenario == "keepalive":
 elif scenario == "pipelined":
     # Two requests in one write: each is decided on its own.
     c.send(f"GET {c.target('/public/p1')} HTTP/1.1\r\nHost: {auth}\r\n\r\n".encode()
-           + (SMUGGLED if tls else SMUGGLED.replace(b"POST /admin", f"POST http://{auth}/admin".encode())))
+           + (SMUGGLED if tls or direct else SMUGGLED.replace(b"POST /admin", f"POST http://{auth}/admin".encode())))
     show("pipe1", c)
     show("pipe2", c)
 elif scenario == "expect":

@@ -45,6 +45,7 @@ smuggle_policy() {
 version: 1
 ${SMUGGLE_SANDBOX:-}
 network:
+${SMUGGLE_MODE:-}
   log: $T/net.jsonl
   upstream_ca: $T/srv/ca.pem
   resolve: { naive.test: 127.0.0.1, other.test: 127.0.0.1, ws.test: 127.0.0.1 }
@@ -76,6 +77,9 @@ smuggle() {
 	shift
 	if [ "${1:-}" = tls ]; then
 		host=other.test port=$NSP tls=tls
+		shift
+	elif [ "${1:-}" = direct ]; then
+		tls=direct
 		shift
 	fi
 	al_policy "$(smuggle_policy "${POLICY_EXTRA:-}")" -- /usr/bin/python3 ./smuggle_client.py \
@@ -187,4 +191,25 @@ test_smuggle_early_answer_to_a_streamed_body() {
 		assert_match "$OUT" 'after(-new)? 200 ran GET /public/after' "a GET after it ($tls)"
 		assert_contains "$(cat "$T/srv/naive.log")" "POST /public/upload-early" "the upload reached the upstream ($tls)"
 	done
+}
+
+# network.mode: transparent: a client that ignores the proxy is
+# redirected to it, and its requests are decided the same way.
+test_smuggle_transparent() {
+	smuggle_start
+	local m
+	for m in GET DELETE; do
+		SMUGGLE_MODE="  mode: transparent" smuggle bodiless direct "$m"
+		assert_nothing_smuggled "$m with a body, redirected"
+	done
+	assert_match "$OUT" "attack-cl 200 ran DELETE /public/items/1" "DELETE with a body, redirected"
+	assert_match "$OUT" 'after 200 ran GET /public/after' "a GET after it on the same connection"
+	SMUGGLE_MODE="  mode: transparent" smuggle keepalive direct
+	assert_nothing_smuggled "keep-alive, redirected"
+	assert_match "$OUT" 'get2 200 ran GET /public/k2' "GETs on a kept-alive redirected connection"
+	assert_match "$OUT" "post 200 ran POST /public/upload body=[1-9]" "POST with a body, redirected"
+	SMUGGLE_MODE="  mode: transparent" smuggle expect direct
+	assert_nothing_smuggled "Expect: 100-continue, redirected"
+	assert_match "$OUT" '/public/upload 200 ran POST /public/upload body=[1-9]' "a 100-continue upload, redirected"
+	assert_contains "$(cat "$T/net.jsonl")" '"kind":"transparent"' "the requests went through the redirect"
 }
