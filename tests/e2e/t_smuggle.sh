@@ -17,8 +17,7 @@ smuggle_start() {
 	start_servers
 	/usr/bin/python3 "$here/naive_upstream.py" "$T/srv" >"$T/srv/naive.out" 2>&1 &
 	bg_register $!
-	local i
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		[ -f "$T/srv/naive-ports" ] && break
 		sleep 0.1
 	done
