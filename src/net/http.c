@@ -338,7 +338,9 @@ struct fields {
 	size_t n_host;
 	const struct http_header *host;
 	const struct http_header *upgrade; /* the first Upgrade field */
+	size_t n_upgrade;
 	bool expect_continue;
+	bool expect_other; /* an Expect field other than one 100-continue */
 };
 
 static int parse_content_length(struct ctx *x, const struct http_header *h, struct fields *f)
@@ -468,9 +470,12 @@ static int read_fields(struct ctx *x, bool request, const struct http_header *hd
 		} else if (name_is(h, "Upgrade")) {
 			if (!f->upgrade)
 				f->upgrade = h;
+			f->n_upgrade++;
 		} else if (name_is(h, "Expect")) {
-			if (text_is(h->value, h->value_len, "100-continue"))
+			if (text_is(h->value, h->value_len, "100-continue") && !f->expect_continue)
 				f->expect_continue = true;
+			else
+				f->expect_other = true;
 		}
 		if (r < 0)
 			return r;
@@ -879,6 +884,40 @@ static bool same_port(const struct authority *h, uint16_t port, uint16_t dflt)
 	return (h->port_explicit ? h->port : dflt) == port;
 }
 
+/* Methods whose request content has a defined meaning (RFC 9110 §9.3,
+ * RFC 4918, RFC 3253, RFC 5323): a server reads their bodies. */
+static bool method_defines_content(const char *m)
+{
+	static const char *const names[] = { "POST",  "PUT",   "PATCH",  "PROPFIND",   "PROPPATCH", "MKCOL",
+					     "LOCK",  "REPORT", "SEARCH", "MKCALENDAR", "ACL",       "QUERY" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(m, names[i]) == 0)
+			return true;
+	return false;
+}
+
+/* A body that the upstream may leave unread is a request of its own to
+ * a server that does not read it ("GET /public/x" carrying "POST
+ * /admin/..." as its body): one the policy never decided and no record
+ * shows. GET, HEAD and TRACE bodies have no meaning anywhere (TRACE must
+ * not have one, RFC 9110 §9.3.8) and are refused. DELETE, OPTIONS and
+ * methods of no known meaning go through (some APIs send DELETE with a
+ * body), but the upstream is told to close after them and is not reused
+ * (upstream_close): what it left unread is never read as a request. */
+static int request_body_rules(struct ctx *x, struct http_request *req)
+{
+	if (req->body == HTTP_BODY_NONE || (req->body == HTTP_BODY_LENGTH && req->content_length == 0))
+		return 0;
+	if (strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0 ||
+	    strcmp(req->method, "TRACE") == 0)
+		return BAD(x, "a body on %s, which servers may not read: it could run as a request of its own; "
+			   "send it with POST", req->method);
+	if (!method_defines_content(req->method))
+		req->upstream_close = true;
+	return 0;
+}
+
 static int request_semantics(struct ctx *x, struct http_request *req, const struct fields *f)
 {
 	char q[QUOTE_SIZE];
@@ -950,14 +989,25 @@ static int request_semantics(struct ctx *x, struct http_request *req, const stru
 		size_t el = 0;
 
 		req->upgrade = true;
-		if (list_next(&s, end, &e, &el)) {
+		/* WARNING: websocket only when it is the one protocol offered
+		 * in the one Upgrade field: the server picks from a list
+		 * ("websocket, h2c"), and a switch to h2c would turn the relay
+		 * into a channel for requests no rule decides. */
+		if (f->n_upgrade == 1 && list_next(&s, end, &e, &el)) {
 			const char *slash = memchr(e, '/', el);
 			size_t nl = slash ? (size_t)(slash - e) : el;
-			req->upgrade_websocket = text_is(e, nl, "websocket");
+			const char *e2;
+			size_t el2;
+			req->upgrade_websocket = text_is(e, nl, "websocket") && !list_next(&s, end, &e2, &el2);
 		}
 	}
-	req->expect_continue = f->expect_continue;
-	return 0;
+	req->expect_continue = f->expect_continue && req->minor == 1;
+	/* The proxy answers 100-continue itself and never forwards Expect
+	 * (see build_head): an expectation it cannot meet is refused, as
+	 * RFC 9110 §10.1.1 allows, rather than dropped unmet. */
+	if (f->expect_other)
+		return refuse(x, 417, EINVAL, "an Expect other than one 100-continue");
+	return request_body_rules(x, req);
 }
 
 int http_parse_request(const char *buf, size_t len, struct http_request *req, int *status,
@@ -1238,6 +1288,12 @@ static int build_head(const struct http_request *req, bool keep_upgrade, struct 
 		 * identity.header is on or not. */
 		if (name_is(h, "Airlock-Identity"))
 			continue;
+		/* The proxy holds the whole body before it forwards the
+		 * request, and answers 100-continue itself: an upstream that
+		 * saw Expect could answer at once and take the body, which the
+		 * agent was to hold back, for its next request. */
+		if (name_is(h, "Expect"))
+			continue;
 		/* WARNING: framing fields are never dropped, whatever the
 		 * Connection field says; the parser refuses such a list, and
 		 * this holds for any other caller. */
@@ -1252,7 +1308,7 @@ static int build_head(const struct http_request *req, bool keep_upgrade, struct 
 			if (name_is(&req->headers[i], "Upgrade"))
 				r = append_field(out, &req->headers[i]);
 	} else if (r == 0) {
-		r = buf_puts(out, "Connection: keep-alive\r\n");
+		r = buf_puts(out, req->upstream_close ? "Connection: close\r\n" : "Connection: keep-alive\r\n");
 	}
 	if (r == 0)
 		r = buf_puts(out, "\r\n");

@@ -63,7 +63,12 @@ struct http_request {
 	bool keep_alive;                /* per version default and Connection */
 	bool upgrade;                   /* Connection: upgrade with an Upgrade header */
 	bool upgrade_websocket;         /* ... and the protocol is websocket */
-	bool expect_continue;
+	bool expect_continue;           /* one Expect: 100-continue, on HTTP/1.1 */
+	/* The upstream may leave the body unread (a body on DELETE or on a
+	 * method of no known meaning; the proxy sets it too, for a body it
+	 * streams): the upstream head says Connection: close, and the
+	 * connection is never reused. */
+	bool upstream_close;
 	size_t head_len;                /* bytes of the head, CRLFCRLF included */
 };
 
@@ -82,8 +87,9 @@ struct http_response {
  * Returns head_len (> 0) when a complete, valid head was parsed; 0 when
  * more bytes are needed (and none of the limits is exceeded yet); a
  * negative errno when the head is invalid: then *status is the HTTP status
- * to answer (400, 414 URI too long, 431 headers too large, 501 unknown
- * transfer coding, 505 version) and err says why, e.g. "both
+ * to answer (400, 414 URI too long, 417 an Expect other than
+ * 100-continue, 431 headers too large, 501 unknown transfer coding, 505
+ * version) and err says why, e.g. "both
  * Content-Length and Transfer-Encoding". Refused: bare CR or LF line
  * endings, obs-fold, whitespace before ':', invalid token characters in
  * the method or header names, control characters in values, duplicate or
@@ -91,7 +97,8 @@ struct http_response {
  * Transfer-Encoding whose final coding is not chunked, HTTP/0.9 and
  * versions other than 1.0/1.1, a missing Host on 1.1, more than one Host,
  * a Host that disagrees with an absolute-form target, CONNECT without
- * authority form, authority form without CONNECT, userinfo in a target. */
+ * authority form, authority form without CONNECT, userinfo in a target,
+ * a body on GET, HEAD or TRACE. */
 int http_parse_request(const char *buf, size_t len, struct http_request *req, int *status,
 		       struct error *err) WUR;
 

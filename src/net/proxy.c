@@ -27,6 +27,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -53,6 +54,7 @@
 #define RELAY_CHUNK 65536
 #define RELAY_PIPE (1 << 20)
 #define MAX_ADDRS 16
+#define WS_ACCEPT_LEN 28 /* base64 of a SHA-1 */
 
 static const struct proxy_config *cfg;
 static SSL_CTX *upstream_ctx;
@@ -285,6 +287,7 @@ static const char *status_text(int status)
 	case 413: return "Content Too Large";
 	case 414: return "URI Too Long";
 	case 415: return "Unsupported Media Type";
+	case 417: return "Expectation Failed";
 	case 431: return "Request Header Fields Too Large";
 	case 501: return "Not Implemented";
 	case 502: return "Bad Gateway";
@@ -583,14 +586,19 @@ static int collect_body(struct conn *c, const struct http_request *req, uint64_t
 	}
 }
 
-/* Send the rest of a body upstream as it arrives, framing and all. */
-static bool forward_rest(struct conn *c, struct body_rest *rest, uint64_t *up)
+/* Send the rest of a body upstream as it arrives, framing and all.
+ * Returns 1 when it was sent, 2 when the upstream answered first (the
+ * rest is not sent: the answer goes to the agent, and neither
+ * connection carries another request), 0 on an error. */
+static int forward_rest(struct conn *c, struct body_rest *rest, uint64_t *up)
 {
 	for (;;) {
 		if (!rest->chunked && rest->remaining == 0)
-			return true;
+			return 1;
+		if (upstream_stale(c) || (c->ussl && SSL_pending(c->ussl) > 0))
+			return 2;
 		if (c->in.len == 0 && !fill(c, 1))
-			return false;
+			return 0;
 		size_t used;
 		int r = 0;
 		if (rest->chunked) {
@@ -598,17 +606,17 @@ static bool forward_rest(struct conn *c, struct body_rest *rest, uint64_t *up)
 			/* Trailers on a streamed body: the upstream never gets
 			 * the end of it (see collect_body). */
 			if (r < 0 || rest->ch.trailers)
-				return false;
+				return 0;
 		} else {
 			used = c->in.len < rest->remaining ? c->in.len : (size_t)rest->remaining;
 			rest->remaining -= used;
 		}
 		if (used && !io_write(c->ufd, c->ussl, c->in.data, used))
-			return false;
+			return 0;
 		*up += used;
 		buf_consume(&c->in, used);
 		if (r == 1)
-			return true;
+			return 1;
 	}
 }
 
@@ -836,45 +844,82 @@ static ssize_t upstream_fill(struct conn *c, struct buf *rb)
 	return n;
 }
 
-/* Forward the response: head, then the body by its framing. Returns
- * whether the client connection may carry another request. */
-static bool forward_response(struct conn *c, const struct http_request *req, bool may_upgrade, uint64_t *down,
-			     int *status_out, bool *upgraded)
+/* The Sec-WebSocket-Accept a server that really switches to WebSocket
+ * answers to req's Sec-WebSocket-Key (RFC 6455 §4.2.2), into out; false
+ * when req has no key. */
+static bool websocket_accept(const struct http_request *req, char out[WS_ACCEPT_LEN + 1])
+{
+	static const char guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+	const struct http_header *k = http_find_header(req->headers, req->n_headers, "Sec-WebSocket-Key");
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	if (!k || k->value_len == 0 || k->value_len > 64)
+		return false;
+	char in[64 + sizeof(guid)];
+	memcpy(in, k->value, k->value_len);
+	memcpy(in + k->value_len, guid, sizeof(guid) - 1);
+	if (!EVP_Digest(in, k->value_len + sizeof(guid) - 1, md, &mdlen, EVP_sha1(), NULL) || mdlen != 20)
+		return false;
+	return EVP_EncodeBlock((unsigned char *)out, md, 20) == WS_ACCEPT_LEN;
+}
+
+/* Did the upstream switch to WebSocket, as the handshake proves? A 101
+ * from a server that did not (a status page that answers any code, a
+ * switch to another protocol) would turn the relay into a raw channel
+ * to a server still reading HTTP/1.1: requests no rule decides. */
+static bool websocket_switched(const struct http_response *resp, const char *accept)
+{
+	const struct http_header *u = http_find_header(resp->headers, resp->n_headers, "Upgrade");
+	const struct http_header *a = http_find_header(resp->headers, resp->n_headers, "Sec-WebSocket-Accept");
+	return accept && u && u->value_len == 9 && strncasecmp(u->value, "websocket", 9) == 0 && a &&
+	       a->value_len == WS_ACCEPT_LEN && memcmp(a->value, accept, WS_ACCEPT_LEN) == 0;
+}
+
+/* Forward the response: head, then the body by its framing. ws_accept
+ * is the handshake's answer when the request may switch to WebSocket,
+ * else NULL. Returns whether the client connection may carry another
+ * request; the upstream is closed unless it is in step and may carry
+ * one too. */
+static bool forward_response(struct conn *c, const struct http_request *req, const char *ws_accept,
+			     uint64_t *down, int *status_out, bool *upgraded)
 {
 	struct buf rb = { 0 };
 	struct http_response resp;
-	bool keep = false;
+	bool keep = false;    /* the agent's stream is in step */
+	bool up_keep = false; /* ... and the upstream's */
+	bool may_upgrade = ws_accept != NULL;
 	*upgraded = false;
 	/* Room for a head and a body of up to about 64 KiB in one read. */
 	if (buf_reserve(&rb, RELAY_CHUNK - 1) < 0)
 		goto out;
 	for (;;) {
-		ssize_t n = upstream_fill(c, &rb);
-		if (n <= 0)
-			goto bad_gateway;
 		struct error err = { 0 };
-		int r = http_parse_response(rb.data, rb.len, req->method, &resp, &err);
+		int r = rb.len ? http_parse_response(rb.data, rb.len, req->method, &resp, &err) : 0;
 		if (r < 0)
 			goto bad_gateway;
-		if (r == 0)
+		if (r == 0) {
+			if (upstream_fill(c, &rb) <= 0)
+				goto bad_gateway;
 			continue;
-		if (resp.status >= 100 && resp.status < 200 && resp.status != 101) {
-			/* Interim response: pass it on, read the final one. */
+		}
+		if (resp.status < 100 || resp.status >= 200 || resp.status == 101)
+			break;
+		/* Interim responses, any number of them, then the final one.
+		 * A 100 is not passed on: the upstream never saw Expect (the
+		 * proxy answered it), and the agent's stream has one. */
+		if (resp.status != 100) {
 			if (!cwrite(c, rb.data, resp.head_len))
 				goto out;
 			*down += resp.head_len;
-			buf_consume(&rb, resp.head_len);
-			if (rb.len == 0)
-				continue;
-			r = http_parse_response(rb.data, rb.len, req->method, &resp, &err);
-			if (r < 0)
-				goto bad_gateway;
-			if (r == 0)
-				continue;
 		}
-		break;
+		buf_consume(&rb, resp.head_len);
 	}
 	*status_out = resp.status;
+	if (resp.status == 101 && !websocket_switched(&resp, ws_accept)) {
+		*status_out = 502;
+		answer(c, 502, "bad gateway", "the upstream answered 101 without completing the WebSocket handshake");
+		goto out;
+	}
 
 	/* The head goes out with the body bytes that arrived with it: one
 	 * send, and one segment for a small response, instead of two. */
@@ -916,8 +961,10 @@ static bool forward_response(struct conn *c, const struct http_request *req, boo
 
 	switch (resp.body) {
 	case HTTP_BODY_NONE:
-		/* Bytes past a bodiless response: the upstream is out of step. */
-		keep = rb.len == 0;
+		/* Bytes past a bodiless response: the upstream is out of step
+		 * (the agent's stream is not). */
+		keep = true;
+		up_keep = rb.len == 0;
 		break;
 	case HTTP_BODY_LENGTH: {
 		uint64_t left = resp.content_length - with;
@@ -937,7 +984,8 @@ static bool forward_response(struct conn *c, const struct http_request *req, boo
 			*down += (uint64_t)n;
 		}
 		/* Bytes past the body: the upstream is out of step. */
-		keep = left == 0 && rb.len == 0;
+		keep = left == 0;
+		up_keep = keep && rb.len == 0;
 		break;
 	}
 	case HTTP_BODY_CHUNKED: {
@@ -953,7 +1001,8 @@ static bool forward_response(struct conn *c, const struct http_request *req, boo
 			*down += used;
 			buf_consume(&rb, used);
 		}
-		keep = rb.len == 0;
+		keep = true;
+		up_keep = rb.len == 0;
 		break;
 	}
 	case HTTP_BODY_EOF: {
@@ -965,7 +1014,12 @@ static bool forward_response(struct conn *c, const struct http_request *req, boo
 		break;
 	}
 	}
-	if (!resp.keep_alive)
+	/* Never reused after a request whose body it may have left unread,
+	 * after a HEAD (a server that sends the body anyway, a little late,
+	 * would answer the next request with it), or after an upgrade it
+	 * declined (it may have switched halfway). */
+	if (!resp.keep_alive || !up_keep || req->upstream_close || strcmp(req->method, "HEAD") == 0 ||
+	    req->upgrade)
 		upstream_close(c);
 	buf_free(&rb);
 	return keep && req->keep_alive;
@@ -1248,6 +1302,14 @@ static bool handle_request(struct conn *c, struct http_request *req)
 			goto deny;
 		}
 	}
+	/* The head is decided: the agent may send the body it holds back
+	 * for a 100 (its Expect never goes upstream, see build_head). */
+	if (req->expect_continue && req->body != HTTP_BODY_NONE &&
+	    !(req->body == HTTP_BODY_LENGTH && req->content_length == 0)) {
+		static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+		if (!cwrite(c, cont, sizeof(cont) - 1))
+			goto out;
+	}
 	/* A git push the broker decides from its first commands may be
 	 * larger than max_body: its pack (compressed) is streamed after them.
 	 * Observe mode streams any body over max_body (its first max_body
@@ -1294,6 +1356,11 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		goto out;
 	if (cb == 2 && !may_stream)
 		(void)let_through(&rec, obs, sizeof(obs), NULL, NULL, "body over max_body");
+	/* A body streamed on after the head is one the upstream may answer
+	 * before it has read (a refusal, a redirect): its rest, unscanned,
+	 * must not become the next request. */
+	if (cb == 2)
+		req->upstream_close = true;
 	char what[128];
 	if (leak_check(req, &body, what, sizeof(what))) {
 		snprintf(reason, sizeof(reason), "the request carries %s", what);
@@ -1451,8 +1518,12 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		  (!mx || mcp_http_fix_head(&head, body.len > 0, body.len) == 0) && add_identity(c, host, port, &head) && io_write(c->ufd, c->ussl, head.data, head.len) &&
 		  (!body.len || io_write(c->ufd, c->ussl, body.data, body.len));
 	rec.up = head.len + body.len;
-	if (ok && rest.active)
-		ok = forward_rest(c, &rest, &rec.up);
+	bool answered_early = false;
+	if (ok && rest.active) {
+		int fr = forward_rest(c, &rest, &rec.up);
+		ok = fr > 0;
+		answered_early = fr == 2;
+	}
 	/* From here req's injected headers (into side) are gone: only its
 	 * method and keep-alive flag are read below. */
 	if (injected) {
@@ -1494,7 +1565,12 @@ static bool handle_request(struct conn *c, struct http_request *req)
 	} else if (scan_back) {
 		keep = forward_scanned(c, req, &rec, reason, sizeof(reason));
 	} else {
-		keep = forward_response(c, req, req->upgrade_websocket, &rec.down, &rec.status, &upgraded);
+		char accept[WS_ACCEPT_LEN + 1];
+		bool ws = req->upgrade_websocket && websocket_accept(req, accept);
+		keep = forward_response(c, req, ws ? accept : NULL, &rec.down, &rec.status, &upgraded);
+		/* The rest of the body is still in the agent's stream. */
+		if (answered_early)
+			keep = false;
 	}
 	rec.decision = rec.observed || (rec.kind && strcmp(rec.kind, "response_leak") == 0) ? "deny" : "allow";
 	if (upgraded) {

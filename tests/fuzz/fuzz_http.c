@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "net/dlp.h"
 #include "net/http.h"
@@ -82,6 +83,7 @@ static void check_request_verdict(const char *buf, size_t len, const struct verd
 	check_message(&v->err, v->r);
 	switch (v->status) {
 	case 400:
+	case 417: /* an Expect other than one 100-continue */
 		CHECK(v->r == -EINVAL);
 		break;
 	case 414:
@@ -167,6 +169,30 @@ static void check_request(const struct http_request *r)
 	CHECK(r->body != HTTP_BODY_CHUNKED || r->minor == 1);
 	CHECK(!r->upgrade || r->minor == 1);
 	CHECK(!r->upgrade_websocket || r->upgrade);
+	/* A body a server may leave unread runs as a request of its own:
+	 * never on GET, HEAD or TRACE; elsewhere, outside the methods whose
+	 * bodies have a meaning, the upstream is told to close. */
+	bool has_body = r->body == HTTP_BODY_CHUNKED || (r->body == HTTP_BODY_LENGTH && r->content_length > 0);
+	if (has_body)
+		CHECK(strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0 &&
+		      strcmp(r->method, "TRACE") != 0);
+	else
+		CHECK(!r->upstream_close);
+	if (has_body && (strcmp(r->method, "DELETE") == 0 || strcmp(r->method, "OPTIONS") == 0))
+		CHECK(r->upstream_close);
+	if (strcmp(r->method, "POST") == 0 || strcmp(r->method, "PUT") == 0 || strcmp(r->method, "PATCH") == 0)
+		CHECK(!r->upstream_close);
+	/* websocket only as the one protocol of the one Upgrade field */
+	if (r->upgrade_websocket) {
+		size_t n = 0;
+		for (size_t i = 0; i < r->n_headers; i++)
+			if (r->headers[i].name_len == 7 && strncasecmp(r->headers[i].name, "Upgrade", 7) == 0) {
+				n++;
+				CHECK(!memchr(r->headers[i].value, ',', r->headers[i].value_len));
+			}
+		CHECK(n == 1);
+	}
+	CHECK(!r->expect_continue || r->minor == 1);
 }
 
 /* The upstream head of r parses again, to the same request. */
@@ -214,11 +240,14 @@ static void check_upstream(const struct http_request *r, bool keep_upgrade)
 		      memcmp(again.query, r->query, r->query_len) == 0);
 	CHECK(again.minor == 1);
 	CHECK(again.body == r->body && again.content_length == r->content_length);
-	CHECK(again.keep_alive);
+	CHECK(again.keep_alive == !r->upstream_close);
+	CHECK(again.upstream_close == r->upstream_close);
 	CHECK(again.upgrade == (keep_upgrade && r->upgrade));
 	if (again.upgrade)
 		CHECK(again.upgrade_websocket == r->upgrade_websocket);
-	CHECK(again.expect_continue == r->expect_continue);
+	/* the proxy answers Expect itself: it never goes upstream */
+	CHECK(!again.expect_continue);
+	CHECK(!http_find_header(again.headers, again.n_headers, "Expect"));
 
 	/* building again changes nothing */
 	if (http_build_upstream_head(&again, keep_upgrade, &out2) < 0)

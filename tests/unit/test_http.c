@@ -118,11 +118,12 @@ static void bad_len(const char *s, size_t n, int status, const char *msg)
 
 #define BAD(s, status, msg) bad_len((s), strlen(s), (status), (msg))
 
-/* "GET / HTTP/1.1\r\nHost: h\r\n" + extra + "\r\n" */
+/* "POST / HTTP/1.1\r\nHost: h\r\n" + extra + "\r\n" (POST: a method
+ * whose body has a meaning, so that framing fields are judged alone) */
 static char *with_headers(const char *extra)
 {
 	static char buf[4096];
-	snprintf(buf, sizeof(buf), "GET / HTTP/1.1\r\nHost: h\r\n%s\r\n", extra);
+	snprintf(buf, sizeof(buf), "POST / HTTP/1.1\r\nHost: h\r\n%s\r\n", extra);
 	return buf;
 }
 
@@ -392,9 +393,17 @@ static void test_connection(void **state)
 	r = OKH("Connection: keep-alive, Upgrade\r\nUpgrade: WebSocket\r\n");
 	assert_true(r->upgrade);
 	assert_true(r->upgrade_websocket);
-	r = OKH("Upgrade: websocket/13, h2c\r\nConnection: upgrade\r\n");
+	r = OKH("Upgrade: websocket/13\r\nConnection: upgrade\r\n");
 	assert_true(r->upgrade);
 	assert_true(r->upgrade_websocket);
+	/* the server picks from a list: websocket only when it is the one
+	 * protocol offered, in the one Upgrade field */
+	r = OKH("Upgrade: websocket/13, h2c\r\nConnection: upgrade\r\n");
+	assert_true(r->upgrade);
+	assert_false(r->upgrade_websocket);
+	r = OKH("Upgrade: websocket\r\nUpgrade: h2c\r\nConnection: upgrade\r\n");
+	assert_true(r->upgrade);
+	assert_false(r->upgrade_websocket);
 	r = OKH("Connection: upgrade\r\nUpgrade: h2c, websocket\r\n");
 	assert_true(r->upgrade);
 	assert_false(r->upgrade_websocket);
@@ -412,8 +421,14 @@ static void test_connection(void **state)
 	assert_false(r->upgrade_websocket);
 
 	assert_true(OKH("Expect: 100-Continue\r\n")->expect_continue);
-	assert_false(OKH("Expect: 200-ok\r\n")->expect_continue);
 	assert_false(OKH("")->expect_continue);
+	/* the proxy meets 100-continue itself; any other is refused */
+	BADH("Expect: 200-ok\r\n", 417, "an Expect other than one 100-continue");
+	BADH("Expect: 100-continue, 200-ok\r\n", 417, "an Expect other than one 100-continue");
+	BADH("Expect: 100-continue\r\nExpect: 100-continue\r\n", 417, "an Expect other than one 100-continue");
+	BADH("Expect: \r\n", 417, "an Expect other than one 100-continue");
+	/* ignored in HTTP/1.0 (RFC 9110 §10.1.1) */
+	assert_false(OK("POST http://h/ HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n")->expect_continue);
 
 	BADH("Connection: a b\r\n", 400, "Connection: \"a b\" is not a list of options");
 	BADH("Connection: close;x\r\n", 400, "Connection: \"close;x\" is not a list of options");
@@ -434,7 +449,7 @@ static void test_content_length(void **state)
 	const struct http_request *r;
 	(void)state;
 
-	r = OK("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\n");
+	r = OK("PUT / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\n");
 	assert_int_equal(r->body, HTTP_BODY_LENGTH);
 	assert_int_equal(r->content_length, 5);
 	r = OKH("Content-Length: 0\r\n");
@@ -516,9 +531,56 @@ static void test_transfer_encoding(void **state)
 	BAD("CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\nTransfer-Encoding: chunked\r\n\r\n", 400,
 	    "CONNECT request with content");
 
-	/* a body on GET is only framing */
-	r = OK("GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n");
-	assert_int_equal(r->body, HTTP_BODY_CHUNKED);
+}
+
+/* A body a server may leave unread would be read as the next request. */
+static void test_bodies_on_bodiless_methods(void **state)
+{
+	const struct http_request *r;
+	(void)state;
+
+	static const char *const refused[] = { "GET", "HEAD", "TRACE" };
+	for (size_t i = 0; i < ARRAY_SIZE(refused); i++) {
+		char s[256], msg[256];
+		snprintf(msg, sizeof(msg),
+			 "a body on %s, which servers may not read: it could run as a request of its own; "
+			 "send it with POST",
+			 refused[i]);
+		snprintf(s, sizeof(s), "%s / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\n", refused[i]);
+		BAD(s, 400, msg);
+		snprintf(s, sizeof(s), "%s / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n",
+			 refused[i]);
+		BAD(s, 400, msg);
+		snprintf(s, sizeof(s), "%s / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+			 refused[i]);
+		BAD(s, 400, msg);
+		snprintf(s, sizeof(s), "%s http://h/ HTTP/1.0\r\nContent-Length: 1\r\n\r\n", refused[i]);
+		BAD(s, 400, msg);
+		/* an empty body is no body; none at all either */
+		snprintf(s, sizeof(s), "%s / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", refused[i]);
+		r = OK(s);
+		assert_false(r->upstream_close);
+		snprintf(s, sizeof(s), "%s / HTTP/1.1\r\nHost: h\r\n\r\n", refused[i]);
+		assert_false(OK(s)->upstream_close);
+	}
+	/* methods that are case-sensitive: "get" is not GET, and is an
+	 * extension method whose body goes with Connection: close */
+	assert_true(OK("get / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\n")->upstream_close);
+	/* DELETE, OPTIONS and unknown methods: forwarded, never reused */
+	assert_true(OK("DELETE / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\n")->upstream_close);
+	assert_true(OK("OPTIONS * HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n")->upstream_close);
+	assert_true(OK("FROB / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n\r\n")->upstream_close);
+	assert_false(OK("DELETE / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n")->upstream_close);
+	assert_false(OK("DELETE / HTTP/1.1\r\nHost: h\r\n\r\n")->upstream_close);
+	/* methods whose bodies have a meaning: kept alive */
+	static const char *const kept[] = { "POST", "PUT", "PATCH", "PROPFIND", "REPORT", "QUERY" };
+	for (size_t i = 0; i < ARRAY_SIZE(kept); i++) {
+		char s[256];
+		snprintf(s, sizeof(s), "%s / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\n", kept[i]);
+		r = OK(s);
+		assert_int_equal(r->body, HTTP_BODY_LENGTH);
+		assert_false(r->upstream_close);
+	}
 }
 
 /* ---------------------------------------------------------------- */
@@ -1140,7 +1202,11 @@ static void upstream(const char *in, bool keep_upgrade, const char *expected)
 	assert_memory_equal(again.path, req.path, req.path_len);
 	assert_int_equal(again.body, req.body);
 	assert_true(again.content_length == req.content_length);
-	assert_true(again.keep_alive);
+	/* a body the upstream may leave unread: it closes after it */
+	assert_int_equal(again.keep_alive, !req.upstream_close);
+	assert_int_equal(again.upstream_close, req.upstream_close);
+	/* the proxy answers Expect itself */
+	assert_false(again.expect_continue);
 	assert_int_equal(again.upgrade, keep_upgrade && req.upgrade);
 	buf_free(&b);
 }
@@ -1189,7 +1255,7 @@ static void test_request_move(void **state)
 static void test_upstream_head(void **state)
 {
 	(void)state;
-	upstream("GET /p?q HTTP/1.1\r\n"
+	upstream("POST /p?q HTTP/1.1\r\n"
 		 "Host: Example.com.\r\n"
 		 "Connection: close, X-Secret\r\n"
 		 "x-secret: 1\r\n"
@@ -1201,15 +1267,19 @@ static void test_upstream_head(void **state)
 		 "Trailer: X-Sum\r\n"
 		 "Upgrade: websocket\r\n"
 		 "Accept: */*\r\n"
+		 "Expect: 100-continue\r\n"
 		 "Content-Length: 2\r\n"
 		 "\r\n",
 		 false,
-		 "GET /p?q HTTP/1.1\r\n"
+		 "POST /p?q HTTP/1.1\r\n"
 		 "Host: example.com\r\n"
 		 "Accept: */*\r\n"
 		 "Content-Length: 2\r\n"
 		 "Connection: keep-alive\r\n"
 		 "\r\n");
+	/* a body the upstream may leave unread: it is told to close */
+	upstream("DELETE /p HTTP/1.1\r\nHost: a\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\n", false,
+		 "DELETE /p HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nConnection: close\r\n\r\n");
 	/* the agent's Airlock-Identity, in any case and however many, never
 	 * goes on (the proxy adds its own signed one); its neighbour does */
 	upstream("GET /p HTTP/1.1\r\n"
@@ -1560,6 +1630,7 @@ int main(void)
 		cmocka_unit_test(test_connection),
 		cmocka_unit_test(test_content_length),
 		cmocka_unit_test(test_transfer_encoding),
+		cmocka_unit_test(test_bodies_on_bodiless_methods),
 		cmocka_unit_test(test_line_endings),
 		cmocka_unit_test(test_field_lines),
 		cmocka_unit_test(test_versions),
