@@ -771,31 +771,8 @@ out:
  * "identity" one, "Transfer-Encoding: gzip, chunked"). */
 static bool compressed(const struct http_request *req, char *name, size_t name_len)
 {
-	for (size_t i = 0; i < req->n_headers; i++) {
-		const struct http_header *h = &req->headers[i];
-		bool te = h->name_len == 17 && strncasecmp(h->name, "transfer-encoding", 17) == 0;
-		if (!te && !(h->name_len == 16 && strncasecmp(h->name, "content-encoding", 16) == 0))
-			continue;
-		for (size_t a = 0; a < h->value_len;) {
-			size_t b = a;
-			while (b < h->value_len && h->value[b] != ',')
-				b++;
-			size_t s = a, e = b;
-			while (s < e && (h->value[s] == ' ' || h->value[s] == '\t'))
-				s++;
-			while (e > s && (h->value[e - 1] == ' ' || h->value[e - 1] == '\t'))
-				e--;
-			bool plain = e == s || (e - s == 8 && strncasecmp(h->value + s, "identity", 8) == 0) ||
-				     (te && e - s == 7 && strncasecmp(h->value + s, "chunked", 7) == 0);
-			if (!plain) {
-				snprintf(name, name_len, "%s %.*s", te ? "Transfer-Encoding" : "Content-Encoding",
-					 (int)(e - s > 48 ? 48 : e - s), h->value + s);
-				return true;
-			}
-			a = b + 1;
-		}
-	}
-	return false;
+	/* the same reading of the coding fields as a response's */
+	return respscan_coded(req->headers, req->n_headers, name, name_len);
 }
 
 /* Scan everything the request would carry out. */
