@@ -32,6 +32,10 @@ int cli_version(int argc, char **argv);
 int cli_audit_exec(const char *verb, int argc, char **argv);
 
 /* Load FILE, or the built-in default when file is NULL. */
+/* --no-audit with a policy that names audit.dir: said on stderr, naming
+ * the field's line; the caller exits with SANDBOX_EXIT_USAGE. */
+bool cli_no_audit_contradicts(const struct policy *pol, bool no_audit);
+
 int cli_load_policy(const char *file, struct policy **out, struct error *err);
 
 struct policy_layer_report;

@@ -62,3 +62,15 @@ bool cli_layer_report(const struct policy_layer_report *rep, FILE *f)
 	}
 	return false;
 }
+
+bool cli_no_audit_contradicts(const struct policy *pol, bool no_audit)
+{
+	if (!no_audit || !pol->audit.dir)
+		return false;
+	fprintf(stderr,
+		"airlock: %s:%u:%u: audit.dir: the policy writes the decision log to %s; --no-audit contradicts it "
+		"(drop one of them)\n",
+		pol->origin.audit_dir.file ? pol->origin.audit_dir.file : pol->file, pol->origin.audit_dir.line,
+		pol->origin.audit_dir.col, pol->audit.dir);
+	return true;
+}

@@ -201,14 +201,8 @@ static int cmd_run(int argc, char **argv)
 		fprintf(stderr, "airlock: %s\n", err.msg);
 		return SANDBOX_EXIT_USAGE;
 	}
-	if (o.no_audit && pol->audit.dir) {
-		fprintf(stderr,
-			"airlock: %s:%u:%u: audit.dir: the policy writes the decision log to %s; --no-audit "
-			"contradicts it (drop one of them)\n",
-			pol->origin.audit_dir.file ? pol->origin.audit_dir.file : pol->file, pol->origin.audit_dir.line,
-			pol->origin.audit_dir.col, pol->audit.dir);
+	if (cli_no_audit_contradicts(pol, o.no_audit))
 		return SANDBOX_EXIT_USAGE;
-	}
 	const struct policy_mcp_server *srv;
 	const char *name;
 	if (pick_server(pol, &o, &srv, &name) < 0)

@@ -104,14 +104,8 @@ int cli_run(int argc, char **argv)
 	}
 	/* A policy that cannot run as written is a usage error (exit 2), not
 	 * a sandbox that failed to build; sandbox_run checks it as well. */
-	if (no_audit && pol->audit.dir) {
-		fprintf(stderr,
-			"airlock: %s:%u:%u: audit.dir: the policy writes the decision log to %s; --no-audit "
-			"contradicts it (drop one of them)\n",
-			pol->origin.audit_dir.file ? pol->origin.audit_dir.file : pol->file, pol->origin.audit_dir.line,
-			pol->origin.audit_dir.col, pol->audit.dir);
+	if (cli_no_audit_contradicts(pol, no_audit))
 		return SANDBOX_EXIT_USAGE;
-	}
 	/* The log is on by default (auditlog_dir): the header is refused only
 	 * where the log is turned off. */
 	if (pol->identity.header && !audit_dir && (no_audit || !pol->audit.enabled)) {

@@ -1189,16 +1189,6 @@ static bool str_eq(const char *a, const char *b)
 	return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
-static bool same_source(const struct policy_credential *a, const struct policy_credential *b)
-{
-	if (a->source != b->source || !str_eq(a->source_arg, b->source_arg) || a->n_command != b->n_command)
-		return false;
-	for (size_t i = 0; i < a->n_command; i++)
-		if (!str_eq(a->command[i], b->command[i]))
-			return false;
-	return true;
-}
-
 static bool binding_has_method(const struct policy_cred_binding *b, const char *m)
 {
 	if (!b->methods)
@@ -1305,7 +1295,7 @@ static int cred_diff(const struct policy *old, const struct policy *new_, struct
 		for (size_t j = 0; j < old->n_credentials && !oc; j++)
 			if (!strcmp(old->credentials[j].name, nc->name))
 				oc = &old->credentials[j];
-		if (!oc || !same_source(nc, oc)) {
+		if (!oc || !policy_credential_same_source(nc, oc)) {
 			char w[200];
 			snprintf(w, sizeof(w), "credential %s", nc->name);
 			if ((r = add(d, err, "credentials", new_, &nc->loc, w, "%s credential %s; OLD %s", oc ? "changes the source of" : "adds",

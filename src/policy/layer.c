@@ -1864,7 +1864,7 @@ static bool binding_reachable(const struct policy_network *net, const struct pol
 	return false;
 }
 
-static bool same_source(const struct policy_credential *a, const struct policy_credential *b)
+bool policy_credential_same_source(const struct policy_credential *a, const struct policy_credential *b)
 {
 	if (a->source != b->source || !str_eq(a->source_arg, b->source_arg) || a->n_command != b->n_command)
 		return false;
@@ -1894,7 +1894,7 @@ static int narrow_credentials(struct lctx *c, const struct ceiling *e, bool by_c
 					cc = &e->pol->credentials[j];
 		/* The enterprise's bindings are about its secret: another
 		 * secret under the same name does not inherit them. */
-		if (cc && !same_source(cr, cc)) {
+		if (cc && !policy_credential_same_source(cr, cc)) {
 			if ((r = cut(c, &cr->loc, e, cc->loc.line,
 				     "credentials %s cut: its source is not the enterprise's credential of that name",
 				     cr->name)) < 0)

@@ -354,4 +354,9 @@ static inline enum policy_net_mode policy_net_mode(const struct policy *p)
 
 const char *policy_boundary_name(enum policy_boundary b);
 
+/* The same secret: one source (variable, file, command and its arguments).
+ * Layering keeps a credential only with the enterprise's source; the
+ * prover counts another source as a new secret. */
+bool policy_credential_same_source(const struct policy_credential *a, const struct policy_credential *b);
+
 #endif
