@@ -66,6 +66,7 @@ static pthread_mutex_t ca_lock = PTHREAD_MUTEX_INITIALIZER;
  * agent under a small memory limit made the proxy, outside its cgroup,
  * hold PROXY_MAX_CONNECTIONS bodies of max_body each (hundreds of MB). */
 static uint64_t body_budget;
+static unsigned max_conns = PROXY_MAX_CONNECTIONS;
 static _Atomic uint64_t body_held;
 
 struct conn {
@@ -430,6 +431,15 @@ uint64_t proxy_body_budget(const struct policy *pol)
 	uint64_t max = pol->network.max_body; /* the parser sets its default */
 	uint64_t b = pol->sandbox.limits.memory_bytes ? pol->sandbox.limits.memory_bytes : PROXY_BODY_BUDGET_DEFAULT;
 	return b < max + PROXY_BODY_SLACK ? max + PROXY_BODY_SLACK : b;
+}
+
+unsigned proxy_max_connections(const struct policy *pol)
+{
+	uint64_t m = pol->sandbox.limits.memory_bytes;
+	if (!m)
+		return PROXY_MAX_CONNECTIONS;
+	uint64_t n = m / PROXY_CONN_COST;
+	return n < PROXY_MIN_CONNECTIONS ? PROXY_MIN_CONNECTIONS : n > PROXY_MAX_CONNECTIONS ? PROXY_MAX_CONNECTIONS : (unsigned)n;
 }
 
 /* Take n bytes of the budget for a body about to be held; false when the
@@ -2047,6 +2057,7 @@ __attribute__((noreturn)) void proxy_main(const struct proxy_config *config)
 	}
 	drop_privileges();
 	body_budget = proxy_body_budget(cfg->policy);
+	max_conns = proxy_max_connections(cfg->policy);
 
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
@@ -2093,7 +2104,7 @@ __attribute__((noreturn)) void proxy_main(const struct proxy_config *config)
 		/* The agent's end is in the sandbox's network namespace, on
 		 * this host. */
 		local_congestion(fd);
-		if (atomic_fetch_add(&active, 1) >= PROXY_MAX_CONNECTIONS) {
+		if ((unsigned)atomic_fetch_add(&active, 1) >= max_conns) {
 			atomic_fetch_sub(&active, 1);
 			static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 36\r\n"
 						   "Connection: close\r\n\r\nairlock: too many proxy connections\n";

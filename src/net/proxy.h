@@ -46,6 +46,18 @@
  * network.leak_scan.max_body (and its slack), which the policy allows. */
 uint64_t proxy_body_budget(const struct policy *pol);
 
+/* What one open connection may make the proxy hold besides a body: its
+ * thread's stack, the head and response buffers, two TLS states. */
+#define PROXY_CONN_COST (512ULL * 1024)
+#define PROXY_MIN_CONNECTIONS 32
+
+/* Connections open at once: PROXY_MAX_CONNECTIONS, or under
+ * sandbox.limits.memory as many as that memory pays for at
+ * PROXY_CONN_COST each (never fewer than PROXY_MIN_CONNECTIONS): 512 idle
+ * connections held about 170 MB of the host's memory for an agent limited
+ * to 64 MiB. */
+unsigned proxy_max_connections(const struct policy *pol);
+
 struct proxy_config {
 	const struct policy *policy;   /* borrowed */
 	int listen_fd;                 /* bound and listening, inside the sandbox's netns */

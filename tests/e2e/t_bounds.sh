@@ -299,3 +299,56 @@ test_bounds_identical_denials_are_counted_not_repeated() {
 	assert_eq 50 "$(grep -c '"hostname":"d[0-9a-f]*\.junk\.test"' "$log")" "every distinct denial is in the log"
 	assert_not_contains "$(cat "$log")" '"kind":"log_budget"' "an ordinary run never reaches the budget"
 }
+
+# Each open connection costs the proxy memory too (a thread's stack, its
+# buffers, TLS state): under sandbox.limits.memory the proxy keeps no more
+# connections open than that memory pays for, at 512 KiB each (never fewer
+# than 32); those past it are answered 503 and closed. Once they are closed,
+# a request goes through.
+test_bounds_open_connections_bounded_by_memory() {
+	start_servers
+	cat >"$T/policy.yaml" <<YAML
+version: 1
+sandbox:
+  limits: { memory: 16MiB }
+network:
+  resolve: { api.test: 127.0.0.1 }
+  allow_private: [127.0.0.1:$HP]
+  endpoints:
+    - host: api.test
+      ports: [$HP]
+      rules:
+        - { methods: [GET], path: "/public/**" }
+YAML
+	cat >"$WS/conns.py" <<'PY'
+import os, socket, sys, time, urllib.request
+n = int(sys.argv[1])
+proxy = os.environ["HTTP_PROXY"].rsplit(":", 1)
+held, busy = [], 0
+for i in range(n):
+    s = socket.create_connection((proxy[0].split("//")[1], int(proxy[1])))
+    s.settimeout(0.5)
+    try:
+        data = s.recv(200)
+    except socket.timeout:
+        data = b""
+    if data.startswith(b"HTTP/1.1 503") and b"too many proxy connections" in data:
+        busy += 1
+        s.close()
+    else:
+        held.append(s)
+print("held", len(held), "busy", busy)
+for s in held:
+    s.close()
+time.sleep(1)
+print(urllib.request.urlopen(sys.argv[2]).status)
+PY
+	al --policy "$T/policy.yaml" -- /usr/bin/python3 ./conns.py 40 "http://api.test:$HP/public/x"
+	assert_rc 0 "the client ran: $ERR"
+	assert_contains "$OUT" "held 32 busy 8" "32 connections held (16 MiB at 512 KiB each), the rest refused"
+	assert_contains "$OUT" "200" "once they are closed, a request goes through"
+	# Without a memory limit, the same 40 are all held.
+	sed -i 's/  limits: { memory: 16MiB }/  limits: { memory: unlimited }/' "$T/policy.yaml"
+	al --policy "$T/policy.yaml" -- /usr/bin/python3 ./conns.py 40 "http://api.test:$HP/public/x"
+	assert_contains "$OUT" "held 40 busy 0" "without a memory limit the proxy holds all 40"
+}
