@@ -149,7 +149,11 @@ test_bounds_proxy_holds_no_more_bodies_than_its_budget() {
 		assert_eq 0 "$rc" "$mode: the run"
 		# The bound: what the proxy held beyond its own start is the
 		# policy's budget (64 MiB) and the connections' own buffers.
-		[ $((hwm - base)) -le $((budget_kb + slack_kb)) ] ||
+		# Under AddressSanitizer (scripts/test.sh's sanitized stage)
+		# freed memory is quarantined and every block padded: the
+		# resident size says nothing of what the proxy holds, and the
+		# refusals below are what is checked there.
+		[ -n "${ASAN_OPTIONS:-}" ] || [ $((hwm - base)) -le $((budget_kb + slack_kb)) ] ||
 			fail "$mode: the proxy grew by $((hwm - base)) kB holding bodies; its budget is $budget_kb kB$(e2e_last_run)"
 		assert_match "$OUT" 'refused [1-9][0-9]* of 40' "$mode: bodies past the budget are refused"
 		assert_contains "$(cat "$T/net.jsonl")" "over the proxy's budget of request bodies" \
