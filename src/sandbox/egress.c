@@ -20,10 +20,10 @@
 #include "util/cleanup.h"
 #include "util/file.h"
 
-static const char *const system_bundles[] = {
+const char *const plan_system_bundles[PLAN_SYSTEM_BUNDLES_N] = {
 	"/etc/ssl/certs/ca-certificates.crt", /* Debian, Ubuntu, Alpine */
 	"/etc/pki/tls/certs/ca-bundle.crt",   /* Fedora, RHEL */
-	"/etc/ssl/cert.pem",                  /* Arch, BSDs */
+	"/etc/ssl/cert.pem",                  /* Arch, Alpine, BSDs */
 };
 
 /* MCP over HTTP with a step_up rule: the proxy's control socket, 0600 in
@@ -134,8 +134,8 @@ int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct e
 	}
 	if (msg[0] == 'C') {
 		struct buf bundle = { 0 };
-		for (size_t i = 0; i < ARRAY_SIZE(system_bundles); i++) {
-			int rr = file_read_all(system_bundles[i], 8u << 20, &bundle);
+		for (size_t i = 0; i < ARRAY_SIZE(plan_system_bundles); i++) {
+			int rr = file_read_all(plan_system_bundles[i], 8u << 20, &bundle);
 			if (rr == -ENOMEM)
 				goto oom;
 			if (rr == 0) {

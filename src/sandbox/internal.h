@@ -111,6 +111,12 @@ void plan_free(struct sandbox_plan *p);
 /* Where the sandbox finds the CA bundle that trusts the session CA. */
 #define PLAN_CA_BUNDLE "/run/airlock/ca.pem"
 
+/* The system's CA bundle files (absolute): the session CA's bundle is made
+ * from the first that can be read (egress.c) and shown in place of each
+ * the sandbox shows (mount.c). */
+#define PLAN_SYSTEM_BUNDLES_N 3
+extern const char *const plan_system_bundles[PLAN_SYSTEM_BUNDLES_N];
+
 /* Does some endpoint ask for TLS interception? */
 bool intercepts(const struct policy *pol);
 

@@ -355,15 +355,11 @@ static int hide_file_tree(struct error *err)
  * alone: resolved from outside the new root it could name a host file. */
 static int cover_system_bundles(int rootfd, const char *ca, struct error *err)
 {
-	static const char *const bundles[] = {
-		"etc/ssl/certs/ca-certificates.crt", /* Debian, Ubuntu, Alpine */
-		"etc/pki/tls/certs/ca-bundle.crt",   /* Fedora, RHEL */
-		"etc/ssl/cert.pem",                  /* Arch, Alpine, BSDs */
-	};
-	for (size_t i = 0; i < ARRAY_SIZE(bundles); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(plan_system_bundles); i++) {
+		const char *bundle = plan_system_bundles[i] + 1; /* beneath rootfd */
 		struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
 					.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-		_cleanup_close_ int at = (int)syscall(SYS_openat2, rootfd, bundles[i], &how, sizeof(how));
+		_cleanup_close_ int at = (int)syscall(SYS_openat2, rootfd, bundle, &how, sizeof(how));
 		struct stat st;
 		if (at < 0 || fstat(at, &st) < 0 || !S_ISREG(st.st_mode))
 			continue;
@@ -375,7 +371,7 @@ static int cover_system_bundles(int rootfd, const char *ca, struct error *err)
 		if (r < 0)
 			return r;
 		if (sys_move_mount(tree, "", at, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-			return error_sys(err, errno, "cannot show the CA bundle at /%s", bundles[i]);
+			return error_sys(err, errno, "cannot show the CA bundle at %s", plan_system_bundles[i]);
 	}
 	return 0;
 }
