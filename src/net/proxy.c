@@ -1599,6 +1599,25 @@ static int peek_sni(struct conn *c, char *sni, size_t len)
 	}
 }
 
+/* A tunnel the decision d refused: answered 403 (when the agent waits for
+ * an answer) and recorded, true; or, in observe mode, let through with
+ * the denial noted in rec, false. */
+static bool tunnel_refused(struct conn *c, struct rec *rec, char *obs, size_t obs_len, bool announce,
+			   const char *verb, const char *host, uint16_t port, const struct net_decision *d)
+{
+	if (let_through(rec, obs, obs_len, NULL, d->rule, d->reason))
+		return false;
+	if (announce) {
+		char reason[512];
+		snprintf(reason, sizeof(reason), "%s %s:%u: %s", verb, host, port, d->reason);
+		answer(c, 403, "denied", reason);
+	}
+	rec->rule = d->rule;
+	rec->reason = d->reason;
+	record(rec);
+	return true;
+}
+
 /* A TLS tunnel to target_host:port: asked for with CONNECT (announce: the
  * agent waits for our 200), or a redirected connection whose first byte
  * opened a TLS handshake (nothing to announce; the agent's ClientHello is
@@ -1635,17 +1654,9 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 			return;
 		}
 	}
-	if (!netpol_decide_host(net, host, port, &d)) {
-		snprintf(reason, sizeof(reason), "%s %s:%u: %s", verb, host, port, d.reason);
-		if (!let_through(&rec, obs, sizeof(obs), NULL, d.rule, d.reason)) {
-			if (announce)
-				answer(c, 403, "denied", reason);
-			rec.rule = d.rule;
-			rec.reason = d.reason;
-			record(&rec);
-			return;
-		}
-	}
+	if (!netpol_decide_host(net, host, port, &d) &&
+	    tunnel_refused(c, &rec, obs, sizeof(obs), announce, verb, host, port, &d))
+		return;
 	/* NULL when observe mode let a denied host through: a tunnel
 	 * spliced as it is, not intercepted. */
 	const struct policy_endpoint *ep = d.ep;
@@ -1655,15 +1666,8 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 	 * or protocol: mcp would have decided each request in it. */
 	struct net_decision td;
 	if (ep && !netpol_decide_tunnel(ep, port, &td)) {
-		snprintf(reason, sizeof(reason), "%s %s:%u: %s", verb, host, port, td.reason);
-		if (!let_through(&rec, obs, sizeof(obs), NULL, td.rule, td.reason)) {
-			if (announce)
-				answer(c, 403, "denied", reason);
-			rec.rule = td.rule;
-			rec.reason = td.reason;
-			record(&rec);
+		if (tunnel_refused(c, &rec, obs, sizeof(obs), announce, verb, host, port, &td))
 			return;
-		}
 		ep = NULL; /* observe mode: spliced as it is, not intercepted */
 	}
 	int fd = upstream_connect(host, kind == 1, &ip, port, &d, reason, sizeof(reason), &would);
