@@ -668,6 +668,54 @@ static void test_reference(void **state)
 	dlp_free(d);
 }
 
+/*
+ * The raw scan reads one position in (shortest needle - 3) through a
+ * filter: a secret of the shortest length at every offset against those
+ * positions, at the very start and end of the buffer, in buffers too
+ * short to probe, and a secret later in the buffer than one the filter
+ * let through by accident. A miss by one byte stays a miss.
+ */
+static void test_sampled_offsets(void **state)
+{
+	(void)state;
+	struct dlp *d = new_dlp();
+	char buf[128], what[256];
+
+	ADD_STR(d, "EIGHT", "q7Zk2Wp9");
+	for (size_t at = 0; at < 40; at++) {
+		for (size_t tail = 0; tail < 7; tail++) {
+			memset(buf, '.', sizeof(buf));
+			memcpy(buf + at, "q7Zk2Wp9", 8);
+			if (!dlp_scan(d, (const uint8_t *)buf, at + 8 + tail, what, sizeof(what)) ||
+			    strcmp(what, "secret EIGHT (raw)") != 0)
+				fail_msg("at %zu, tail %zu: not found", at, tail);
+			/* Cut off by the buffer's end: not there. */
+			if (dlp_scan(d, (const uint8_t *)buf, at + 7, what, sizeof(what)))
+				fail_msg("at %zu: a 7-byte prefix was taken for the secret", at);
+			/* Its reversed form, too. */
+			memcpy(buf + at, "9pW2kZ7q", 8);
+			if (!dlp_scan(d, (const uint8_t *)buf, at + 8 + tail, what, sizeof(what)) ||
+			    strcmp(what, "secret EIGHT (reversed)") != 0)
+				fail_msg("at %zu, tail %zu: reversed not found", at, tail);
+			memcpy(buf + at, "q7Zk2Wp8", 8);
+			if (dlp_scan(d, (const uint8_t *)buf, at + 8 + tail, what, sizeof(what)))
+				fail_msg("at %zu: a near miss was taken for the secret: %s", at, what);
+		}
+	}
+	MISS(d, "q7Z");
+	/* Prefixes of the secret in every probe's way, the secret itself
+	 * past them: the automaton started for a prefix goes on to it. */
+	for (size_t at = 0; at < 20; at++) {
+		memset(buf, '.', sizeof(buf));
+		for (size_t p = 0; p + 4 <= 100; p += 4)
+			memcpy(buf + p, "q7Zk", 4);
+		memcpy(buf + 100 - at, "q7Zk2Wp9", 8);
+		buf[110] = '\0';
+		HIT(d, buf, "secret EIGHT (raw)");
+	}
+	dlp_free(d);
+}
+
 /* ---- the first hit ---- */
 
 static void test_first_hit(void **state)
@@ -1045,6 +1093,7 @@ int main(void)
 		cmocka_unit_test(test_hex),
 		cmocka_unit_test(test_url),
 		cmocka_unit_test(test_reference),
+		cmocka_unit_test(test_sampled_offsets),
 		cmocka_unit_test(test_first_hit),
 		cmocka_unit_test(test_what),
 		cmocka_unit_test(test_names_never_carry_value),
