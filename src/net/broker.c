@@ -265,6 +265,20 @@ static int binding_match(const struct policy_cred_binding *bd, const char *host,
 	return ok ? 1 : -1;
 }
 
+int broker_add_secrets(const struct broker *b, struct dlp *d)
+{
+	for (size_t i = 0; b && i < b->n; i++) {
+		if (!b->v[i].secret)
+			continue;
+		char label[96];
+		snprintf(label, sizeof(label), "credential:%s", b->v[i].pol->name);
+		int r = dlp_add_secret(d, label, b->v[i].secret, b->v[i].secret_len);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 bool broker_bound(const struct broker *b, const char *host, uint16_t port)
 {
 	for (size_t i = 0; b && i < b->n; i++)

@@ -78,6 +78,10 @@ const struct broker_cred *broker_find(const struct broker *b, const char *buf, s
  * Everything that comes back from such a place is scanned for the
  * secrets (respscan.h), whether or not this request carried one: a server
  * may keep what an earlier request carried and show it later. */
+/* Add every credential's secret to d, named "credential:NAME": a scanner
+ * of what a server sends the agent then withholds any of them. */
+int broker_add_secrets(const struct broker *b, struct dlp *d) WUR;
+
 bool broker_bound(const struct broker *b, const char *host, uint16_t port);
 
 /* Is req a git push (git-receive-pack) to host:port that some git

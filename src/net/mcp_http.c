@@ -22,6 +22,7 @@
 
 #include "mcp/gateway.h"
 #include "mcp/mcp.h"
+#include "net/broker.h"
 #include "net/dlp.h"
 #include "policy/mcp.h"
 #include "util/cleanup.h"
@@ -58,7 +59,8 @@ static struct mcp_http_server *server_named(const char *name)
 	return NULL;
 }
 
-int mcp_http_init(const struct policy *p, mcp_http_record_fn rec, struct error *err)
+int mcp_http_init(const struct policy *p, const struct broker *broker, mcp_http_record_fn rec,
+		  struct error *err)
 {
 	record_out = rec;
 	const struct policy_network *net = &p->network;
@@ -84,6 +86,13 @@ int mcp_http_init(const struct policy *p, mcp_http_record_fn rec, struct error *
 		int r = mcp_engine_init(&s->engine, srv, s->name, p->sandbox.workspace, srv->pins, err);
 		if (r < 0)
 			return r;
+		/* A server that hands back a credential the proxy injected (an
+		 * echo tool, its environment, an error quoting the request):
+		 * every string it sends the agent is scanned for every
+		 * credential of the session, bound to it or not. */
+		r = broker_add_secrets(broker, s->engine.dlp);
+		if (r < 0)
+			return error_set(err, -r, "mcp.servers.%s: the credentials' secrets for its scanner", name);
 		pthread_mutex_init(&s->lock, NULL);
 		n_servers++;
 	}

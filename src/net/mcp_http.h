@@ -27,6 +27,8 @@
 #include "util/buf.h"
 #include "util/error.h"
 
+struct broker;
+
 struct imp_node;
 
 /* Each record of the gateway (one flat JSON line, kind "mcp", newline
@@ -36,7 +38,8 @@ typedef bool (*mcp_http_record_fn)(const char *line, size_t len);
 /* Make an engine for each mcp.servers entry an endpoint names. Before
  * the proxy drops its privileges: the workspace is resolved and pin files
  * are read here. rec is called from any connection thread. */
-int mcp_http_init(const struct policy *p, mcp_http_record_fn rec, struct error *err) WUR;
+int mcp_http_init(const struct policy *p, const struct broker *broker, mcp_http_record_fn rec,
+		  struct error *err) WUR;
 
 /* Step-up: serve `airlock approve|deny|approve --list` on the listening
  * socket fd (path, for the prompt), on a thread of its own. Without it a

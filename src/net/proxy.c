@@ -2051,7 +2051,7 @@ __attribute__((noreturn)) void proxy_main(const struct proxy_config *config)
 		dprintf(2, "airlock: egress proxy: %s\n", err.msg);
 		_exit(1);
 	}
-	if (mcp_http_init(cfg->policy, record_mcp_line, &err) < 0) {
+	if (mcp_http_init(cfg->policy, cfg->broker, record_mcp_line, &err) < 0) {
 		dprintf(2, "airlock: egress proxy: %s\n", err.msg);
 		_exit(1);
 	}

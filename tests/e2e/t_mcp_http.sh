@@ -275,6 +275,53 @@ test_mcp_http_results_scanned() {
 		"the withheld result is recorded"
 }
 
+# A credential injected into requests to the MCP endpoint, which the
+# server hands back (here: the environment its get-env tool prints, as a
+# server holding the same key would): withheld like a pattern's token,
+# though it matches none. The neighbour: a clean result passes.
+test_mcp_http_results_never_carry_a_credential() {
+	mh_need
+	local secret="mcp-bound-$RANDOM$RANDOM-k3y-$RANDOM" sp
+	printf '%s\n' "$secret" >"$T/mcp-key"
+	chmod 644 "$T/mcp-key"
+	mh_start_server MH_KEY="$secret"
+	mkdir -p "$T/tls"
+	/usr/bin/python3 "$here/tls-front.py" "$T/tls" mcps.test "$MP" >"$T/tls/log" 2>&1 &
+	bg_register $!
+	wait_for 30 test -f "$T/tls/port" || fail "the TLS front did not start: $(cat "$T/tls/log")"
+	sp=$(cat "$T/tls/port")
+	mh_policy
+	SP=$sp TLSDIR=$T/tls /usr/bin/python3 - "$T/policy.yaml" <<'PY'
+import os, sys
+p = sys.argv[1]
+s = open(p).read()
+sp = os.environ["SP"]
+s = s.replace("  endpoints:\n", "  endpoints:\n    - {host: mcps.test, ports: [%s], tls: intercept, protocol: mcp, mcp_server: ev}\n" % sp, 1)
+s = s.replace("allow_private: [", "allow_private: [127.0.0.1:%s, " % sp, 1)
+s = s.replace("resolve: { ", "resolve: { mcps.test: 127.0.0.1, ", 1)
+s = s.replace("network:\n", "network:\n  upstream_ca: %s/ca.pem\n" % os.environ["TLSDIR"], 1)
+s += """credentials:
+  - name: mcpkey
+    source: file:%s/mcp-key
+    env: MCP_KEY
+    bindings:
+      - { host: mcps.test, port: %s, header: X-Api-Key, template: "{secret}" }
+""" % (os.path.dirname(p), sp)
+open(p, "w").write(s)
+PY
+	al --policy "$T/policy.yaml" -- node "$here/mcp-http-client.mjs" "{\"url\":\"https://mcps.test:$sp/mcp\",\"ops\":[
+		{\"op\":\"call\",\"name\":\"get-env\",\"arguments\":{}},
+		{\"op\":\"call\",\"name\":\"echo\",\"arguments\":{\"message\":\"hi clean\"}}]}"
+	mh_dump
+	assert_rc 0 "the client ran"
+	assert_not_contains "$OUT" "$secret" "the credential in the result does not reach the agent"
+	assert_contains "$(line 1)" '"isError":true' "the result holding the credential is withheld"
+	assert_contains "$(line 1)" "credential:mcpkey" "the reason names the credential"
+	assert_contains "$(line 2)" "Echo: hi clean" "a clean result passes"
+	assert_match "$(mh_records)" '"tool":"get-env","direction":"server".*"decision":"deny","rule":"scan.secrets"' \
+		"the withheld result is recorded"
+}
+
 test_mcp_http_server_requests_in_the_stream() {
 	mh_need
 	mh_start_server
