@@ -38,6 +38,7 @@
 #include "audit/json.h"
 #include "net/addr.h"
 #include "net/netpolicy.h"
+#include "util/credstore.h"
 #include "util/toolcache.h"
 #include "policy/internal.h"
 #include "util/cleanup.h"
@@ -253,6 +254,11 @@ static int add_file(struct suggest *s, const struct suggest_denial *d)
 	if (toolcache_path(path))
 		return none(s, "a tool's cache or state in a home: the sandbox's tools make their own; sharing the "
 			       "host's would carry what one run put there into the next, and to the host",
+			    ex);
+	if (credstore_path(path))
+		return none(s, "a credential store (keys, cloud or registry tokens): a credential reaches the agent "
+			       "through credentials:, as a placeholder; a policy line granting the file is the "
+			       "author's to write, knowingly",
 			    ex);
 	const char *why = d->reason ? d->reason : "";
 	bool hidden = starts(why, "ENOENT [hidden: exists");

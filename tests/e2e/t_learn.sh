@@ -252,3 +252,34 @@ PY
 	assert_not_contains "$SOUT" "/.npm" "never the host's npm cache"
 	assert_not_contains "$SOUT" "/.cache" "never a host cache"
 }
+
+# A learn run whose job (prompt-injected, say) reads the host's keys and
+# tokens: the reads are recorded, and suggest offers none of them; the
+# neighbour, an ordinary host file the same job read, is offered.
+test_learn_suggests_no_credential_store() {
+	mkdir -p "$E2E_HOME/.ssh" "$E2E_HOME/.aws" "$E2E_HOME/.config/gh"
+	printf 'key\n' >"$E2E_HOME/.ssh/id_ed25519"
+	printf '[default]\n' >"$E2E_HOME/.aws/credentials"
+	printf 'github.com:\n' >"$E2E_HOME/.config/gh/hosts.yml"
+	printf '//registry.npmjs.org/:_authToken=x\n' >"$E2E_HOME/.npmrc"
+	printf 'machine example.com\n' >"$E2E_HOME/.netrc"
+	printf '[user]\n\tname = e2e\n' >"$E2E_HOME/.gitconfig"
+	printf 'version: 1\nsandbox:\n  mode: learn\n' >"$T/learn.yaml"
+	mkdir -p "$T/audit"
+	al --policy "$T/learn.yaml" --audit "$T/audit" -- /bin/sh -c \
+		'for f in .ssh/id_ed25519 .aws/credentials .config/gh/hosts.yml .npmrc .netrc .gitconfig; do cat "$HOME/$f" 2>/dev/null; done; echo job-done'
+	assert_rc 0 "the job ran: $ERR"
+	assert_contains "$OUT" "job-done" "to its end"
+	assert_not_contains "$OUT" "_authToken" "no token was read in the learn run"
+	local log
+	log=$(log_in "$T/audit")
+	assert_contains "$(grep file_denied "$log")" "$E2E_HOME/.ssh/id_ed25519" "the probe for a key is recorded"
+	suggest "$log"
+	assert_eq 0 "$SRC" "suggest: $SERR"
+	assert_contains "$SOUT" "a credential store" "suggest says why it offers none"
+	local f
+	for f in .ssh .aws .config/gh .npmrc .netrc; do
+		assert_not_contains "$(printf '%s\n' "$SOUT" | grep '^ *- "')" "$E2E_HOME/$f" "suggest offers no line for ~/$f"
+	done
+	assert_contains "$SOUT" "- \"$E2E_HOME/.gitconfig\"" "an ordinary host file is offered"
+}

@@ -225,8 +225,9 @@ static void test_host_socket_not_offered(void **state)
 }
 
 /* A tool's cache in a home is never offered, read or write (a shared
- * cache carries one run's packages into the next); its configuration
- * beside it is. */
+ * cache carries one run's packages into the next); nor is a credential
+ * store (~/.npmrc holds registry tokens); configuration that is neither
+ * is. */
 static void test_tool_cache_not_offered(void **state)
 {
 	(void)state;
@@ -234,17 +235,33 @@ static void test_tool_cache_not_offered(void **state)
 	mkdir(at(".npm/_cacache"), 0700);
 	mkfile(at(".npm/_cacache/index"));
 	mkfile(at(".npmrc"));
+	mkfile(at(".gitconfig"));
+	mkdir(at(".ssh"), 0700);
+	mkfile(at(".ssh/id_ed25519"));
+	mkdir(at(".aws"), 0700);
+	mkfile(at(".aws/credentials"));
 	struct suggest *s = NULL;
 	assert_int_equal(suggest_new(NULL, &s), 0);
 	file_denial(s, "openat", at(".npm/_cacache/index"), "ENOENT [hidden: exists outside the sandbox]");
 	file_denial(s, "mkdir", at(".npm/_cacache/tmp"), "ENOENT [hidden: its directory exists outside the sandbox]");
 	file_denial(s, "openat", at(".npmrc"), "ENOENT [hidden: exists outside the sandbox]");
+	file_denial(s, "openat", at(".ssh/id_ed25519"), "ENOENT [hidden: exists outside the sandbox]");
+	file_denial(s, "openat", at(".aws/credentials"), "ENOENT [hidden: exists outside the sandbox]");
+	file_denial(s, "mkdir", at(".ssh/sockets"), "ENOENT [hidden: its directory exists outside the sandbox]");
+	file_denial(s, "openat", at(".gitconfig"), "ENOENT [hidden: exists outside the sandbox]");
 	_cleanup_free_ char *out = fragment(s);
 	assert_non_null(strstr(out, "a tool's cache or state in a home"));
+	assert_non_null(strstr(out, "a credential store"));
 	assert_null(strstr(out, "_cacache\""));
 	char want[512];
-	snprintf(want, sizeof(want), "- \"%s\"", at(".npmrc"));
+	snprintf(want, sizeof(want), "- \"%s\"", at(".gitconfig"));
 	assert_non_null(strstr(out, want));
+	snprintf(want, sizeof(want), "- \"%s", at(".npmrc"));
+	assert_null(strstr(out, want));
+	snprintf(want, sizeof(want), "- \"%s", at(".ssh"));
+	assert_null(strstr(out, want));
+	snprintf(want, sizeof(want), "- \"%s", at(".aws"));
+	assert_null(strstr(out, want));
 	snprintf(want, sizeof(want), "- \"%s\"", at(".npm"));
 	assert_null(strstr(out, want));
 	snprintf(want, sizeof(want), "- \"%s/", at(".npm"));
