@@ -146,3 +146,46 @@ sandbox:
   mode: enforce
   boundary: process'
 }
+
+# The policies under examples/ (one per coding agent, and a plain shell)
+# are what a new user copies, so they cannot be left to rot: each is
+# valid, draws no lint warning (`policy check --strict`), starts a run,
+# and widens the built-in default by exactly the list in its header
+# ("#   SECTION: WITNESS" lines, as `policy diff --json` names them). A
+# change that widens an example more (another host, a write outside the
+# workspace) fails here until its header says so.
+test_policy_examples() {
+	local dir="$here/../../examples" f n=0 want got
+	[ -d "$dir" ] || fail "no examples directory at $dir"
+	"$AIRLOCK" policy default >"$T/default.yaml" 2>"$T/default.err" ||
+		fail "airlock policy default failed: $(cat "$T/default.err")"
+	for f in "$dir"/*.yaml; do
+		[ -e "$f" ] || continue
+		n=$((n + 1))
+		LAST_CMD="airlock policy check --strict $f"
+		OUT=$(cd "$WS" && HOME="$E2E_HOME" "$AIRLOCK" policy check --strict "$f" 2>"$T/check.err")
+		RC=$?
+		ERR=$(cat "$T/check.err")
+		assert_rc 0 "policy check --strict of $f"
+		assert_eq "" "$ERR" "warnings from policy check --strict of $f"
+		LAST_CMD="airlock policy diff default $f --json"
+		OUT=$(cd "$WS" && HOME="$E2E_HOME" "$AIRLOCK" policy diff "$T/default.yaml" "$f" --json 2>"$T/diff.err")
+		RC=$?
+		ERR=$(cat "$T/diff.err")
+		[ "$RC" -le 1 ] || fail "policy diff of $f: exit $RC$(e2e_last_run)"
+		got=$(printf '%s' "$OUT" | /usr/bin/python3 -c '
+import json, sys
+for d in json.load(sys.stdin):
+    print("%s: %s" % (d["section"], d["witness"]))' | LC_ALL=C sort) ||
+			fail "policy diff --json of $f is not JSON$(e2e_last_run)"
+		want=$(sed -n '/^# Widens the built-in default by exactly/,/^[^#]/s/^#   \([a-z.]*: .*\)$/\1/p' "$f" |
+			LC_ALL=C sort)
+		[ -n "$want$got" ] || fail "$f declares no widening and has none: it is the default"
+		assert_eq "$want" "$got" "the widenings of $f over the default (its header, then policy diff)"
+		# It starts: the proxy, the credentials (fake values) and the mounts.
+		ANTHROPIC_API_KEY=e2e-fake-anthropic-key-0123456789 OPENAI_API_KEY=e2e-fake-openai-key-0123456789 \
+			al --policy "$f" -- /bin/true
+		assert_rc 0 "airlock run --policy $f -- /bin/true"
+	done
+	[ "$n" -ge 4 ] || fail "only $n example policies under $dir (Claude Code, Codex, Aider, shell expected)"
+}
