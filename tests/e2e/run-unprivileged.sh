@@ -72,6 +72,9 @@ else
 	exit 1
 fi
 install -m 644 "$here"/lib.sh "$here"/t_*.sh "$stage/tests/e2e/"
+# The example policies that t_policy.sh checks.
+mkdir -p "$stage/examples"
+install -m 644 "$here"/../../examples/*.yaml "$stage/examples/"
 install -m 755 "$here/run.sh" "$here/servers.py" "$here/mcp-raw.py" "$here/tls-front.py" "$here/policy-differential.py" "$stage/tests/e2e/"
 install -m 644 "$here/mcp-client.mjs" "$here/mcp-session-client.mjs" "$here/mcp-http-client.mjs" "$stage/tests/e2e/"
 install -m 644 "$here/naive_upstream.py" "$here/smuggle_client.py" "$stage/tests/e2e/"
@@ -83,7 +86,7 @@ if [ -d "$here/mcp/node_modules" ]; then
 	cp -a "$here/mcp/node_modules" "$here/mcp/package.json" "$stage/tests/e2e/mcp/"
 fi
 chmod -R a+rX "$stage/tests/e2e/mcp"
-chmod 755 "$stage" "$stage/bin" "$stage/tests" "$stage/tests/e2e" "$stage/tests/probe"
+chmod 755 "$stage" "$stage/bin" "$stage/examples" "$stage/tests" "$stage/tests/e2e" "$stage/tests/probe"
 
 cd "$home" || exit 1
 # A clean login-like environment: only what the suite needs.

@@ -146,3 +146,82 @@ sandbox:
   mode: enforce
   boundary: process'
 }
+
+# The policies under examples/ (one per coding agent, and a plain shell)
+# are what a new user copies, so they cannot be left to rot: each is
+# valid, draws no lint warning (`policy check --strict`), starts a run,
+# and widens the built-in default by exactly the list in its header
+# ("#   SECTION: WITNESS" lines, as `policy diff --json` names them). The
+# header names every request the network allows ("network: METHOD URL"),
+# since `policy diff` against the default shows one request per new
+# endpoint: a policy of those requests alone must be no narrower than the
+# example. A change that widens an example (another host, route or
+# variable, a write outside the workspace) fails here until its header
+# says so.
+test_policy_examples() {
+	local dir="$here/../../examples" f n=0 want got
+	[ -d "$dir" ] || fail "no examples directory at $dir"
+	"$AIRLOCK" policy default >"$T/default.yaml" 2>"$T/default.err" ||
+		fail "airlock policy default failed: $(cat "$T/default.err")"
+	for f in "$dir"/*.yaml; do
+		[ -e "$f" ] || continue
+		n=$((n + 1))
+		LAST_CMD="airlock policy check --strict $f"
+		OUT=$(cd "$WS" && HOME="$E2E_HOME" "$AIRLOCK" policy check --strict "$f" 2>"$T/check.err")
+		RC=$?
+		ERR=$(cat "$T/check.err")
+		assert_rc 0 "policy check --strict of $f"
+		assert_eq "" "$ERR" "warnings from policy check --strict of $f"
+		want=$(sed -n '/^# Widens the built-in default by exactly/,/^[^#]/s/^#   \([a-z.]*: .*\)$/\1/p' "$f" |
+			LC_ALL=C sort)
+		[ -n "$want" ] || fail "$f lists no widening in its header"
+		# Every section but the network: exactly the header's lines.
+		LAST_CMD="airlock policy diff default $f --json"
+		OUT=$(cd "$WS" && HOME="$E2E_HOME" "$AIRLOCK" policy diff "$T/default.yaml" "$f" --json 2>"$T/diff.err")
+		RC=$?
+		ERR=$(cat "$T/diff.err")
+		assert_rc 1 "policy diff of the default and $f (1: wider)"
+		got=$(printf '%s' "$OUT" | /usr/bin/python3 -c '
+import json, sys
+for d in json.load(sys.stdin):
+    print("%s: %s" % (d["section"], d["witness"]))' | LC_ALL=C sort) ||
+			fail "policy diff --json of $f is not JSON$(e2e_last_run)"
+		assert_eq "$(printf '%s\n' "$want" | grep -v '^network: ')" \
+			"$(printf '%s\n' "$got" | grep -v '^network: ')" \
+			"the widenings of $f over the default outside the network (its header, then policy diff)"
+		# The network: each request diff names is in the header, and the
+		# header's requests, as a policy of their own, allow all the
+		# example's network does.
+		printf '%s\n' "$got" | grep '^network: ' | while IFS= read -r line; do
+			printf '%s\n' "$want" | grep -qxF "$line" ||
+				fail "$f allows $line, which its header does not list"
+		done || exit 1
+		printf '%s\n' "$want" | sed -n 's/^network: //p' | /usr/bin/python3 -c '
+import json, sys, urllib.parse
+eps = {}
+for line in sys.stdin.read().split("\n"):
+    if not line:
+        continue
+    method, url = line.split(" ", 1)
+    u = urllib.parse.urlsplit(url)
+    eps.setdefault((u.hostname, u.port), []).append((method, u.path))
+print("version: 1")
+if eps:
+    print("network:\n  endpoints:")
+for (host, port), rules in eps.items():
+    print("    - {host: %s, ports: [%d], tls: intercept, rules: [%s]}" % (json.dumps(host), port,
+          ", ".join("{methods: [%s], path: %s}" % (m, json.dumps(p)) for m, p in rules)))
+' >"$T/declared.yaml"
+		LAST_CMD="airlock policy diff $T/declared.yaml $f --json"
+		OUT=$(cd "$WS" && HOME="$E2E_HOME" "$AIRLOCK" policy diff "$T/declared.yaml" "$f" --json 2>"$T/diff.err")
+		RC=$?
+		ERR=$(cat "$T/diff.err")
+		[ "$RC" -le 1 ] || fail "policy diff of the header's requests and $f: exit $RC$(e2e_last_run)"
+		assert_not_contains "$OUT" '"section": "network"' "requests $f allows beyond its header"
+		# It starts: the proxy, the credentials (fake values) and the mounts.
+		ANTHROPIC_API_KEY=e2e-fake-anthropic-key-0123456789 OPENAI_API_KEY=e2e-fake-openai-key-0123456789 \
+			al --policy "$f" -- /bin/true
+		assert_rc 0 "airlock run --policy $f -- /bin/true"
+	done
+	[ "$n" -ge 4 ] || fail "only $n example policies under $dir (Claude Code, Codex, Aider, shell expected)"
+}
