@@ -164,6 +164,11 @@ static void add(struct trace_log *t, const char *what, bool observed)
 		return;
 	}
 	snprintf(t->e[t->n].what, sizeof(t->e[t->n].what), "%s", what);
+	/* Paths and names are the agent's: a newline in one would start a
+	 * line of the report that passes for a denial of airlock's own. */
+	for (char *p = t->e[t->n].what; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	t->e[t->n].observed = observed;
 	t->e[t->n++].count = 1;
 }
