@@ -1525,7 +1525,7 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		upstream_close(c);
 		if (!rec.observed) {
 			rec.reason = "upstream write failed";
-			rec.decision = "allow";
+			rec.decision = injected ? "modify" : "allow";
 		}
 		record(&rec);
 		goto out;
@@ -1559,7 +1559,10 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		if (answered_early)
 			keep = false;
 	}
-	rec.decision = rec.observed || (rec.kind && strcmp(rec.kind, "response_leak") == 0) ? "deny" : "allow";
+	/* A request let through with a credential the agent never held is
+	 * not what the agent sent: docs/audit.md's `modify`. */
+	rec.decision = rec.observed || (rec.kind && strcmp(rec.kind, "response_leak") == 0) ? "deny" :
+		       injected ? "modify" : "allow";
 	if (upgraded) {
 		relay(c, &rec.up, &rec.down);
 		keep = false;
