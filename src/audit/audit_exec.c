@@ -808,6 +808,22 @@ static int cmd_read(int argc, char **argv)
 		fprintf(stderr, "airlock: cannot open %s: %s\n", log, strerror(errno));
 		return 2;
 	}
+	/* Records read from a log that does not verify are what someone
+	 * wrote, not what airlock decided: an edited denial exported as an
+	 * allowance would pass for evidence. They are still shown (they are
+	 * what there is to investigate), with a warning and exit status 3,
+	 * verify's own for a tampered log, so that a pipeline notices. A log
+	 * only unsealed (its session still running, or ended by a kill) is
+	 * noted, not refused. */
+	struct audit_report rep;
+	int verdict = audit_verify_file(log, NULL, &rep);
+	if (verdict == 1)
+		fprintf(stderr, "airlock: note: %s is not sealed (%s)\n", log, rep.problem);
+	else if (verdict != 0)
+		fprintf(stderr,
+			"airlock: WARNING: %s does not verify%s%.0llu: %s; what follows is not a record of what airlock "
+			"decided (airlock audit verify %s)\n",
+			log, rep.bad_line ? " at line " : "", (unsigned long long)rep.bad_line, rep.problem, log);
 	struct audit_json_tok *tok = calloc(SHOW_TOKENS, sizeof(*tok));
 	char *line = NULL;
 	size_t cap = 0;
@@ -878,7 +894,7 @@ static int cmd_read(int argc, char **argv)
 	free(line);
 	free(tok);
 	fclose(f);
-	return 0;
+	return verdict == 0 || verdict == 1 ? 0 : 3;
 }
 
 /* ---- suggest ---- */

@@ -77,6 +77,16 @@ test_audit_verify_finds_tampering() {
 	verify "$LOG"
 	assert_ne 0 "$VRC" "an edited record"
 	assert_contains "$VOUT" ":$d:" "the edit is reported at its line"
+	# Exported or shown, the edited log says it is not evidence.
+	local xrc
+	"$AIRLOCK" audit export "$LOG" --format csv >"$T/x.out" 2>"$T/x.err"
+	xrc=$?
+	assert_eq 3 "$xrc" "export of an edited log exits as verify does"
+	assert_contains "$(cat "$T/x.err")" "does not verify at line $d" "export of an edited log warns, naming the line"
+	assert_contains "$(cat "$T/x.out")" '"allow"' "the records are still there to investigate"
+	"$AIRLOCK" audit show "$LOG" >/dev/null 2>"$T/x.err"
+	assert_eq 3 "$?" "show of an edited log"
+	assert_contains "$(cat "$T/x.err")" "WARNING" "show of an edited log warns"
 
 	# A deleted record.
 	sed '3d' "$T/orig" >"$LOG"
@@ -106,10 +116,18 @@ test_audit_verify_finds_tampering() {
 	assert_ne 0 "$VRC" "a torn last line"
 	assert_contains "$VOUT" "torn" "the torn line is reported as such"
 
-	# The original still verifies.
+	# The original still verifies, and exports without a word.
 	cp "$T/orig" "$LOG"
 	verify "$LOG"
 	assert_eq 0 "$VRC" "the untouched log: $VOUT"
+	"$AIRLOCK" audit export "$LOG" --format jsonl >"$T/x.out" 2>"$T/x.err"
+	assert_eq 0 "$?" "export of the intact log"
+	assert_eq "" "$(cat "$T/x.err")" "export of the intact log warns of nothing"
+	# Unsealed (a session still running) is noted, not refused.
+	head -n $((n - 2)) "$T/orig" >"$LOG"
+	"$AIRLOCK" audit export "$LOG" --format jsonl >"$T/x.out" 2>"$T/x.err"
+	assert_eq 0 "$?" "export of an unsealed log"
+	assert_contains "$(cat "$T/x.err")" "not sealed" "export of an unsealed log notes it"
 }
 
 test_audit_supervisor_killed_leaves_an_unsealed_intact_log() {
