@@ -58,7 +58,7 @@ unsigned long trace_observed(const struct trace_log *t)
  * observe mode each says whether it was enforced: a seccomp refusal still
  * is (the filter stays), a file access is only recorded. */
 static void emit(struct trace_log *t, const char *kind, const char *syscall, const char *file, const char *command,
-		 const char *reason, bool enforced)
+		 const char *reason, bool enforced, pid_t pid)
 {
 	if (!t->sink)
 		return;
@@ -71,7 +71,9 @@ static void emit(struct trace_log *t, const char *kind, const char *syscall, con
 			r = buf_printf(&b, ",\"%s\":", keys[i]) ?: buf_json_string(&b, vals[i], strlen(vals[i]));
 	if (t->observe && !r)
 		r = buf_puts(&b, enforced ? ",\"enforced\":true" : ",\"enforced\":false");
-	r = r ?: buf_puts(&b, "}\n");
+	/* The pid last: the flood control of identical denials
+	 * (sandbox/auditlog.c) compares what comes before it. */
+	r = r ?: buf_printf(&b, ",\"pid\":%d}\n", (int)pid);
 	if (!r && b.len <= 4000)
 		t->sink(t->sink_ctx, b.data, b.len);
 	buf_free(&b);
@@ -183,7 +185,7 @@ void trace_record_syscall(struct trace_log *t, const struct seccomp_notif *req)
 	snprintf(what, sizeof(what), "%s(0x%llx, 0x%llx, ...) = EPERM [seccomp] by %s", name,
 		 (unsigned long long)req->data.args[0], (unsigned long long)req->data.args[1], comm);
 	add(t, what, false);
-	emit(t, "syscall_denied", name, NULL, comm, "EPERM [seccomp]", true);
+	emit(t, "syscall_denied", name, NULL, comm, "EPERM [seccomp]", true, (pid_t)req->pid);
 }
 
 void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, const char *path, int err,
@@ -205,7 +207,7 @@ void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, cons
 					  : strerror(err);
 	snprintf(what, sizeof(what), "%s(\"%s\") = %s by %s", syscall, path, why, comm);
 	add(t, what, false);
-	emit(t, "file_denied", syscall, path, comm, why, true);
+	emit(t, "file_denied", syscall, path, comm, why, true, pid);
 }
 
 void trace_record_protected(struct trace_log *t, pid_t pid, const char *syscall, const char *path, int err,
@@ -218,7 +220,7 @@ void trace_record_protected(struct trace_log *t, pid_t pid, const char *syscall,
 	snprintf(why, sizeof(why), "%s [protected: %s]", strerrorname_np(err) ?: "error", glob);
 	snprintf(what, sizeof(what), "%s(\"%s\") = %s by %s", syscall, path, why, comm);
 	add(t, what, false);
-	emit(t, "file_denied", syscall, path, comm, why, true);
+	emit(t, "file_denied", syscall, path, comm, why, true, pid);
 }
 
 void trace_record_would_deny(struct trace_log *t, pid_t pid, const char *syscall, const char *path, bool exec,
@@ -231,7 +233,7 @@ void trace_record_would_deny(struct trace_log *t, pid_t pid, const char *syscall
 	snprintf(what, sizeof(what), "%s(\"%s\") = %s by %s", syscall, path, why, comm);
 	add(t, what, true);
 	snprintf(reason, sizeof(reason), "would be %s; not enforced (observe mode)", why);
-	emit(t, exec ? "exec_denied" : "file_denied", syscall, path, comm, reason, false);
+	emit(t, exec ? "exec_denied" : "file_denied", syscall, path, comm, reason, false, pid);
 }
 
 void trace_record_text(struct trace_log *t, const char *what, bool observed)
