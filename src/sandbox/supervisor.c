@@ -690,8 +690,17 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	/* A command that failed under limits the kernel reports to nobody:
 	 * airlock cannot know that one was reached, so it names them, and the
 	 * error each makes the program print, rather than stay silent. */
+	/* Traced (--trace-denials, learn mode), the refused call is seen. */
+	const char *emfile = trace_emfile(s.trace);
+	if (emfile && pol->sandbox.limits.open_files)
+		fprintf(stderr, "airlock: open-files limit of %llu reached (sandbox.limits.open_files): %s failed with EMFILE\n",
+			(unsigned long long)pol->sandbox.limits.open_files, emfile);
+	else if (emfile)
+		fprintf(stderr, "airlock: the open-files limit airlock was started with (RLIMIT_NOFILE) was reached: %s "
+				"failed with EMFILE\n",
+			emfile);
 	char unreported[768];
-	if (*exit_code != 0 && !s.wall_hit && !pids_hit && !limits_cgroup_oom(&cg) &&
+	if (*exit_code != 0 && !emfile && !s.wall_hit && !pids_hit && !limits_cgroup_oom(&cg) &&
 	    limits_unreported(&pol->sandbox.limits, &cg, unreported, sizeof(unreported)))
 		fprintf(stderr,
 			"airlock: the command failed (exit %d) under per-process limits whose reaching the kernel "

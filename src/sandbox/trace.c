@@ -33,6 +33,7 @@ struct trace_log {
 	char *watched[4];       /* airlock's own directories: every miss there is recorded */
 	void (*sink)(void *ctx, const char *line, size_t len);
 	void *sink_ctx;
+	char emfile[128]; /* "openat by python3": the first call refused EMFILE */
 };
 
 void trace_set_sink(struct trace_log *t, void (*sink)(void *ctx, const char *line, size_t len), void *ctx)
@@ -234,6 +235,23 @@ void trace_record_would_deny(struct trace_log *t, pid_t pid, const char *syscall
 	add(t, what, true);
 	snprintf(reason, sizeof(reason), "would be %s; not enforced (observe mode)", why);
 	emit(t, exec ? "exec_denied" : "file_denied", syscall, path, comm, reason, false, pid);
+}
+
+void trace_note_emfile(struct trace_log *t, pid_t pid, const char *syscall)
+{
+	if (!t || t->emfile[0])
+		return;
+	char comm[32];
+	comm_of(pid, comm, sizeof(comm));
+	snprintf(t->emfile, sizeof(t->emfile), "%s by %s", syscall, comm);
+	for (char *p = t->emfile; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+}
+
+const char *trace_emfile(const struct trace_log *t)
+{
+	return t && t->emfile[0] ? t->emfile : NULL;
 }
 
 void trace_record_text(struct trace_log *t, const char *what, bool observed)

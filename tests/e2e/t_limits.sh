@@ -113,7 +113,13 @@ test_limits_reached_are_named() {
 	skip_if_refused open_files
 	assert_ne 0 "$RC" "opening 40 files under open_files: 16"
 	assert_contains "$ERR" "Too many open files" "the program's own error"
-	assert_contains "$ERR" "open files 16 per process (sandbox.limits.open_files" "airlock names the open-files limit"
+	assert_match "$ERR" "open-files limit of 16 reached \(sandbox.limits.open_files\)|open files 16 per process \(sandbox.limits.open_files" \
+		"airlock names the open-files limit: $ERR"
+	# Traced, the refused call itself is seen, and named.
+	al --trace-denials --policy "$T/policy.yaml" -- python3 -c 'fs = [open("/etc/hostname") for i in range(40)]'
+	assert_contains "$ERR" "open-files limit of 16 reached (sandbox.limits.open_files): openat by python3 failed with EMFILE" \
+		"--trace-denials sees the limit reached"
+	assert_not_contains "$ERR" "whose reaching the kernel does not report" "and says so, not what it cannot know"
 	al --policy "$T/policy.yaml" -- /bin/sh -c 'for i in $(seq 80); do sleep 3 & done 2>/dev/null; wait; exit 1'
 	assert_ne 0 "$RC" "80 processes under pids: 40"
 	assert_match "$ERR" "process limit of 40 reached|processes 40 \\(sandbox.limits.pids" "airlock names the process limit: $ERR"
