@@ -4,7 +4,8 @@
 schema (github.com/ocsf/ocsf-schema at tag 1.3.0):
 
     git clone -b 1.3.0 https://github.com/ocsf/ocsf-schema /tmp/ocsf
-    tests/e2e/ocsf-required-gen.py /tmp/ocsf > tests/data/ocsf-1.3.0-required.txt
+    tests/e2e/ocsf-required-gen.py /tmp/ocsf "$(git -C /tmp/ocsf rev-parse HEAD)" \
+        > tests/data/ocsf-1.3.0-required.txt
 
 A class requires what base_event, its category and the class itself mark
 `"requirement": "required"`, with their $include files; a profile's
@@ -58,7 +59,8 @@ cats = load("categories.json")["attributes"]
 version = load("version.json")["version"]
 dictionary = load("dictionary.json")["attributes"]
 
-print(f"# OCSF schema {version} (github.com/ocsf/ocsf-schema, tag {version}): what it requires.")
+commit = f", commit {sys.argv[2]}" if len(sys.argv) > 2 else ""
+print(f"# OCSF schema {version} (github.com/ocsf/ocsf-schema, tag {version}{commit}): what it requires.")
 print("# Written by tests/e2e/ocsf-required-gen.py; read by tests/e2e/ocsf-check.py.")
 print("# class UID NAME: ATTR...            attributes the class requires (base_event, category, class)")
 print("# object NAME required: ATTR...      attributes the object requires (with its parents)")
