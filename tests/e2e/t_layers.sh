@@ -404,4 +404,9 @@ test_layers_explain_tool_under_enterprise_mcp() {
 	assert_contains "$ERR" "$T/dev.yaml:8: mcp.servers.other cut" "the server cut names the developer's line"
 	assert_contains "$ERR" "mcp.servers.fs.tools[0] (\"*\") split" "the split names the developer's rule"
 	assert_contains "$ERR" "enterprise rule $T/ent.yaml:" "and the enterprise's file"
+	assert_contains "$OUT" "enterprise: the developer's policy alone allows this" "the answer says the enterprise cut it"
+	assert_contains "$OUT" "  $T/dev.yaml:8: mcp.servers.other cut" "naming the cut of that server"
+	assert_not_contains "$OUT" "mcp.servers.fs.tools" "and no cut of another server"
+	explain --enterprise "$T/ent.yaml" "$T/dev.yaml" --tool fs.read_file
+	assert_not_contains "$OUT" "enterprise: the developer" "a tool both allow blames no enterprise"
 }
