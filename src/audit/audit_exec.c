@@ -33,6 +33,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -611,32 +612,51 @@ static int cmd_identity_verify(int argc, char **argv)
 #define SHOW_TOKENS 512
 
 struct row {
-	long long seq, time, class_uid, port;
-	char decision[16], kind[32], host[256], method[16], path[512], rule[128], reason[512], credential[64];
+	long long seq, time, class_uid, port, exit_status, count;
+	char decision[16], kind[32], host[256], method[64], path[512], rule[128], reason[512], credential[64];
+	char program[64], access[32], server[128], tool[256];
 };
 
-/* The string at obj.key (or obj.key.sub), "" when absent. */
-static void member_str(const struct audit_json *j, int obj, const char *key, const char *sub, char *out, size_t cap)
+/* The value at obj.a.b.c (dots between member names; the first element
+ * of an array on the way), -1 when absent. */
+static int member_at(const struct audit_json *j, int obj, const char *dotted)
+{
+	char key[32];
+	int t = obj;
+	while (t >= 0 && *dotted) {
+		size_t n = strcspn(dotted, ".");
+		if (n >= sizeof(key))
+			return -1;
+		memcpy(key, dotted, n);
+		key[n] = '\0';
+		dotted += n + (dotted[n] == '.');
+		if (j->tok[t].type == AUDIT_JSON_ARRAY)
+			t = j->tok[t].end > (uint32_t)t + 1 ? t + 1 : -1;
+		t = t >= 0 && j->tok[t].type == AUDIT_JSON_OBJECT ? audit_json_member(j, t, key) : -1;
+	}
+	return t;
+}
+
+/* The string at obj.a.b (see member_at), "" when absent or too long. */
+static void member_str(const struct audit_json *j, int obj, const char *dotted, char *out, size_t cap)
 {
 	out[0] = '\0';
-	int t = obj >= 0 ? audit_json_member(j, obj, key) : -1;
-	if (t >= 0 && sub)
-		t = j->tok[t].type == AUDIT_JSON_OBJECT ? audit_json_member(j, t, sub) : -1;
-	if (t >= 0 && audit_json_str(j, t, out, cap) < 0)
+	if (audit_json_str(j, member_at(j, obj, dotted), out, cap) < 0)
 		out[0] = '\0';
 }
 
-static long long member_int(const struct audit_json *j, int obj, const char *key, const char *sub)
+static long long member_int(const struct audit_json *j, int obj, const char *dotted)
 {
-	int t = obj >= 0 ? audit_json_member(j, obj, key) : -1;
-	if (t >= 0 && sub)
-		t = j->tok[t].type == AUDIT_JSON_OBJECT ? audit_json_member(j, t, sub) : -1;
 	int64_t v = 0;
-	if (t < 0 || audit_json_int(j, t, &v) < 0)
+	if (audit_json_int(j, member_at(j, obj, dotted), &v) < 0)
 		return -1;
 	return (long long)v;
 }
 
+/* What a record says happened, by class: the program that acted and what
+ * it asked (file and process records), the request (HTTP, network, DNS,
+ * findings), the server, method and tool (MCP), the credential a
+ * brokered request carried (its name; the secret is never in a record). */
 static bool read_row(const char *line, size_t len, struct audit_json_tok *tok, struct row *r)
 {
 	struct audit_json j;
@@ -644,26 +664,54 @@ static bool read_row(const char *line, size_t len, struct audit_json_tok *tok, s
 		return false;
 	int air = audit_json_member(&j, 0, "airlock");
 	memset(r, 0, sizeof(*r));
-	r->seq = member_int(&j, air, "seq", NULL);
-	r->time = member_int(&j, 0, "time", NULL);
-	r->class_uid = member_int(&j, 0, "class_uid", NULL);
-	r->port = member_int(&j, 0, "dst_endpoint", "port");
-	member_str(&j, air, "decision", NULL, r->decision, sizeof(r->decision));
-	member_str(&j, air, "kind", NULL, r->kind, sizeof(r->kind));
-	member_str(&j, air, "rule", NULL, r->rule, sizeof(r->rule));
-	member_str(&j, air, "credential", NULL, r->credential, sizeof(r->credential));
-	member_str(&j, 0, "dst_endpoint", "hostname", r->host, sizeof(r->host));
+	r->seq = member_int(&j, air, "seq");
+	r->time = member_int(&j, 0, "time");
+	r->class_uid = member_int(&j, 0, "class_uid");
+	r->exit_status = member_int(&j, 0, "unmapped.exit_status");
+	r->count = member_int(&j, 0, "count");
+	member_str(&j, air, "decision", r->decision, sizeof(r->decision));
+	member_str(&j, air, "kind", r->kind, sizeof(r->kind));
+	member_str(&j, air, "rule", r->rule, sizeof(r->rule));
+	member_str(&j, air, "credential", r->credential, sizeof(r->credential));
+	member_str(&j, 0, "message", r->reason, sizeof(r->reason));
+	member_str(&j, 0, "actor.process.name", r->program, sizeof(r->program));
+	member_str(&j, 0, "unmapped.syscall", r->access, sizeof(r->access));
+	/* A finding names where the secret was headed in its evidence. */
+	int at = r->class_uid == 2004 ? member_at(&j, 0, "evidences") : 0;
+	r->port = member_int(&j, at, "dst_endpoint.port");
+	member_str(&j, at, "dst_endpoint.hostname", r->host, sizeof(r->host));
 	if (!r->host[0]) /* DNS Activity names the host in its query */
-		member_str(&j, 0, "query", "hostname", r->host, sizeof(r->host));
-	member_str(&j, 0, "message", NULL, r->reason, sizeof(r->reason));
-	int http = audit_json_member(&j, 0, "http_request");
-	member_str(&j, http, "http_method", NULL, r->method, sizeof(r->method));
-	member_str(&j, http, "url", "path", r->path, sizeof(r->path));
+		member_str(&j, 0, "query.hostname", r->host, sizeof(r->host));
+	member_str(&j, at, "http_request.http_method", r->method, sizeof(r->method));
+	if (!r->method[0])
+		member_str(&j, 0, "query.type", r->method, sizeof(r->method));
+	member_str(&j, at, "http_request.url.path", r->path, sizeof(r->path));
+	switch (r->class_uid) {
+	case 1001: /* File System Activity */
+		member_str(&j, 0, "file.path", r->path, sizeof(r->path));
+		break;
+	case 1007: /* Process Activity: the program refused */
+		member_str(&j, 0, "process.file.path", r->path, sizeof(r->path));
+		break;
+	case 6003: /* API Activity: an MCP message, or the session's own */
+		member_str(&j, 0, "api.service.name", r->server, sizeof(r->server));
+		member_str(&j, 0, "api.operation", r->method, sizeof(r->method));
+		if (strcmp(r->method, r->kind) == 0)
+			r->method[0] = '\0';
+		member_str(&j, 0, "unmapped.mcp.tool", r->tool, sizeof(r->tool));
+		if (!r->tool[0])
+			member_str(&j, 0, "unmapped.mcp.target", r->tool, sizeof(r->tool));
+		member_str(&j, 0, "unmapped.policy_file", r->path, sizeof(r->path));
+		break;
+	default:
+		break;
+	}
 	return true;
 }
 
 /* A field for a table or CSV: control characters shown as '?', so a
- * value from the agent cannot draw on the reader's terminal. */
+ * value from the agent can neither draw on the reader's terminal nor
+ * start a line of its own that passes for another record. */
 static void clean(char *s)
 {
 	for (; *s; s++)
@@ -671,15 +719,65 @@ static void clean(char *s)
 			*s = '?';
 }
 
-static void csv_field(FILE *f, const char *s, bool last)
+/* One CSV field (RFC 4180): always quoted, quotes doubled. The agent
+ * chooses paths, hosts and tool names: a field a spreadsheet would read as
+ * a formula (= + - @, or a tab or carriage return before one) gets a
+ * leading apostrophe, so opening the export cannot run
+ * =HYPERLINK(...) or =cmd|... from a name the agent made up. */
+static void csv_field(FILE *f, char *s, bool last)
 {
+	clean(s);
 	fputc('"', f);
+	if (strchr("=+-@", s[0]) && s[0])
+		fputc('\'', f);
 	for (; *s; s++) {
 		if (*s == '"')
 			fputc('"', f);
 		fputc(*s, f);
 	}
 	fputs(last ? "\"\n" : "\",", f);
+}
+
+/* Appends a space (unless at the start) and the formatted text to out,
+ * cut at its end. */
+static void __attribute__((format(printf, 4, 5))) add_part(char *out, size_t cap, size_t *len, const char *fmt, ...)
+{
+	if (*len + 2 >= cap)
+		return;
+	if (*len)
+		out[(*len)++] = ' ';
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(out + *len, cap - *len, fmt, ap);
+	va_end(ap);
+	*len = n < 0 ? *len : *len + (size_t)n >= cap ? cap - 1 : *len + (size_t)n;
+}
+
+/* The row as one readable phrase: [server] [access] [method]
+ * [host[:port]][path] [tool] [by program] [with credential NAME]
+ * [exit N], each part only when the record has it. */
+static void describe(const struct row *r, char *out, size_t cap)
+{
+	size_t n = 0;
+	out[0] = '\0';
+	const char *parts[] = { r->server, r->access, r->method };
+	for (size_t i = 0; i < ARRAY_SIZE(parts); i++)
+		if (parts[i][0])
+			add_part(out, cap, &n, "%s", parts[i]);
+	if (r->host[0] && r->port > 0)
+		add_part(out, cap, &n, "%s:%lld%s", r->host, r->port, r->path);
+	else if (r->host[0] || r->path[0])
+		add_part(out, cap, &n, "%s%s", r->host, r->path);
+	if (r->tool[0])
+		add_part(out, cap, &n, "%s", r->tool);
+	if (r->program[0])
+		add_part(out, cap, &n, "by %s", r->program);
+	if (r->credential[0])
+		add_part(out, cap, &n, "with credential %s", r->credential);
+	if (r->exit_status >= 0 && strcmp(r->kind, "session_end") == 0)
+		add_part(out, cap, &n, "exit %lld", r->exit_status);
+	if (r->count > 0)
+		add_part(out, cap, &n, "(%lld more)", r->count);
 }
 
 static int cmd_read(int argc, char **argv)
@@ -710,6 +808,22 @@ static int cmd_read(int argc, char **argv)
 		fprintf(stderr, "airlock: cannot open %s: %s\n", log, strerror(errno));
 		return 2;
 	}
+	/* Records read from a log that does not verify are what someone
+	 * wrote, not what airlock decided: an edited denial exported as an
+	 * allowance would pass for evidence. They are still shown (they are
+	 * what there is to investigate), with a warning and exit status 3,
+	 * verify's own for a tampered log, so that a pipeline notices. A log
+	 * only unsealed (its session still running, or ended by a kill) is
+	 * noted, not refused. */
+	struct audit_report rep;
+	int verdict = audit_verify_file(log, NULL, &rep);
+	if (verdict == 1)
+		fprintf(stderr, "airlock: note: %s is not sealed (%s)\n", log, rep.problem);
+	else if (verdict != 0)
+		fprintf(stderr,
+			"airlock: WARNING: %s does not verify%s%.0llu: %s; what follows is not a record of what airlock "
+			"decided (airlock audit verify %s)\n",
+			log, rep.bad_line ? " at line " : "", (unsigned long long)rep.bad_line, rep.problem, log);
 	struct audit_json_tok *tok = calloc(SHOW_TOKENS, sizeof(*tok));
 	char *line = NULL;
 	size_t cap = 0;
@@ -717,9 +831,10 @@ static int cmd_read(int argc, char **argv)
 	unsigned long long total = 0, unreadable = 0, counts[5] = { 0 };
 	static const char *const decisions[5] = { "allow", "deny", "modify", "step_up", "defer" };
 	if (!export && !stats)
-		printf("%-6s %-24s %-6s %-18s %-40s %s\n", "seq", "time (UTC)", "dec", "kind", "target", "rule / reason");
+		printf("%-6s %-24s %-6s %-18s %-40s %s\n", "seq", "time (UTC)", "dec", "kind", "what", "rule / reason");
 	if (export && strcmp(format, "csv") == 0)
-		printf("seq,time,class_uid,decision,kind,method,host,port,path,rule,credential,reason\n");
+		printf("seq,time,class_uid,decision,kind,method,host,port,path,rule,credential,reason,"
+		       "program,access,server,tool\n");
 	while (tok && (n = getline(&line, &cap, f)) > 0) {
 		struct row r;
 		if (line[n - 1] == '\n')
@@ -741,28 +856,30 @@ static int cmd_read(int argc, char **argv)
 		char seq[32], t[32], cls[16], port[16];
 		snprintf(seq, sizeof(seq), "%lld", r.seq);
 		snprintf(cls, sizeof(cls), "%lld", r.class_uid);
-		snprintf(port, sizeof(port), "%lld", r.port > 0 ? r.port : 0);
+		port[0] = '\0';
+		if (r.port > 0)
+			snprintf(port, sizeof(port), "%lld", r.port);
 		time_t secs = (time_t)(r.time / 1000);
 		struct tm tm;
 		gmtime_r(&secs, &tm);
 		size_t tl = strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);
 		snprintf(t + tl, sizeof(t) - tl, ".%03lldZ", r.time % 1000);
 		if (export) {
-			const char *v[] = { seq, t, cls, r.decision, r.kind, r.method, r.host, port, r.path, r.rule,
-					    r.credential, r.reason };
+			char *v[] = { seq,    t,	  cls,	      r.decision, r.kind,    r.method,
+				      r.host, port,	  r.path,     r.rule,	  r.credential, r.reason,
+				      r.program, r.access, r.server, r.tool };
 			for (size_t i = 0; i < ARRAY_SIZE(v); i++)
 				csv_field(stdout, v[i], i + 1 == ARRAY_SIZE(v));
 			continue;
 		}
-		char target[600];
-		snprintf(target, sizeof(target), "%s%s%s%s%s", r.method, r.method[0] ? " " : "", r.host,
-			 r.port > 0 ? ":" : "", r.port > 0 ? port : "");
-		if (r.path[0])
-			snprintf(target + strlen(target), sizeof(target) - strlen(target), "%s", r.path);
-		clean(target);
+		char what[1200];
+		describe(&r, what, sizeof(what));
+		clean(what);
+		clean(r.kind);
+		clean(r.decision);
 		clean(r.rule);
 		clean(r.reason);
-		printf("%-6s %-24s %-6s %-18s %-40.200s %s%s%s\n", seq, t, r.decision, r.kind, target, r.rule,
+		printf("%-6s %-24s %-6s %-18s %-40.400s %s%s%s\n", seq, t, r.decision, r.kind, what, r.rule,
 		       r.rule[0] && r.reason[0] ? " / " : "", r.reason);
 	}
 	if (stats) {
@@ -777,7 +894,7 @@ static int cmd_read(int argc, char **argv)
 	free(line);
 	free(tok);
 	fclose(f);
-	return 0;
+	return verdict == 0 || verdict == 1 ? 0 : 3;
 }
 
 /* ---- suggest ---- */

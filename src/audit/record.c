@@ -191,6 +191,7 @@ enum field {
 	F_OLD_SHA256,
 	F_NEW_SHA256,
 	F_REPEATED,
+	F_PID,
 	F_COUNT,
 };
 
@@ -227,6 +228,7 @@ static const char *const field_names[F_COUNT] = {
 	[F_OLD_SHA256] = "old_sha256",
 	[F_NEW_SHA256] = "new_sha256",
 	[F_REPEATED] = "repeated",
+	[F_PID] = "pid",
 };
 
 struct fields {
@@ -251,7 +253,7 @@ static void fields_index(const struct audit_event *ev, struct fields *f)
 		L('h') = { F_HOST + 1, F_HEAD + 1 },
 		L('k') = { F_KIND + 1 },
 		L('m') = { F_METHOD + 1 },
-		L('p') = { F_PORT + 1, F_PATH + 1, F_POLICY_FILE + 1 },
+		L('p') = { F_PORT + 1, F_PATH + 1, F_POLICY_FILE + 1, F_PID + 1 },
 		L('r') = { F_RULE + 1, F_REASON + 1, F_REPEATED + 1 },
 		L('n') = { F_NEW_SHA256 + 1 },
 		L('o') = { F_OLD_SHA256 + 1 },
@@ -369,9 +371,12 @@ static bool endpoint(struct out *o, const char *prefix, const struct fields *f)
 	if (f->s[F_HOST]) {
 		LIT(o, "\"hostname\":");
 		str(o, f->s[F_HOST]);
-		if (f->has_i[F_PORT])
-			LIT(o, ",");
+	} else {
+		/* OCSF's endpoint names itself somehow; a port alone does not. */
+		LIT(o, "\"name\":\"(unknown)\"");
 	}
+	if (f->has_i[F_PORT])
+		LIT(o, ",");
 	if (f->has_i[F_PORT]) {
 		LIT(o, "\"port\":");
 		num(o, f->i[F_PORT]);
@@ -386,29 +391,25 @@ static void http_request(struct out *o, const struct fields *f)
 	if (f->s[F_METHOD]) {
 		LIT(o, "\"http_method\":");
 		str(o, f->s[F_METHOD]);
-		LIT(o, ",");
 	}
-	LIT(o, "\"url\":{");
-	bool comma = false;
+	/* OCSF's url needs a path (or the whole URL): without one it is
+	 * left out, the host and port are the endpoint's. */
 	if (f->s[F_PATH]) {
-		LIT(o, "\"path\":");
+		if (f->s[F_METHOD])
+			LIT(o, ",");
+		LIT(o, "\"url\":{\"path\":");
 		str(o, f->s[F_PATH]);
-		comma = true;
+		if (f->s[F_HOST]) {
+			LIT(o, ",\"hostname\":");
+			str(o, f->s[F_HOST]);
+		}
+		if (f->has_i[F_PORT]) {
+			LIT(o, ",\"port\":");
+			num(o, f->i[F_PORT]);
+		}
+		LIT(o, "}");
 	}
-	if (f->s[F_HOST]) {
-		if (comma)
-			LIT(o, ",");
-		LIT(o, "\"hostname\":");
-		str(o, f->s[F_HOST]);
-		comma = true;
-	}
-	if (f->has_i[F_PORT]) {
-		if (comma)
-			LIT(o, ",");
-		LIT(o, "\"port\":");
-		num(o, f->i[F_PORT]);
-	}
-	LIT(o, "}}");
+	LIT(o, "}");
 }
 
 static void traffic(struct out *o, const struct fields *f)
@@ -427,6 +428,18 @@ static void traffic(struct out *o, const struct fields *f)
 		num(o, f->i[F_BYTES_UP]);
 	}
 	LIT(o, "}");
+}
+
+/* ,"pid":N of the event's process, or "uid":"unknown" for an event
+ * that names none (OCSF's process needs one of the two). */
+static void process_id(struct out *o, const struct fields *f)
+{
+	if (f->has_i[F_PID]) {
+		LIT(o, ",\"pid\":");
+		num(o, f->i[F_PID]);
+	} else {
+		LIT(o, ",\"uid\":\"unknown\"");
+	}
 }
 
 /* uid of this record: "<session>:<seq>" */
@@ -483,27 +496,41 @@ static void build(struct out *o, const struct fields *f, const struct kind_map *
 	/* OCSF user type 99 Other, with the caption saying what it is. */
 	LIT(o, ",\"type_id\":99,\"type\":\"non-human\"}");
 	if (f->s[F_COMMAND]) {
-		/* The process that acted, by its command name. */
+		/* The process that acted: its command name and its pid (as
+		 * the supervisor sees it, outside the sandbox's pid
+		 * namespace); OCSF's process needs a pid or a uid. */
 		LIT(o, ",\"process\":{\"name\":");
 		str(o, f->s[F_COMMAND]);
+		process_id(o, f);
 		LIT(o, "}");
 	}
 	LIT(o, "}");
+	if (km->class_uid == AUDIT_CLASS_FILE || km->class_uid == AUDIT_CLASS_PROCESS) {
+		/* OCSF's System category requires the device: the host the
+		 * sandbox runs on, of type 0 Unknown. */
+		LIT(o, ",\"device\":{\"hostname\":");
+		str_whole(o, s->host);
+		LIT(o, ",\"type_id\":0}");
+	}
 
 	switch (km->class_uid) {
 	case AUDIT_CLASS_HTTP:
-		endpoint(o, ",\"dst_endpoint\":", f);
+		/* OCSF 1.3.0 requires dst_endpoint, http_request and
+		 * http_response of HTTP Activity: a request too malformed to
+		 * name its destination has the endpoint "(unknown)", one
+		 * nobody answered (the connection closed first) the code 0. */
+		if (!endpoint(o, ",\"dst_endpoint\":", f))
+			LIT(o, ",\"dst_endpoint\":{\"name\":\"(unknown)\"}");
 		LIT(o, ",");
 		http_request(o, f);
-		if (f->has_i[F_STATUS]) {
-			LIT(o, ",\"http_response\":{\"code\":");
-			num(o, f->i[F_STATUS]);
-			LIT(o, "}");
-		}
+		LIT(o, ",\"http_response\":{\"code\":");
+		num(o, f->has_i[F_STATUS] ? f->i[F_STATUS] : 0);
+		LIT(o, "}");
 		traffic(o, f);
 		break;
 	case AUDIT_CLASS_NETWORK:
-		endpoint(o, ",\"dst_endpoint\":", f);
+		if (!endpoint(o, ",\"dst_endpoint\":", f))
+			LIT(o, ",\"dst_endpoint\":{\"name\":\"(unknown)\"}");
 		traffic(o, f);
 		break;
 	case AUDIT_CLASS_DNS:
@@ -549,14 +576,27 @@ static void build(struct out *o, const struct fields *f, const struct kind_map *
 		}
 		break;
 	case AUDIT_CLASS_PROCESS:
+		/* Required of the class: the process refused a program (the
+		 * one that was to run) or a system call. Its pid is the
+		 * caller's: an exec keeps it. */
+		LIT(o, ",\"process\":{");
+		if (f->s[F_COMMAND] && !f->s[F_FILE]) {
+			LIT(o, "\"name\":");
+			str(o, f->s[F_COMMAND]);
+		} else {
+			LIT(o, "\"name\":");
+			str(o, f->s[F_FILE] ? basename_of(f->s[F_FILE]) : f->s[F_KIND]);
+		}
+		process_id(o, f);
 		if (f->s[F_FILE]) {
 			/* the program that was to run; type_id 1 Regular File */
-			LIT(o, ",\"process\":{\"file\":{\"name\":");
+			LIT(o, ",\"file\":{\"name\":");
 			str(o, basename_of(f->s[F_FILE]));
 			LIT(o, ",\"path\":");
 			str(o, f->s[F_FILE]);
-			LIT(o, ",\"type_id\":1}}");
+			LIT(o, ",\"type_id\":1}");
 		}
+		LIT(o, "}");
 		break;
 	case AUDIT_CLASS_API:
 	default:

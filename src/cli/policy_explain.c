@@ -63,9 +63,68 @@ static const struct policy_loc *rule_loc(const struct policy *p, const struct ne
 	return &d->ep->loc;
 }
 
+/* With enterprise layers the question is first answered quietly under the
+ * developer's policy alone: a denial that policy would have allowed is the
+ * enterprise's doing, and is said to be, with the cuts that made it; the
+ * fix the reason suggests ("add a rule ...") is then left out, since the
+ * developer has that rule and the enterprise took it away. */
+static bool quiet;
+static bool developer_allows;
+static const struct policy_layer_report *cuts;
+static enum { TOPIC_PATH, TOPIC_NETWORK, TOPIC_MCP } cuts_topic;
+static char cuts_about[PATH_MAX]; /* its host, its path, or its MCP server */
+
+/* Whether a cut ("DEV:LINE: FIELD ...") is about the question: of its
+ * section, and naming its host (`host "H"`) or a path holding its path
+ * (`"/dir"`). */
+static bool cut_about(const char *msg)
+{
+	if (cuts_topic == TOPIC_MCP) {
+		/* "mcp.servers.NAME cut", "mcp.servers.NAME.tools[N] ..." */
+		char field[PATH_MAX + 32];
+		snprintf(field, sizeof(field), ": mcp.servers.%s", cuts_about);
+		const char *at = strstr(msg, field);
+		return at && (at[strlen(field)] == ' ' || at[strlen(field)] == '.');
+	}
+	bool section = cuts_topic == TOPIC_NETWORK ? strstr(msg, ": network.") != NULL
+						   : strstr(msg, ": filesystem.") || strstr(msg, ": process.");
+	if (!section)
+		return false;
+	const char *q = strchr(msg, '"');
+	const char *e = q ? strchr(q + 1, '"') : NULL;
+	if (!e)
+		return false;
+	size_t n = (size_t)(e - q - 1);
+	if (cuts_topic == TOPIC_NETWORK)
+		return n == strlen(cuts_about) && strncmp(q + 1, cuts_about, n) == 0;
+	return strncmp(q + 1, cuts_about, n) == 0 && (cuts_about[n] == '\0' || cuts_about[n] == '/');
+}
+
+/* The enterprise's part in a denial the developer's policy would not make:
+ * the cuts about the question. */
+static void enterprise_cuts(void)
+{
+	fputs("enterprise: the developer's policy alone allows this; the enterprise layer removed or narrowed "
+	      "the rule that allowed it:\n",
+	      stdout);
+	size_t shown = 0;
+	for (size_t i = 0; cuts && i < cuts->n_msgs; i++)
+		if (cut_about(cuts->msgs[i])) {
+			fputs("  ", stdout);
+			policy_print_comment(stdout, cuts->msgs[i]);
+			putchar('\n');
+			shown++;
+		}
+	if (!shown)
+		fputs("  (no cut names it: a ceiling of the enterprise's own decides, the rule above)\n", stdout);
+}
+
 static int answer(bool allow, const char *rule, const struct policy_loc *loc, const char *why,
 		  const struct policy *p)
 {
+	if (quiet)
+		return allow ? 0 : 1;
+	bool by_enterprise = !allow && developer_allows;
 	printf("%s\n", allow ? "allow" : "deny");
 	printf("rule: ");
 	policy_print_comment(stdout, rule);
@@ -73,10 +132,18 @@ static int answer(bool allow, const char *rule, const struct policy_loc *loc, co
 		print_loc(loc);
 	putchar('\n');
 	if (why && why[0]) {
+		const char *fix = by_enterprise ? strstr(why, "; add ") : NULL;
 		fputs("why: ", stdout);
-		policy_print_comment(stdout, why);
+		if (fix) {
+			_cleanup_free_ char *cut = strndup(why, (size_t)(fix - why));
+			policy_print_comment(stdout, cut ? cut : "");
+		} else {
+			policy_print_comment(stdout, why);
+		}
 		putchar('\n');
 	}
+	if (by_enterprise)
+		enterprise_cuts();
 	if (p->sandbox.mode == POLICY_MODE_OBSERVE) {
 		fputs("note: observe mode: nothing is enforced; the answer above is what is recorded\n", stdout);
 		return 0;
@@ -128,6 +195,8 @@ static int explain_request(const struct policy *p, const char *q)
 	if (numeric < 0)
 		return answer(false, "malformed request", NULL, "the proxy answers 400: invalid host", p);
 	uint16_t port = req.port;
+	cuts_topic = TOPIC_NETWORK;
+	snprintf(cuts_about, sizeof(cuts_about), "%s", host);
 
 	struct net_decision d;
 	struct policy_network net = p->network;
@@ -258,6 +327,8 @@ static int explain_path(const struct policy *p, const char *arg, const char *acc
 			snprintf(path + n, sizeof(path) - n, "/%s", strrchr(abs, '/') + 1);
 		}
 	}
+	cuts_topic = TOPIC_PATH;
+	snprintf(cuts_about, sizeof(cuts_about), "%s", path);
 	uint64_t want;
 	char target[PATH_MAX];
 	snprintf(target, sizeof(target), "%s", path);
@@ -354,6 +425,11 @@ static int explain_tool(const struct policy *p, const char *q, const char *args_
 	struct mcp_verdict v = { 0 };
 	bool ok = mcp_tool_call_allowed(&eng, tool, args, &v);
 	mcp_engine_fini(&eng);
+	bool allowed = ok && v.decision == POLICY_MCP_ALLOW;
+	if (quiet)
+		return allowed ? 0 : 1;
+	cuts_topic = TOPIC_MCP;
+	snprintf(cuts_about, sizeof(cuts_about), "%s", server);
 	printf("%s\n", !ok ? "deny" : policy_mcp_decision_name(v.decision));
 	fputs("rule: ", stdout);
 	if (!srv) {
@@ -378,7 +454,9 @@ static int explain_tool(const struct policy *p, const char *q, const char *args_
 	}
 	if (ok && v.decision == POLICY_MCP_STEP_UP)
 		fputs("why: a person must approve each call\n", stdout);
-	return ok && v.decision == POLICY_MCP_ALLOW ? 0 : 1;
+	if (!allowed && developer_allows)
+		enterprise_cuts();
+	return allowed ? 0 : 1;
 }
 
 int cli_policy_explain(int argc, char **argv)
@@ -434,6 +512,18 @@ int cli_policy_explain(int argc, char **argv)
 	/* Provenance: every rule says its layer, the developer's included. */
 	policy_mark_developer(pol);
 	bool refused = cli_layer_report(&rep, stderr);
+	if (rep.n_msgs && (request || path || exec || tool)) {
+		_cleanup_policy_ struct policy *dev = NULL;
+		if (cli_load_policy(file, &dev, &err) == 0) {
+			quiet = true;
+			int dr = request ? explain_request(dev, request)
+				 : tool	 ? explain_tool(dev, tool, args)
+					 : explain_path(dev, path ? path : exec, path ? access : "exec");
+			quiet = false;
+			developer_allows = dr == 0;
+			cuts = &rep;
+		}
+	}
 	if (request)
 		return explain_request(pol, request);
 	if (tool)

@@ -81,6 +81,7 @@ struct conn {
 	uint16_t tport;
 	const struct policy_endpoint *tep;
 	time_t deadline;
+	int answered; /* the status of the proxy's own last answer, until recorded */
 	/* Transparent mode: the connection was redirected to us, and this
 	 * is where the agent meant it to go (thost/tport hold it as a name
 	 * when the address was one of our synthetic DNS answers). */
@@ -312,6 +313,17 @@ static void answer(struct conn *c, int status, const char *what, const char *rea
 		(void)cwrite(c, msg.data, msg.len);
 	buf_free(&body);
 	buf_free(&msg);
+	c->answered = status;
+}
+
+/* The record of a request the proxy answered itself carries that answer's
+ * status: OCSF's HTTP Activity requires the response. */
+static void record_for(struct conn *c, struct rec *r)
+{
+	if (!r->status && c->answered)
+		r->status = c->answered;
+	c->answered = 0;
+	record(r);
 }
 
 /* ---- upstream ---- */
@@ -1377,7 +1389,7 @@ static bool handle_request(struct conn *c, struct http_request *req)
 			snprintf(reason, sizeof(reason), "%s", mwhy);
 			rec.rule = ep->id;
 			rec.reason = reason;
-			record(&rec);
+			record_for(c, &rec);
 			/* A refusal the proxy answered itself (a denied tool
 			 * call as its isError result) leaves the connection
 			 * usable, as the server's own answer would. */
@@ -1525,9 +1537,9 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		upstream_close(c);
 		if (!rec.observed) {
 			rec.reason = "upstream write failed";
-			rec.decision = "allow";
+			rec.decision = injected ? "modify" : "allow";
 		}
-		record(&rec);
+		record_for(c, &rec);
 		goto out;
 	}
 	bool upgraded = false;
@@ -1559,15 +1571,18 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		if (answered_early)
 			keep = false;
 	}
-	rec.decision = rec.observed || (rec.kind && strcmp(rec.kind, "response_leak") == 0) ? "deny" : "allow";
+	/* A request let through with a credential the agent never held is
+	 * not what the agent sent: docs/audit.md's `modify`. */
+	rec.decision = rec.observed || (rec.kind && strcmp(rec.kind, "response_leak") == 0) ? "deny" :
+		       injected ? "modify" : "allow";
 	if (upgraded) {
 		relay(c, &rec.up, &rec.down);
 		keep = false;
 	}
-	record(&rec);
+	record_for(c, &rec);
 	goto out;
 deny:
-	record(&rec);
+	record_for(c, &rec);
 	keep = false;
 out:
 	buf_free(&body);
@@ -1638,7 +1653,7 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 		if (announce)
 			answer(c, 400, "invalid host", target_host);
 		rec.reason = "invalid host";
-		record(&rec);
+		record_for(c, &rec);
 		return;
 	}
 	const struct broker_cred *bc = cfg->broker ? broker_find(cfg->broker, host, strlen(host)) : NULL;
@@ -1650,7 +1665,7 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 				answer(c, 403, "credential misuse", reason);
 			rec.kind = "credential_misuse";
 			rec.reason = reason;
-			record(&rec);
+			record_for(c, &rec);
 			return;
 		}
 	}
@@ -1678,7 +1693,7 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 			answer(c, fd == -EACCES ? 403 : 502, fd == -EACCES ? "denied" : "bad gateway", reason);
 		if (!rec.observed)
 			rec.reason = reason;
-		record(&rec);
+		record_for(c, &rec);
 		return;
 	}
 	c->ufd = fd;
@@ -1690,7 +1705,7 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 		struct error err = { 0 };
 		if (!cfg->ca || c->in.len) {
 			rec.reason = cfg->ca ? "bytes before the TLS handshake" : "no session CA";
-			record(&rec);
+			record_for(c, &rec);
 			return;
 		}
 		pthread_mutex_lock(&ca_lock);
@@ -1699,12 +1714,12 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 		pthread_mutex_unlock(&ca_lock);
 		if (!c->cssl) {
 			rec.reason = err.msg[0] ? err.msg : "cannot make a TLS session";
-			record(&rec);
+			record_for(c, &rec);
 			return;
 		}
 		if (!SSL_set_fd(c->cssl, c->cfd) || SSL_accept(c->cssl) != 1) {
 			rec.reason = "TLS handshake with the agent failed";
-			record(&rec);
+			record_for(c, &rec);
 			return;
 		}
 		/* The name the agent's TLS stack asked for must be the
@@ -1715,21 +1730,21 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 				 verb, host);
 			if (!let_through(&rec, obs, sizeof(obs), NULL, NULL, reason)) {
 				rec.reason = reason;
-				record(&rec);
+				record_for(c, &rec);
 				return;
 			}
 		}
 		if (!upstream_tls_start(c, host, port, reason, sizeof(reason))) {
 			answer(c, 502, "bad gateway", reason);
 			rec.reason = reason;
-			record(&rec);
+			record_for(c, &rec);
 			return;
 		}
 		if (!rec.observed) {
 			rec.decision = "allow";
 			rec.reason = "intercepted";
 		}
-		record(&rec);
+		record_for(c, &rec);
 		snprintf(c->thost, sizeof(c->thost), "%s", host);
 		c->tport = port;
 		c->tep = ep;
@@ -1752,7 +1767,7 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 				 host, port, r == -ENOENT ? "naming the host" : "");
 		if (!let_through(&rec, obs, sizeof(obs), NULL, NULL, reason)) {
 			rec.reason = reason;
-			record(&rec);
+			record_for(c, &rec);
 			return;
 		}
 	}
@@ -1762,7 +1777,7 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 	rec.up = c->in.len;
 	buf_reset(&c->in);
 	splice_relay(c->cfd, c->ufd, &rec.up, &rec.down);
-	record(&rec);
+	record_for(c, &rec);
 }
 
 static void handle_connect(struct conn *c, struct http_request *req)

@@ -173,7 +173,9 @@ static int64_t now_ms(void)
 #define DENY_MEMBER "\"decision\":\"deny\""
 
 /* What a denial says, without what changes from one to the next: the
- * proxy's leading "time" and trailing byte counts. */
+ * proxy's leading "time" and trailing byte counts, the supervisor's
+ * trailing "pid" (the same refusal to many processes of one tool is
+ * one flood). */
 static void denial_key(const char *line, size_t len, size_t *off, size_t *klen)
 {
 	size_t s = 0, e = len;
@@ -183,6 +185,8 @@ static void denial_key(const char *line, size_t len, size_t *off, size_t *klen)
 			s++;
 	}
 	const char *b = memmem(line + s, len - s, ",\"bytes_up\":", 12);
+	if (!b)
+		b = memmem(line + s, len - s, ",\"pid\":", 7);
 	if (b)
 		e = (size_t)(b - line);
 	*off = s;

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "audit/audit.h"
 #include "mcp/gateway.h"
 #include "policy/mcp.h"
 #include "sandbox/creds.h"
@@ -197,15 +198,37 @@ int egress_start(struct egress *e, const int fds[3], struct error *err)
 	return 0;
 }
 
-/* A denial for --trace-denials' report. */
+/* A denial of the proxy's for --trace-denials' report, as one readable
+ * line: "http GET api.test:80/private/b: REASON [RULE]". The host, path
+ * and reason come from the agent's request: control characters are
+ * shown as '?', so they cannot draw on the terminal the report goes to. */
 static void trace_line(const char *line, size_t len, struct trace_log *t)
 {
-	if (t && len > 1 && memmem(line, len, "\"decision\":\"deny\"", 17)) {
-		char what[512];
-		snprintf(what, sizeof(what), "network %.*s", (int)(len - 1 > 480 ? 480 : len - 1), line);
-		/* Observe mode: the proxy let it through and says so. */
-		trace_record_text(t, what, memmem(line, len, "\"enforced\":false", sizeof("\"enforced\":false") - 1) != NULL);
+	if (!t || len <= 1 || !memmem(line, len, "\"decision\":\"deny\"", 17))
+		return;
+	_cleanup_free_ struct audit_event *ev = malloc(sizeof(*ev));
+	char what[512];
+	if (!ev || audit_event_parse(line, len, ev) < 0) {
+		snprintf(what, sizeof(what), "network: a record the proxy wrote could not be read");
+	} else {
+		const char *kind = audit_event_str(ev, "kind"), *method = audit_event_str(ev, "method"),
+			   *host = audit_event_str(ev, "host"), *path = audit_event_str(ev, "path"),
+			   *rule = audit_event_str(ev, "rule"), *cred = audit_event_str(ev, "credential"),
+			   *reason = audit_event_str(ev, "reason");
+		int64_t port = audit_event_int(ev, "port", -1);
+		char portbuf[16] = "";
+		if (port > 0 && host)
+			snprintf(portbuf, sizeof(portbuf), ":%lld", (long long)port);
+		snprintf(what, sizeof(what), "%s%s%s%s%s%s%s: %s%s%s%s%s%s", kind ? kind : "network", method ? " " : "",
+			 method ? method : "", host || path ? " " : "", host ? host : "", portbuf, path ? path : "",
+			 reason ? reason : "denied", rule ? " [" : "", rule ? rule : "", rule ? "]" : "",
+			 cred ? " credential " : "", cred ? cred : "");
+		for (char *p = what; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '?';
 	}
+	/* Observe mode: the proxy let it through and says so. */
+	trace_record_text(t, what, memmem(line, len, "\"enforced\":false", sizeof("\"enforced\":false") - 1) != NULL);
 }
 
 void egress_read(struct egress *e, struct trace_log *t)

@@ -633,6 +633,12 @@ bool ftrace_handle(struct ftrace *f, struct trace_log *log, pid_t tid, int statu
 				if (!p->glob)
 					protected_at(f, tid, p->path_dfd, p->path, p);
 			}
+			/* The open-files rlimit, which the kernel reports to
+			 * nobody, seen here at the call it refused. */
+			if (e == EMFILE) {
+				char name[64];
+				trace_note_emfile(log, tid, seccomp_syscall_name(p->nr, name, sizeof(name)));
+			}
 			if (p->glob && refused) {
 				char name[64];
 				trace_record_protected(log, tid, seccomp_syscall_name(p->nr, name, sizeof(name)),

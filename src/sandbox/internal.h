@@ -233,6 +233,11 @@ int limits_cgroup_create(const struct policy_limits *l, struct cgroup_handle *cg
 int limits_cgroup_attach(const struct cgroup_handle *cg, pid_t pid, struct error *err) WUR;
 bool limits_cgroup_oom(const struct cgroup_handle *cg);
 bool limits_cgroup_pids_hit(const struct cgroup_handle *cg);
+/* The limits in force whose reaching the kernel does not report (every
+ * rlimit: open files, and memory and processes without a cgroup), as
+ * text for people in out (cap bytes, cut to fit); their length, 0 when
+ * there are none. */
+size_t limits_unreported(const struct policy_limits *l, const struct cgroup_handle *cg, char *out, size_t cap);
 void limits_cgroup_destroy(struct cgroup_handle *cg);
 int limits_apply_rlimits(const struct sandbox_plan *plan, struct error *err) WUR;
 /* sandbox.limits.wall: a timerfd (CLOEXEC, non-blocking) armed to expire

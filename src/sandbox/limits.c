@@ -227,6 +227,32 @@ bool limits_cgroup_pids_hit(const struct cgroup_handle *cg)
 	return p && strtoull(p + 4, NULL, 10) > 0;
 }
 
+size_t limits_unreported(const struct policy_limits *l, const struct cgroup_handle *cg, char *out, size_t cap)
+{
+	/* The kernel says nothing when a process reaches an rlimit: the
+	 * call fails (EMFILE, ENOMEM, EAGAIN) and no event, signal or
+	 * counter tells the supervisor (a cgroup's memory.events and
+	 * pids.events do, and are read instead where there is one). */
+	size_t n = 0;
+	out[0] = '\0';
+	if (l->open_files)
+		n += (size_t)snprintf(out + n, n < cap ? cap - n : 0,
+				      "%sopen files %llu per process (sandbox.limits.open_files: EMFILE, \"Too many open "
+				      "files\")",
+				      n ? "; " : "", (unsigned long long)l->open_files);
+	if (l->memory_bytes && !cg->memory_dir && n < cap)
+		n += (size_t)snprintf(out + n, cap - n,
+				      "%smemory %llu bytes per process (sandbox.limits.memory, as RLIMIT_DATA: ENOMEM, "
+				      "\"Cannot allocate memory\")",
+				      n ? "; " : "", (unsigned long long)l->memory_bytes);
+	if (l->pids && !cg->pids_dir && n < cap)
+		n += (size_t)snprintf(out + n, cap - n,
+				      "%sprocesses %llu (sandbox.limits.pids, as RLIMIT_NPROC: fork fails with EAGAIN, "
+				      "\"Resource temporarily unavailable\")",
+				      n ? "; " : "", (unsigned long long)l->pids);
+	return n;
+}
+
 void limits_cgroup_destroy(struct cgroup_handle *cg)
 {
 	for (size_t i = 0; i < cg->n; i++) {

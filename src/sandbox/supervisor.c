@@ -683,9 +683,29 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		fprintf(stderr, "airlock: CPU time limit of %llus reached; the run was ended\n",
 			(unsigned long long)pol->sandbox.limits.cpu_seconds);
 	}
-	if (limits_cgroup_pids_hit(&cg))
+	bool pids_hit = limits_cgroup_pids_hit(&cg);
+	if (pids_hit)
 		fprintf(stderr, "airlock: process limit of %llu reached; process creation failed inside the sandbox\n",
 			(unsigned long long)pol->sandbox.limits.pids);
+	/* A command that failed under limits the kernel reports to nobody:
+	 * airlock cannot know that one was reached, so it names them, and the
+	 * error each makes the program print, rather than stay silent. */
+	/* Traced (--trace-denials, learn mode), the refused call is seen. */
+	const char *emfile = trace_emfile(s.trace);
+	if (emfile && pol->sandbox.limits.open_files)
+		fprintf(stderr, "airlock: open-files limit of %llu reached (sandbox.limits.open_files): %s failed with EMFILE\n",
+			(unsigned long long)pol->sandbox.limits.open_files, emfile);
+	else if (emfile)
+		fprintf(stderr, "airlock: the open-files limit airlock was started with (RLIMIT_NOFILE) was reached: %s "
+				"failed with EMFILE\n",
+			emfile);
+	char unreported[768];
+	if (*exit_code != 0 && !emfile && !s.wall_hit && !pids_hit && !limits_cgroup_oom(&cg) &&
+	    limits_unreported(&pol->sandbox.limits, &cg, unreported, sizeof(unreported)))
+		fprintf(stderr,
+			"airlock: the command failed (exit %d) under per-process limits whose reaching the kernel "
+			"does not report: %s; if its error is one of these, that limit was reached\n",
+			*exit_code, unreported);
 	/* The change is read once the sandbox is gone (nothing writes the
 	 * layer any more), and its flagged entries go into the log before
 	 * the seal. */

@@ -33,6 +33,7 @@ struct trace_log {
 	char *watched[4];       /* airlock's own directories: every miss there is recorded */
 	void (*sink)(void *ctx, const char *line, size_t len);
 	void *sink_ctx;
+	char emfile[128]; /* "openat by python3": the first call refused EMFILE */
 };
 
 void trace_set_sink(struct trace_log *t, void (*sink)(void *ctx, const char *line, size_t len), void *ctx)
@@ -58,7 +59,7 @@ unsigned long trace_observed(const struct trace_log *t)
  * observe mode each says whether it was enforced: a seccomp refusal still
  * is (the filter stays), a file access is only recorded. */
 static void emit(struct trace_log *t, const char *kind, const char *syscall, const char *file, const char *command,
-		 const char *reason, bool enforced)
+		 const char *reason, bool enforced, pid_t pid)
 {
 	if (!t->sink)
 		return;
@@ -71,7 +72,9 @@ static void emit(struct trace_log *t, const char *kind, const char *syscall, con
 			r = buf_printf(&b, ",\"%s\":", keys[i]) ?: buf_json_string(&b, vals[i], strlen(vals[i]));
 	if (t->observe && !r)
 		r = buf_puts(&b, enforced ? ",\"enforced\":true" : ",\"enforced\":false");
-	r = r ?: buf_puts(&b, "}\n");
+	/* The pid last: the flood control of identical denials
+	 * (sandbox/auditlog.c) compares what comes before it. */
+	r = r ?: buf_printf(&b, ",\"pid\":%d}\n", (int)pid);
 	if (!r && b.len <= 4000)
 		t->sink(t->sink_ctx, b.data, b.len);
 	buf_free(&b);
@@ -164,6 +167,11 @@ static void add(struct trace_log *t, const char *what, bool observed)
 		return;
 	}
 	snprintf(t->e[t->n].what, sizeof(t->e[t->n].what), "%s", what);
+	/* Paths and names are the agent's: a newline in one would start a
+	 * line of the report that passes for a denial of airlock's own. */
+	for (char *p = t->e[t->n].what; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	t->e[t->n].observed = observed;
 	t->e[t->n++].count = 1;
 }
@@ -178,7 +186,7 @@ void trace_record_syscall(struct trace_log *t, const struct seccomp_notif *req)
 	snprintf(what, sizeof(what), "%s(0x%llx, 0x%llx, ...) = EPERM [seccomp] by %s", name,
 		 (unsigned long long)req->data.args[0], (unsigned long long)req->data.args[1], comm);
 	add(t, what, false);
-	emit(t, "syscall_denied", name, NULL, comm, "EPERM [seccomp]", true);
+	emit(t, "syscall_denied", name, NULL, comm, "EPERM [seccomp]", true, (pid_t)req->pid);
 }
 
 void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, const char *path, int err,
@@ -200,7 +208,7 @@ void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, cons
 					  : strerror(err);
 	snprintf(what, sizeof(what), "%s(\"%s\") = %s by %s", syscall, path, why, comm);
 	add(t, what, false);
-	emit(t, "file_denied", syscall, path, comm, why, true);
+	emit(t, "file_denied", syscall, path, comm, why, true, pid);
 }
 
 void trace_record_protected(struct trace_log *t, pid_t pid, const char *syscall, const char *path, int err,
@@ -213,7 +221,7 @@ void trace_record_protected(struct trace_log *t, pid_t pid, const char *syscall,
 	snprintf(why, sizeof(why), "%s [protected: %s]", strerrorname_np(err) ?: "error", glob);
 	snprintf(what, sizeof(what), "%s(\"%s\") = %s by %s", syscall, path, why, comm);
 	add(t, what, false);
-	emit(t, "file_denied", syscall, path, comm, why, true);
+	emit(t, "file_denied", syscall, path, comm, why, true, pid);
 }
 
 void trace_record_would_deny(struct trace_log *t, pid_t pid, const char *syscall, const char *path, bool exec,
@@ -226,7 +234,24 @@ void trace_record_would_deny(struct trace_log *t, pid_t pid, const char *syscall
 	snprintf(what, sizeof(what), "%s(\"%s\") = %s by %s", syscall, path, why, comm);
 	add(t, what, true);
 	snprintf(reason, sizeof(reason), "would be %s; not enforced (observe mode)", why);
-	emit(t, exec ? "exec_denied" : "file_denied", syscall, path, comm, reason, false);
+	emit(t, exec ? "exec_denied" : "file_denied", syscall, path, comm, reason, false, pid);
+}
+
+void trace_note_emfile(struct trace_log *t, pid_t pid, const char *syscall)
+{
+	if (!t || t->emfile[0])
+		return;
+	char comm[32];
+	comm_of(pid, comm, sizeof(comm));
+	snprintf(t->emfile, sizeof(t->emfile), "%s by %s", syscall, comm);
+	for (char *p = t->emfile; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+}
+
+const char *trace_emfile(const struct trace_log *t)
+{
+	return t && t->emfile[0] ? t->emfile : NULL;
 }
 
 void trace_record_text(struct trace_log *t, const char *what, bool observed)

@@ -50,6 +50,12 @@ void trace_record_protected(struct trace_log *t, pid_t pid, const char *syscall,
  * recorded, not enforced (observe mode). */
 void trace_record_text(struct trace_log *t, const char *what, bool observed);
 
+/* A traced call of pid failed with EMFILE: the open-files limit was
+ * reached. trace_emfile says by which call and program (the first), NULL
+ * when none did. */
+void trace_note_emfile(struct trace_log *t, pid_t pid, const char *syscall);
+const char *trace_emfile(const struct trace_log *t);
+
 /* The session is in observe mode: records say whether they were enforced,
  * and the report says what would have been denied. */
 void trace_set_observe(struct trace_log *t);

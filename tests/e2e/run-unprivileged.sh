@@ -77,7 +77,10 @@ mkdir -p "$stage/examples"
 install -m 644 "$here"/../../examples/*.yaml "$stage/examples/"
 install -m 755 "$here/run.sh" "$here/servers.py" "$here/mcp-raw.py" "$here/tls-front.py" "$here/policy-differential.py" "$stage/tests/e2e/"
 install -m 644 "$here/mcp-client.mjs" "$here/mcp-session-client.mjs" "$here/mcp-http-client.mjs" "$stage/tests/e2e/"
-install -m 644 "$here/naive_upstream.py" "$here/smuggle_client.py" "$stage/tests/e2e/"
+install -m 644 "$here/naive_upstream.py" "$here/smuggle_client.py" "$here/ocsf-check.py" "$stage/tests/e2e/"
+mkdir -p "$stage/tests/data"
+install -m 644 "$here/../data/ocsf-1.3.0-required.txt" "$stage/tests/data/"
+chmod 755 "$stage/tests/data"
 # The MCP tests' npm packages (scripts/deps.sh), when installed. Our own
 # test servers need node only: staged even without the packages.
 mkdir -p "$stage/tests/e2e/mcp"

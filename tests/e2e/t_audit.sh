@@ -77,6 +77,16 @@ test_audit_verify_finds_tampering() {
 	verify "$LOG"
 	assert_ne 0 "$VRC" "an edited record"
 	assert_contains "$VOUT" ":$d:" "the edit is reported at its line"
+	# Exported or shown, the edited log says it is not evidence.
+	local xrc
+	"$AIRLOCK" audit export "$LOG" --format csv >"$T/x.out" 2>"$T/x.err"
+	xrc=$?
+	assert_eq 3 "$xrc" "export of an edited log exits as verify does"
+	assert_contains "$(cat "$T/x.err")" "does not verify at line $d" "export of an edited log warns, naming the line"
+	assert_contains "$(cat "$T/x.out")" '"allow"' "the records are still there to investigate"
+	"$AIRLOCK" audit show "$LOG" >/dev/null 2>"$T/x.err"
+	assert_eq 3 "$?" "show of an edited log"
+	assert_contains "$(cat "$T/x.err")" "WARNING" "show of an edited log warns"
 
 	# A deleted record.
 	sed '3d' "$T/orig" >"$LOG"
@@ -106,10 +116,18 @@ test_audit_verify_finds_tampering() {
 	assert_ne 0 "$VRC" "a torn last line"
 	assert_contains "$VOUT" "torn" "the torn line is reported as such"
 
-	# The original still verifies.
+	# The original still verifies, and exports without a word.
 	cp "$T/orig" "$LOG"
 	verify "$LOG"
 	assert_eq 0 "$VRC" "the untouched log: $VOUT"
+	"$AIRLOCK" audit export "$LOG" --format jsonl >"$T/x.out" 2>"$T/x.err"
+	assert_eq 0 "$?" "export of the intact log"
+	assert_eq "" "$(cat "$T/x.err")" "export of the intact log warns of nothing"
+	# Unsealed (a session still running) is noted, not refused.
+	head -n $((n - 2)) "$T/orig" >"$LOG"
+	"$AIRLOCK" audit export "$LOG" --format jsonl >"$T/x.out" 2>"$T/x.err"
+	assert_eq 0 "$?" "export of an unsealed log"
+	assert_contains "$(cat "$T/x.err")" "not sealed" "export of an unsealed log notes it"
 }
 
 test_audit_supervisor_killed_leaves_an_unsealed_intact_log() {
@@ -302,4 +320,65 @@ test_audit_log_in_the_workspace_out_of_the_agents_reach() {
 	assert_no_file "$WS/logs/forged.jsonl" "nothing was added"
 	assert_not_contains "$(cat "$WS/logs/net/net.jsonl")" "forged" "network.log unchanged by the agent"
 	assert_eq 2 "$(ls "$WS"/logs/*.jsonl | wc -l)" "both runs' logs are there"
+}
+
+# `audit show`, the CSV export and --trace-denials say what was decided,
+# one line per record: the file and the program that asked for it, the
+# request a network denial refused. The agent names the program, the path
+# and the request: in CSV nothing of theirs may start a row of its own or
+# a spreadsheet formula, and on the terminal nothing may draw.
+test_audit_show_and_csv_one_readable_line_per_record() {
+	start_servers
+	write_client
+	net_policy >"$T/policy.yaml"
+	mkdir -p "$T/audit"
+	cp /bin/touch "$WS/=HYPERLINK(1),\"x"
+	al --trace-denials --policy "$T/policy.yaml" --audit "$T/audit" -- /bin/sh -c "
+		python3 ./fetch.py GET http://api.test:$HP/public/a
+		python3 ./fetch.py GET http://api.test:$HP/private/b
+		python3 ./fetch.py -2+3 http://api.test:$HP/public/c
+		./=HYPERLINK\\(1\\),\\\"x '/usr/airlock-e2e,\"q
+@SUM(9)' 2>/dev/null; true"
+	LOG=$(ls "$T"/audit/*.jsonl)
+	[ -f "$LOG" ] || fail "no audit log was written$(e2e_last_run)"
+	local shown
+	shown=$("$AIRLOCK" audit show "$LOG")
+	assert_eq "$(wc -l <"$LOG")" "$(($(printf '%s\n' "$shown" | wc -l) - 1))" "one line per record (and a header): $shown"
+	assert_match "$shown" "deny +file_denied +[a-z]+ /usr/airlock-e2e,\"q\\?@SUM\\(9\\) by =HYPERLINK" \
+		"a file record names the access, the path and the program: $shown"
+	assert_match "$shown" "deny +http +GET api.test:$HP/private/b " "a network denial names method, host and path: $shown"
+	assert_match "$shown" "deny +http +-2\\+3 api.test:$HP/public/c " "and the method as the agent sent it"
+	# --trace-denials: the network denial as a line, not the proxy's JSON.
+	assert_match "$ERR" "airlock: denied: http GET api.test:$HP/private/b: .*\\[" "--trace-denials names the request: $ERR"
+	assert_not_contains "$ERR" '{"time"' "--trace-denials prints no raw record"
+	! printf '%s\n' "$ERR" | grep -q '^@SUM' || fail "a newline in a path started a line of the report: $ERR"
+
+	# CSV, read back by a CSV reader: one row per record, every field
+	# where it belongs, none a formula.
+	"$AIRLOCK" audit export "$LOG" --format csv >"$T/log.csv" || fail "export --format csv"
+	python3 - "$T/log.csv" "$(wc -l <"$LOG")" "$HP" <<'PY' || fail "CSV: $(cat "$T/log.csv")"
+import csv, sys
+path, records, port = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+text = open(path, newline="").read()
+rows = list(csv.reader(text.splitlines(True)))
+head, rows = rows[0], rows[1:]
+assert len(text.splitlines()) == records + 1, "one physical line per record"
+assert len(rows) == records, (len(rows), records)
+assert all(len(r) == len(head) for r in rows), "every row has every column"
+col = {n: i for i, n in enumerate(head)}
+for r in rows:
+    for v in r:
+        assert v[:1] not in ("=", "+", "-", "@", "\t", "\r"), ("formula", v)
+f = [r for r in rows if r[col["kind"]] == "file_denied" and "airlock-e2e" in r[col["path"]]]
+assert f, "the file record"
+f = f[0]
+assert f[col["path"]] == '/usr/airlock-e2e,"q?@SUM(9)', f[col["path"]]
+assert f[col["program"]].startswith("'=HYPERLINK(1)"), f[col["program"]]  # comm: 15 bytes
+assert f[col["access"]], "the access asked"
+h = [r for r in rows if r[col["path"]] == "/private/b"][0]
+assert (h[col["decision"]], h[col["method"]], h[col["host"]], h[col["port"]]) == ("deny", "GET", "api.test", port), h
+assert h[col["reason"]] and h[col["rule"]] is not None
+m = [r for r in rows if r[col["path"]] == "/public/c"][0]
+assert m[col["method"]] == "'-2+3", m[col["method"]]
+PY
 }

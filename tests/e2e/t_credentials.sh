@@ -109,6 +109,28 @@ test_credentials_injected_only_where_bound() {
 	assert_eq "" "$leaked" "no file the run wrote holds the secret"
 }
 
+# A brokered request is let through changed, with a secret the agent
+# never held: the decision log says `modify` and names the credential,
+# never the secret; the same request without a credential is `allow`.
+test_credentials_brokered_request_recorded_as_modify() {
+	cred_setup
+	mkdir -p "$T/audit"
+	printf '%s\n' "$(cred_policy)" >"$T/policy.yaml"
+	# shellcheck disable=SC2016
+	al --policy "$T/policy.yaml" --audit "$T/audit" -- /bin/sh -c \
+		'curl -sS -H "Authorization: Bearer $API_TOKEN" https://secure.test:'"$SP"'/api/whoami; echo; curl -sS https://secure.test:'"$SP"'/api/other'
+	assert_contains "$OUT" '"auth": "ok"' "the credential was injected"
+	local log
+	log=$(ls "$T"/audit/*.jsonl)
+	assert_match "$(cat "$log")" '"disposition_id":99,"disposition":"Modified","action_id":1,"status_id":1[^\n]*"decision":"modify","enforced":true,"kind":"tunnel-request","rule":"[^"]*","credential":"api"' \
+		"the brokered request is recorded modify, with the credential's name"
+	assert_match "$(grep '/api/other' "$log")" '"decision":"allow"' "a request without a credential is allow"
+	assert_not_contains "$(cat "$log")" "$SECRET" "the log never holds the secret"
+	assert_match "$("$AIRLOCK" audit show "$log" --decision modify)" "modify +tunnel-request +GET secure.test:$SP/api/whoami with credential api" \
+		"audit show names the credential"
+	"$AIRLOCK" audit verify "$log" >/dev/null 2>&1 || fail "the log verifies"
+}
+
 test_credentials_never_enter_the_sandbox() {
 	cred_setup
 	cat >"$WS/look.sh" <<'SH'

@@ -185,6 +185,36 @@ test_layers_default_location_in_a_mount_namespace() {
 	assert_file "$WS/ran" "the control's command ran"
 }
 
+# A denial the developer's own policy would not make is the enterprise's:
+# explain says so and names the cut, and does not suggest adding the rule
+# the developer already has. A denial both layers make keeps its fix.
+test_layers_explain_says_what_the_enterprise_removed() {
+	HP=8080
+	lay_dev_policy
+	lay_ent_policy >"$T/ent.yaml"
+	explain "$T/dev.yaml" --request "POST http://api.test:$HP/public/a"
+	assert_eq 0 "$RC" "the developer's policy alone allows the POST"
+	explain --enterprise "$T/ent.yaml" "$T/dev.yaml" --request "POST http://api.test:$HP/public/a"
+	assert_eq 1 "$RC" "the enterprise narrows it away"
+	assert_contains "$OUT" "enterprise: the developer's policy alone allows this" "explain says the enterprise removed it"
+	assert_contains "$OUT" "$T/dev.yaml:8: network.endpoints api (host \"api.test\") narrowed" "and names the cut"
+	assert_not_contains "$OUT" "add a rule" "no suggestion to add the rule the developer has"
+	assert_not_contains "$OUT" "other.test" "only the cuts about this question"
+	explain --enterprise "$T/ent.yaml" "$T/dev.yaml" --request "GET http://other.test:$HP/x"
+	assert_eq 1 "$RC" "a host the enterprise cut"
+	assert_contains "$OUT" "network.endpoints other (host \"other.test\") cut" "names that cut"
+	assert_not_contains "$OUT" "add {host" "without the suggestion"
+	# The neighbours: a denial of both layers keeps its fix; an allowed
+	# request says nothing of the enterprise.
+	explain --enterprise "$T/ent.yaml" "$T/dev.yaml" --request "GET http://nowhere.test:$HP/x"
+	assert_eq 1 "$RC" "a host neither layer allows"
+	assert_contains "$OUT" "add {host: nowhere.test" "keeps its fix"
+	assert_not_contains "$OUT" "enterprise:" "and blames no enterprise"
+	explain --enterprise "$T/ent.yaml" "$T/dev.yaml" --request "GET http://api.test:$HP/public/a"
+	assert_eq 0 "$RC" "a request both allow"
+	assert_not_contains "$OUT" "enterprise: the developer" "says nothing of a cut"
+}
+
 # Each answer of explain is checked against what the sandbox does.
 test_layers_explain_answers_match_enforcement() {
 	start_servers
@@ -374,4 +404,9 @@ test_layers_explain_tool_under_enterprise_mcp() {
 	assert_contains "$ERR" "$T/dev.yaml:8: mcp.servers.other cut" "the server cut names the developer's line"
 	assert_contains "$ERR" "mcp.servers.fs.tools[0] (\"*\") split" "the split names the developer's rule"
 	assert_contains "$ERR" "enterprise rule $T/ent.yaml:" "and the enterprise's file"
+	assert_contains "$OUT" "enterprise: the developer's policy alone allows this" "the answer says the enterprise cut it"
+	assert_contains "$OUT" "  $T/dev.yaml:8: mcp.servers.other cut" "naming the cut of that server"
+	assert_not_contains "$OUT" "mcp.servers.fs.tools" "and no cut of another server"
+	explain --enterprise "$T/ent.yaml" "$T/dev.yaml" --tool fs.read_file
+	assert_not_contains "$OUT" "enterprise: the developer" "a tool both allow blames no enterprise"
 }

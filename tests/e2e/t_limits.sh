@@ -99,3 +99,36 @@ test_memory_limit() {
 	assert_ne 0 "$RC" "exit status of a run past its memory limit"
 	assert_match "$ERR" '[Mm]emory' "a message naming the memory limit"
 }
+
+# Reaching a limit names the limit. A cgroup reports its memory and
+# process limits; an rlimit (open files always, memory and processes
+# without a cgroup) is reported to nobody, so a command that fails under
+# one is told which limits were in force and the error each makes.
+test_limits_reached_are_named() {
+	limits_policy '    open_files: 16
+    pids: 40
+    memory: 256M
+    wall: 60s'
+	al --policy "$T/policy.yaml" -- python3 -c 'fs = [open("/etc/hostname") for i in range(40)]'
+	skip_if_refused open_files
+	assert_ne 0 "$RC" "opening 40 files under open_files: 16"
+	assert_contains "$ERR" "Too many open files" "the program's own error"
+	assert_match "$ERR" "open-files limit of 16 reached \(sandbox.limits.open_files\)|open files 16 per process \(sandbox.limits.open_files" \
+		"airlock names the open-files limit: $ERR"
+	# Traced, the refused call itself is seen, and named.
+	al --trace-denials --policy "$T/policy.yaml" -- python3 -c 'fs = [open("/etc/hostname") for i in range(40)]'
+	assert_contains "$ERR" "open-files limit of 16 reached (sandbox.limits.open_files): openat by python3 failed with EMFILE" \
+		"--trace-denials sees the limit reached"
+	assert_not_contains "$ERR" "whose reaching the kernel does not report" "and says so, not what it cannot know"
+	al --policy "$T/policy.yaml" -- /bin/sh -c 'for i in $(seq 80); do sleep 3 & done 2>/dev/null; wait; exit 1'
+	assert_ne 0 "$RC" "80 processes under pids: 40"
+	assert_match "$ERR" "process limit of 40 reached|processes 40 \\(sandbox.limits.pids" "airlock names the process limit: $ERR"
+	al --policy "$T/policy.yaml" -- python3 -c 'b = bytearray(1 << 30)'
+	assert_ne 0 "$RC" "1 GiB under memory: 256M"
+	assert_match "$ERR" "memory limit of 268435456 bytes reached|memory 268435456 bytes per process \\(sandbox.limits.memory" \
+		"airlock names the memory limit: $ERR"
+	# Neighbours: work under the limits says nothing of them.
+	al --policy "$T/policy.yaml" -- python3 -c 'fs = [open("/etc/hostname") for i in range(4)]; print("ok")'
+	assert_rc 0 "a few files under open_files: 16"
+	assert_not_contains "$ERR" "limit" "no word of a limit not reached"
+}

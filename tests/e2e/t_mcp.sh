@@ -105,6 +105,13 @@ test_mcp_filesystem_allowed_and_denied_tools() {
 	assert_not_contains "$rec" '"arguments":' "arguments are not recorded unless the policy says so"
 	assert_match "$rec" '"mcp":\{"tool":"read_text_file".*"decision":"allow","enforced":true,"kind":"mcp","rule":"mcp.servers.fs.tools\[0\]"' \
 		"the allowed call is recorded with its rule"
+	# Read by people: the server, the method and the tool on the line.
+	local shown gwlog
+	gwlog=$(grep -l '"kind":"mcp"' "$T"/audit/*.jsonl | head -n1)
+	shown=$("$AIRLOCK" audit show "$gwlog" --kind mcp)
+	assert_match "$shown" 'deny +mcp +fs tools/call write_file +mcp.servers.fs' "audit show names server, method and tool: $shown"
+	assert_contains "$("$AIRLOCK" audit export "$gwlog" --format csv --kind mcp)" '"fs","read_text_file"' \
+		"and the CSV export"
 }
 
 test_mcp_filesystem_path_traversal_refused() {

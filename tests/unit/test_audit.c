@@ -448,8 +448,8 @@ static void test_record_classes(void **state)
 		  "\"http_request\":{\"http_method\":\"POST\",\"url\":{\"path\":\"/\",\"hostname\":\"h\"}}" },
 		{ "{\"decision\":\"allow\",\"kind\":\"tunnel-request\",\"method\":\"PATCH\"}", 4002, 99, "\"http_request\":" },
 		{ "{\"decision\":\"deny\",\"kind\":\"transparent\",\"method\":\"DELETE\"}", 4002, 2,
-		  "\"user\":{\"name\":\"test-agent\",\"type_id\":99,\"type\":\"non-human\"}},\"http_request\":{\"http_method\":"
-		  "\"DELETE\",\"url\":{}}" },
+		  "\"user\":{\"name\":\"test-agent\",\"type_id\":99,\"type\":\"non-human\"}},\"dst_endpoint\":{\"name\":"
+		  "\"(unknown)\"},\"http_request\":{\"http_method\":\"DELETE\"},\"http_response\":{\"code\":0}" },
 		{ "{\"decision\":\"deny\",\"kind\":\"malformed\",\"reason\":\"bad\"}", 4002, 0, "\"message\":\"bad\"" },
 		{ "{\"decision\":\"allow\",\"kind\":\"git\",\"method\":\"GET\"}", 4002, 3, "\"http_method\":\"GET\"" },
 		{ "{\"decision\":\"allow\",\"kind\":\"connect\",\"host\":\"h\",\"port\":443}", 4001, 1,
@@ -470,8 +470,12 @@ static void test_record_classes(void **state)
 		{ "{\"kind\":\"file_denied\",\"decision\":\"deny\",\"syscall\":\"frobnicate\"}", 1001, 99, "\"class_uid\":1001" },
 		{ "{\"kind\":\"exec_denied\",\"decision\":\"deny\",\"file\":\"/usr/bin/nc\",\"command\":\"sh\"}", 1007, 1,
 		  "\"actor\":{\"app_name\":\"airlock\",\"session\":{\"uid\":\"" SESSION_ID "\"},\"user\":{\"name\":"
-		  "\"test-agent\",\"type_id\":99,\"type\":\"non-human\"},\"process\":{\"name\":\"sh\"}},"
-		  "\"process\":{\"file\":{\"name\":\"nc\",\"path\":\"/usr/bin/nc\",\"type_id\":1}}" },
+		  "\"test-agent\",\"type_id\":99,\"type\":\"non-human\"},\"process\":{\"name\":\"sh\",\"uid\":\"unknown\"}},"
+		  "\"device\":{\"hostname\":\"testhost\",\"type_id\":0},\"process\":{\"name\":\"nc\",\"uid\":\"unknown\","
+		  "\"file\":{\"name\":\"nc\",\"path\":\"/usr/bin/nc\",\"type_id\":1}}" },
+		{ "{\"kind\":\"syscall_denied\",\"decision\":\"deny\",\"syscall\":\"ptrace\",\"command\":\"gdb\",\"pid\":42}",
+		  1007, 99, "\"process\":{\"name\":\"gdb\",\"pid\":42}},\"device\":{\"hostname\":\"testhost\",\"type_id\":0},"
+		  "\"process\":{\"name\":\"gdb\",\"pid\":42}" },
 		{ "{\"kind\":\"syscall_denied\",\"decision\":\"deny\",\"syscall\":\"ptrace\"}", 1007, 99, "\"syscall\":\"ptrace\"" },
 		{ "{\"kind\":\"policy_loaded\",\"decision\":\"allow\",\"policy_file\":\"p.yaml\"}", 6003, 2,
 		  "\"api\":{\"operation\":\"policy_loaded\"},\"src_endpoint\":{\"hostname\":\"testhost\"}" },
