@@ -583,3 +583,25 @@ test_mcp_step_up_approve_deny_timeout() {
 	assert_contains "$(mcp_records | grep '"decision":"deny"')" '"message":"step-up denied by the timeout after 1s"' \
 		"the timeout's denial is recorded"
 }
+
+# One `airlock mcp run` writes two logs with the same agent name: the
+# gateway's (MCP decisions) and the server sandbox's (its files, network,
+# processes). Each is named on stderr by what it holds.
+test_mcp_run_names_its_two_logs() {
+	mcp_need
+	mcp_policy "    fs:
+      tools:
+        - {name: \"list_*\", decision: allow}"
+	mcp_client '[{"op":"call","name":"list_allowed_directories","arguments":{}}]' node "$MCP_FS" "$WS"
+	assert_rc 0 "the client ran: $ERR"
+	local gw srv
+	gw=$(printf '%s\n' "$ERR" | sed -n "s|^airlock mcp: fs: the gateway's log (MCP messages, tools, step-ups): ||p" | head -1)
+	srv=$(printf '%s\n' "$ERR" | sed -n "s|^airlock mcp: fs: the server sandbox's log (its files, network and processes): ||p" | head -1)
+	[ -n "$gw" ] && [ -n "$srv" ] || fail "both logs are named on stderr: $ERR"
+	[ "$gw" != "$srv" ] || fail "the two logs are different files: $gw"
+	assert_file "$gw" "the gateway's log is where it says"
+	assert_file "$srv" "the server's log is where it says"
+	assert_contains "$(cat "$gw")" '"kind":"mcp"' "the gateway's log holds the MCP decisions"
+	assert_not_contains "$(cat "$srv")" '"kind":"mcp"' "the server's log holds none of them"
+	assert_contains "$ERR" "airlock mcp: fs: the gateway's log, sealed: $gw" "its end is said too"
+}
