@@ -127,6 +127,11 @@ int sibling_path(const char *name, char *out, size_t len, struct error *err) WUR
  * (errno) when it could not be started. */
 pid_t sibling_spawn(char *const argv[], int keep_a, int keep_b);
 
+/* gitid.c: process.git_identity: host: the host's git user.name and
+ * user.email into the plan's environment as GIT_AUTHOR_* and
+ * GIT_COMMITTER_*; a value with a control character refuses the run. */
+int gitid_offer(const struct policy *pol, struct sandbox_plan *p, struct error *err) WUR;
+
 /* plan.c */
 /* Set NAME=value in the plan's environment, replacing NAME if present. */
 int plan_env_set(struct sandbox_plan *p, const char *name, const char *value) WUR;

@@ -388,7 +388,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		protect_set_free(&protect);
 		return r;
 	}
-	if ((r = plan_build(pol, opts->argv, trace, &plan, err)) < 0) {
+	if ((r = plan_build(pol, opts->argv, trace, &plan, err)) < 0 || (r = gitid_offer(pol, &plan, err)) < 0) {
 		plan_free(&plan);
 		protect_set_free(&protect);
 		if (s.audit.pid > 0) {
