@@ -148,6 +148,9 @@ int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct e
 		if (buf_puts(&bundle, msg + 1) < 0)
 			goto oom;
 		plan->ca_bundle = bundle.data;
+		/* The JVM's own store, from the same certificates. */
+		if (jks_from_pem(plan->ca_bundle, &plan->java_store) == -ENOMEM)
+			goto oom;
 	}
 	free(msg);
 	/* The credentials' secrets go to the proxy now, their placeholders

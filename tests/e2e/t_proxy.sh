@@ -572,3 +572,69 @@ test_proxy_interception_trusted_without_per_tool_flags() {
 	al_policy "$pol" -- /bin/sh -c 'echo x >>/etc/ssl/certs/ca-certificates.crt && echo WROTE'
 	assert_not_contains "$OUT" "WROTE" "the system bundle inside is read-only"
 }
+
+# More tools with no flag of their own: Java (its own trust store, not a
+# PEM bundle), git, wget, node, npm with a cafile in the user's npmrc.
+# Each is skipped only when it is not installed.
+test_proxy_interception_trusted_by_java_git_wget_node_npm() {
+	start_servers
+	local pol g
+	pol=$(net_policy | sed 's|        - { id: secure-get, methods: \[GET\], path: "/ok/\*" }|        - { id: secure-get, methods: [GET], path: "/ok/**" }\n        - { id: secure-git, methods: [GET], path: "/git/allowed.git/**" }|')
+	local bare='env -u SSL_CERT_FILE -u CURL_CA_BUNDLE -u REQUESTS_CA_BUNDLE -u GIT_SSL_CAINFO'
+	local ran=0
+	if command -v java >/dev/null; then
+		cp "$here/tools/Get.java" "$WS/Get.java"
+		al_policy "$pol" -- /bin/sh -c "java Get.java https://secure.test:$SP/ok/java 2>&1"
+		assert_rc 0 "java trusts the session CA through its own store: $OUT"
+		assert_contains "$OUT" '"path": "/ok/java"' "java's request went through"
+		assert_not_contains "$OUT" "JAVA_TOOL_OPTIONS" "nothing is added to java's command line"
+		if command -v keytool >/dev/null; then
+			# Tools that pass the store's default password check
+			# its integrity: the store must pass.
+			al_policy "$pol" -- /bin/sh -c "keytool -list -keystore /etc/ssl/certs/java/cacerts -storepass changeit 2>&1 | head -3"
+			assert_contains "$OUT" "Keystore type: JKS" "keytool reads the store with its password: $OUT"
+		fi
+		ran=$((ran + 1))
+	fi
+	if command -v git >/dev/null; then
+		g="$T/srv/git"
+		mkdir -p "$g"
+		git init -q --bare "$g/allowed.git"
+		git -C "$T" -c init.defaultBranch=main init -q src
+		echo "cloned over intercepted https" >"$T/src/README"
+		git -C "$T/src" add README
+		git -C "$T/src" -c user.name=t -c user.email=t@t commit -qm first
+		git -C "$T/src" push -q "$g/allowed.git" HEAD:main
+		git -C "$g/allowed.git" symbolic-ref HEAD refs/heads/main
+		git -C "$g/allowed.git" update-server-info
+		al_policy "$pol" -- /bin/sh -c "$bare git clone -q https://secure.test:$SP/git/allowed.git /tmp/c 2>&1 && cat /tmp/c/README"
+		assert_rc 0 "git clone over intercepted https: $OUT"
+		assert_contains "$OUT" "cloned over intercepted https" "git's clone"
+		ran=$((ran + 1))
+	fi
+	if command -v wget >/dev/null; then
+		al_policy "$pol" -- /bin/sh -c "$bare wget -q -O - https://secure.test:$SP/ok/wget"
+		assert_rc 0 "wget: $ERR"
+		assert_contains "$OUT" '"path": "/ok/wget"' "wget trusts the system bundle inside"
+		ran=$((ran + 1))
+	fi
+	if command -v node >/dev/null; then
+		cp "$here/tools/node-get.js" "$WS/node-get.js"
+		al_policy "$pol" -- /bin/sh -c "node node-get.js https://secure.test:$SP/ok/node"
+		assert_rc 0 "node with no flag of its own: $OUT"
+		assert_contains "$OUT" '"path": "/ok/node"' "node trusts the session CA"
+		ran=$((ran + 1))
+	fi
+	if command -v npm >/dev/null; then
+		# The user's own npmrc with a cafile naming another CA: the
+		# variable airlock sets wins over it (npm reads its environment
+		# after the user's and the project's npmrc).
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout /dev/null \
+			-out "$WS/other-ca.pem" -subj /CN=other -days 1 2>/dev/null
+		al_policy "$pol" -- /bin/sh -c "printf 'cafile=%s\n' '$WS/other-ca.pem' >\$HOME/.npmrc; npm config get cafile; npm ping --registry https://secure.test:$SP/ok/ 2>&1; echo npm-rc=\$?"
+		assert_contains "$OUT" "npm-rc=0" "npm with a user npmrc cafile trusts the session CA: $OUT"
+		assert_contains "$(printf '%s\n' "$OUT" | head -1)" "/run/airlock/ca.pem" "npm's cafile is the session bundle"
+		ran=$((ran + 1))
+	fi
+	[ "$ran" -gt 0 ] || skip "none of java, git, wget, node, npm is installed"
+}
