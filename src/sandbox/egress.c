@@ -200,11 +200,42 @@ int egress_start(struct egress *e, const int fds[3], struct error *err)
 	return 0;
 }
 
+/* The text of a JSON string field of a proxy record line (no escapes:
+ * those the proxy writes in host names and its own reasons), or "". */
+static void record_field(const char *line, size_t len, const char *key, char *out, size_t outlen)
+{
+	char pat[32];
+	int n = snprintf(pat, sizeof(pat), "\"%s\":\"", key);
+	const char *v = memmem(line, len, pat, (size_t)n);
+	out[0] = '\0';
+	if (!v)
+		return;
+	v += n;
+	const char *end = memchr(v, '"', len - (size_t)(v - line));
+	size_t k = end ? (size_t)(end - v) : 0;
+	if (k >= outlen || memchr(v, '\\', k))
+		return;
+	memcpy(out, v, k);
+	out[k] = '\0';
+}
+
 /* A denial for --trace-denials' report. */
 static void trace_line(const char *line, size_t len, struct trace_log *t)
 {
 	if (t && len > 1 && memmem(line, len, "\"decision\":\"deny\"", 17)) {
-		char what[512];
+		char what[800];
+		/* A client that refused the session CA: its own message never
+		 * names airlock, and the fix is in the reason, said whole. */
+		if (memmem(line, len, "refused the session CA", sizeof("refused the session CA") - 1)) {
+			char host[256], reason[480];
+			record_field(line, len, "host", host, sizeof(host));
+			record_field(line, len, "reason", reason, sizeof(reason));
+			if (host[0] && reason[0]) {
+				snprintf(what, sizeof(what), "network: TLS to %s: %s", host, reason);
+				trace_record_text(t, what, false);
+				return;
+			}
+		}
 		snprintf(what, sizeof(what), "network %.*s", (int)(len - 1 > 480 ? 480 : len - 1), line);
 		/* Observe mode: the proxy let it through and says so. */
 		trace_record_text(t, what, memmem(line, len, "\"enforced\":false", sizeof("\"enforced\":false") - 1) != NULL);

@@ -573,6 +573,55 @@ test_proxy_interception_trusted_without_per_tool_flags() {
 	assert_not_contains "$OUT" "WROTE" "the system bundle inside is read-only"
 }
 
+# A client that does not trust the session CA (its own CA option names
+# another CA) refuses the intercepted handshake: no 403 page can reach it,
+# so the record and --trace-denials say what happened and how to fix it.
+# Played with curl, python's ssl and node, each as it refuses; the
+# neighbour (the same client trusting the bundle) goes through.
+test_proxy_client_refusing_the_session_ca_is_named() {
+	start_servers
+	local pol
+	pol=$(net_policy | sed 's|        - { id: secure-get, methods: \[GET\], path: "/ok/\*" }|        - { id: secure-get, methods: [GET], path: "/ok/**" }|')
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout /dev/null \
+		-out "$WS/other-ca.pem" -subj /CN=other -days 1 2>/dev/null
+	cp "$here/tools/node-get.js" "$WS/node-get.js"
+	printf '%s\n' "$pol" >"$T/policy.yaml"
+	al --trace-denials --policy "$T/policy.yaml" -- /bin/sh -c "
+		curl -sS --cacert other-ca.pem https://secure.test:$SP/ok/curl-refuses; echo curl-rc=\$?
+		python3 -c 'import ssl,sys,urllib.request; c=ssl.create_default_context(cafile=\"other-ca.pem\"); print(urllib.request.urlopen(sys.argv[1], context=c).read())' https://secure.test:$SP/ok/python-refuses 2>&1 | tail -1
+		if command -v node >/dev/null; then node node-get.js https://secure.test:$SP/ok/node-refuses '{\"ca\":\"other-ca.pem\"}'; fi
+		curl -sS https://secure.test:$SP/ok/curl-trusts"
+	assert_contains "$OUT" "curl-rc=60" "curl refused the certificate: $OUT"
+	assert_contains "$OUT" "CERTIFICATE_VERIFY_FAILED" "python refused the certificate"
+	assert_contains "$OUT" '"path": "/ok/curl-trusts"' "the neighbour trusting the bundle went through"
+	# (curl's and python's refusals are the same record: identical
+	# denials are counted, not repeated)
+	local recs
+	recs=$(grep -F 'refused the session CA' "$T/net.jsonl" || true)
+	assert_contains "$recs" "the agent's TLS client refused the session CA (alert unknown CA); trust /run/airlock/ca.pem in its CA setting" \
+		"the record names the refusal, the alert and the bundle"
+	assert_contains "$recs" '"decision":"deny"' "a refused handshake is a denial"
+	if command -v node >/dev/null; then
+		assert_contains "$OUT" "error: SELF_SIGNED_CERT_IN_CHAIN" "node refused the certificate"
+		assert_contains "$recs" "refused the session CA (it hung up after the certificate); trust /run/airlock/ca.pem" \
+			"node hangs up without an alert: named too"
+	fi
+	assert_contains "$ERR" "airlock: denied: network: TLS to secure.test: the agent's TLS client refused the session CA (alert unknown CA); trust /run/airlock/ca.pem in its CA setting (SSL_CERT_FILE, NODE_EXTRA_CA_CERTS" \
+		"--trace-denials says it with the fix"
+	assert_not_contains "$(grep -F 'curl-trusts' "$T/net.jsonl")" "refused the session CA" "the trusting client is not named"
+	if command -v java >/dev/null && command -v keytool >/dev/null; then
+		# Java with a trust store of its own choosing (certificate_unknown).
+		keytool -importcert -noprompt -alias other -file "$WS/other-ca.pem" -storetype JKS -keystore "$WS/other.jks" \
+			-storepass changeit >/dev/null 2>&1
+		cp "$here/tools/Get.java" "$WS/Get.java"
+		: >"$T/net.jsonl"
+		al_policy "$pol" -- /bin/sh -c "java -Djavax.net.ssl.trustStore=other.jks Get.java https://secure.test:$SP/ok/java-refuses 2>&1"
+		assert_ne 0 "$RC" "java refused the certificate"
+		assert_contains "$(cat "$T/net.jsonl")" "the agent's TLS client refused the session CA (alert certificate unknown)" \
+			"java's refusal is named"
+	fi
+}
+
 # More tools with no flag of their own: Java (its own trust store, not a
 # PEM bundle), git, wget, node, npm with a cafile in the user's npmrc.
 # Each is skipped only when it is not installed.
