@@ -76,7 +76,8 @@ install -m 755 "$here/run.sh" "$here/servers.py" "$here/mcp-raw.py" "$here/tls-f
 install -m 644 "$here/mcp-client.mjs" "$here/mcp-session-client.mjs" "$here/mcp-http-client.mjs" "$stage/tests/e2e/"
 install -m 644 "$here/naive_upstream.py" "$here/smuggle_client.py" "$stage/tests/e2e/"
 mkdir -p "$stage/tests/e2e/tools"
-install -m 644 "$here"/tools/* "$stage/tests/e2e/tools/"
+cp -R "$here"/tools/. "$stage/tests/e2e/tools/"
+chmod -R a+rX "$stage/tests/e2e/tools"
 # The MCP tests' npm packages (scripts/deps.sh), when installed. Our own
 # test servers need node only: staged even without the packages.
 mkdir -p "$stage/tests/e2e/mcp"
