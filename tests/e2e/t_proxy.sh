@@ -623,12 +623,13 @@ test_proxy_client_refusing_the_session_ca_is_named() {
 }
 
 # More tools with no flag of their own: Java (its own trust store, not a
-# PEM bundle), git, wget, node, npm with a cafile in the user's npmrc.
+# PEM bundle), git, wget, node, npm with a cafile in the user's npmrc, pip,
+# apt-get update.
 # Each is skipped only when it is not installed.
-test_proxy_interception_trusted_by_java_git_wget_node_npm() {
+test_proxy_interception_trusted_by_java_and_more_tools() {
 	start_servers
 	local pol g
-	pol=$(net_policy | sed 's|        - { id: secure-get, methods: \[GET\], path: "/ok/\*" }|        - { id: secure-get, methods: [GET], path: "/ok/**" }\n        - { id: secure-git, methods: [GET], path: "/git/allowed.git/**" }|')
+	pol=$(net_policy | sed 's|        - { id: secure-get, methods: \[GET\], path: "/ok/\*" }|        - { id: secure-get, methods: [GET], path: "/ok/**" }\n        - { id: secure-git, methods: [GET], path: "/git/allowed.git/**" }\n        - { id: secure-apt, methods: [GET], path: "/git/apt/**" }|')
 	local bare='env -u SSL_CERT_FILE -u CURL_CA_BUNDLE -u REQUESTS_CA_BUNDLE -u GIT_SSL_CAINFO'
 	local ran=0
 	if command -v java >/dev/null; then
@@ -685,5 +686,31 @@ test_proxy_interception_trusted_by_java_git_wget_node_npm() {
 		assert_contains "$(printf '%s\n' "$OUT" | head -1)" "/run/airlock/ca.pem" "npm's cafile is the session bundle"
 		ran=$((ran + 1))
 	fi
-	[ "$ran" -gt 0 ] || skip "none of java, git, wget, node, npm is installed"
+	if /usr/bin/python3 -m pip --version >/dev/null 2>&1; then
+		# pip's index answers with no package: the request reached it,
+		# trusted (an untrusted one fails with an SSLError first).
+		al_policy "$pol" -- /bin/sh -c "/usr/bin/python3 -m pip download --no-deps --no-cache-dir --retries 0 -d /tmp/dl --index-url https://secure.test:$SP/ok/simple/ airlock-nothing 2>&1"
+		assert_contains "$OUT" "No matching distribution found for airlock-nothing" "pip reached its index: $OUT"
+		assert_not_contains "$OUT" "SSLError" "pip trusts the session CA"
+		assert_contains "$(cat "$T/net.jsonl")" '"path":"/ok/simple/airlock-nothing/"' "pip's request was decided inside the tunnel"
+		ran=$((ran + 1))
+	fi
+	if command -v apt-get >/dev/null; then
+		# apt-get update from an https repository on loopback (unsigned,
+		# [trusted=yes]): apt's https method reads only the system bundle.
+		local r="$T/srv/git/apt"
+		mkdir -p "$r/dists/stable/main/binary-amd64"
+		: >"$r/dists/stable/main/binary-amd64/Packages"
+		{
+			printf 'Origin: e2e\nSuite: stable\nCodename: stable\nArchitectures: amd64\nComponents: main\nDate: %s\nSHA256:\n' "$(date -Ru)"
+			printf ' %s 0 main/binary-amd64/Packages\n' "$(sha256sum <"$r/dists/stable/main/binary-amd64/Packages" | cut -d' ' -f1)"
+		} >"$r/dists/stable/Release"
+		printf 'deb [trusted=yes arch=amd64] https://secure.test:%s/git/apt stable main\n' "$SP" >"$WS/sources.list"
+		al_policy "$pol" -- /bin/sh -c "mkdir -p /tmp/lists/partial /tmp/cache/archives/partial; apt-get -o Dir::Etc::SourceList=$WS/sources.list -o Dir::Etc::SourceParts=/nonexistent -o Dir::State::Lists=/tmp/lists -o Dir::Cache=/tmp/cache -o Debug::NoLocking=1 -o APT::Sandbox::User=\$(id -un) update 2>&1; echo apt-rc=\$?; ls /tmp/lists"
+		assert_contains "$OUT" "apt-rc=0" "apt-get update over intercepted https: $OUT"
+		assert_contains "$OUT" "Get:2 https://secure.test:$SP/git/apt stable Release" "apt fetched the Release file"
+		assert_contains "$OUT" "secure.test:${SP}_git_apt_dists_stable_Release" "apt kept it"
+		ran=$((ran + 1))
+	fi
+	[ "$ran" -gt 0 ] || skip "none of java, git, wget, node, npm, pip, apt-get is installed"
 }
