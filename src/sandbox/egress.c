@@ -224,21 +224,22 @@ static void trace_line(const char *line, size_t len, struct trace_log *t)
 {
 	if (t && len > 1 && memmem(line, len, "\"decision\":\"deny\"", 17)) {
 		char what[800];
+		/* Observe mode: the proxy let it through and says so. */
+		bool observed = memmem(line, len, "\"enforced\":false", sizeof("\"enforced\":false") - 1) != NULL;
 		/* A client that refused the session CA: its own message never
-		 * names airlock, and the fix is in the reason, said whole. */
-		if (memmem(line, len, "refused the session CA", sizeof("refused the session CA") - 1)) {
-			char host[256], reason[480];
+		 * names airlock, and the fix is in the reason, said whole (by
+		 * the reason field alone: a path is the agent's to write). */
+		static const char refused[] = "the agent's TLS client refused the session CA";
+		char host[256], reason[480];
+		record_field(line, len, "reason", reason, sizeof(reason));
+		if (!strncmp(reason, refused, sizeof(refused) - 1)) {
 			record_field(line, len, "host", host, sizeof(host));
-			record_field(line, len, "reason", reason, sizeof(reason));
-			if (host[0] && reason[0]) {
-				snprintf(what, sizeof(what), "network: TLS to %s: %s", host, reason);
-				trace_record_text(t, what, false);
-				return;
-			}
+			snprintf(what, sizeof(what), "network: TLS to %s: %s", host[0] ? host : "?", reason);
+			trace_record_text(t, what, observed);
+			return;
 		}
 		snprintf(what, sizeof(what), "network %.*s", (int)(len - 1 > 480 ? 480 : len - 1), line);
-		/* Observe mode: the proxy let it through and says so. */
-		trace_record_text(t, what, memmem(line, len, "\"enforced\":false", sizeof("\"enforced\":false") - 1) != NULL);
+		trace_record_text(t, what, observed);
 	}
 }
 
