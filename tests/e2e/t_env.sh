@@ -31,6 +31,7 @@ test_environment_pass_and_set() {
 # reach the agent (its private home has no gitconfig, and `git commit`
 # stops without them). A value that would end git's author line (a
 # newline: forged headers in the agent's commits) refuses the run.
+# shellcheck disable=SC2016 # the variables expand inside the sandbox
 test_environment_git_identity_from_host() {
 	command -v git >/dev/null || skip "git is not installed"
 	printf '[user]\n\tname = Host Person\n\temail = host@example.test\n' >"$T/gitconfig"
@@ -68,6 +69,7 @@ test_environment_git_identity_from_host() {
 	GIT_CONFIG_GLOBAL="$T/gitconfig" al --policy "$T/gitid.yaml" --enterprise "$T/ent.yaml" -- /bin/sh -c 'echo "[$GIT_AUTHOR_NAME]"'
 	assert_eq "[]" "$OUT" "the enterprise's none cuts host"
 	assert_contains "$ERR" "process.git_identity: host cut to none" "the cut is said"
+	# shellcheck disable=SC2034 # e2e_last_run prints it
 	LAST_CMD="airlock policy diff plain gitid"
 	OUT=$("$AIRLOCK" policy diff "$T/plain.yaml" "$T/gitid.yaml" 2>&1)
 	RC=$?
