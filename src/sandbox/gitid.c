@@ -23,8 +23,8 @@
 #define GITID_MAX 256 /* longer than any name or address worth offering */
 
 /* `git config --global --get KEY` into out (the value without its
- * newline, "" when unset); -EIO when git cannot be run, -E2BIG when the
- * value is longer than GITID_MAX. */
+ * newline, "" when unset); -ENOENT when there is no git to run, -EIO
+ * when git failed, -E2BIG when the value is longer than GITID_MAX. */
 static int git_config_get(const char *key, char *out, size_t len)
 {
 	out[0] = '\0';
@@ -71,7 +71,10 @@ static int git_config_get(const char *key, char *out, size_t len)
 	out[got] = '\0';
 	if (big)
 		return out[0] = '\0', -E2BIG;
-	/* 1: the key is not set; anything else but 0: git could not run. */
+	/* 1: the key is not set; 127: no git (execlp failed); anything
+	 * else but 0: git failed (an unreadable or malformed file). */
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+		return out[0] = '\0', -ENOENT;
 	if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 1))
 		return out[0] = '\0', -EIO;
 	if (got && out[got - 1] == '\n')
@@ -109,6 +112,9 @@ int gitid_offer(const struct policy *pol, struct sandbox_plan *p, struct error *
 			return error_set(err, E2BIG,
 					 "%s: process.git_identity: host: the host's git %s is longer than %d bytes",
 					 pol->file, ids[i].key, GITID_MAX);
+		if (r == -ENOENT)
+			return error_set(err, ENOENT, "%s: process.git_identity: host: no git to read the host's identity with",
+					 pol->file);
 		if (r < 0)
 			return error_sys(err, -r,
 					 "%s: process.git_identity: host: cannot read the host's git %s (git config --global)",

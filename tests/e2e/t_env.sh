@@ -64,6 +64,12 @@ test_environment_git_identity_from_host() {
 			"the refusal names the field and the value's fault"
 		assert_no_file "$WS/ran" "the refused run's command"
 	done
+	# A gitconfig git cannot read: the run does not start without it.
+	printf '[user\n' >"$T/gitconfig-bad"
+	GIT_CONFIG_GLOBAL="$T/gitconfig-bad" al --policy "$T/gitid.yaml" -- /bin/sh -c ": >$WS/ran"
+	assert_rc 125 "an unreadable gitconfig refuses the run"
+	assert_contains "$ERR" "cannot read the host's git user.name" "the refusal says what it could not read"
+	assert_no_file "$WS/ran" "the refused run's command"
 	# A ceiling that writes none cuts host; policy diff sees it widen.
 	printf 'version: 1\nprocess:\n  git_identity: none\n' >"$T/ent.yaml"
 	GIT_CONFIG_GLOBAL="$T/gitconfig" al --policy "$T/gitid.yaml" --enterprise "$T/ent.yaml" -- /bin/sh -c 'echo "[$GIT_AUTHOR_NAME]"'
