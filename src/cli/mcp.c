@@ -240,6 +240,14 @@ static int cmd_run(int argc, char **argv)
 		return SANDBOX_EXIT_SETUP;
 	}
 	bool have_log = r > 0;
+	/* Two logs with the same agent name: each is named by what it holds,
+	 * at the start and (the gateway's) at the end. */
+	char server_label[512];
+	snprintf(server_label, sizeof(server_label),
+		 "airlock mcp: %s: the server sandbox's log (its files, network and processes)", name);
+	if (have_log)
+		fprintf(stderr, "airlock mcp: %s: the gateway's log (MCP messages, tools, step-ups): %s\n", name,
+			log.path);
 
 	int to_srv[2], from_srv[2];
 	if (pipe2(to_srv, O_CLOEXEC) < 0 || pipe2(from_srv, O_CLOEXEC) < 0) {
@@ -273,7 +281,8 @@ static int cmd_run(int argc, char **argv)
 		if (log.events >= 0)
 			close(log.events);
 		signal(SIGPIPE, SIG_DFL);
-		struct sandbox_opts so = { .policy = pol, .argv = cmd, .audit_dir = o.audit_dir, .no_audit = o.no_audit };
+		struct sandbox_opts so = { .policy = pol, .argv = cmd, .audit_dir = o.audit_dir, .no_audit = o.no_audit,
+					   .log_label = server_label };
 		int code = 0;
 		struct error serr = { 0 };
 		if (sandbox_run(&so, &code, &serr) < 0) {
@@ -330,7 +339,8 @@ static int cmd_run(int argc, char **argv)
 		if (auditlog_finish(&log, code, &aerr) < 0) {
 			fprintf(stderr, "airlock mcp: %s\n", aerr.msg);
 			code = SANDBOX_EXIT_SETUP;
-		}
+		} else
+			fprintf(stderr, "airlock mcp: %s: the gateway's log, sealed: %s\n", name, log.path);
 	}
 	mcp_engine_fini(&eng);
 	return code;

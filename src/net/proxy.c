@@ -1633,6 +1633,65 @@ static bool tunnel_refused(struct conn *c, struct rec *rec, char *obs, size_t ob
 	return true;
 }
 
+/* WARNING: the sandbox's path of the bundle (PLAN_CA_BUNDLE in
+ * src/sandbox/internal.h); the reason below sends users to it. */
+#define PROXY_CA_BUNDLE "/run/airlock/ca.pem"
+
+/* The agent's side of an intercepted handshake: has our certificate gone
+ * out? (app data: a bool). */
+static void note_cert_sent(const SSL *ssl, int where, int ret)
+{
+	(void)ret;
+	if ((where & SSL_CB_LOOP) && SSL_get_state(ssl) == TLS_ST_SW_CERT)
+		*(bool *)SSL_get_app_data(ssl) = true;
+}
+
+/* Why the agent's side of an intercepted handshake failed. A client that
+ * does not trust the session CA (its own CA setting, a pinned bundle, a
+ * JDK with a store of its own) says so with an alert, unknown_ca from
+ * OpenSSL, Go and node, certificate_unknown from Java and NSS,
+ * bad_certificate from others, or hangs up once it has seen our
+ * certificate; the tool then prints a certificate error that never names
+ * airlock. The reason names the session bundle and the variables that
+ * point tools at it. No 403 page is possible: the client refused the only
+ * channel it would read one from. */
+static const char *agent_handshake_failure(SSL *ssl, int ret, bool cert_sent, char *buf, size_t len)
+{
+	static const char fix[] = "trust " PROXY_CA_BUNDLE " in its CA setting (SSL_CERT_FILE, NODE_EXTRA_CA_CERTS, "
+				  "REQUESTS_CA_BUNDLE, GIT_SSL_CAINFO, NPM_CONFIG_CAFILE point there; Java: "
+				  "its default trust store)";
+	int alert = -1;
+	bool eof = SSL_get_error(ssl, ret) == SSL_ERROR_SYSCALL || SSL_get_error(ssl, ret) == SSL_ERROR_ZERO_RETURN;
+	unsigned long e;
+	while ((e = ERR_get_error())) {
+		int why = ERR_GET_REASON(e);
+		if (ERR_GET_LIB(e) == ERR_LIB_SSL && why > SSL_AD_REASON_OFFSET && why < SSL_AD_REASON_OFFSET + 256)
+			alert = why - SSL_AD_REASON_OFFSET;
+		else if (ERR_GET_LIB(e) == ERR_LIB_SSL && why == SSL_R_UNEXPECTED_EOF_WHILE_READING)
+			eof = true;
+	}
+	switch (alert) {
+	case SSL_AD_UNKNOWN_CA:
+	case SSL_AD_BAD_CERTIFICATE:
+	case SSL_AD_CERTIFICATE_UNKNOWN:
+	case SSL_AD_UNSUPPORTED_CERTIFICATE:
+		snprintf(buf, len, "the agent's TLS client refused the session CA (alert %s); %s",
+			 SSL_alert_desc_string_long(alert), fix);
+		return buf;
+	case -1:
+		break;
+	default:
+		snprintf(buf, len, "TLS handshake with the agent failed (alert %s)", SSL_alert_desc_string_long(alert));
+		return buf;
+	}
+	if (cert_sent && eof) {
+		snprintf(buf, len, "the agent's TLS client refused the session CA (it hung up after the certificate); %s",
+			 fix);
+		return buf;
+	}
+	return "TLS handshake with the agent failed";
+}
+
 /* A TLS tunnel to target_host:port: asked for with CONNECT (announce: the
  * agent waits for our 200), or a redirected connection whose first byte
  * opened a TLS handshake (nothing to announce; the agent's ClientHello is
@@ -1717,8 +1776,14 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 			record_for(c, &rec);
 			return;
 		}
-		if (!SSL_set_fd(c->cssl, c->cfd) || SSL_accept(c->cssl) != 1) {
-			rec.reason = "TLS handshake with the agent failed";
+		bool cert_sent = false;
+		SSL_set_app_data(c->cssl, &cert_sent);
+		SSL_set_info_callback(c->cssl, note_cert_sent);
+		int ar = SSL_set_fd(c->cssl, c->cfd) ? SSL_accept(c->cssl) : -1;
+		SSL_set_info_callback(c->cssl, NULL);
+		SSL_set_app_data(c->cssl, NULL);
+		if (ar != 1) {
+			rec.reason = agent_handshake_failure(c->cssl, ar, cert_sent, reason, sizeof(reason));
 			record_for(c, &rec);
 			return;
 		}

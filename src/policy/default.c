@@ -90,6 +90,7 @@ int policy_init_defaults(struct policy *p, const struct policy_ctx *ctx, struct 
 	p->origin.exec = default_loc;
 	p->origin.env_pass = default_loc;
 	p->origin.env_set = default_loc;
+	p->origin.git_identity = default_loc;
 	p->origin.net_mode = default_loc;
 	p->origin.upstream_ca = default_loc;
 	p->origin.max_body = default_loc;

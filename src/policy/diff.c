@@ -1412,6 +1412,10 @@ static int scalar_diff(const struct policy *old, const struct policy *new_, stru
 		if ((r = add(d, err, "process.env", new_, &v->loc, w, "sets %s to a value OLD does not give it", w)) < 0)
 			return r;
 	}
+	if (new_->process.git_identity && !old->process.git_identity &&
+	    (r = add(d, err, "process.git_identity", new_, &new_->origin.git_identity, "git_identity host",
+		     "gives the agent the host's git user.name and user.email; OLD does not")) < 0)
+		return r;
 	return 0;
 }
 

@@ -986,6 +986,13 @@ static int narrow_filesystem(struct lctx *c, struct ceiling *e)
 		if (!p->origin.exec.line)
 			p->origin.exec = q->origin.exec;
 	}
+	if ((line = given_line(e, "process.git_identity")) && !q->process.git_identity && p->process.git_identity) {
+		if ((r = cut(c, &p->origin.git_identity, e, line,
+			     "process.git_identity: host cut to none: the enterprise keeps the host's identity")) < 0)
+			return r;
+		p->process.git_identity = false;
+		p->origin.git_identity = q->origin.git_identity;
+	}
 	return 0;
 }
 

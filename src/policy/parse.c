@@ -1013,6 +1013,15 @@ static int load_process(struct loader *l, const struct policy_ynode *n, bool *pa
 				return r;
 		}
 	}
+	if ((v = map_get(n, "git_identity"))) {
+		static const char *const gi[] = { "none", "host" };
+		int e;
+		r = load_enum(l, v, "process.git_identity", gi, ARRAY_SIZE(gi), &e);
+		if (r < 0)
+			return r;
+		p->process.git_identity = e == 1;
+		p->origin.git_identity = loc_of(l, v);
+	}
 	return 0;
 }
 

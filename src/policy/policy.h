@@ -253,6 +253,7 @@ struct policy {
 		struct policy_env_var *env_set;
 		size_t n_env_set;
 		struct policy_loc *env_pass_loc; /* n_env_pass entries, parallel to env_pass */
+		bool git_identity;          /* git_identity: host: the host's git user.name/user.email */
 	} process;
 
 	struct policy_network network;
@@ -282,7 +283,7 @@ struct policy {
 	struct {
 		struct policy_loc version, name, boundary, mode, workspace_mode, host_uid, host_gid;
 		struct policy_loc memory, pids, open_files, cpu, wall;
-		struct policy_loc baseline, exec, env_pass, env_set, protect_defaults, protect_build;
+		struct policy_loc baseline, exec, env_pass, env_set, protect_defaults, protect_build, git_identity;
 		struct policy_loc net_mode, upstream_ca, max_body, allow_compressed, net_log;
 		struct policy_loc agent, identity_header, audit_enabled, audit_dir, audit_max_size;
 	} origin;

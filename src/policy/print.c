@@ -726,6 +726,8 @@ void policy_print(const struct policy *p, FILE *f)
 			end_line(f, &e->loc);
 		}
 	}
+	fprintf(f, "  git_identity: %s", p->process.git_identity ? "host" : "none");
+	end_line(f, &p->origin.git_identity);
 
 	print_network(f, p);
 	print_credentials(f, p);
@@ -891,7 +893,7 @@ bool policy_equal(const struct policy *a, const struct policy *b)
 	    !str_eq(a->sandbox.workspace, b->sandbox.workspace) ||
 	    a->sandbox.mode != b->sandbox.mode || a->sandbox.workspace_mode != b->sandbox.workspace_mode ||
 	    a->sandbox.host_uid != b->sandbox.host_uid ||
-	    a->sandbox.host_gid != b->sandbox.host_gid)
+	    a->sandbox.host_gid != b->sandbox.host_gid || a->process.git_identity != b->process.git_identity)
 		return false;
 	if (la->memory_bytes != lb->memory_bytes || la->pids != lb->pids ||
 	    la->open_files != lb->open_files || la->cpu_seconds != lb->cpu_seconds ||

@@ -89,6 +89,8 @@ const struct policy_field policy_fields[] = {
 	R("process.env.pass", "names outside the enterprise's list are cut", "a name OLD does not pass is wider"),
 	R("process.env.set", "variables the enterprise does not set to the same value are cut; its values apply",
 	  "a variable OLD does not set, or sets to another value, is wider"),
+	R("process.git_identity", "host cut to none when the enterprise writes none",
+	  "host where OLD has none is wider (the host user's name and address reach the agent)"),
 
 	/* ---- network ---- */
 	N("network.mode", "proxy and transparent send every connection through the same endpoint decisions"),

@@ -149,6 +149,9 @@ int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct e
 		if (buf_puts(&bundle, msg + 1) < 0)
 			goto oom;
 		plan->ca_bundle = bundle.data;
+		/* The JVM's own store, from the same certificates. */
+		if (jks_from_pem(plan->ca_bundle, &plan->java_store) == -ENOMEM)
+			goto oom;
 	}
 	free(msg);
 	/* The credentials' secrets go to the proxy now, their placeholders
@@ -207,7 +210,11 @@ static void trace_line(const char *line, size_t len, struct trace_log *t)
 	if (!t || len <= 1 || !memmem(line, len, "\"decision\":\"deny\"", 17))
 		return;
 	_cleanup_free_ struct audit_event *ev = malloc(sizeof(*ev));
-	char what[512];
+	char what[800];
+	/* A client that refused the session CA: its own message never names
+	 * airlock, and the fix is in the reason, said whole (recognised by
+	 * the reason field alone: a path is the agent's to write). */
+	static const char refused[] = "the agent's TLS client refused the session CA";
 	if (!ev || audit_event_parse(line, len, ev) < 0) {
 		snprintf(what, sizeof(what), "network: a record the proxy wrote could not be read");
 	} else {
@@ -219,10 +226,13 @@ static void trace_line(const char *line, size_t len, struct trace_log *t)
 		char portbuf[16] = "";
 		if (port > 0 && host)
 			snprintf(portbuf, sizeof(portbuf), ":%lld", (long long)port);
-		snprintf(what, sizeof(what), "%s%s%s%s%s%s%s: %s%s%s%s%s%s", kind ? kind : "network", method ? " " : "",
-			 method ? method : "", host || path ? " " : "", host ? host : "", portbuf, path ? path : "",
-			 reason ? reason : "denied", rule ? " [" : "", rule ? rule : "", rule ? "]" : "",
-			 cred ? " credential " : "", cred ? cred : "");
+		if (reason && !strncmp(reason, refused, sizeof(refused) - 1))
+			snprintf(what, sizeof(what), "network: TLS to %s: %s", host ? host : "?", reason);
+		else
+			snprintf(what, sizeof(what), "%s%s%s%s%s%s%s: %s%s%s%s%s%s", kind ? kind : "network",
+				 method ? " " : "", method ? method : "", host || path ? " " : "", host ? host : "",
+				 portbuf, path ? path : "", reason ? reason : "denied", rule ? " [" : "", rule ? rule : "",
+				 rule ? "]" : "", cred ? " credential " : "", cred ? cred : "");
 		for (char *p = what; *p; p++)
 			if ((unsigned char)*p < 0x20 || *p == 0x7f)
 				*p = '?';

@@ -15,6 +15,7 @@
 
 #include "handoff/protect.h"
 #include "policy/policy.h"
+#include "util/buf.h"
 #include "util/error.h"
 
 enum mount_kind {
@@ -76,6 +77,7 @@ struct sandbox_plan {
 	uint16_t proxy_port; /* the egress proxy's port on the sandbox's loopback; 0 = no network */
 	bool transparent;  /* network.mode: transparent: redirect all TCP and DNS to the proxy */
 	char *ca_bundle;   /* PEM for /run/airlock/ca.pem (system roots + session CA), or NULL */
+	struct buf java_store; /* the same as a JKS for /run/airlock/cacerts (empty: none) */
 	bool pty;          /* give the command a pty from the sandbox's own devpts */
 	bool observe;      /* sandbox.mode: observe: the host's tree, no Landlock ruleset (see plan_observe) */
 	char *home;        /* inside path of the private home, or NULL */
@@ -110,6 +112,8 @@ void plan_free(struct sandbox_plan *p);
 
 /* Where the sandbox finds the CA bundle that trusts the session CA. */
 #define PLAN_CA_BUNDLE "/run/airlock/ca.pem"
+#define PLAN_JAVA_STORE "/run/airlock/cacerts"
+#define PLAN_JAVA_CACERTS "/etc/ssl/certs/java/cacerts"
 
 /* The system's CA bundle files (absolute): the session CA's bundle is made
  * from the first that can be read (egress.c) and shown in place of each
@@ -126,6 +130,16 @@ int sibling_path(const char *name, char *out, size_t len, struct error *err) WUR
  * nothing else open (argv names them "3" and "4"); the child's pid, or -1
  * (errno) when it could not be started. */
 pid_t sibling_spawn(char *const argv[], int keep_a, int keep_b);
+
+/* jks.c: the certificates of a PEM bundle as a Java KeyStore of trusted
+ * certificates (store password "changeit"); out is the caller's. 0,
+ * -EINVAL (no certificate), -ENOMEM. */
+int jks_from_pem(const char *pem, struct buf *out) WUR;
+
+/* gitid.c: process.git_identity: host: the host's git user.name and
+ * user.email into the plan's environment as GIT_AUTHOR_* and
+ * GIT_COMMITTER_*; a value with a control character refuses the run. */
+int gitid_offer(const struct policy *pol, struct sandbox_plan *p, struct error *err) WUR;
 
 /* plan.c */
 /* Set NAME=value in the plan's environment, replacing NAME if present. */

@@ -353,10 +353,10 @@ static int hide_file_tree(struct error *err)
  * intercepted request. The bundle holds the system's roots too, so what
  * they trusted they still trust. A name reached through a link is left
  * alone: resolved from outside the new root it could name a host file. */
-static int cover_system_bundles(int rootfd, const char *ca, struct error *err)
+static int cover_files(int rootfd, const char *ca, const char *const *files, size_t n, struct error *err)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(plan_system_bundles); i++) {
-		const char *bundle = plan_system_bundles[i] + 1; /* beneath rootfd */
+	for (size_t i = 0; i < n; i++) {
+		const char *bundle = files[i] + 1; /* beneath rootfd */
 		struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
 					.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
 		_cleanup_close_ int at = (int)syscall(SYS_openat2, rootfd, bundle, &how, sizeof(how));
@@ -371,8 +371,26 @@ static int cover_system_bundles(int rootfd, const char *ca, struct error *err)
 		if (r < 0)
 			return r;
 		if (sys_move_mount(tree, "", at, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-			return error_sys(err, errno, "cannot show the CA bundle at %s", plan_system_bundles[i]);
+			return error_sys(err, errno, "cannot show the CA bundle at %s", files[i]);
 	}
+	return 0;
+}
+
+/* A file of ours under /run/airlock, 0444, its staged path in staged_out. */
+static int write_run_file(int rootfd, const char *path, const void *data, size_t len, char *staged_out,
+			  size_t staged_len, struct error *err)
+{
+	int r = make_mount_point(rootfd, path, false, err);
+	if (r < 0 || (r = staged(staged_out, staged_len, path, err)) < 0)
+		return r;
+	int fd = open(staged_out, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || write(fd, data, len) != (ssize_t)len || fchmod(fd, 0444) < 0) {
+		r = error_sys(err, errno, "cannot write %s", path);
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	close(fd);
 	return 0;
 }
 
@@ -601,22 +619,19 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 	/* The CA bundle that trusts the session CA, where the agent can read
 	 * but not replace it. */
 	if (plan->ca_bundle) {
-		r = make_mount_point(rootfd, "/run/airlock/ca.pem", false, err);
-		if (r < 0)
-			goto out;
 		char ca[PATH_MAX];
-		if ((r = staged(ca, sizeof(ca), "/run/airlock/ca.pem", err)) < 0)
+		if ((r = write_run_file(rootfd, PLAN_CA_BUNDLE, plan->ca_bundle, strlen(plan->ca_bundle), ca, sizeof(ca),
+					err)) < 0 ||
+		    (r = cover_files(rootfd, ca, plan_system_bundles, ARRAY_SIZE(plan_system_bundles), err)) < 0)
 			goto out;
-		int fd = open(ca, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
-		size_t len = strlen(plan->ca_bundle);
-		if (fd < 0 || write(fd, plan->ca_bundle, len) != (ssize_t)len || fchmod(fd, 0444) < 0) {
-			r = error_sys(err, errno, "cannot write the CA bundle");
-			if (fd >= 0)
-				close(fd);
-			goto out;
-		}
-		close(fd);
-		if ((r = cover_system_bundles(rootfd, ca, err)) < 0)
+	}
+	/* The JVM's trust store: Java reads no PEM bundle. */
+	if (plan->java_store.len) {
+		static const char *const java[] = { PLAN_JAVA_CACERTS };
+		char ca[PATH_MAX];
+		if ((r = write_run_file(rootfd, PLAN_JAVA_STORE, plan->java_store.data, plan->java_store.len, ca,
+					sizeof(ca), err)) < 0 ||
+		    (r = cover_files(rootfd, ca, java, ARRAY_SIZE(java), err)) < 0)
 			goto out;
 	}
 

@@ -60,6 +60,7 @@ void plan_free(struct sandbox_plan *p)
 		close(p->review_tree_fd);
 	if (p->ca_bundle)
 		free(p->ca_bundle);
+	buf_free(&p->java_store);
 	memset(p, 0, sizeof(*p));
 	p->review_tree_fd = -1;
 }

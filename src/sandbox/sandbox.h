@@ -20,6 +20,9 @@ struct sandbox_opts {
 	const char *audit_dir;       /* borrowed: write the signed decision log there, or NULL for
 	                              * the policy's audit settings */
 	bool no_audit;               /* --no-audit: no decision log whatever the policy says */
+	const char *log_label;       /* borrowed: when set, "LABEL: PATH" of the decision log goes to
+	                              * stderr once the log is started (a caller that keeps a log
+	                              * of its own says which is which) */
 };
 
 /* Run argv inside the process boundary described by opts->policy.

@@ -388,7 +388,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		protect_set_free(&protect);
 		return r;
 	}
-	if ((r = plan_build(pol, opts->argv, trace, &plan, err)) < 0) {
+	if ((r = plan_build(pol, opts->argv, trace, &plan, err)) < 0 || (r = gitid_offer(pol, &plan, err)) < 0) {
 		plan_free(&plan);
 		protect_set_free(&protect);
 		if (s.audit.pid > 0) {
@@ -564,6 +564,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 			audit_default_hint(err, audit_dir);
 		goto out;
 	}
+	if (opts->log_label && s.audit.path[0])
+		fprintf(stderr, "%s: %s\n", opts->log_label, s.audit.path);
 	if ((r = review_run_name(&rr, audit_dir ? s.audit.session : NULL, err)) < 0) {
 		for (int i = 0; i < PROTO_MAX_FDS; i++)
 			if (fds[i] >= 0)

@@ -81,6 +81,9 @@ install -m 644 "$here/naive_upstream.py" "$here/smuggle_client.py" "$here/ocsf-c
 mkdir -p "$stage/tests/data"
 install -m 644 "$here/../data/ocsf-1.3.0-required.txt" "$stage/tests/data/"
 chmod 755 "$stage/tests/data"
+mkdir -p "$stage/tests/e2e/tools"
+cp -R "$here"/tools/. "$stage/tests/e2e/tools/"
+chmod -R a+rX "$stage/tests/e2e/tools"
 # The MCP tests' npm packages (scripts/deps.sh), when installed. Our own
 # test servers need node only: staged even without the packages.
 mkdir -p "$stage/tests/e2e/mcp"

@@ -590,3 +590,91 @@ test_mcp_step_up_approve_deny_timeout() {
 	assert_contains "$(mcp_records | grep '"decision":"deny"')" '"message":"step-up denied by the timeout after 1s"' \
 		"the timeout's denial is recorded"
 }
+
+# One `airlock mcp run` writes two logs with the same agent name: the
+# gateway's (MCP decisions) and the server sandbox's (its files, network,
+# processes). Each is named on stderr by what it holds.
+test_mcp_run_names_its_two_logs() {
+	mcp_need
+	mcp_policy "    fs:
+      tools:
+        - {name: \"list_*\", decision: allow}"
+	mcp_client '[{"op":"call","name":"list_allowed_directories","arguments":{}}]' node "$MCP_FS" "$WS"
+	assert_rc 0 "the client ran: $ERR"
+	local gw srv
+	gw=$(printf '%s\n' "$ERR" | sed -n "s|^airlock mcp: fs: the gateway's log (MCP messages, tools, step-ups): ||p" | head -1)
+	srv=$(printf '%s\n' "$ERR" | sed -n "s|^airlock mcp: fs: the server sandbox's log (its files, network and processes): ||p" | head -1)
+	[ -n "$gw" ] && [ -n "$srv" ] || fail "both logs are named on stderr: $ERR"
+	[ "$gw" != "$srv" ] || fail "the two logs are different files: $gw"
+	assert_file "$gw" "the gateway's log is where it says"
+	assert_file "$srv" "the server's log is where it says"
+	assert_contains "$(cat "$gw")" '"kind":"mcp"' "the gateway's log holds the MCP decisions"
+	assert_not_contains "$(cat "$srv")" '"kind":"mcp"' "the server's log holds none of them"
+	assert_contains "$ERR" "airlock mcp: fs: the gateway's log, sealed: $gw" "its end is said too"
+}
+
+# The npx pattern of docs/mcp.md: `npx -y PACKAGE` installs the server into
+# npm's cache and runs its command from there. The private home is
+# noexec, so with the cache there the server cannot start; the documented
+# policy gives npx a cache directory of its own that the exec set names.
+# Offline: a registry on loopback serves a server package with a command.
+test_mcp_npx_pattern_documented_policy_starts() {
+	mcp_need
+	command -v npx >/dev/null || skip "npx is not installed"
+	local reg="$T/registry" pkg="$here/tools/npx-server"
+	mkdir -p "$reg/mcp-server-e2e/-" "$T/pack/package"
+	cp "$pkg/package.json" "$pkg/server.js" "$T/pack/package/"
+	tar -C "$T/pack" -czf "$reg/mcp-server-e2e/-/mcp-server-e2e-1.0.0.tgz" package
+	/usr/bin/python3 -c '
+import http.server, os, sys, functools
+h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), h)
+open(sys.argv[2] + ".tmp", "w").write(str(s.server_address[1]))
+os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+s.serve_forever()' "$reg" "$T/reg.port" >"$T/reg.log" 2>&1 &
+	bg_register $!
+	local i RP
+	for i in $(seq 100); do [ -f "$T/reg.port" ] && break; sleep 0.1; done
+	RP=$(cat "$T/reg.port") || fail "the registry did not start: $(cat "$T/reg.log")"
+	local tgz="$reg/mcp-server-e2e/-/mcp-server-e2e-1.0.0.tgz" integrity
+	integrity="sha512-$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)"
+	# The packument, where npm asks for it (a file beside the directory
+	# would clash with it: served as the directory's index).
+	cat >"$reg/mcp-server-e2e/index.html" <<EOF2
+{"name":"mcp-server-e2e","dist-tags":{"latest":"1.0.0"},"versions":{"1.0.0":{"name":"mcp-server-e2e","version":"1.0.0",
+"bin":{"mcp-server-e2e":"server.js"},"dist":{"tarball":"http://registry.test:$RP/mcp-server-e2e/-/mcp-server-e2e-1.0.0.tgz","integrity":"$integrity"}}}}
+EOF2
+	mkdir -p "$E2E_HOME/.cache/airlock-npx"
+	printf '%s\n' "$E2E_HOME/.cache/airlock-npx" >>"$T/.rm_dirs"
+	local net="network:
+  resolve: { registry.test: 127.0.0.1 }
+  allow_private: [127.0.0.1:$RP]
+  endpoints:
+    - { host: registry.test, ports: [$RP] }
+mcp:
+  servers:
+    e2e:
+      tools:
+        - {name: hello, decision: allow}"
+	# The pattern with npm's cache in the private home: the server's
+	# command is refused (noexec), and it never starts.
+	printf 'version: 1\nprocess:\n  env:\n    set: {NPM_CONFIG_REGISTRY: "http://registry.test:%s/"}\n%s\n' "$RP" "$net" >"$T/policy.yaml"
+	mcp_client '[{"op":"list"}]' npx -y mcp-server-e2e
+	assert_not_contains "$OUT" '"tools":["hello"]' "npx's command in the noexec home: $ERR"
+	assert_contains "$ERR" "mcp-server-e2e: Permission denied" "refused as the issue says"
+	# The documented policy: npx's own cache, written and executable.
+	cat >"$T/policy.yaml" <<EOF2
+version: 1
+filesystem:
+  write: [~/.cache/airlock-npx]
+process:
+  exec: [/usr, /bin, /lib, /lib64, ~/.cache/airlock-npx]
+  env:
+    set: {NPM_CONFIG_CACHE: "$E2E_HOME/.cache/airlock-npx", NPM_CONFIG_REGISTRY: "http://registry.test:$RP/"}
+$net
+EOF2
+	mcp_client '[{"op":"list"},{"op":"call","name":"hello","arguments":{}}]' npx -y mcp-server-e2e
+	assert_eq '{"tools":["hello"]}' "$(line 1)" "the server npx fetched started: $ERR"
+	assert_contains "$(line 2)" "hello from npx" "its tool answered"
+	assert_file "$E2E_HOME/.cache/airlock-npx/_npx" "npx installed into its own cache"
+}

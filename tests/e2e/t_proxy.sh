@@ -572,3 +572,145 @@ test_proxy_interception_trusted_without_per_tool_flags() {
 	al_policy "$pol" -- /bin/sh -c 'echo x >>/etc/ssl/certs/ca-certificates.crt && echo WROTE'
 	assert_not_contains "$OUT" "WROTE" "the system bundle inside is read-only"
 }
+
+# A client that does not trust the session CA (its own CA option names
+# another CA) refuses the intercepted handshake: no 403 page can reach it,
+# so the record and --trace-denials say what happened and how to fix it.
+# Played with curl, python's ssl and node, each as it refuses; the
+# neighbour (the same client trusting the bundle) goes through.
+test_proxy_client_refusing_the_session_ca_is_named() {
+	start_servers
+	local pol
+	pol=$(net_policy | sed 's|        - { id: secure-get, methods: \[GET\], path: "/ok/\*" }|        - { id: secure-get, methods: [GET], path: "/ok/**" }|')
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout /dev/null \
+		-out "$WS/other-ca.pem" -subj /CN=other -days 1 2>/dev/null
+	cp "$here/tools/node-get.js" "$WS/node-get.js"
+	printf '%s\n' "$pol" >"$T/policy.yaml"
+	al --trace-denials --policy "$T/policy.yaml" -- /bin/sh -c "
+		curl -sS --cacert other-ca.pem https://secure.test:$SP/ok/curl-refuses; echo curl-rc=\$?
+		python3 -c 'import ssl,sys,urllib.request; c=ssl.create_default_context(cafile=\"other-ca.pem\"); print(urllib.request.urlopen(sys.argv[1], context=c).read())' https://secure.test:$SP/ok/python-refuses 2>&1 | tail -1
+		if command -v node >/dev/null; then node node-get.js https://secure.test:$SP/ok/node-refuses '{\"ca\":\"other-ca.pem\"}'; fi
+		curl -sS https://secure.test:$SP/ok/curl-trusts"
+	assert_contains "$OUT" "curl-rc=60" "curl refused the certificate: $OUT"
+	assert_contains "$OUT" "CERTIFICATE_VERIFY_FAILED" "python refused the certificate"
+	assert_contains "$OUT" '"path": "/ok/curl-trusts"' "the neighbour trusting the bundle went through"
+	# (curl's and python's refusals are the same record: identical
+	# denials are counted, not repeated)
+	local recs
+	recs=$(grep -F 'refused the session CA' "$T/net.jsonl" || true)
+	assert_contains "$recs" "the agent's TLS client refused the session CA (alert unknown CA); trust /run/airlock/ca.pem in its CA setting" \
+		"the record names the refusal, the alert and the bundle"
+	assert_contains "$recs" '"decision":"deny"' "a refused handshake is a denial"
+	if command -v node >/dev/null; then
+		assert_contains "$OUT" "error: SELF_SIGNED_CERT_IN_CHAIN" "node refused the certificate"
+		assert_contains "$recs" "refused the session CA (it hung up after the certificate); trust /run/airlock/ca.pem" \
+			"node hangs up without an alert: named too"
+	fi
+	assert_contains "$ERR" "airlock: denied: network: TLS to secure.test: the agent's TLS client refused the session CA (alert unknown CA); trust /run/airlock/ca.pem in its CA setting (SSL_CERT_FILE, NODE_EXTRA_CA_CERTS" \
+		"--trace-denials says it with the fix"
+	assert_not_contains "$(grep -F 'curl-trusts' "$T/net.jsonl")" "refused the session CA" "the trusting client is not named"
+	if command -v java >/dev/null && command -v keytool >/dev/null; then
+		# Java with a trust store of its own choosing (certificate_unknown).
+		keytool -importcert -noprompt -alias other -file "$WS/other-ca.pem" -storetype JKS -keystore "$WS/other.jks" \
+			-storepass changeit >/dev/null 2>&1
+		cp "$here/tools/Get.java" "$WS/Get.java"
+		: >"$T/net.jsonl"
+		al_policy "$pol" -- /bin/sh -c "java -Djavax.net.ssl.trustStore=other.jks Get.java https://secure.test:$SP/ok/java-refuses 2>&1"
+		assert_ne 0 "$RC" "java refused the certificate"
+		assert_contains "$(cat "$T/net.jsonl")" "the agent's TLS client refused the session CA (alert certificate unknown)" \
+			"java's refusal is named"
+	fi
+}
+
+# More tools with no flag of their own: Java (its own trust store, not a
+# PEM bundle), git, wget, node, npm with a cafile in the user's npmrc, pip,
+# apt-get update.
+# Each is skipped only when it is not installed.
+test_proxy_interception_trusted_by_java_and_more_tools() {
+	start_servers
+	local pol g
+	pol=$(net_policy | sed 's|        - { id: secure-get, methods: \[GET\], path: "/ok/\*" }|        - { id: secure-get, methods: [GET], path: "/ok/**" }\n        - { id: secure-git, methods: [GET], path: "/git/allowed.git/**" }\n        - { id: secure-apt, methods: [GET], path: "/git/apt/**" }|')
+	local bare='env -u SSL_CERT_FILE -u CURL_CA_BUNDLE -u REQUESTS_CA_BUNDLE -u GIT_SSL_CAINFO'
+	local ran=0
+	if command -v java >/dev/null; then
+		cp "$here/tools/Get.java" "$WS/Get.java"
+		al_policy "$pol" -- /bin/sh -c "java Get.java https://secure.test:$SP/ok/java 2>&1"
+		assert_rc 0 "java trusts the session CA through its own store: $OUT"
+		assert_contains "$OUT" '"path": "/ok/java"' "java's request went through"
+		assert_not_contains "$OUT" "JAVA_TOOL_OPTIONS" "nothing is added to java's command line"
+		if command -v keytool >/dev/null; then
+			# Tools that pass the store's default password check
+			# its integrity: the store must pass.
+			al_policy "$pol" -- /bin/sh -c "keytool -list -keystore /etc/ssl/certs/java/cacerts -storepass changeit 2>&1 | head -3"
+			assert_contains "$OUT" "Keystore type: JKS" "keytool reads the store with its password: $OUT"
+		fi
+		ran=$((ran + 1))
+	fi
+	if command -v git >/dev/null; then
+		g="$T/srv/git"
+		mkdir -p "$g"
+		git init -q --bare "$g/allowed.git"
+		git -C "$T" -c init.defaultBranch=main init -q src
+		echo "cloned over intercepted https" >"$T/src/README"
+		git -C "$T/src" add README
+		git -C "$T/src" -c user.name=t -c user.email=t@t commit -qm first
+		git -C "$T/src" push -q "$g/allowed.git" HEAD:main
+		git -C "$g/allowed.git" symbolic-ref HEAD refs/heads/main
+		git -C "$g/allowed.git" update-server-info
+		al_policy "$pol" -- /bin/sh -c "$bare git clone -q https://secure.test:$SP/git/allowed.git /tmp/c 2>&1 && cat /tmp/c/README"
+		assert_rc 0 "git clone over intercepted https: $OUT"
+		assert_contains "$OUT" "cloned over intercepted https" "git's clone"
+		ran=$((ran + 1))
+	fi
+	if command -v wget >/dev/null; then
+		al_policy "$pol" -- /bin/sh -c "$bare wget -q -O - https://secure.test:$SP/ok/wget"
+		assert_rc 0 "wget: $ERR"
+		assert_contains "$OUT" '"path": "/ok/wget"' "wget trusts the system bundle inside"
+		ran=$((ran + 1))
+	fi
+	if command -v node >/dev/null; then
+		cp "$here/tools/node-get.js" "$WS/node-get.js"
+		al_policy "$pol" -- /bin/sh -c "node node-get.js https://secure.test:$SP/ok/node"
+		assert_rc 0 "node with no flag of its own: $OUT"
+		assert_contains "$OUT" '"path": "/ok/node"' "node trusts the session CA"
+		ran=$((ran + 1))
+	fi
+	if command -v npm >/dev/null; then
+		# The user's own npmrc with a cafile naming another CA: the
+		# variable airlock sets wins over it (npm reads its environment
+		# after the user's and the project's npmrc).
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout /dev/null \
+			-out "$WS/other-ca.pem" -subj /CN=other -days 1 2>/dev/null
+		al_policy "$pol" -- /bin/sh -c "printf 'cafile=%s\n' '$WS/other-ca.pem' >\$HOME/.npmrc; npm config get cafile; npm ping --registry https://secure.test:$SP/ok/ 2>&1; echo npm-rc=\$?"
+		assert_contains "$OUT" "npm-rc=0" "npm with a user npmrc cafile trusts the session CA: $OUT"
+		assert_contains "$(printf '%s\n' "$OUT" | head -1)" "/run/airlock/ca.pem" "npm's cafile is the session bundle"
+		ran=$((ran + 1))
+	fi
+	if /usr/bin/python3 -m pip --version >/dev/null 2>&1; then
+		# pip's index answers with no package: the request reached it,
+		# trusted (an untrusted one fails with an SSLError first).
+		al_policy "$pol" -- /bin/sh -c "/usr/bin/python3 -m pip download --no-deps --no-cache-dir --retries 0 -d /tmp/dl --index-url https://secure.test:$SP/ok/simple/ airlock-nothing 2>&1"
+		assert_contains "$OUT" "No matching distribution found for airlock-nothing" "pip reached its index: $OUT"
+		assert_not_contains "$OUT" "SSLError" "pip trusts the session CA"
+		assert_contains "$(cat "$T/net.jsonl")" '"path":"/ok/simple/airlock-nothing/"' "pip's request was decided inside the tunnel"
+		ran=$((ran + 1))
+	fi
+	if command -v apt-get >/dev/null; then
+		# apt-get update from an https repository on loopback (unsigned,
+		# [trusted=yes]): apt's https method reads only the system bundle.
+		local r="$T/srv/git/apt"
+		mkdir -p "$r/dists/stable/main/binary-amd64"
+		: >"$r/dists/stable/main/binary-amd64/Packages"
+		{
+			printf 'Origin: e2e\nSuite: stable\nCodename: stable\nArchitectures: amd64\nComponents: main\nDate: %s\nSHA256:\n' "$(date -Ru)"
+			printf ' %s 0 main/binary-amd64/Packages\n' "$(sha256sum <"$r/dists/stable/main/binary-amd64/Packages" | cut -d' ' -f1)"
+		} >"$r/dists/stable/Release"
+		printf 'deb [trusted=yes arch=amd64] https://secure.test:%s/git/apt stable main\n' "$SP" >"$WS/sources.list"
+		al_policy "$pol" -- /bin/sh -c "mkdir -p /tmp/lists/partial /tmp/cache/archives/partial; apt-get -o Dir::Etc::SourceList=$WS/sources.list -o Dir::Etc::SourceParts=/nonexistent -o Dir::State::Lists=/tmp/lists -o Dir::Cache=/tmp/cache -o Debug::NoLocking=1 -o APT::Sandbox::User=\$(id -un) update 2>&1; echo apt-rc=\$?; ls /tmp/lists"
+		assert_contains "$OUT" "apt-rc=0" "apt-get update over intercepted https: $OUT"
+		assert_contains "$OUT" "Get:2 https://secure.test:$SP/git/apt stable Release" "apt fetched the Release file"
+		assert_contains "$OUT" "secure.test:${SP}_git_apt_dists_stable_Release" "apt kept it"
+		ran=$((ran + 1))
+	fi
+	[ "$ran" -gt 0 ] || skip "none of java, git, wget, node, npm, pip, apt-get is installed"
+}

@@ -433,7 +433,7 @@ static void test_unknown_keys(void **state)
 	    "policy.yaml:3:3: filesystem.protected: unknown key; valid keys here are baseline, read, "
 	    "write, deny, protect, protect_defaults, protect_build, sockets");
 	BAD("version: 1\nprocess:\n  argv: []\n",
-	    "policy.yaml:3:3: process.argv: unknown key; valid keys here are exec, env");
+	    "policy.yaml:3:3: process.argv: unknown key; valid keys here are exec, env, git_identity");
 	BAD("version: 1\nprocess:\n  env:\n    unset: [A]\n",
 	    "policy.yaml:4:5: process.env.unset: unknown key; valid keys here are pass, set");
 	/* Unknown keys are reported with the key quoted when it is unusual. */

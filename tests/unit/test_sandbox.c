@@ -513,6 +513,28 @@ static void test_trace_enoent_only_what_was_hidden(void **state)
 	trace_free(t);
 }
 
+/* The JVM's trust store: a JKS the JDK's own digest accepts (the digest
+ * below is Python's hashlib over the same bytes), with a block that does
+ * not decode left out and a bundle without certificates refused. */
+static void test_jks_from_pem(void **state)
+{
+	(void)state;
+	static const char pem[] = "junk before\n-----BEGIN CERTIFICATE-----\nAA\nEC\n-----END CERTIFICATE-----\n"
+				  "-----BEGIN CERTIFICATE-----\n!!not base64!!\n-----END CERTIFICATE-----\n"
+				  "-----BEGIN CERTIFICATE-----\r\naGVsbG8s\r\nIGNlcnQ=\r\n-----END CERTIFICATE-----\r\n";
+	static const uint8_t digest[20] = { 0xde, 0x6a, 0x3e, 0xde, 0x2c, 0x7d, 0x71, 0x95, 0x39, 0x36,
+					    0x58, 0x9c, 0xba, 0x12, 0xa8, 0x72, 0x75, 0x69, 0xa4, 0x9f };
+	struct buf b = { 0 };
+	assert_int_equal(jks_from_pem(pem, &b), 0);
+	assert_int_equal(b.len, 94 + 20);
+	const uint8_t *u = (const uint8_t *)b.data;
+	assert_memory_equal(u, "\xfe\xed\xfe\xed\0\0\0\x02\0\0\0\x02", 12);
+	assert_memory_equal(u + 94, digest, 20);
+	buf_free(&b);
+	assert_int_equal(jks_from_pem("no certificate here\n", &b), -EINVAL);
+	assert_int_equal(b.len, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -525,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_landlock),
 		cmocka_unit_test(test_proto_fds),
 		cmocka_unit_test(test_trace_log_bounded),
+		cmocka_unit_test(test_jks_from_pem),
 		cmocka_unit_test(test_trace_enoent_only_what_was_hidden),
 	};
 	return cmocka_run_group_tests_name("sandbox", tests, setup, teardown);

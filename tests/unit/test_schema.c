@@ -114,6 +114,7 @@ static const char complete[] =
 	"process:\n"
 	"  exec: [/usr/bin]\n"
 	"  env: {pass: [TERM], set: {CI: \"1\"}}\n"
+	"  git_identity: host\n"
 	"network:\n"
 	"  mode: proxy\n"
 	"  default: deny\n"
