@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The supervisor's side of review mode (sandbox.workspace_mode: review):
- * before the sandbox starts, a session (src/review/session.c) whose upper
- * directory the workspace's overlay writes to; after the command ends,
- * before the decision log is sealed, each flagged change becomes a
- * file_flagged record (decision defer: held for a human).
+ * The supervisor's side of review and hold mode (sandbox.workspace_mode:
+ * review, hold): before the sandbox starts, a session
+ * (src/review/session.c) whose upper directory the workspace's overlay
+ * writes to; after the command ends, before the decision log is sealed,
+ * each flagged change becomes a file_flagged record (decision defer: held
+ * for a human). In hold mode what is not held then lands in the
+ * workspace at once (src/review/apply.c), and the held groups are named
+ * with the command that accepts each.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,12 +32,67 @@ static bool under(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
+/* A writable path of the policy that holds the workspace, or lies in it:
+ * a second way to the real files, around the layer. Its index, or -1. */
+static long write_over(const struct policy *pol, const char *ws)
+{
+	for (size_t i = 0; i < pol->filesystem.write.n; i++) {
+		char real[PATH_MAX];
+		if (realpath(pol->filesystem.write.v[i].path, real) && (under(ws, real) || under(real, ws)))
+			return (long)i;
+	}
+	return -1;
+}
+
+enum policy_workspace_mode review_run_mode(const struct policy *pol, const char **why)
+{
+	*why = NULL;
+	if (pol->sandbox.workspace_mode != POLICY_WS_HOLD)
+		return pol->sandbox.workspace_mode;
+	/* Observe mode enforces nothing and shows the host's own tree: the
+	 * writes go where they would without airlock, and each protected
+	 * path written is recorded as direct mode would have refused it. */
+	if (pol->sandbox.mode == POLICY_MODE_OBSERVE) {
+		*why = "observe mode enforces nothing";
+		return POLICY_WS_DIRECT;
+	}
+	/* Hold left to its default gives way where the policy cannot run
+	 * behind a layer; named in the policy, the run is refused
+	 * (review_run_check). Direct mode refuses the hand-off files hold
+	 * would have held: nothing unreviewed lands either way. */
+	if (pol->origin.workspace_mode.line != 0)
+		return POLICY_WS_HOLD;
+	char ws[PATH_MAX], root[PATH_MAX], real[PATH_MAX];
+	struct error err = { 0 };
+	if (!realpath(pol->sandbox.workspace, ws))
+		return POLICY_WS_HOLD; /* the check names it */
+	if (write_over(pol, ws) >= 0) {
+		*why = "a filesystem.write path holds the workspace or lies in it";
+		return POLICY_WS_DIRECT;
+	}
+	if (review_root(root, sizeof(root), &err) == 0) {
+		/* The state directory may not exist yet: its nearest existing
+		 * parent decides. */
+		char probe[PATH_MAX];
+		snprintf(probe, sizeof(probe), "%s", root);
+		while (!realpath(probe, real) && strrchr(probe, '/') && strrchr(probe, '/') != probe)
+			*strrchr(probe, '/') = '\0';
+		if (realpath(probe, real) && under(root, ws) && under(real, ws)) {
+			*why = "the state directory, which holds the layer, lies in the workspace";
+			return POLICY_WS_DIRECT;
+		}
+	}
+	return POLICY_WS_HOLD;
+}
+
 int review_run_check(const struct policy *pol, struct error *err)
 {
 	char ws[PATH_MAX];
-	if (pol->sandbox.workspace_mode != POLICY_WS_REVIEW)
+	const char *why;
+	enum policy_workspace_mode mode = review_run_mode(pol, &why);
+	if (mode == POLICY_WS_DIRECT)
 		return 0;
-	if (pol->sandbox.mode == POLICY_MODE_OBSERVE)
+	if (mode == POLICY_WS_REVIEW && pol->sandbox.mode == POLICY_MODE_OBSERVE)
 		return error_set(err, EINVAL,
 				 "%s:%u:%u: sandbox.workspace_mode: review needs sandbox.mode enforce or learn "
 				 "(observe mode shows the host's own tree)",
@@ -43,20 +101,18 @@ int review_run_check(const struct policy *pol, struct error *err)
 	if (!realpath(pol->sandbox.workspace, ws))
 		return error_sys(err, errno, "%s:%u:%u: sandbox.workspace: cannot resolve %s", pol->sandbox.workspace_loc.file,
 				 pol->sandbox.workspace_loc.line, pol->sandbox.workspace_loc.col, pol->sandbox.workspace);
-	/* A writable path of the policy that holds the workspace, or lies
-	 * in it, would be a second way to the real files, around the layer. */
-	for (size_t i = 0; i < pol->filesystem.write.n; i++) {
+	long i = write_over(pol, ws);
+	if (i >= 0) {
 		const struct policy_path *w = &pol->filesystem.write.v[i];
 		char real[PATH_MAX];
 		if (!realpath(w->path, real))
-			continue;
-		if (under(ws, real) || under(real, ws))
-			return error_set(err, EINVAL,
-					 "%s:%u:%u: filesystem.write[%zu]: %s %s the workspace %s, which "
-					 "sandbox.workspace_mode: review keeps behind a layer; it would let the agent "
-					 "write the workspace directly (name a path outside it, or use direct mode)",
-					 w->loc.file, w->loc.line, w->loc.col, i, w->path,
-					 under(ws, real) ? "holds" : "lies in", ws);
+			real[0] = '\0';
+		return error_set(err, EINVAL,
+				 "%s:%u:%u: filesystem.write[%ld]: %s %s the workspace %s, which "
+				 "sandbox.workspace_mode: %s keeps behind a layer; it would let the agent "
+				 "write the workspace directly (name a path outside it, or use direct mode)",
+				 w->loc.file, w->loc.line, w->loc.col, i, w->path, under(ws, real) ? "holds" : "lies in",
+				 ws, policy_workspace_mode_name(mode));
 	}
 	return 0;
 }
@@ -77,7 +133,9 @@ int review_run_prepare(const struct policy *pol, struct sandbox_plan *plan, stru
 	struct protect_set globs = { 0 };
 	if (protect_set_from_policy(pol, &globs) < 0)
 		return error_set(err, ENOMEM, "out of memory");
-	r = review_session_begin(plan->workspace, plan->host_uid, plan->host_gid, &globs, &rr->dir, err);
+	const char *why;
+	rr->hold = review_run_mode(pol, &why) == POLICY_WS_HOLD;
+	r = review_session_begin(plan->workspace, plan->host_uid, plan->host_gid, &globs, rr->hold, &rr->dir, err);
 	protect_set_free(&globs);
 	if (r < 0)
 		return r;
@@ -144,6 +202,7 @@ void review_run_finish(struct review_run *rr, const char *ws, struct auditlog *a
 	}
 	rr->n_changes = ch.n;
 	rr->n_flagged = review_changes_flagged(&ch);
+	rr->n_held = ch.n;
 	for (size_t i = 0; audit && audit->pid > 0 && i < ch.n; i++) {
 		const struct review_change *c = &ch.c[i];
 		if (!c->flags)
@@ -159,12 +218,71 @@ void review_run_finish(struct review_run *rr, const char *ws, struct auditlog *a
 		buf_free(&ev);
 	}
 	review_changes_free(&ch);
+	if (!rr->hold || !rr->n_changes)
+		return;
+	/* Hold mode: what is not held lands now (the sandbox is gone,
+	 * nothing writes the layer); the groups held stay in the session.
+	 * A conflict with the workspace lands nothing and holds it all. */
+	struct review_apply_opts o = { .quiet = true };
+	if (review_apply(rr->dir, &o, stderr, &err) < 0) {
+		fprintf(stderr, "airlock: hold mode: %s\n", err.msg);
+		rr->land_failed = true;
+		return;
+	}
+	rr->n_held = 0;
+	if (access(rr->dir, F_OK) < 0) {
+		rr->gone = true; /* nothing held: the session is spent */
+		return;
+	}
+	struct error e2 = { 0 };
+	globs = (struct protect_set){ 0 };
+	if (review_session_protect(rr->dir, &globs, &e2) >= 0 && review_changes_read(upper, ws, &globs, &ch, &e2) >= 0) {
+		rr->n_held = ch.n;
+		if (review_groups_make(&ch, &rr->groups, &e2) < 0)
+			fprintf(stderr, "airlock: hold mode: %s\n", e2.msg);
+		review_changes_free(&ch);
+	}
+	protect_set_free(&globs);
+}
+
+/* Hold mode: one line for what landed, one per group held, and the
+ * command that accepts each. */
+static void hold_report(struct review_run *rr)
+{
+	if (rr->gone || rr->n_changes == 0) {
+		if (rr->n_changes == 0) {
+			struct error err = { 0 };
+			if (review_session_remove(rr->dir, &err) < 0)
+				fprintf(stderr, "airlock: hold mode: %s\n", err.msg);
+		}
+		return;
+	}
+	if (rr->land_failed) {
+		fprintf(stderr, "airlock: hold mode: nothing landed; %zu change%s held in session %s: airlock review %s | "
+				"airlock apply %s | airlock discard %s\n",
+			rr->n_changes, rr->n_changes == 1 ? "" : "s", rr->id, rr->id, rr->id, rr->id);
+		return;
+	}
+	fprintf(stderr, "airlock: hold mode: %zu change%s landed; held in session %s for review:\n",
+		rr->n_changes - rr->n_held, rr->n_changes - rr->n_held == 1 ? "" : "s", rr->id);
+	review_groups_print(stderr, &rr->groups, 12);
+	fprintf(stderr, "airlock: accept a group: airlock apply %s --accept %s (airlock review %s shows them, "
+			"airlock discard %s drops them)\n",
+		rr->id, rr->groups.n ? rr->groups.g[0].root : "PATH", rr->id, rr->id);
 }
 
 void review_run_report(struct review_run *rr)
 {
 	if (!rr->active)
 		return;
+	if (rr->hold) {
+		hold_report(rr);
+		review_groups_free(&rr->groups);
+		free(rr->dir);
+		rr->dir = NULL;
+		rr->active = false;
+		return;
+	}
 	if (rr->n_changes == 0) {
 		struct error err = { 0 };
 		if (review_session_remove(rr->dir, &err) == 0) {
