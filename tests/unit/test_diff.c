@@ -367,7 +367,9 @@ static void test_fields_once_unknown(void **state)
 #undef NET
 	expect(HDR "sandbox: {workspace_mode: review}\n", HDR "sandbox: {workspace_mode: direct}\n", "sandbox.workspace_mode",
 	       "workspace_mode direct");
-	expect(HDR "sandbox: {workspace_mode: review}\n", HDR, "sandbox.workspace_mode", "workspace_mode direct");
+	/* Left to its default, the mode is hold. */
+	expect(HDR "sandbox: {workspace_mode: review}\n", HDR, "sandbox.workspace_mode", "workspace_mode hold");
+	expect(HDR "sandbox: {workspace_mode: direct}\n", HDR, "sandbox.workspace_mode", "workspace_mode hold");
 	expect_none(HDR "sandbox: {workspace_mode: direct}\n", HDR "sandbox: {workspace_mode: review}\n", NULL);
 	/* hold < direct < review: hold lets a hand-off file land on one
 	 * accept, where direct refuses it. */
