@@ -627,7 +627,9 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 		if (g->whole ? group_accepted(o, g) : covered(o, c, &groups))
 			continue;
 		kept++;
-		a.held[a.nheld++] = g->whole ? g->root : c->path;
+		/* (a member outside the root, such as the command a bin link
+		 * leads to, is held by its own path) */
+		a.held[a.nheld++] = g->whole && review_beneath(c->path, g->root) ? g->root : c->path;
 	}
 	qsort(a.held, a.nheld, sizeof(char *), cmp_str);
 	/* A change beneath a directory that comes whole (new, or replacing

@@ -139,10 +139,12 @@ int review_groups_make(struct review_changes *ch, struct review_groups *out, str
 		if (!c->flags || c->group >= 0)
 			continue;
 		char root[PATH_MAX];
-		/* The command a package's bin link leads to is made executable
-		 * by npm: it goes with the links into it. */
+		/* The command a package's bin link leads to (made executable
+		 * by npm, and flagged as reached through the link) goes with
+		 * the links into it. */
 		const char *nm = strstr(c->path, "node_modules/");
-		while (c->flags == REVIEW_FLAG_EXEC && nm && (nm == c->path || nm[-1] == '/')) {
+		while (!(c->flags & ~(unsigned)(REVIEW_FLAG_EXEC | REVIEW_FLAG_HANDOFF)) && nm &&
+		       (nm == c->path || nm[-1] == '/')) {
 			snprintf(root, sizeof(root), "%.*snode_modules/.bin", (int)(nm - c->path), c->path);
 			for (size_t k = 0; k < out->n && c->group < 0; k++)
 				if (out->g[k].kind == REVIEW_GROUP_BIN && !strcmp(out->g[k].root, root))
