@@ -593,6 +593,8 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 		return r;
 	if ((r = review_manifest_load(dir, &man, err)) < 0 || (r = review_groups_make(&ch, &groups, err)) < 0)
 		goto out;
+	if (o->seen)
+		o->seen(&ch, &groups, o->seen_ctx);
 	if (!(ops = calloc(ch.n + 1, sizeof(*ops))) || !(roots = calloc(ch.n + 1, sizeof(char *))) ||
 	    !(a.held = calloc(ch.n + 1, sizeof(char *)))) {
 		r = error_set(err, ENOMEM, "out of memory");

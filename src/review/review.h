@@ -228,6 +228,10 @@ struct review_apply_opts {
 	                       * directory (a group accepted whole) */
 	size_t n_accept;
 	bool quiet;           /* say nothing when it is done */
+	/* Called once with the change and its groups as read, before they
+	 * are checked (NULL: not called). */
+	void (*seen)(const struct review_changes *ch, const struct review_groups *g, void *ctx);
+	void *seen_ctx;
 };
 
 /* Apply session dir's change to its workspace, all or nothing, then

@@ -182,29 +182,11 @@ int review_run_name(struct review_run *rr, const char *session, struct error *er
 	return review_session_name(&rr->dir, rr->id, err);
 }
 
-void review_run_finish(struct review_run *rr, const char *ws, struct auditlog *audit)
+/* Each flagged change becomes a file_flagged record (defer). */
+static void log_flagged(const struct review_changes *ch, const char *ws, struct auditlog *audit)
 {
-	if (!rr->active)
-		return;
-	char upper[PATH_MAX];
-	snprintf(upper, sizeof(upper), "%s/" REVIEW_UPPER, rr->dir);
-	struct review_changes ch = { 0 };
-	struct error err = { 0 };
-	struct protect_set globs = { 0 };
-	int r = review_session_protect(rr->dir, &globs, &err);
-	if (r >= 0)
-		r = review_changes_read(upper, ws, &globs, &ch, &err);
-	protect_set_free(&globs);
-	if (r < 0) {
-		fprintf(stderr, "airlock: review mode: %s\n", err.msg);
-		rr->n_changes = (size_t)-1;
-		return;
-	}
-	rr->n_changes = ch.n;
-	rr->n_flagged = review_changes_flagged(&ch);
-	rr->n_held = ch.n;
-	for (size_t i = 0; audit && audit->pid > 0 && i < ch.n; i++) {
-		const struct review_change *c = &ch.c[i];
+	for (size_t i = 0; audit && audit->pid > 0 && i < ch->n; i++) {
+		const struct review_change *c = &ch->c[i];
 		if (!c->flags)
 			continue;
 		struct buf ev = { 0 };
@@ -217,32 +199,82 @@ void review_run_finish(struct review_run *rr, const char *ws, struct auditlog *a
 			(void)auditlog_event(audit, ev.data, ev.len);
 		buf_free(&ev);
 	}
-	review_changes_free(&ch);
-	if (!rr->hold || !rr->n_changes)
-		return;
-	/* Hold mode: what is not held lands now (the sandbox is gone,
-	 * nothing writes the layer); the groups held stay in the session.
-	 * A conflict with the workspace lands nothing and holds it all. */
-	struct review_apply_opts o = { .quiet = true };
-	if (review_apply(rr->dir, &o, stderr, &err) < 0) {
-		fprintf(stderr, "airlock: hold mode: %s\n", err.msg);
-		rr->land_failed = true;
-		return;
-	}
+}
+
+struct hold_seen {
+	struct review_run *rr;
+	const char *ws;
+	struct auditlog *audit;
+	bool called;
+};
+
+/* The change as the exit's apply read it, once: logged, counted, and
+ * its groups (all held, since nothing is accepted at exit) kept for the
+ * summary. */
+static void hold_seen(const struct review_changes *ch, const struct review_groups *g, void *ctx)
+{
+	struct hold_seen *hs = ctx;
+	struct review_run *rr = hs->rr;
+	hs->called = true;
+	log_flagged(ch, hs->ws, hs->audit);
+	rr->n_changes = ch->n;
+	rr->n_flagged = review_changes_flagged(ch);
 	rr->n_held = 0;
-	if (access(rr->dir, F_OK) < 0) {
-		rr->gone = true; /* nothing held: the session is spent */
+	for (size_t i = 0; i < ch->n; i++)
+		rr->n_held += ch->c[i].group >= 0;
+	rr->groups.g = calloc(g->n + 1, sizeof(*g->g));
+	for (size_t k = 0; rr->groups.g && k < g->n; k++) {
+		rr->groups.g[k] = g->g[k];
+		if (!(rr->groups.g[k].root = strdup(g->g[k].root)))
+			break;
+		rr->groups.n = k + 1;
+	}
+}
+
+void review_run_finish(struct review_run *rr, const char *ws, struct auditlog *audit)
+{
+	if (!rr->active)
+		return;
+	char upper[PATH_MAX];
+	snprintf(upper, sizeof(upper), "%s/" REVIEW_UPPER, rr->dir);
+	struct review_changes ch = { 0 };
+	struct error err = { 0 };
+	struct protect_set globs = { 0 };
+	if (rr->hold) {
+		/* Hold mode: what is not held lands now (the sandbox is gone,
+		 * nothing writes the layer); the groups held stay in the
+		 * session. A conflict with the workspace lands nothing and
+		 * holds it all. */
+		struct hold_seen hs = { .rr = rr, .ws = ws, .audit = audit };
+		struct review_apply_opts o = { .quiet = true, .seen = hold_seen, .seen_ctx = &hs };
+		if (review_apply(rr->dir, &o, stderr, &err) == 0) {
+			rr->gone = access(rr->dir, F_OK) < 0;
+			return;
+		}
+		if (hs.called) {
+			fprintf(stderr, "airlock: hold mode: %s\n", err.msg);
+			rr->land_failed = true;
+			return;
+		}
+		/* Not even read: read it here for the log and the count. */
+		rr->land_failed = true;
+		fprintf(stderr, "airlock: hold mode: %s\n", err.msg);
+		err = (struct error){ 0 };
+	}
+	int r = review_session_protect(rr->dir, &globs, &err);
+	if (r >= 0)
+		r = review_changes_read(upper, ws, &globs, &ch, &err);
+	protect_set_free(&globs);
+	if (r < 0) {
+		fprintf(stderr, "airlock: review mode: %s\n", err.msg);
+		rr->n_changes = (size_t)-1;
 		return;
 	}
-	struct error e2 = { 0 };
-	globs = (struct protect_set){ 0 };
-	if (review_session_protect(rr->dir, &globs, &e2) >= 0 && review_changes_read(upper, ws, &globs, &ch, &e2) >= 0) {
-		rr->n_held = ch.n;
-		if (review_groups_make(&ch, &rr->groups, &e2) < 0)
-			fprintf(stderr, "airlock: hold mode: %s\n", e2.msg);
-		review_changes_free(&ch);
-	}
-	protect_set_free(&globs);
+	rr->n_changes = ch.n;
+	rr->n_flagged = review_changes_flagged(&ch);
+	rr->n_held = ch.n;
+	log_flagged(&ch, ws, audit);
+	review_changes_free(&ch);
 }
 
 /* Hold mode: one line for what landed, one per group held, and the
