@@ -139,6 +139,15 @@ int review_run_prepare(const struct policy *pol, struct sandbox_plan *plan, stru
 	protect_set_free(&globs);
 	if (r < 0)
 		return r;
+	/* Held for the whole run: an `airlock apply`, `review` or `discard`
+	 * from another terminal would read a layer the agent is still
+	 * writing, judging one file and copying another. */
+	if ((r = review_session_lock(rr->dir, err)) < 0) {
+		review_run_abort(rr);
+		return r;
+	}
+	rr->lock = r;
+	rr->locked = true;
 	if (asprintf(&plan->review_layer, "%s/layer", rr->dir) < 0) {
 		plan->review_layer = NULL;
 		review_run_abort(rr);
@@ -303,8 +312,16 @@ static void hold_report(struct review_run *rr)
 		rr->id, rr->groups.n ? rr->groups.g[0].root : "PATH", rr->id, rr->id);
 }
 
+static void unlock(struct review_run *rr)
+{
+	if (rr->locked)
+		close(rr->lock);
+	rr->locked = false;
+}
+
 void review_run_report(struct review_run *rr)
 {
+	unlock(rr);
 	if (!rr->active)
 		return;
 	if (rr->hold) {
@@ -345,6 +362,7 @@ void review_run_report(struct review_run *rr)
 
 void review_run_abort(struct review_run *rr)
 {
+	unlock(rr);
 	if (!rr->dir)
 		return;
 	struct error err = { 0 };

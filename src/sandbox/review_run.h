@@ -21,6 +21,8 @@ struct review_run {
 	bool land_failed; /* it could not: all is held */
 	bool gone;        /* it did, and nothing was held */
 	char *dir;        /* the session directory, owned */
+	int lock;         /* held while the sandbox runs (when locked) */
+	bool locked;
 	char id[64];
 	size_t n_changes, n_flagged, n_held;
 	struct review_groups groups; /* what stays held */

@@ -188,3 +188,35 @@ test_tools_group_accept_names_setid_and_links() {
 	[ -L "$WS/tools/pw" ] || fail "the named link landed"
 	[ -L "$WS/tools/env" ] || fail "the link into /usr landed with the group"
 }
+
+# A session is not applied, reviewed or discarded from another terminal
+# while its sandbox runs: it would read a layer the agent is still
+# writing (judge one file, copy another). At exit the run lands its work.
+test_tools_live_session_is_locked() {
+	tools_env
+	mkfifo "$T/go"
+	(cd "$WS" && HOME="$E2E_HOME" timeout -k 5 "$E2E_TIMEOUT" "$AIRLOCK" run --no-audit -- \
+		/bin/sh -c 'echo first >a.txt && echo started && read -r x && echo second >b.txt' \
+		<"$T/go" >"$T/bg.out" 2>"$T/bg.err") &
+	local pid=$! id="" i
+	exec 7>"$T/go"
+	for i in $(seq 300); do
+		grep -q started "$T/bg.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	grep -q started "$T/bg.out" || fail "the run did not start: $(cat "$T/bg.err")"
+	id=$(HOME="$E2E_HOME" "$AIRLOCK" review --list | awk '{ print $1 }')
+	[ -n "$id" ] || fail "the live session is not listed"
+	rv apply "$id"
+	assert_eq 1 "$RRC" "apply of a live session (refused, as a conflict is)"
+	assert_contains "$RERR" "in use" "the refusal says why"
+	rv discard "$id"
+	assert_eq 2 "$RRC" "discard of a live session"
+	assert_no_file "$WS/a.txt" "nothing landed before exit"
+	echo go >&7
+	exec 7>&-
+	wait "$pid"
+	assert_eq 0 "$?" "the run: $(cat "$T/bg.err")"
+	assert_eq first "$(cat "$WS/a.txt")" "landed at exit"
+	assert_eq second "$(cat "$WS/b.txt")" "landed at exit"
+}
