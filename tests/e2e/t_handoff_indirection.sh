@@ -166,11 +166,11 @@ test_indirection_hold_mode_lands_none() {
 	for ok in $IND_OKS; do
 		assert_contains "$OUT" "$ok: ok" "the neighbour $ok"
 	done
-	assert_contains "$ERR" "held in session" "the held groups are said"
 	local p
 	for p in $IND_FLAGGED; do
 		[ -e "$WS/$p" ] || [ -L "$WS/$p" ] && fail "$p landed in the workspace$(e2e_last_run)"
 	done
+	assert_contains "$ERR" "held in session" "the held groups are said"
 	assert_eq "" "$(git -C "$WS" config --get core.fsmonitor)" "core.fsmonitor on the host"
 	git -C "$WS" status >/dev/null 2>&1
 	git -C "$WS/wt" status >/dev/null 2>&1
