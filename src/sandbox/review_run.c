@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <limits.h>
@@ -65,7 +66,7 @@ enum policy_workspace_mode review_run_mode(const struct policy *pol, const char 
 	char ws[PATH_MAX], root[PATH_MAX], real[PATH_MAX];
 	struct error err = { 0 };
 	if (!realpath(pol->sandbox.workspace, ws))
-		return POLICY_WS_HOLD; /* the check names it */
+		return POLICY_WS_DIRECT; /* the sandbox's setup names it, as ever */
 	if (write_over(pol, ws) >= 0) {
 		*why = "a filesystem.write path holds the workspace or lies in it";
 		return POLICY_WS_DIRECT;
@@ -81,6 +82,14 @@ enum policy_workspace_mode review_run_mode(const struct policy *pol, const char 
 			*why = "the state directory, which holds the layer, lies in the workspace";
 			return POLICY_WS_DIRECT;
 		}
+		struct stat st;
+		if (!realpath(probe, real) || stat(real, &st) < 0 || !S_ISDIR(st.st_mode) || access(real, W_OK) < 0) {
+			*why = "the state directory cannot be made";
+			return POLICY_WS_DIRECT;
+		}
+	} else {
+		*why = "no state directory for the layer";
+		return POLICY_WS_DIRECT;
 	}
 	return POLICY_WS_HOLD;
 }
