@@ -71,6 +71,11 @@ enum policy_workspace_mode review_run_mode(const struct policy *pol, const char 
 		*why = "a filesystem.write path holds the workspace or lies in it";
 		return POLICY_WS_DIRECT;
 	}
+	/* `read` naming the workspace makes it read-only (plan.c; an MCP
+	 * server's sandbox): nothing is written there to hold. */
+	for (size_t i = 0; i < pol->filesystem.read.n; i++)
+		if (realpath(pol->filesystem.read.v[i].path, real) && strcmp(real, ws) == 0)
+			return POLICY_WS_DIRECT;
 	if (review_root(root, sizeof(root), &err) == 0) {
 		/* The state directory may not exist yet: its nearest existing
 		 * parent decides. */
