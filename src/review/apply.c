@@ -626,6 +626,11 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 		if (c->group < 0 || excluded(o, c->path))
 			continue;
 		const struct review_group *g = &groups.g[c->group];
+		/* A new executable alone lands, as it does in direct mode:
+		 * builds make them; hold keeps back what host tools run by
+		 * themselves. */
+		if (!g->whole && review_held_flags(c->flags) == 0)
+			continue;
 		if (g->whole ? group_accepted(o, g) : covered(o, c, &groups))
 			continue;
 		kept++;
@@ -651,7 +656,7 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 		const struct review_change *c = &ch.c[i];
 		if (excluded(o, c->path) || is_held(&a, c->path))
 			continue;
-		if (c->flags && !covered(o, c, &groups)) {
+		if (c->flags && !covered(o, c, &groups) && !(a.hold && review_held_flags(c->flags) == 0)) {
 			refused.n++;
 			if (refused.len + strlen(c->path) + 4 < sizeof(refused.text))
 				refused.len += (size_t)snprintf(refused.text + refused.len, sizeof(refused.text) - refused.len,

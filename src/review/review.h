@@ -195,6 +195,13 @@ struct review_groups {
 	size_t n;
 };
 
+/* The flags hold mode keeps a change back for: all but a new
+ * executable's alone. Pure. */
+static inline unsigned review_held_flags(unsigned flags)
+{
+	return flags & ~(unsigned)REVIEW_FLAG_EXEC;
+}
+
 /* Is path root or beneath it? Pure. */
 bool review_beneath(const char *path, const char *root);
 

@@ -242,16 +242,28 @@ static void hold_seen(const struct review_changes *ch, const struct review_group
 	log_flagged(ch, hs->ws, hs->audit);
 	rr->n_changes = ch->n;
 	rr->n_flagged = review_changes_flagged(ch);
+	/* What stays: a group held whole, or a member flagged for more
+	 * than being a new executable (apply.c lands those). */
+	bool *keep = calloc(g->n + 1, sizeof(bool));
 	rr->n_held = 0;
-	for (size_t i = 0; i < ch->n; i++)
-		rr->n_held += ch->c[i].group >= 0;
-	rr->groups.g = calloc(g->n + 1, sizeof(*g->g));
-	for (size_t k = 0; rr->groups.g && k < g->n; k++) {
-		rr->groups.g[k] = g->g[k];
-		if (!(rr->groups.g[k].root = strdup(g->g[k].root)))
-			break;
-		rr->groups.n = k + 1;
+	for (size_t i = 0; keep && i < ch->n; i++) {
+		const struct review_change *c = &ch->c[i];
+		if (c->group >= 0 && (g->g[c->group].whole || review_held_flags(c->flags))) {
+			rr->n_held++;
+			keep[c->group] = true;
+		}
 	}
+	rr->groups.g = calloc(g->n + 1, sizeof(*g->g));
+	for (size_t k = 0; keep && rr->groups.g && k < g->n; k++) {
+		if (!keep[k])
+			continue;
+		struct review_group *d = &rr->groups.g[rr->groups.n];
+		*d = g->g[k];
+		if (!(d->root = strdup(g->g[k].root)))
+			break;
+		rr->groups.n++;
+	}
+	free(keep);
 }
 
 void review_run_finish(struct review_run *rr, const char *ws, struct auditlog *audit)
