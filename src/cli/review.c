@@ -23,7 +23,7 @@
 static const char review_usage[] =
 	"usage: airlock review [--list]\n"
 	"       airlock review SESSION [--json]\n"
-	"       airlock apply SESSION [--exclude GLOB]... [--accept PATH]...\n"
+	"       airlock apply SESSION [--exclude GLOB]... [--accept PATH|DIR]...\n"
 	"       airlock discard SESSION\n"
 	"\n"
 	"A run with sandbox.workspace_mode: review writes to a copy-on-write layer;\n"
@@ -33,7 +33,10 @@ static const char review_usage[] =
 	"credentials) and diffs text files; exit status 1 when something is\n"
 	"flagged. apply puts the change in place all or nothing, refusing flagged\n"
 	"entries not named with --accept and entries changed in the workspace\n"
-	"since the run started. discard drops the session.\n";
+	"since the run started; --accept DIR accepts the group held there whole\n"
+	"(set-ID, special files, credentials and links leaving the workspace for\n"
+	"other than /usr are still named each). A session of workspace_mode hold\n"
+	"keeps the groups not accepted. discard drops the session.\n";
 
 static void put_escaped(FILE *f, const char *s)
 {
@@ -217,6 +220,27 @@ int cli_review(int argc, char **argv)
 	return show(dir, id, json);
 }
 
+static void still_held(const char *dir, const char *id)
+{
+	struct error err = { 0 };
+	_cleanup_free_ char *ws = NULL;
+	struct protect_set globs = { 0 };
+	struct review_changes ch = { 0 };
+	struct review_groups g = { 0 };
+	char upper[PATH_MAX];
+	snprintf(upper, sizeof(upper), "%s/" REVIEW_UPPER, dir);
+	if (review_session_workspace(dir, &ws, &err) < 0 || review_session_protect(dir, &globs, &err) < 0 ||
+	    review_changes_read(upper, ws, &globs, &ch, &err) < 0 || review_groups_make(&ch, &g, &err) < 0) {
+		fprintf(stderr, "airlock apply: %s\n", err.msg);
+	} else {
+		fprintf(stderr, "airlock: still held in session %s:\n", id);
+		review_groups_print(stderr, &g, 12);
+	}
+	review_groups_free(&g);
+	review_changes_free(&ch);
+	protect_set_free(&globs);
+}
+
 int cli_apply(int argc, char **argv)
 {
 	struct error err = { 0 };
@@ -261,6 +285,9 @@ int cli_apply(int argc, char **argv)
 		fprintf(stderr, "airlock apply: %s\n", err.msg);
 		return err.code == EPERM || err.code == EBUSY ? 1 : 2;
 	}
+	/* A session of hold mode keeps the groups not accepted. */
+	if (access(dir, F_OK) == 0 && review_session_hold(dir))
+		still_held(dir, id);
 	return 0;
 }
 

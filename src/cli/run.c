@@ -119,6 +119,13 @@ int cli_run(int argc, char **argv)
 		fprintf(stderr, "airlock: %s\n", err.msg);
 		return SANDBOX_EXIT_USAGE;
 	}
+	/* Hold mode gave way to direct: said once, since hand-off files are
+	 * then refused where the tools expected them held. Observe mode says
+	 * enough already. */
+	const char *ws_why = NULL;
+	if (review_run_mode(pol, &ws_why) == POLICY_WS_DIRECT && ws_why && pol->sandbox.mode != POLICY_MODE_OBSERVE)
+		fprintf(stderr, "airlock: workspace_mode hold runs as direct here (%s): hand-off files are refused, not held\n",
+			ws_why);
 	struct sandbox_opts so = { .policy = pol, .argv = argv + optind, .trace_denials = trace,
 				 .audit_dir = audit_dir, .no_audit = no_audit };
 	int code = 0;

@@ -480,7 +480,11 @@ static void check_audit(const char *dir, struct conf_result *denials, bool *inta
 		size_t cap = 0;
 		while (f && getline(&line, &cap, f) > 0) {
 			lines++;
-			denies += strstr(line, "\"decision\":\"deny\"") != NULL;
+			/* A hand-off held back from the workspace (hold mode)
+			 * is recorded as defer: a decision against the probe
+			 * as much as a refusal. */
+			denies += strstr(line, "\"decision\":\"deny\"") != NULL ||
+				  strstr(line, "\"decision\":\"defer\"") != NULL;
 		}
 	}
 	char self[PATH_MAX], verdict[512] = "";

@@ -1468,10 +1468,17 @@ static int fields_diff(const struct policy *old, const struct policy *new_, stru
 				return r;
 		}
 	}
-	if (new_->sandbox.workspace_mode == POLICY_WS_DIRECT && old->sandbox.workspace_mode == POLICY_WS_REVIEW &&
-	    (r = add(d, err, "sandbox.workspace_mode", new_, &new_->origin.workspace_mode, "workspace_mode direct",
-		     "lets the agent's writes reach the workspace directly; OLD puts them up for review")) < 0)
-		return r;
+	if (policy_workspace_mode_rank(new_->sandbox.workspace_mode) <
+	    policy_workspace_mode_rank(old->sandbox.workspace_mode)) {
+		snprintf(w, sizeof(w), "workspace_mode %s", policy_workspace_mode_name(new_->sandbox.workspace_mode));
+		if ((r = add(d, err, "sandbox.workspace_mode", new_, &new_->origin.workspace_mode, w, "%s; OLD %s",
+			     new_->sandbox.workspace_mode == POLICY_WS_DIRECT
+				     ? "lets the agent's writes reach the workspace directly"
+				     : "lets a hand-off file reach the workspace on one accept",
+			     old->sandbox.workspace_mode == POLICY_WS_REVIEW ? "puts them up for review"
+									     : "refuses hand-off files")) < 0)
+			return r;
+	}
 	const struct {
 		const char *name;
 		int64_t n, o;

@@ -1169,14 +1169,20 @@ static int narrow_sandbox(struct lctx *c, struct ceiling *e)
 		p->sandbox.boundary = (enum policy_boundary)want;
 		p->origin.boundary = (struct policy_loc){ e->file, bline, 1, NULL, "enterprise" };
 	}
-	/* Review mode puts the agent's writes before a person; direct lets
-	 * them reach the workspace at once. */
-	if ((line = given_line(e, "sandbox.workspace_mode")) && q->sandbox.workspace_mode == POLICY_WS_REVIEW &&
-	    p->sandbox.workspace_mode != POLICY_WS_REVIEW) {
-		if ((r = cut(c, &p->origin.workspace_mode, e, line,
-			     "sandbox.workspace_mode: direct cut to review: the enterprise reviews the agent's writes")) < 0)
+	/* Review mode puts all the agent's writes before a person; direct
+	 * never lets a hand-off file into the workspace; hold lets one in on
+	 * a person's accept. A mode the enterprise writes is a ceiling: a
+	 * developer's mode that lets more through unreviewed is cut to it. */
+	if ((line = given_line(e, "sandbox.workspace_mode")) &&
+	    policy_workspace_mode_rank(p->sandbox.workspace_mode) < policy_workspace_mode_rank(q->sandbox.workspace_mode)) {
+		if ((r = cut(c, &p->origin.workspace_mode, e, line, "sandbox.workspace_mode: %s cut to %s: %s",
+			     policy_workspace_mode_name(p->sandbox.workspace_mode),
+			     policy_workspace_mode_name(q->sandbox.workspace_mode),
+			     q->sandbox.workspace_mode == POLICY_WS_REVIEW
+				     ? "the enterprise reviews the agent's writes"
+				     : "the enterprise refuses hand-off files rather than hold them for an accept")) < 0)
 			return r;
-		p->sandbox.workspace_mode = POLICY_WS_REVIEW;
+		p->sandbox.workspace_mode = q->sandbox.workspace_mode;
 		p->origin.workspace_mode = q->origin.workspace_mode;
 	}
 	/* The host ids the agent acts as decide which host files it may open

@@ -742,7 +742,7 @@ static int load_limits(struct loader *l, const struct policy_ynode *n)
 
 static int load_sandbox(struct loader *l, const struct policy_ynode *n)
 {
-	static const char *const ws_modes[] = { "direct", "review" };
+	static const char *const ws_modes[] = { "direct", "review", "hold" };
 	static const char *const boundaries[] = { "process", "gvisor", "microvm" };
 	static const char *const modes[] = { "enforce", "learn", "observe" };
 	struct policy *p = l->p;

@@ -44,6 +44,7 @@ enum policy_boundary {
 enum policy_workspace_mode {
 	POLICY_WS_DIRECT = 0, /* to the workspace itself */
 	POLICY_WS_REVIEW,     /* to a copy-on-write layer a human reviews and applies (docs/handoff.md) */
+	POLICY_WS_HOLD,       /* to that layer; what is not flagged lands at exit, the flagged is held */
 };
 
 enum policy_mode {
@@ -336,6 +337,11 @@ static inline void policy_freep(struct policy **p)
 
 const char *policy_mode_name(enum policy_mode m);
 const char *policy_workspace_mode_name(enum policy_workspace_mode m);
+/* How much of the agent's writing needs a person before it reaches the
+ * workspace: hold 0 (a hand-off file lands on one accept), direct 1 (a
+ * hand-off file never lands), review 2 (nothing lands unreviewed). The
+ * layering ceiling and `policy diff` both order the modes by it. Pure. */
+int policy_workspace_mode_rank(enum policy_workspace_mode m);
 
 /* The network mode a run uses. Observe mode without a network section
  * still puts the proxy in front of the sandbox (with no endpoints, so that

@@ -29,6 +29,19 @@ const char *policy_mode_name(enum policy_mode m)
 	return "unknown";
 }
 
+int policy_workspace_mode_rank(enum policy_workspace_mode m)
+{
+	switch (m) {
+	case POLICY_WS_HOLD:
+		return 0;
+	case POLICY_WS_DIRECT:
+		return 1;
+	case POLICY_WS_REVIEW:
+		return 2;
+	}
+	return 2;
+}
+
 const char *policy_workspace_mode_name(enum policy_workspace_mode m)
 {
 	switch (m) {
@@ -36,6 +49,8 @@ const char *policy_workspace_mode_name(enum policy_workspace_mode m)
 		return "direct";
 	case POLICY_WS_REVIEW:
 		return "review";
+	case POLICY_WS_HOLD:
+		return "hold";
 	}
 	return "unknown";
 }

@@ -46,8 +46,10 @@ const struct policy_field policy_fields[] = {
 	  "a read-write mount in the filesystem comparison"),
 	R("sandbox.mode", "observe is cut to enforce (forbid_observe) or to the enterprise's enforce/learn",
 	  "observe where OLD enforces is wider"),
-	R("sandbox.workspace_mode", "review written by the enterprise cuts direct to review",
-	  "direct where OLD reviews is wider (writes reach the workspace unreviewed)"),
+	R("sandbox.workspace_mode",
+	  "a ceiling in the order hold < direct < review: the enterprise's mode replaces a developer's below it",
+	  "a mode lower in hold < direct < review than OLD's is wider (hold: a hand-off file lands on one accept; "
+	  "direct: writes reach the workspace unreviewed)"),
 	R("sandbox.host_uid", "the enterprise's value, when it writes one, replaces the developer's",
 	  "any change is wider (the agent acts as another host user)"),
 	R("sandbox.host_gid", "the enterprise's value, when it writes one, replaces the developer's",

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "handoff/handoff.h"
@@ -190,6 +191,14 @@ int review_recover(const char *dir, FILE *out, struct error *err)
 	bool committed;
 	if ((r = rollback(wsfd, jpath, &committed, err)) < 0)
 		return error_prefix(err, "an interrupted apply of %s could not be rolled back", dir);
+	if (committed && review_session_hold(dir)) {
+		/* What landed is in place; what is held stays. The layer may
+		 * still hold copies of what landed: equal to the workspace's
+		 * files, they read back as no change. */
+		if (unlink(jpath) < 0)
+			return error_sys(err, errno, "cannot remove %s", jpath);
+		return 1;
+	}
 	if (committed) {
 		/* The change is in place: the session is spent. */
 		fprintf(out, "airlock: an interrupted apply had finished; removing the session\n");
@@ -280,8 +289,31 @@ struct applier {
 	char tag[32];
 	char backup[64];
 	bool root;
+	bool hold;    /* a session of hold mode: what is not accepted stays */
+	char **held;  /* sorted: paths kept back with all beneath them */
+	size_t nheld;
 	struct error *err;
 };
+
+static int cmp_str(const void *a, const void *b);
+
+/* Is path, or a directory above it, kept back? */
+static bool is_held(const struct applier *a, const char *path)
+{
+	if (!a->nheld)
+		return false;
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (;;) {
+		char *key = buf;
+		if (bsearch(&key, a->held, a->nheld, sizeof(char *), cmp_str))
+			return true;
+		char *slash = strrchr(buf, '/');
+		if (!slash)
+			return false;
+		*slash = '\0';
+	}
+}
 
 static int copy_data(int from, int to)
 {
@@ -378,7 +410,7 @@ static int copy_entry(struct applier *a, int dfd, const char *name, const char *
 			continue;
 		/* Whiteouts in a new directory hide nothing; excluded entries
 		 * stay out. */
-		if ((S_ISCHR(cs.st_mode) && cs.st_rdev == 0) || excluded(o, child))
+		if ((S_ISCHR(cs.st_mode) && cs.st_rdev == 0) || excluded(o, child) || is_held(a, child))
 			continue;
 		if ((r = copy_entry(a, sub, de->d_name, child, uid, gid, o, depth + 1)) < 0)
 			break;
@@ -410,11 +442,128 @@ static bool beneath_root(char **roots, size_t n, const char *path)
 	return false;
 }
 
+/* An accept names a change (its path or a glob matching it), or a
+ * directory the change, or its group's root, lies in: a group is
+ * accepted whole by naming its root. */
+static bool named(const struct review_apply_opts *o, const char *path)
+{
+	return glob_any(o->accept, o->n_accept, path);
+}
+
+static bool covered_by(const char *acc, const struct review_change *c, const struct review_groups *g)
+{
+	return !strcmp(acc, c->path) || handoff_glob_match(acc, c->path) || review_beneath(c->path, acc) ||
+	       (c->group >= 0 && review_beneath(g->g[c->group].root, acc));
+}
+
+static bool covered(const struct review_apply_opts *o, const struct review_change *c, const struct review_groups *g)
+{
+	for (size_t i = 0; i < o->n_accept; i++)
+		if (covered_by(o->accept[i], c, g))
+			return true;
+	return false;
+}
+
+/* A group held whole is accepted by naming its root or a directory
+ * above it. */
+static bool group_accepted(const struct review_apply_opts *o, const struct review_group *g)
+{
+	for (size_t i = 0; i < o->n_accept; i++)
+		if (review_beneath(g->root, o->accept[i]))
+			return true;
+	return false;
+}
+
+/* What accepting a group does not take along: set-ID bits, devices,
+ * FIFOs and sockets, credentials, and links leaving the workspace for
+ * anything but the system's own files under /usr (a virtual
+ * environment's interpreter). Each needs naming itself, as before
+ * groups. */
+static bool needs_naming(const struct review_change *c, int ufd)
+{
+	if (c->flags & (REVIEW_FLAG_SETID | REVIEW_FLAG_SPECIAL | REVIEW_FLAG_SECRET))
+		return true;
+	if (!(c->flags & REVIEW_FLAG_LINK))
+		return false;
+	char t[PATH_MAX];
+	ssize_t n = readlinkat(ufd, c->path, t, sizeof(t) - 1);
+	if (n <= 0)
+		return true;
+	t[n] = '\0';
+	/* /usr/../home/x leaves /usr: no "..", no "//" tricks. */
+	return strncmp(t, "/usr/", 5) != 0 || strstr(t, "/..") != NULL || strstr(t, "/./") != NULL;
+}
+
 struct op {
 	const struct review_change *c;
 	char staged[64]; /* the temporary name beside the target, or "" */
 	bool goes;       /* the workspace's entry is moved to the backup */
 };
+
+/* Remove from the layer (dfd at rel) what landed, keeping what is held
+ * or excluded and the directories above it; a kept directory loses its
+ * opaque mark, since the workspace now holds what it replaced. *empty:
+ * nothing kept. 0 or -errno. */
+static int prune(struct applier *a, int dfd, const char *rel, const struct review_apply_opts *o, unsigned depth,
+		 bool *empty)
+{
+	if (depth > REVIEW_MAX_DEPTH)
+		return -ELOOP;
+	int fd = dup(dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return -errno;
+	}
+	rewinddir(d);
+	int r = 0;
+	struct dirent *de;
+	while (r == 0 && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char path[PATH_MAX];
+		if ((size_t)snprintf(path, sizeof(path), "%s%s%s", rel, rel[0] ? "/" : "", de->d_name) >= sizeof(path)) {
+			r = -ENAMETOOLONG;
+			break;
+		}
+		if (excluded(o, path) || is_held(a, path)) {
+			*empty = false;
+			continue;
+		}
+		struct stat st;
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = -errno;
+			break;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			int sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub < 0) {
+				r = -errno;
+				break;
+			}
+			bool sub_empty = true;
+			r = prune(a, sub, path, o, depth + 1, &sub_empty);
+			if (r == 0 && !sub_empty) {
+				(void)fremovexattr(sub, "user.overlay.opaque");
+				(void)fremovexattr(sub, "trusted.overlay.opaque");
+			}
+			close(sub);
+			if (r == 0 && sub_empty)
+				r = review_remove_at(dfd, de->d_name);
+			else if (!sub_empty)
+				*empty = false;
+			continue;
+		}
+		if (unlinkat(dfd, de->d_name, 0) < 0) {
+			/* A directory the agent left read-only is ours to open. */
+			if (errno != EACCES || fchmod(dfd, 0700) < 0 || unlinkat(dfd, de->d_name, 0) < 0)
+				r = -errno;
+		}
+	}
+	closedir(d);
+	return r;
+}
 
 int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, struct error *err)
 {
@@ -430,19 +579,24 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 	snprintf(upper, sizeof(upper), "%s/" REVIEW_UPPER, dir);
 	struct review_changes ch = { 0 };
 	struct review_manifest man = { 0 };
+	struct review_groups groups = { 0 };
 	struct op *ops = NULL;
 	char **roots = NULL;
-	size_t nops = 0, nroots = 0, applied = 0;
-	struct applier a = { .wsfd = -1, .ufd = -1, .upper = upper, .root = geteuid() == 0, .err = err };
+	size_t nops = 0, nroots = 0, applied = 0, kept = 0;
+	struct applier a = { .wsfd = -1, .ufd = -1, .upper = upper, .root = geteuid() == 0, .err = err,
+			     .hold = review_session_hold(dir) };
 	struct protect_set globs = { 0 };
 	if ((r = review_session_protect(dir, &globs, err)) >= 0)
 		r = review_changes_read(upper, ws, &globs, &ch, err);
 	protect_set_free(&globs);
 	if (r < 0)
 		return r;
-	if ((r = review_manifest_load(dir, &man, err)) < 0)
+	if ((r = review_manifest_load(dir, &man, err)) < 0 || (r = review_groups_make(&ch, &groups, err)) < 0)
 		goto out;
-	if (!(ops = calloc(ch.n + 1, sizeof(*ops))) || !(roots = calloc(ch.n + 1, sizeof(char *)))) {
+	if (o->seen)
+		o->seen(&ch, &groups, o->seen_ctx);
+	if (!(ops = calloc(ch.n + 1, sizeof(*ops))) || !(roots = calloc(ch.n + 1, sizeof(char *))) ||
+	    !(a.held = calloc(ch.n + 1, sizeof(char *)))) {
 		r = error_set(err, ENOMEM, "out of memory");
 		goto out;
 	}
@@ -453,27 +607,65 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 		goto out;
 	}
 
-	/* 1. What goes in, and may it. A change beneath a directory that
-	 * comes whole (new, or replacing another) travels with it. */
+	/* 1. What goes in, and may it. An accept that names nothing held is
+	 * a typing error that would otherwise pass as a review. */
+	for (size_t i = 0; i < o->n_accept; i++) {
+		bool any = false;
+		for (size_t k = 0; k < ch.n && !any; k++)
+			any = ch.c[k].flags && !excluded(o, ch.c[k].path) && covered_by(o->accept[i], &ch.c[k], &groups);
+		if (!any) {
+			r = error_set(err, ENOENT, "--accept %s: nothing held there%s; nothing was applied", o->accept[i],
+				      groups.n ? " (airlock review lists what is)" : " (nothing is flagged)");
+			goto out;
+		}
+	}
+	/* In hold mode a group not accepted stays in the session, whole
+	 * when the agent made its root, else its flagged entries. */
+	for (size_t i = 0; a.hold && i < ch.n; i++) {
+		const struct review_change *c = &ch.c[i];
+		if (c->group < 0 || excluded(o, c->path))
+			continue;
+		const struct review_group *g = &groups.g[c->group];
+		/* A new executable alone lands, as it does in direct mode:
+		 * builds make them; hold keeps back what host tools run by
+		 * themselves. */
+		if (!g->whole && review_held_flags(c->flags) == 0)
+			continue;
+		if (g->whole ? group_accepted(o, g) : covered(o, c, &groups))
+			continue;
+		kept++;
+		/* (a member outside the root, such as the command a bin link
+		 * leads to, is held by its own path) */
+		a.held[a.nheld++] = g->whole && review_beneath(c->path, g->root) ? g->root : c->path;
+	}
+	qsort(a.held, a.nheld, sizeof(char *), cmp_str);
+	/* A change beneath a directory that comes whole (new, or replacing
+	 * another) travels with it. */
 	struct buf_list {
 		char text[ERROR_MSG_MAX];
 		size_t len, n;
-	} refused = { .len = 0 }, conflicts = { .len = 0 };
+	} refused = { .len = 0 }, conflicts = { .len = 0 }, unnamed = { .len = 0 };
 	for (size_t i = 0; i < ch.n; i++) {
 		const struct review_change *p = &ch.c[i];
-		if (S_ISDIR(p->mode) && (p->kind == REVIEW_ADDED || p->replace_dir) && !excluded(o, p->path))
+		if (S_ISDIR(p->mode) && (p->kind == REVIEW_ADDED || p->replace_dir) && !excluded(o, p->path) &&
+		    !is_held(&a, p->path))
 			roots[nroots++] = p->path;
 	}
 	qsort(roots, nroots, sizeof(char *), cmp_str);
 	for (size_t i = 0; i < ch.n; i++) {
 		const struct review_change *c = &ch.c[i];
-		if (excluded(o, c->path))
+		if (excluded(o, c->path) || is_held(&a, c->path))
 			continue;
-		if (c->flags && !glob_any(o->accept, o->n_accept, c->path)) {
+		if (c->flags && !covered(o, c, &groups) && !(a.hold && review_held_flags(c->flags) == 0)) {
 			refused.n++;
 			if (refused.len + strlen(c->path) + 4 < sizeof(refused.text))
 				refused.len += (size_t)snprintf(refused.text + refused.len, sizeof(refused.text) - refused.len,
 								"%s%s", refused.n > 1 ? ", " : "", c->path);
+		} else if (c->flags && !named(o, c->path) && needs_naming(c, a.ufd)) {
+			unnamed.n++;
+			if (unnamed.len + strlen(c->path) + strlen(c->reason) + 8 < sizeof(unnamed.text))
+				unnamed.len += (size_t)snprintf(unnamed.text + unnamed.len, sizeof(unnamed.text) - unnamed.len,
+								"%s%s (%s)", unnamed.n > 1 ? "; " : "", c->path, c->reason);
 		}
 		applied++;
 		if (beneath_root(roots, nroots, c->path))
@@ -502,6 +694,14 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 			      refused.n, refused.n == 1 ? "" : "s", refused.text);
 		goto out;
 	}
+	if (unnamed.n) {
+		r = error_set(err, EPERM,
+			      "%zu flagged change%s in an accepted group must be named each with --accept PATH (set-ID, "
+			      "devices, credentials and links leaving the workspace are not taken along with a "
+			      "directory): %s; nothing was applied",
+			      unnamed.n, unnamed.n == 1 ? "" : "s", unnamed.text);
+		goto out;
+	}
 	if (conflicts.n) {
 		r = error_set(err, EBUSY,
 			      "%zu change%s conflict with the workspace, changed there since the run started: %s; "
@@ -509,6 +709,9 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 			      conflicts.n, conflicts.n == 1 ? "" : "s", conflicts.text);
 		goto out;
 	}
+
+	if (a.hold && nops == 0)
+		goto done; /* all held: the workspace is not touched */
 
 	/* 2. The journal, then the backup directory. */
 	snprintf(a.j.path, sizeof(a.j.path), "%s/journal", dir);
@@ -594,10 +797,28 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 		goto fail;
 	fclose(a.j.f);
 	a.j.f = NULL;
-	fprintf(out, "airlock: applied %zu change%s to %s\n", applied, applied == 1 ? "" : "s", ws);
+	if (!o->quiet)
+		fprintf(out, "airlock: applied %zu change%s to %s\n", applied, applied == 1 ? "" : "s", ws);
 	if (review_remove_at(a.wsfd, a.backup) < 0)
 		fprintf(out, "airlock: warning: could not remove %s/%s\n", ws, a.backup);
-	r = review_session_remove(dir, err);
+done:
+	if (a.hold && (kept || o->n_exclude)) {
+		/* What landed leaves the layer; what is held stays for the
+		 * next apply, which reads it against the workspace as it is
+		 * now. */
+		bool empty = true;
+		r = prune(&a, a.ufd, "", o, 0, &empty);
+		if (r == 0 && a.j.path[0] && unlink(a.j.path) < 0 && errno != ENOENT)
+			r = -errno;
+		if (r == 0 && empty)
+			r = review_session_remove(dir, err);
+		else if (r < 0)
+			r = error_sys(err, -r, "the change landed, but the session %s could not drop it: a later apply "
+					       "would find it a conflict",
+				      dir);
+	} else {
+		r = review_session_remove(dir, err);
+	}
 	goto out;
 
 fail:;
@@ -626,6 +847,8 @@ out:
 		close(a.ufd);
 	free(ops);
 	free(roots);
+	free(a.held);
+	review_groups_free(&groups);
 	review_manifest_free(&man);
 	review_changes_free(&ch);
 	return r;

@@ -15,8 +15,9 @@
  *   layer/upper/  the overlay's upper directory (the agent's change)
  *   layer/work/   the overlay's work directory (layer/ and both belong
  *                 to the sandbox's uid)
- *   meta       "workspace PATH", "started SECONDS" and "protect GLOB" lines
- *              (the policy's protected paths, flagged at review)
+ *   meta       "workspace PATH", "started SECONDS", "protect GLOB" lines
+ *              (the policy's protected paths, flagged at review) and
+ *              "mode hold" for a session of hold mode
  *   manifest   the workspace as it was when the run started: one line per
  *              entry, "type ino size mtime_ns ctime_ns path" (conflicts)
  *   journal    while an apply runs (see apply.c)
@@ -55,8 +56,12 @@ void review_new_id(char out[37]);
  * uid:gid when started as root, so that the sandbox's uid writes there),
  * write meta and the manifest of ws. *dir (malloc'd) is the session
  * directory. */
-int review_session_begin(const char *ws, uid_t uid, gid_t gid, const struct protect_set *globs, char **dir,
-			 struct error *err) WUR;
+int review_session_begin(const char *ws, uid_t uid, gid_t gid, const struct protect_set *globs, bool hold,
+			 char **dir, struct error *err) WUR;
+
+/* Was the session started in hold mode (meta "mode hold")? Then an apply
+ * lands what is accepted and keeps the other groups held. */
+bool review_session_hold(const char *dir);
 
 /* The protected-path globs a session recorded (out is the caller's,
  * protect_set_free). */
@@ -143,6 +148,7 @@ struct review_change {
 	mode_t old_mode;       /* the workspace's st_mode (0 when absent) */
 	unsigned flags;
 	char reason[768];      /* the flags in words, "" when not flagged */
+	int group;             /* review_groups_make: its group, or -1 */
 };
 
 struct review_changes {
@@ -167,6 +173,48 @@ size_t review_changes_flagged(const struct review_changes *c);
 void review_judge(struct review_change *c, const struct stat *st, const char *data, size_t len, const char *link,
 		  const struct protect_set *globs);
 
+/* ---- groups (groups.c) ---- */
+
+enum review_group_kind {
+	REVIEW_GROUP_REPO,  /* a .git directory */
+	REVIEW_GROUP_VENV,  /* a directory holding the pyvenv.cfg the agent wrote */
+	REVIEW_GROUP_BIN,   /* node_modules/.bin, and the commands it links to */
+	REVIEW_GROUP_OTHER, /* the outermost new directory, the directory, or the file */
+};
+
+struct review_group {
+	char *root; /* relative, owned */
+	enum review_group_kind kind;
+	bool whole; /* a new directory: all beneath it is held with it */
+	bool dir;   /* the root is a directory (else one file) */
+	size_t n, n_flagged, n_exec, n_links, n_hooks, n_handoff, n_escaping, n_other;
+};
+
+struct review_groups {
+	struct review_group *g;
+	size_t n;
+};
+
+/* The flags hold mode keeps a change back for: all but a new
+ * executable's alone. Pure. */
+static inline unsigned review_held_flags(unsigned flags)
+{
+	return flags & ~(unsigned)REVIEW_FLAG_EXEC;
+}
+
+/* Is path root or beneath it? Pure. */
+bool review_beneath(const char *path, const char *root);
+
+/* Group the flagged changes of ch by what made them (sets each change's
+ * group: -1 for a change no group holds). out is the caller's. */
+int review_groups_make(struct review_changes *ch, struct review_groups *out, struct error *err) WUR;
+void review_groups_free(struct review_groups *g);
+/* "a Python virtual environment, 12 executables" and the like. Pure. */
+void review_group_describe(const struct review_group *g, char *out, size_t len);
+/* The groups of ch on f, one line each ("  ROOT/: what"), at most max
+ * lines and a count of the rest. */
+void review_groups_print(FILE *f, const struct review_groups *g, size_t max);
+
 /* ---- diff (diff.c) ---- */
 
 /* A unified diff (3 lines of context) of a[0..alen) against b[0..blen)
@@ -183,13 +231,21 @@ long review_diff_distance(const char *a, size_t alen, const char *b, size_t blen
 struct review_apply_opts {
 	char *const *exclude; /* globs: changes left out (and kept out of the check) */
 	size_t n_exclude;
-	char *const *accept;  /* flagged paths a human accepted */
+	char *const *accept;  /* flagged paths a human accepted: a path, a glob, or a
+	                       * directory (a group accepted whole) */
 	size_t n_accept;
+	bool quiet;           /* say nothing when it is done */
+	/* Called once with the change and its groups as read, before they
+	 * are checked (NULL: not called). */
+	void (*seen)(const struct review_changes *ch, const struct review_groups *g, void *ctx);
+	void *seen_ctx;
 };
 
 /* Apply session dir's change to its workspace, all or nothing, then
  * remove the session. Refuses flagged changes not accepted, and changes
- * whose workspace file changed since the run started (naming them). */
+ * whose workspace file changed since the run started (naming them). A
+ * session of hold mode instead keeps each group not accepted, lands the
+ * rest, and is removed only once nothing is held. */
 int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, struct error *err) WUR;
 
 /* An apply that was interrupted leaves a journal: roll it back (or, past

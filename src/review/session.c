@@ -332,8 +332,8 @@ int review_session_remove(const char *dir, struct error *err)
 	return 0;
 }
 
-int review_session_begin(const char *ws, uid_t uid, gid_t gid, const struct protect_set *globs, char **dir,
-			 struct error *err)
+int review_session_begin(const char *ws, uid_t uid, gid_t gid, const struct protect_set *globs, bool hold,
+			 char **dir, struct error *err)
 {
 	char root[PATH_MAX], tmpl[PATH_MAX];
 	int r = review_root(root, sizeof(root), err);
@@ -386,7 +386,7 @@ int review_session_begin(const char *ws, uid_t uid, gid_t gid, const struct prot
 		r = error_sys(err, errno, "cannot write %s/meta", d);
 		goto fail;
 	}
-	fprintf(mf, "workspace %s\nstarted %lld\n", esc, (long long)time(NULL));
+	fprintf(mf, "workspace %s\nstarted %lld\n%s", esc, (long long)time(NULL), hold ? "mode hold\n" : "");
 	for (size_t i = 0; globs && i < globs->n; i++) {
 		_cleanup_free_ char *g = review_escape(globs->pat[i]);
 		if (g)
@@ -500,6 +500,17 @@ int review_session_protect(const char *dir, struct protect_set *out, struct erro
 		}
 	}
 	return 0;
+}
+
+bool review_session_hold(const char *dir)
+{
+	char path[PATH_MAX], line[PATH_MAX * 3 + 32];
+	snprintf(path, sizeof(path), "%s/meta", dir);
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strcmp(line, "mode hold\n"))
+			return true;
+	return false;
 }
 
 static long long session_started(const char *dir)

@@ -19,6 +19,7 @@
 #include "sandbox/internal.h"
 #include "net/proxy.h"
 #include "sandbox/landlock_abi.h"
+#include "sandbox/review_run.h"
 #include "util/cleanup.h"
 
 #define NOBODY 65534
@@ -771,7 +772,8 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 	 * the policy's paths show there. In review mode the workspace is a
 	 * layer nothing leaves unreviewed: a hand-off file written there is
 	 * held and flagged (review_run.c), not refused. */
-	if (pol->sandbox.workspace_mode != POLICY_WS_REVIEW && (r = protect_plan(p, pol, ws, err)) < 0)
+	const char *ws_why;
+	if (review_run_mode(pol, &ws_why) == POLICY_WS_DIRECT && (r = protect_plan(p, pol, ws, err)) < 0)
 		return r;
 
 	/* Landlock rights, mirroring the mounts. */

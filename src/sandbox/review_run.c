@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The supervisor's side of review mode (sandbox.workspace_mode: review):
- * before the sandbox starts, a session (src/review/session.c) whose upper
- * directory the workspace's overlay writes to; after the command ends,
- * before the decision log is sealed, each flagged change becomes a
- * file_flagged record (decision defer: held for a human).
+ * The supervisor's side of review and hold mode (sandbox.workspace_mode:
+ * review, hold): before the sandbox starts, a session
+ * (src/review/session.c) whose upper directory the workspace's overlay
+ * writes to; after the command ends, before the decision log is sealed,
+ * each flagged change becomes a file_flagged record (decision defer: held
+ * for a human). In hold mode what is not held then lands in the
+ * workspace at once (src/review/apply.c), and the held groups are named
+ * with the command that accepts each.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <limits.h>
@@ -29,12 +33,80 @@ static bool under(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
+/* A writable path of the policy that holds the workspace, or lies in it:
+ * a second way to the real files, around the layer. Its index, or -1. */
+static long write_over(const struct policy *pol, const char *ws)
+{
+	for (size_t i = 0; i < pol->filesystem.write.n; i++) {
+		char real[PATH_MAX];
+		if (realpath(pol->filesystem.write.v[i].path, real) && (under(ws, real) || under(real, ws)))
+			return (long)i;
+	}
+	return -1;
+}
+
+enum policy_workspace_mode review_run_mode(const struct policy *pol, const char **why)
+{
+	*why = NULL;
+	if (pol->sandbox.workspace_mode != POLICY_WS_HOLD)
+		return pol->sandbox.workspace_mode;
+	/* Observe mode enforces nothing and shows the host's own tree: the
+	 * writes go where they would without airlock, and each protected
+	 * path written is recorded as direct mode would have refused it. */
+	if (pol->sandbox.mode == POLICY_MODE_OBSERVE) {
+		*why = "observe mode enforces nothing";
+		return POLICY_WS_DIRECT;
+	}
+	/* Hold left to its default gives way where the policy cannot run
+	 * behind a layer; named in the policy, the run is refused
+	 * (review_run_check). Direct mode refuses the hand-off files hold
+	 * would have held: nothing unreviewed lands either way. */
+	if (pol->origin.workspace_mode.line != 0)
+		return POLICY_WS_HOLD;
+	char ws[PATH_MAX], root[PATH_MAX], real[PATH_MAX];
+	struct error err = { 0 };
+	if (!realpath(pol->sandbox.workspace, ws))
+		return POLICY_WS_DIRECT; /* the sandbox's setup names it, as ever */
+	if (write_over(pol, ws) >= 0) {
+		*why = "a filesystem.write path holds the workspace or lies in it";
+		return POLICY_WS_DIRECT;
+	}
+	/* `read` naming the workspace makes it read-only (plan.c; an MCP
+	 * server's sandbox): nothing is written there to hold. */
+	for (size_t i = 0; i < pol->filesystem.read.n; i++)
+		if (realpath(pol->filesystem.read.v[i].path, real) && strcmp(real, ws) == 0)
+			return POLICY_WS_DIRECT;
+	if (review_root(root, sizeof(root), &err) == 0) {
+		/* The state directory may not exist yet: its nearest existing
+		 * parent decides. */
+		char probe[PATH_MAX];
+		snprintf(probe, sizeof(probe), "%s", root);
+		while (!realpath(probe, real) && strrchr(probe, '/') && strrchr(probe, '/') != probe)
+			*strrchr(probe, '/') = '\0';
+		if (realpath(probe, real) && under(root, ws) && under(real, ws)) {
+			*why = "the state directory, which holds the layer, lies in the workspace";
+			return POLICY_WS_DIRECT;
+		}
+		struct stat st;
+		if (!realpath(probe, real) || stat(real, &st) < 0 || !S_ISDIR(st.st_mode) || access(real, W_OK) < 0) {
+			*why = "the state directory cannot be made";
+			return POLICY_WS_DIRECT;
+		}
+	} else {
+		*why = "no state directory for the layer";
+		return POLICY_WS_DIRECT;
+	}
+	return POLICY_WS_HOLD;
+}
+
 int review_run_check(const struct policy *pol, struct error *err)
 {
 	char ws[PATH_MAX];
-	if (pol->sandbox.workspace_mode != POLICY_WS_REVIEW)
+	const char *why;
+	enum policy_workspace_mode mode = review_run_mode(pol, &why);
+	if (mode == POLICY_WS_DIRECT)
 		return 0;
-	if (pol->sandbox.mode == POLICY_MODE_OBSERVE)
+	if (mode == POLICY_WS_REVIEW && pol->sandbox.mode == POLICY_MODE_OBSERVE)
 		return error_set(err, EINVAL,
 				 "%s:%u:%u: sandbox.workspace_mode: review needs sandbox.mode enforce or learn "
 				 "(observe mode shows the host's own tree)",
@@ -43,20 +115,18 @@ int review_run_check(const struct policy *pol, struct error *err)
 	if (!realpath(pol->sandbox.workspace, ws))
 		return error_sys(err, errno, "%s:%u:%u: sandbox.workspace: cannot resolve %s", pol->sandbox.workspace_loc.file,
 				 pol->sandbox.workspace_loc.line, pol->sandbox.workspace_loc.col, pol->sandbox.workspace);
-	/* A writable path of the policy that holds the workspace, or lies
-	 * in it, would be a second way to the real files, around the layer. */
-	for (size_t i = 0; i < pol->filesystem.write.n; i++) {
+	long i = write_over(pol, ws);
+	if (i >= 0) {
 		const struct policy_path *w = &pol->filesystem.write.v[i];
 		char real[PATH_MAX];
 		if (!realpath(w->path, real))
-			continue;
-		if (under(ws, real) || under(real, ws))
-			return error_set(err, EINVAL,
-					 "%s:%u:%u: filesystem.write[%zu]: %s %s the workspace %s, which "
-					 "sandbox.workspace_mode: review keeps behind a layer; it would let the agent "
-					 "write the workspace directly (name a path outside it, or use direct mode)",
-					 w->loc.file, w->loc.line, w->loc.col, i, w->path,
-					 under(ws, real) ? "holds" : "lies in", ws);
+			real[0] = '\0';
+		return error_set(err, EINVAL,
+				 "%s:%u:%u: filesystem.write[%ld]: %s %s the workspace %s, which "
+				 "sandbox.workspace_mode: %s keeps behind a layer; it would let the agent "
+				 "write the workspace directly (name a path outside it, or use direct mode)",
+				 w->loc.file, w->loc.line, w->loc.col, i, w->path, under(ws, real) ? "holds" : "lies in",
+				 ws, policy_workspace_mode_name(mode));
 	}
 	return 0;
 }
@@ -77,10 +147,21 @@ int review_run_prepare(const struct policy *pol, struct sandbox_plan *plan, stru
 	struct protect_set globs = { 0 };
 	if (protect_set_from_policy(pol, &globs) < 0)
 		return error_set(err, ENOMEM, "out of memory");
-	r = review_session_begin(plan->workspace, plan->host_uid, plan->host_gid, &globs, &rr->dir, err);
+	const char *why;
+	rr->hold = review_run_mode(pol, &why) == POLICY_WS_HOLD;
+	r = review_session_begin(plan->workspace, plan->host_uid, plan->host_gid, &globs, rr->hold, &rr->dir, err);
 	protect_set_free(&globs);
 	if (r < 0)
 		return r;
+	/* Held for the whole run: an `airlock apply`, `review` or `discard`
+	 * from another terminal would read a layer the agent is still
+	 * writing, judging one file and copying another. */
+	if ((r = review_session_lock(rr->dir, err)) < 0) {
+		review_run_abort(rr);
+		return r;
+	}
+	rr->lock = r;
+	rr->locked = true;
 	if (asprintf(&plan->review_layer, "%s/layer", rr->dir) < 0) {
 		plan->review_layer = NULL;
 		review_run_abort(rr);
@@ -124,28 +205,11 @@ int review_run_name(struct review_run *rr, const char *session, struct error *er
 	return review_session_name(&rr->dir, rr->id, err);
 }
 
-void review_run_finish(struct review_run *rr, const char *ws, struct auditlog *audit)
+/* Each flagged change becomes a file_flagged record (defer). */
+static void log_flagged(const struct review_changes *ch, const char *ws, struct auditlog *audit)
 {
-	if (!rr->active)
-		return;
-	char upper[PATH_MAX];
-	snprintf(upper, sizeof(upper), "%s/" REVIEW_UPPER, rr->dir);
-	struct review_changes ch = { 0 };
-	struct error err = { 0 };
-	struct protect_set globs = { 0 };
-	int r = review_session_protect(rr->dir, &globs, &err);
-	if (r >= 0)
-		r = review_changes_read(upper, ws, &globs, &ch, &err);
-	protect_set_free(&globs);
-	if (r < 0) {
-		fprintf(stderr, "airlock: review mode: %s\n", err.msg);
-		rr->n_changes = (size_t)-1;
-		return;
-	}
-	rr->n_changes = ch.n;
-	rr->n_flagged = review_changes_flagged(&ch);
-	for (size_t i = 0; audit && audit->pid > 0 && i < ch.n; i++) {
-		const struct review_change *c = &ch.c[i];
+	for (size_t i = 0; audit && audit->pid > 0 && i < ch->n; i++) {
+		const struct review_change *c = &ch->c[i];
 		if (!c->flags)
 			continue;
 		struct buf ev = { 0 };
@@ -158,13 +222,142 @@ void review_run_finish(struct review_run *rr, const char *ws, struct auditlog *a
 			(void)auditlog_event(audit, ev.data, ev.len);
 		buf_free(&ev);
 	}
+}
+
+struct hold_seen {
+	struct review_run *rr;
+	const char *ws;
+	struct auditlog *audit;
+	bool called;
+};
+
+/* The change as the exit's apply read it, once: logged, counted, and
+ * its groups (all held, since nothing is accepted at exit) kept for the
+ * summary. */
+static void hold_seen(const struct review_changes *ch, const struct review_groups *g, void *ctx)
+{
+	struct hold_seen *hs = ctx;
+	struct review_run *rr = hs->rr;
+	hs->called = true;
+	log_flagged(ch, hs->ws, hs->audit);
+	rr->n_changes = ch->n;
+	rr->n_flagged = review_changes_flagged(ch);
+	/* What stays: a group held whole, or a member flagged for more
+	 * than being a new executable (apply.c lands those). */
+	bool *keep = calloc(g->n + 1, sizeof(bool));
+	rr->n_held = 0;
+	for (size_t i = 0; keep && i < ch->n; i++) {
+		const struct review_change *c = &ch->c[i];
+		if (c->group >= 0 && (g->g[c->group].whole || review_held_flags(c->flags))) {
+			rr->n_held++;
+			keep[c->group] = true;
+		}
+	}
+	rr->groups.g = calloc(g->n + 1, sizeof(*g->g));
+	for (size_t k = 0; keep && rr->groups.g && k < g->n; k++) {
+		if (!keep[k])
+			continue;
+		struct review_group *d = &rr->groups.g[rr->groups.n];
+		*d = g->g[k];
+		if (!(d->root = strdup(g->g[k].root)))
+			break;
+		rr->groups.n++;
+	}
+	free(keep);
+}
+
+void review_run_finish(struct review_run *rr, const char *ws, struct auditlog *audit)
+{
+	if (!rr->active)
+		return;
+	char upper[PATH_MAX];
+	snprintf(upper, sizeof(upper), "%s/" REVIEW_UPPER, rr->dir);
+	struct review_changes ch = { 0 };
+	struct error err = { 0 };
+	struct protect_set globs = { 0 };
+	if (rr->hold) {
+		/* Hold mode: what is not held lands now (the sandbox is gone,
+		 * nothing writes the layer); the groups held stay in the
+		 * session. A conflict with the workspace lands nothing and
+		 * holds it all. */
+		struct hold_seen hs = { .rr = rr, .ws = ws, .audit = audit };
+		struct review_apply_opts o = { .quiet = true, .seen = hold_seen, .seen_ctx = &hs };
+		if (review_apply(rr->dir, &o, stderr, &err) == 0) {
+			rr->gone = access(rr->dir, F_OK) < 0;
+			return;
+		}
+		if (hs.called) {
+			fprintf(stderr, "airlock: hold mode: %s\n", err.msg);
+			rr->land_failed = true;
+			return;
+		}
+		/* Not even read: read it here for the log and the count. */
+		rr->land_failed = true;
+		fprintf(stderr, "airlock: hold mode: %s\n", err.msg);
+		err = (struct error){ 0 };
+	}
+	int r = review_session_protect(rr->dir, &globs, &err);
+	if (r >= 0)
+		r = review_changes_read(upper, ws, &globs, &ch, &err);
+	protect_set_free(&globs);
+	if (r < 0) {
+		fprintf(stderr, "airlock: review mode: %s\n", err.msg);
+		rr->n_changes = (size_t)-1;
+		return;
+	}
+	rr->n_changes = ch.n;
+	rr->n_flagged = review_changes_flagged(&ch);
+	rr->n_held = ch.n;
+	log_flagged(&ch, ws, audit);
 	review_changes_free(&ch);
+}
+
+/* Hold mode: one line for what landed, one per group held, and the
+ * command that accepts each. */
+static void hold_report(struct review_run *rr)
+{
+	if (rr->gone || rr->n_changes == 0) {
+		if (rr->n_changes == 0) {
+			struct error err = { 0 };
+			if (review_session_remove(rr->dir, &err) < 0)
+				fprintf(stderr, "airlock: hold mode: %s\n", err.msg);
+		}
+		return;
+	}
+	if (rr->land_failed) {
+		fprintf(stderr, "airlock: hold mode: nothing landed; %zu change%s held in session %s: airlock review %s | "
+				"airlock apply %s | airlock discard %s\n",
+			rr->n_changes, rr->n_changes == 1 ? "" : "s", rr->id, rr->id, rr->id, rr->id);
+		return;
+	}
+	fprintf(stderr, "airlock: hold mode: %zu change%s landed; held in session %s for review:\n",
+		rr->n_changes - rr->n_held, rr->n_changes - rr->n_held == 1 ? "" : "s", rr->id);
+	review_groups_print(stderr, &rr->groups, 12);
+	fprintf(stderr, "airlock: accept a group: airlock apply %s --accept %s (airlock review %s shows them, "
+			"airlock discard %s drops them)\n",
+		rr->id, rr->groups.n ? rr->groups.g[0].root : "PATH", rr->id, rr->id);
+}
+
+static void unlock(struct review_run *rr)
+{
+	if (rr->locked)
+		close(rr->lock);
+	rr->locked = false;
 }
 
 void review_run_report(struct review_run *rr)
 {
+	unlock(rr);
 	if (!rr->active)
 		return;
+	if (rr->hold) {
+		hold_report(rr);
+		review_groups_free(&rr->groups);
+		free(rr->dir);
+		rr->dir = NULL;
+		rr->active = false;
+		return;
+	}
 	if (rr->n_changes == 0) {
 		struct error err = { 0 };
 		if (review_session_remove(rr->dir, &err) == 0) {
@@ -195,6 +388,7 @@ void review_run_report(struct review_run *rr)
 
 void review_run_abort(struct review_run *rr)
 {
+	unlock(rr);
 	if (!rr->dir)
 		return;
 	struct error err = { 0 };

@@ -13,12 +13,25 @@
 
 struct sandbox_plan;
 
+#include "review/review.h"
+
 struct review_run {
 	bool active;
-	char *dir;      /* the session directory, owned */
+	bool hold;        /* hold mode: the unheld part lands at exit */
+	bool land_failed; /* it could not: all is held */
+	bool gone;        /* it did, and nothing was held */
+	char *dir;        /* the session directory, owned */
+	int lock;         /* held while the sandbox runs (when locked) */
+	bool locked;
 	char id[64];
-	size_t n_changes, n_flagged;
+	size_t n_changes, n_flagged, n_held;
+	struct review_groups groups; /* what stays held */
 };
+
+/* The mode a run of pol takes: hold gives way to direct in observe mode,
+ * and, left to its default, where the policy cannot run behind a layer
+ * (*why says which; NULL otherwise). */
+enum policy_workspace_mode review_run_mode(const struct policy *pol, const char **why);
 
 /* Refuse a policy that review mode cannot run as written (observe mode;
  * a write path holding the workspace or inside it), naming file, line and

@@ -340,7 +340,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	struct protect_set protect = { 0 };
 	char ws[PATH_MAX] = "";
 	struct review_run rr = { 0 };
-	bool review = pol->sandbox.workspace_mode == POLICY_WS_REVIEW;
+	const char *ws_why;
+	bool review = review_run_mode(pol, &ws_why) != POLICY_WS_DIRECT;
 
 	if (pol->sandbox.boundary != POLICY_BOUNDARY_PROCESS)
 		return error_set(err, ENOTSUP,

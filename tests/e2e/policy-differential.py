@@ -172,7 +172,7 @@ def mutate(rng, p, fx):
 
 def yaml_of(p, fx):
     q = lambda s: json.dumps(s)
-    out = ["version: 1", f"sandbox: {{workspace: {q(fx.ws)}}}", "filesystem:",
+    out = ["version: 1", f"sandbox: {{workspace: {q(fx.ws)}, workspace_mode: direct}}", "filesystem:",
            f"  baseline: {'true' if p['baseline'] else 'false'}",
            f"  protect_defaults: {'true' if p['protect_defaults'] else 'false'}"]
     read = list(dict.fromkeys(p["read"] + ([fx.ws] if p["ws_ro"] else [])))

@@ -132,7 +132,10 @@ test_audit_verify_finds_tampering() {
 
 test_audit_supervisor_killed_leaves_an_unsealed_intact_log() {
 	mkdir -p "$T/audit"
-	(cd "$WS" && HOME="$E2E_HOME" exec "$AIRLOCK" run --audit "$T/audit" -- \
+	# The host watches the workspace while the command runs: direct mode
+	# (hold mode lands the agent's files only at exit).
+	printf 'version: 1\nsandbox:\n  workspace_mode: direct\n' >"$T/direct.yaml"
+	(cd "$WS" && HOME="$E2E_HOME" exec "$AIRLOCK" run --policy "$T/direct.yaml" --audit "$T/audit" -- \
 		/bin/sh -c ': >started; sleep 30') >/dev/null 2>&1 </dev/null &
 	local apid=$! wpid
 	wait_for 20 test -e "$WS/started" || fail "the command did not start"
@@ -152,7 +155,10 @@ test_audit_supervisor_killed_leaves_an_unsealed_intact_log() {
 
 test_audit_writer_death_ends_the_run() {
 	mkdir -p "$T/audit"
-	(cd "$WS" && HOME="$E2E_HOME" exec "$AIRLOCK" run --audit "$T/audit" -- \
+	# The host watches the workspace while the command runs: direct mode
+	# (hold mode lands the agent's files only at exit).
+	printf 'version: 1\nsandbox:\n  workspace_mode: direct\n' >"$T/direct.yaml"
+	(cd "$WS" && HOME="$E2E_HOME" exec "$AIRLOCK" run --policy "$T/direct.yaml" --audit "$T/audit" -- \
 		/bin/sh -c ': >started; sleep 30; echo survived') >"$T/d.out" 2>"$T/d.err" </dev/null &
 	local apid=$! i rc
 	wait_for 20 test -e "$WS/started" || fail "the command did not start"

@@ -15,6 +15,7 @@ bounds_policy() {
 version: 1
 sandbox:
   limits: { memory: 64MiB }
+  workspace_mode: direct # the host watches the workspace during the run
 network:
   log: $T/net.jsonl
   leak_scan: { max_body: 4MiB }

@@ -192,8 +192,9 @@ echo "push-big: \$(git push -q origin HEAD:refs/heads/agent/big 2>&1 && echo ok)
 echo "push-big-main: \$(git push -q origin HEAD:main 2>&1 && echo ok)"
 SH
 	# git clone creates a repository (its .git/config and hooks) in the
-	# workspace, which the default protected paths refuse (t_protect.sh).
-	CRED_FS=$'filesystem:\n  protect_defaults: false' cred /bin/sh -c '/bin/sh ./git.sh 2>&1; true'
+	# workspace, which direct mode's protected paths refuse (t_protect.sh)
+	# and hold mode holds (t_tools.sh); the host reads the clone here.
+	CRED_FS=$'sandbox:\n  workspace_mode: direct\nfilesystem:\n  protect_defaults: false' cred /bin/sh -c '/bin/sh ./git.sh 2>&1; true'
 	assert_file "$WS/repo/f" "clone through the broker"
 	local v
 	for v in 0 1 2; do

@@ -158,8 +158,11 @@ YAML
 test_policy_diff_protect_witness_is_enforced() {
 	mkdir -p "$WS/.git/hooks" "$WS/src"
 	printf 'int main(void) { return 0; }\n' >"$WS/src/a.c"
-	printf 'version: 1\nsandbox: {workspace: %s}\n' "$WS" >"$T/old.yaml"
-	printf 'version: 1\nsandbox: {workspace: %s}\nfilesystem:\n  protect_defaults: false\n' "$WS" >"$T/new.yaml"
+	# Direct mode refuses a protected write inside the sandbox (hold mode,
+	# the default, holds it: below).
+	printf 'version: 1\nsandbox: {workspace: %s, workspace_mode: direct}\n' "$WS" >"$T/old.yaml"
+	printf 'version: 1\nsandbox: {workspace: %s, workspace_mode: direct}\nfilesystem:\n  protect_defaults: false\n' \
+		"$WS" >"$T/new.yaml"
 	pdiff old.yaml new.yaml --json
 	assert_rc 1 "NEW is wider"
 	local w
@@ -175,6 +178,11 @@ test_policy_diff_protect_witness_is_enforced() {
 	assert_contains "$OUT" "EDITED" "an ordinary edit under OLD"
 	pdiff new.yaml old.yaml
 	assert_rc 0 "protecting more is no wider"
+	# In the default mode the same hook is written inside and held.
+	printf 'version: 1\nsandbox: {workspace: %s}\n' "$WS" >"$T/hold.yaml"
+	XDG_STATE_HOME="$T/state" al --policy "$T/hold.yaml" -- /bin/sh -c "echo planted >$w/pre-commit && echo WROTE"
+	assert_contains "$OUT" "WROTE" "the hook written in hold mode"
+	assert_no_file "$w/pre-commit" "the hook held, not landed"
 }
 
 # The mcp section: a tool OLD's first matching rule denies and NEW allows

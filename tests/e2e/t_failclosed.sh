@@ -60,8 +60,11 @@ test_failclosed_close_range_refused_inherited_fd_closed() {
 	mkdir -p "$T/held"
 	local n=$((++E2E_RUN)) sup i d seen=0 holders=""
 	LAST_CMD="airlock-probe deny-syscall close_range ENOSYS -- airlock run -- (waits) 7<$T/held"
-	(cd "$WS" && exec env HOME="$E2E_HOME" "$PROBE" deny-syscall close_range ENOSYS -- "$AIRLOCK" run -- \
-		sh -c 'echo >started; while [ ! -e release ]; do sleep 0.1; done' \
+	# Host and sandbox signal each other through the workspace: direct
+	# mode (hold mode shows neither side the other's new files).
+	printf 'version: 1\nsandbox:\n  workspace_mode: direct\n' >"$T/direct.yaml"
+	(cd "$WS" && exec env HOME="$E2E_HOME" "$PROBE" deny-syscall close_range ENOSYS -- "$AIRLOCK" run \
+		--policy "$T/direct.yaml" -- sh -c 'echo >started; while [ ! -e release ]; do sleep 0.1; done' \
 		>"$T/fc$n.out" 2>"$T/fc$n.err" </dev/null 7<"$T/held") &
 	sup=$!
 	for i in $(seq 1 300); do

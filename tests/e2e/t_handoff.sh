@@ -22,7 +22,9 @@ handoff_repo() {
 # what is tested here, on a workspace the escapes reached (t_protect.sh
 # tests that the default policy stops them).
 handoff_agent_run() {
-	printf 'version: 1\nfilesystem:\n  protect_defaults: false\n' >"$T/unprotected.yaml"
+	# Planted as they would land without airlock: direct mode (hold mode
+	# would keep them back) and no protected paths.
+	printf 'version: 1\nsandbox:\n  workspace_mode: direct\nfilesystem:\n  protect_defaults: false\n' >"$T/unprotected.yaml"
 	# shellcheck disable=SC2016
 	al --policy "$T/unprotected.yaml" -- /bin/sh -c '
 		set -e

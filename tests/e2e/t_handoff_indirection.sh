@@ -96,9 +96,15 @@ mkdir -p lib/HEAD && echo h > lib/HEAD/x && mkdir -p lib/hooks && echo "head-dir
 IND_WT_ESCAPES="worktree-commondir worktree-config worktree-hooks"
 IND_OKS="status commit worktree-add worktree-status worktree-commit chmod symlink config-dirs head-dir"
 
+# Direct mode, where each attack is refused as it is made (hold mode, the
+# default, is tested below).
+IND_DIRECT='version: 1
+sandbox:
+  workspace_mode: direct'
+
 test_indirection_direct_mode_refuses_each() {
 	ind_repo
-	al -- /bin/sh -c "$IND_NEIGHBOURS$IND_ATTACKS"
+	al_policy "$IND_DIRECT" -- /bin/sh -c "$IND_NEIGHBOURS$IND_ATTACKS"
 	assert_rc 0 "the agent's run"
 	for e in $IND_ESCAPES $IND_WT_ESCAPES; do
 		assert_contains "$OUT" "$e: blocked" "the escape $e"
@@ -130,9 +136,9 @@ test_indirection_direct_mode_refuses_each() {
 # Without protection each attack lands: the test above can fail.
 test_indirection_direct_mode_unprotected_lands() {
 	ind_repo
-	al_policy 'version: 1
+	al_policy "$IND_DIRECT
 filesystem:
-  protect_defaults: false' -- /bin/sh -c "$IND_NEIGHBOURS$IND_ATTACKS"
+  protect_defaults: false" -- /bin/sh -c "$IND_NEIGHBOURS$IND_ATTACKS"
 	assert_rc 0 "the agent's run"
 	for e in $IND_ESCAPES $IND_WT_ESCAPES; do
 		assert_contains "$OUT" "$e: done" "the attack $e without protection"
@@ -141,6 +147,39 @@ filesystem:
 	# host's git status in the worktree runs its fsmonitor.
 	git -C "$WS/wt" status >/dev/null 2>&1
 	assert_file "$WS/wt/PWNED" "the redirected worktree's fsmonitor, run by the host's git status"
+}
+
+# ---------------------------------------------------------------- hold mode
+
+# The default, hold mode: inside, every attack is made (the layer takes
+# it); at exit the ordinary work lands and none of the attacks does: the
+# host's git runs nothing of the agent's, and each flagged path is absent
+# or as it was.
+test_indirection_hold_mode_lands_none() {
+	ind_review_env
+	ind_repo
+	al -- /bin/sh -c "$IND_NEIGHBOURS$IND_ATTACKS"
+	assert_rc 0 "the agent's run"
+	for e in $IND_ESCAPES $IND_WT_ESCAPES; do
+		assert_contains "$OUT" "$e: done" "$e inside the layer"
+	done
+	for ok in $IND_OKS; do
+		assert_contains "$OUT" "$ok: ok" "the neighbour $ok"
+	done
+	local p
+	for p in $IND_FLAGGED; do
+		[ -e "$WS/$p" ] || [ -L "$WS/$p" ] && fail "$p landed in the workspace$(e2e_last_run)"
+	done
+	assert_contains "$ERR" "held in session" "the held groups are said"
+	assert_eq "" "$(git -C "$WS" config --get core.fsmonitor)" "core.fsmonitor on the host"
+	git -C "$WS" status >/dev/null 2>&1
+	git -C "$WS/wt" status >/dev/null 2>&1
+	assert_no_file "$WS/PWNED" "the agent's fsmonitor, run by the host's git status"
+	assert_no_file "$WS/wt/PWNED" "the agent's fsmonitor, run by the host's git status in the worktree"
+	# The neighbours landed at exit.
+	assert_eq "edit" "$(ig log -1 --format=%s main)" "the agent's commit in the real repository"
+	assert_contains "$(cat "$WS/src/a.c")" helper "the ordinary edit"
+	[ -L "$WS/srclink" ] || fail "the ordinary link did not land"
 }
 
 # ---------------------------------------------------------------- review mode
@@ -289,9 +328,9 @@ test_indirection_scan_flags_each() {
 	# A baseline file: the commondir attack leaves a repository git
 	# itself can no longer read, so --since could not be used.
 	"$AIRLOCK" handoff baseline "$WS" "$T/base" || fail "handoff baseline"
-	al_policy 'version: 1
+	al_policy "$IND_DIRECT
 filesystem:
-  protect_defaults: false' -- /bin/sh -c "$IND_NEIGHBOURS$IND_ATTACKS"
+  protect_defaults: false" -- /bin/sh -c "$IND_NEIGHBOURS$IND_ATTACKS"
 	assert_rc 0 "the agent's run"
 	"$AIRLOCK" handoff scan "$WS" --baseline "$T/base" >"$T/scan.out" 2>"$T/scan.err"
 	assert_eq 1 "$?" "scan's status ($(cat "$T/scan.err"))"
@@ -345,7 +384,7 @@ test_indirection_links_made_before_the_run() {
 	ln -s tools "$WS/.vscode"
 	ln -s ../ci "$WS/docs/.github"
 	ln -s docs "$WS/doclink"
-	al -- /bin/sh -c '
+	al_policy "$IND_DIRECT" -- /bin/sh -c '
 try() { n=$1; shift; if ( "$@" ) >/dev/null 2>&1; then echo "$n: done"; else echo "$n: blocked"; fi; }
 try through-link sh -c "echo {} > .vscode/tasks.json"
 try in-target sh -c "echo {} > tools/tasks.json"
@@ -368,10 +407,10 @@ echo notes > doclink/n.md && echo "ordinary-link: ok"
 # can be made (and the glob still holds).
 test_indirection_shape_goes_with_the_table() {
 	ind_repo
-	al_policy 'version: 1
+	al_policy "$IND_DIRECT
 filesystem:
   protect_defaults: false
-  protect: ["**/secrets/**"]' -- /bin/sh -c '
+  protect: [\"**/secrets/**\"]" -- /bin/sh -c '
 try() { n=$1; shift; if ( "$@" ) >/dev/null 2>&1; then echo "$n: done"; else echo "$n: blocked"; fi; }
 try git-init sh -c "git init -q sub && git -C sub config core.x y"
 try bare sh -c "mkdir -p b/objects b/refs && echo ref: refs/heads/main > b/HEAD && echo [core] > b/config"

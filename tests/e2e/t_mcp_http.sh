@@ -32,6 +32,8 @@ mh_start_server() {
 mh_policy() {
 	cat >"$T/policy.yaml" <<YAML
 version: 1
+sandbox:
+  workspace_mode: direct # the host watches the workspace during a run
 filesystem:
   read: ["$MCP_DIR", "$here"]
 audit:

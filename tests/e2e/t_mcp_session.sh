@@ -283,6 +283,8 @@ test_mcp_session_audit_writer_death_stops_mcp() {
   sleep 30; echo '${call/ID/3}'; } | /run/airlock/airlock mcp connect probe >out.jsonl
 echo survived
 EOF2
+	# The host watches the workspace while the agent runs: direct mode.
+	sed -i 's/^version: 1$/version: 1\nsandbox: {workspace_mode: direct}/' "$T/policy.yaml"
 	(cd "$WS" && HOME="$E2E_HOME" exec "$AIRLOCK" run --policy "$T/policy.yaml" -- /bin/bash ./agent.sh) \
 		>"$T/d.out" 2>"$T/d.err" </dev/null &
 	local apid=$! i rc

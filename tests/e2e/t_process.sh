@@ -101,7 +101,9 @@ test_usage_errors_exit_2() {
 # and SIGHUP at their defaults (a non-interactive shell starts background
 # jobs with SIGINT ignored). Sets AL_PID.
 start_bg_airlock() {
-	(cd "$WS" && HOME="$E2E_HOME" exec env --default-signal=INT,TERM,HUP "$AIRLOCK" run -- "$@" \
+	# The host watches the workspace while the command runs: direct mode.
+	printf 'version: 1\nsandbox:\n  workspace_mode: direct\n' >"$T/direct.yaml"
+	(cd "$WS" && HOME="$E2E_HOME" exec env --default-signal=INT,TERM,HUP "$AIRLOCK" run --policy "$T/direct.yaml" -- "$@" \
 		>"$T/bg.out" 2>"$T/bg.err" </dev/null) &
 	AL_PID=$!
 	bg_register "$AL_PID"

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 #
-# filesystem.protect: under the default policy the hand-off files are
+# filesystem.protect: in direct mode the hand-off files are
 # read-only inside the sandbox, whether they exist when the run starts
 # (read-only mounts) or not (their creation is refused, at any depth,
 # through renames and symlinks too). Each published hand-off escape is
@@ -9,6 +9,22 @@
 # in the same workspace succeed and the host's copies stay byte for byte
 # the same; with protect_defaults: false the same writes succeed (so these
 # tests can fail).
+
+# Protected paths are direct mode's: every run here names it. (The
+# default, hold mode, holds these writes for review instead:
+# t_handoff_indirection.sh, t_tools.sh.)
+pal() {
+	printf 'version: 1\nsandbox:\n  workspace_mode: direct\n' >"$T/direct.yaml"
+	al --policy "$T/direct.yaml" "$@"
+}
+
+pal_policy() { # POLICY-TEXT -- CMD...
+	local text=$1
+	shift
+	al_policy "$text
+sandbox:
+  workspace_mode: direct" "$@"
+}
 
 pg() { git -C "$WS" -c user.name=e2e -c user.email=e2e@example.test "$@"; }
 
@@ -90,7 +106,7 @@ link-through nested-hook nested-config rename-into link-ssh link-etc link-climb"
 test_protect_default_blocks_each_escape() {
 	protect_repo
 	protect_sums >"$T/before"
-	al -- /bin/sh -c "$PROTECT_AGENT"
+	pal -- /bin/sh -c "$PROTECT_AGENT"
 	assert_rc 0 "the agent's run"
 	for e in $PROTECT_ESCAPES; do
 		assert_contains "$OUT" "$e: blocked" "the escape $e"
@@ -118,7 +134,7 @@ test_protect_default_blocks_each_escape() {
 test_protect_defaults_off_lets_the_same_writes_through() {
 	protect_repo
 	protect_sums >"$T/before"
-	al_policy 'version: 1
+	pal_policy 'version: 1
 filesystem:
   protect_defaults: false' -- /bin/sh -c "$PROTECT_AGENT"
 	assert_rc 0 "the agent's run"
@@ -184,7 +200,7 @@ PROTECT_FRESH_PATHS=".git/hooks/pre-commit .gitattributes .venv/bin/python .vsco
 
 test_protect_default_blocks_creation() {
 	protect_fresh_repo
-	al -- /bin/sh -c "$PROTECT_FRESH_AGENT"
+	pal -- /bin/sh -c "$PROTECT_FRESH_AGENT"
 	assert_rc 0 "the agent's run"
 	for e in $PROTECT_FRESH_ESCAPES; do
 		assert_contains "$OUT" "$e: blocked" "the escape $e"
@@ -205,7 +221,7 @@ test_protect_default_blocks_creation() {
 
 test_protect_defaults_off_lets_the_same_creation_through() {
 	protect_fresh_repo
-	al_policy 'version: 1
+	pal_policy 'version: 1
 filesystem:
   protect_defaults: false' -- /bin/sh -c "$PROTECT_FRESH_AGENT"
 	assert_rc 0 "the agent's run"
@@ -253,12 +269,12 @@ PY
 test_protect_path_swapped_by_another_thread() {
 	command -v python3 >/dev/null || skip "no python3"
 	protect_race_script
-	al -- /usr/bin/python3 race.py
+	pal -- /usr/bin/python3 race.py
 	assert_rc 0 "the racing run"
 	assert_file "$WS/harmless" "the harmless name, created"
 	assert_no_file "$WS/.envrc" ".envrc created through a swapped path"
 	rm -f "$WS/harmless"
-	al_policy 'version: 1
+	pal_policy 'version: 1
 filesystem:
   protect_defaults: false' -- /usr/bin/python3 race.py
 	assert_rc 0 "the racing run without protection"
@@ -273,7 +289,7 @@ test_protect_policy_glob() {
 	echo a >"$WS/deploy/keys/a.pub"
 	echo d >"$WS/docs/readme"
 	echo x >"$WS/.envrc"
-	al_policy 'version: 1
+	pal_policy 'version: 1
 filesystem:
   protect_defaults: false
   protect: ["deploy/**"]' -- /bin/sh -c '
@@ -290,9 +306,9 @@ filesystem:
 	assert_eq a "$(cat "$WS/deploy/keys/a.pub")" "the protected file on the host"
 	# Build entry points only when asked.
 	echo 'all:' >"$WS/Makefile"
-	al -- /bin/sh -c 'echo "all: ; id" > Makefile && echo "make: done"'
+	pal -- /bin/sh -c 'echo "all: ; id" > Makefile && echo "make: done"'
 	assert_contains "$OUT" "make: done" "Makefile under the defaults"
-	al_policy 'version: 1
+	pal_policy 'version: 1
 filesystem:
   protect_build: true' -- /bin/sh -c 'echo "all: ; id" > Makefile && echo "make: done"; true'
 	assert_not_contains "$OUT" "make: done" "Makefile with protect_build"
@@ -306,11 +322,11 @@ test_protect_mount_bound() {
 	for i in $(seq 1 1030); do
 		mkdir "$WS/d$i" && : >"$WS/d$i/.envrc"
 	done
-	al -- /bin/true
+	pal -- /bin/true
 	assert_ne 0 "$RC" "a run with 1030 protected paths"
 	assert_contains "$ERR" "more than 1024 protected paths" "the bound named"
 	rm -rf "$WS"/d10[0-9][0-9]
-	al -- /bin/sh -c 'echo x > d1/.envrc || echo "d1: blocked"'
+	pal -- /bin/sh -c 'echo x > d1/.envrc || echo "d1: blocked"'
 	assert_rc 0 "a run with 999 protected paths"
 	assert_contains "$OUT" "d1: blocked" "a protected path among many"
 }
@@ -319,7 +335,7 @@ test_protect_mount_bound() {
 # file_denied decision naming the glob; an allowed edit is not.
 test_protect_denials_in_the_audit_log() {
 	protect_repo
-	al --audit "$T/log" -- /bin/sh -c '
+	pal --audit "$T/log" -- /bin/sh -c '
 		echo id > .git/hooks/pre-commit
 		git config core.fsmonitor "sh -c id"
 		mkdir -p a && echo id > a/.envrc
@@ -352,7 +368,7 @@ test_protect_denials_in_the_audit_log() {
 test_protect_creating_calls_from_a_thread() {
 	pg init -q || fail "git init"
 	# shellcheck disable=SC2016
-	al -- /usr/bin/python3 -c '
+	pal -- /usr/bin/python3 -c '
 import errno, os, threading
 def body():
     d = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
@@ -403,10 +419,10 @@ protect_walk_repo() {
 protect_two_runs() {
 	local d=$WS/$1 mode=$2 repo=$WS/$3 before
 	before=$(sha256sum <"$repo/.git/config")
-	al -- chmod "$mode" "$d"
+	pal -- chmod "$mode" "$d"
 	assert_rc 0 "run 1: chmod $mode $1"
 	[ $((8#$(stat -c %a "$d"))) = $((8#$mode)) ] || fail "run 1 did not leave $1 at mode $mode: $(stat -c %a "$d")"
-	al -- /bin/sh -c "$PROTECT_REOPEN_AGENT" sh "$d" "$repo"
+	pal -- /bin/sh -c "$PROTECT_REOPEN_AGENT" sh "$d" "$repo"
 	chmod 755 "$d"
 	assert_rc 0 "run 2 after chmod $mode $1"
 	assert_contains "$OUT" "edit: blocked" "run 2 after chmod $mode $1: the edit of $3/.git/config"
@@ -433,7 +449,7 @@ test_protect_unreadable_directory_across_runs() {
 	protect_two_runs sub 644 sub
 	# The neighbour: with every mode restored, a normal run works on the
 	# repository, and its config is still protected.
-	al -- /bin/sh -c 'git status --short >/dev/null && echo "status: done"
+	pal -- /bin/sh -c 'git status --short >/dev/null && echo "status: done"
 		git -c user.name=a -c user.email=a@example.test commit -q --allow-empty -m x && echo "commit: done"
 		git config core.fsmonitor id || echo "config: blocked"'
 	assert_rc 0 "a normal run"
@@ -449,10 +465,10 @@ test_protect_unreadable_workspace_across_runs() {
 	protect_walk_repo .
 	local before
 	before=$(sha256sum <"$WS/.git/config")
-	al -- chmod 000 "$WS"
+	pal -- chmod 000 "$WS"
 	assert_rc 0 "run 1: chmod 000 on the workspace"
 	# Started from outside it: the caller may not enter it either.
-	printf 'version: 1\nsandbox:\n  workspace: %s\n' "$WS" >"$T/ws.yaml"
+	printf 'version: 1\nsandbox:\n  workspace: %s\n  workspace_mode: direct\n' "$WS" >"$T/ws.yaml"
 	LAST_CMD="airlock run --policy $T/ws.yaml (run 2)"
 	(cd "$T" && HOME="$E2E_HOME" timeout -k 5 "$E2E_TIMEOUT" "$AIRLOCK" run --policy "$T/ws.yaml" -- \
 		/bin/sh -c "$PROTECT_REOPEN_AGENT" sh "$WS" "$WS" >"$T/run2.out" 2>"$T/run2.err" </dev/null)
@@ -483,7 +499,7 @@ test_protect_walk_limits_cover_what_they_stop_at() {
 	local before_deep
 	before_deep=$(sha256sum <"$WS/${deep}.git/config")
 	# shellcheck disable=SC2016
-	al -- /bin/sh -c '
+	pal -- /bin/sh -c '
 		try() { n=$1; shift; if ( "$@" ) >/dev/null 2>&1; then echo "$n: done"; else echo "$n: blocked"; fi; }
 		try deep-edit /usr/bin/python3 -c "import os, sys
 fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
@@ -514,7 +530,7 @@ test_protect_special_files_at_protected_names() {
 	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$WS/s/.envrc" ||
 		fail "cannot bind a socket"
 	# shellcheck disable=SC2016
-	al -- /bin/sh -c '
+	pal -- /bin/sh -c '
 		try() { n=$1; shift; if ( "$@" ) >/dev/null 2>&1; then echo "$n: done"; else echo "$n: blocked"; fi; }
 		try fifo-rm rm -f .envrc
 		try fifo-mv mv .envrc x
@@ -542,12 +558,12 @@ test_protect_other_owners_directory() {
 	chown -R 54321:54321 "$WS/other" && chmod 700 "$WS/other" || fail "chown"
 	local before
 	before=$(sha256sum <"$WS/other/.git/config")
-	al -- /bin/sh -c "$PROTECT_REOPEN_AGENT" sh "$WS/other" "$WS/other"
+	pal -- /bin/sh -c "$PROTECT_REOPEN_AGENT" sh "$WS/other" "$WS/other"
 	assert_rc 0 "the run with another owner's repository inside"
 	assert_contains "$OUT" "chmod-back: blocked" "chmod of the other owner's directory"
 	assert_contains "$OUT" "edit: blocked" "the edit of its config"
 	assert_eq "$before" "$(sha256sum <"$WS/other/.git/config")" "its config on the host"
-	al -- /bin/sh -c 'git status --short >/dev/null && echo "status: done"'
+	pal -- /bin/sh -c 'git status --short >/dev/null && echo "status: done"'
 	assert_contains "$OUT" "status: done" "git status in the workspace"
 }
 
@@ -557,7 +573,7 @@ test_protect_other_owners_directory() {
 test_protect_skips_denied_directories() {
 	protect_walk_repo .
 	protect_walk_repo hidden/repo
-	al_policy "version: 1
+	pal_policy "version: 1
 filesystem:
   deny: [$WS/hidden]" -- /bin/sh -c 'ls -A hidden | wc -l; git config core.fsmonitor id || echo "config: blocked"'
 	assert_rc 0 "the run with a denied directory holding a repository"
@@ -645,7 +661,7 @@ test_protect_git_directories_of_any_name() {
 	local f before
 	# shellcheck disable=SC2086
 	before=$(cd "$WS" && sha256sum $PROTECT_GITDIR_FILES) || fail "sha256sum"
-	al -- /usr/bin/env FILES="$PROTECT_GITDIR_FILES" /bin/sh -c "$PROTECT_GITDIR_AGENT"
+	pal -- /usr/bin/env FILES="$PROTECT_GITDIR_FILES" /bin/sh -c "$PROTECT_GITDIR_AGENT"
 	assert_rc 0 "the agent's run"
 	for f in $PROTECT_GITDIR_FILES; do
 		assert_contains "$OUT" "$f: EROFS" "the in-place edit of $f"
@@ -671,7 +687,7 @@ test_protect_git_directories_of_any_name() {
 	assert_eq "$(printf '[core]\n#')" "$(cat "$WS/plain/config")" "the neighbour's config on the host"
 	# The same edits land with the table off: the files are writable
 	# but for the protection (so this test can fail).
-	al_policy 'version: 1
+	pal_policy 'version: 1
 filesystem:
   protect_defaults: false' -- /usr/bin/env FILES="$PROTECT_GITDIR_FILES" /bin/sh -c "$PROTECT_GITDIR_AGENT"
 	assert_rc 0 "the run with the table off"

@@ -498,7 +498,8 @@ PY
 
 test_proxy_death_ends_the_run() {
 	start_servers
-	net_policy >"$T/policy.yaml"
+	# The host watches the workspace while the command runs: direct mode.
+	{ net_policy; printf 'sandbox:\n  workspace_mode: direct\n'; } >"$T/policy.yaml"
 	(cd "$WS" && HOME="$E2E_HOME" exec "$AIRLOCK" run --policy "$T/policy.yaml" -- \
 		/bin/sh -c ': >started; sleep 30; echo survived') >"$T/d.out" 2>"$T/d.err" </dev/null &
 	local apid=$! i rc

@@ -164,7 +164,9 @@ test_sockets_late_host_socket_refused() {
 	sockets_setup
 	# The sandbox starts, says so, and waits for a socket the host makes
 	# only then, in the directory it was granted.
-	printf 'version: 1\nfilesystem:\n  read: [%s]\n  sockets: [%s/agent.sock]\n' "$D" "$D" >"$T/policy.yaml"
+	# (direct mode: the host watches the workspace during the run)
+	printf 'version: 1\nsandbox:\n  workspace_mode: direct\nfilesystem:\n  read: [%s]\n  sockets: [%s/agent.sock]\n' \
+		"$D" "$D" >"$T/policy.yaml"
 	(cd "$WS" && HOME="$E2E_HOME" timeout 60 "$AIRLOCK" run --policy "$T/policy.yaml" -- sh -c \
 		"echo started > started; i=0; while [ ! -S $D/late.sock ] && [ \$i -lt 300 ]; do sleep 0.1; i=\$((i+1)); done;
 		 /usr/bin/python3 conn.py $D/late.sock $D/agent.sock" >"$T/late.out" 2>"$T/late.err" </dev/null) &

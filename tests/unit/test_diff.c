@@ -367,8 +367,18 @@ static void test_fields_once_unknown(void **state)
 #undef NET
 	expect(HDR "sandbox: {workspace_mode: review}\n", HDR "sandbox: {workspace_mode: direct}\n", "sandbox.workspace_mode",
 	       "workspace_mode direct");
-	expect(HDR "sandbox: {workspace_mode: review}\n", HDR, "sandbox.workspace_mode", "workspace_mode direct");
-	expect_none(HDR, HDR "sandbox: {workspace_mode: review}\n", NULL);
+	/* Left to its default, the mode is hold. */
+	expect(HDR "sandbox: {workspace_mode: review}\n", HDR, "sandbox.workspace_mode", "workspace_mode hold");
+	expect(HDR "sandbox: {workspace_mode: direct}\n", HDR, "sandbox.workspace_mode", "workspace_mode hold");
+	expect_none(HDR "sandbox: {workspace_mode: direct}\n", HDR "sandbox: {workspace_mode: review}\n", NULL);
+	/* hold < direct < review: hold lets a hand-off file land on one
+	 * accept, where direct refuses it. */
+	expect(HDR "sandbox: {workspace_mode: direct}\n", HDR "sandbox: {workspace_mode: hold}\n", "sandbox.workspace_mode",
+	       "workspace_mode hold");
+	expect(HDR "sandbox: {workspace_mode: review}\n", HDR "sandbox: {workspace_mode: hold}\n", "sandbox.workspace_mode",
+	       "workspace_mode hold");
+	expect_none(HDR "sandbox: {workspace_mode: hold}\n", HDR "sandbox: {workspace_mode: direct}\n", NULL);
+	expect_none(HDR "sandbox: {workspace_mode: hold}\n", HDR "sandbox: {workspace_mode: review}\n", NULL);
 	expect(HDR "sandbox: {host_uid: 1000}\n", HDR "sandbox: {host_uid: 1001}\n", "sandbox.ids", "host_uid 1001");
 	expect(HDR "sandbox: {host_gid: 1000}\n", HDR, "sandbox.ids", "host_gid auto");
 	expect_none(HDR "sandbox: {host_uid: 1000}\n", HDR "sandbox: {host_uid: 1000}\n", NULL);

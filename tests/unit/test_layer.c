@@ -832,6 +832,42 @@ static const char ent_fields[] =
 	"    fs: {command: [/usr/bin/corp-fs], tools: [{name: \"*\", decision: allow}]}\n"
 	"    srv: {command: [/usr/bin/srv], tools: [{name: \"*\", decision: allow}]}\n";
 
+/* The workspace modes in the order hold < direct < review: an
+ * enterprise's mode cuts a developer's below it, never one above. */
+static void test_workspace_mode_ceiling(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *dev, *ent;
+		enum policy_workspace_mode want;
+		const char *cut;
+	} cases[] = {
+		{ "hold", "direct", POLICY_WS_DIRECT, "sandbox.workspace_mode: hold cut to direct" },
+		{ "hold", "review", POLICY_WS_REVIEW, "sandbox.workspace_mode: hold cut to review" },
+		{ "direct", "review", POLICY_WS_REVIEW, "sandbox.workspace_mode: direct cut to review" },
+		{ "direct", "hold", POLICY_WS_DIRECT, NULL },
+		{ "review", "hold", POLICY_WS_REVIEW, NULL },
+		{ "review", "direct", POLICY_WS_REVIEW, NULL },
+		{ "hold", "hold", POLICY_WS_HOLD, NULL },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char dev[128], ent[128];
+		snprintf(dev, sizeof(dev), "version: 1\nsandbox: {workspace_mode: %s}\n", cases[i].dev);
+		snprintf(ent, sizeof(ent), "version: 1\nsandbox: {workspace_mode: %s}\n", cases[i].ent);
+		struct policy_layer_report rep;
+		_cleanup_policy_ struct policy *p = layer(dev, ent, NULL, &rep);
+		dump(&rep);
+		if (p->sandbox.workspace_mode != cases[i].want)
+			fail_msg("%s under %s: %s", cases[i].dev, cases[i].ent,
+				 policy_workspace_mode_name(p->sandbox.workspace_mode));
+		if (cases[i].cut)
+			assert_true(said(&rep, cases[i].cut, NULL));
+		else
+			assert_int_equal(rep.n_msgs, 0);
+		policy_layer_report_free(&rep);
+	}
+}
+
 static void test_fields_once_unknown(void **state)
 {
 	(void)state;
@@ -939,6 +975,7 @@ int main(void)
 		cmocka_unit_test(test_glob_subset),
 		cmocka_unit_test(test_mcp_ceiling),
 		cmocka_unit_test(test_fields_once_unknown),
+		cmocka_unit_test(test_workspace_mode_ceiling),
 	};
 	return cmocka_run_group_tests_name("layer", tests, setup, teardown);
 }
