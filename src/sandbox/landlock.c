@@ -137,10 +137,27 @@ int landlock_scope_self(void)
 {
 	if (landlock_abi() < 6)
 		return 0;
-	struct ll_ruleset_attr attr = { .scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL };
+	/* A layer denies REFER (a rename or link across directories) even
+	 * where it handles no file access at all: this one handles it and
+	 * grants it from the root down, leaving every file decision to the
+	 * outer layer. Without the rule every such call failed with EXDEV
+	 * (apt, pip, Python's os.rename), hidden only where the guard made
+	 * the call instead. */
+	struct ll_ruleset_attr attr = { .handled_access_fs = LL_FS_REFER,
+					.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL };
 	int fd = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
 	if (fd < 0)
 		return -errno;
+	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct ll_path_beneath_attr pb = { .allowed_access = LL_FS_REFER, .parent_fd = root };
+	if (root < 0 || syscall(SYS_landlock_add_rule, fd, LL_RULE_PATH_BENEATH, &pb, 0) < 0) {
+		int e = errno;
+		if (root >= 0)
+			close(root);
+		close(fd);
+		return -e;
+	}
+	close(root);
 	int r = (int)syscall(SYS_landlock_restrict_self, fd, 0);
 	int e = errno;
 	close(fd);

@@ -386,3 +386,35 @@ filesystem:
 	assert_not_contains "$OUT" "RO-RAN" "enforce: the program in the read path"
 	assert_contains "$OUT" "rc=126" "enforce: its exec refused"
 }
+
+# A rename or link across directories (apt's lists, pip's and Python's
+# os.rename, git's objects) works in every writable place, in the default
+# workspace mode and in direct mode without protected paths (where no
+# guard makes the call for the program); one onto a read-only mount is
+# still refused.
+test_fs_rename_and_link_across_directories() {
+	local pol
+	printf 'version: 1\nsandbox:\n  workspace_mode: direct\nfilesystem:\n  protect_defaults: false\n' >"$T/noprot.yaml"
+	for pol in "" "$T/noprot.yaml"; do
+		al ${pol:+--policy "$pol"} -- /usr/bin/python3 -c '
+import os
+for d in ("/tmp", "/dev/shm", "."):
+    os.makedirs(d + "/rn/p", exist_ok=True)
+    open(d + "/rn/p/f", "w").close()
+    os.rename(d + "/rn/p/f", d + "/rn/f")
+    os.link(d + "/rn/f", d + "/rn/p/l")
+    os.rename(d + "/rn/p", d + "/rn2")
+    print(d, "moved")
+try:
+    os.rename("/tmp/rn/f", "/usr/f")
+except OSError as e:
+    print("to /usr:", e.errno)
+'
+		assert_rc 0 "the renames ran (${pol:-default}): $ERR"
+		assert_contains "$OUT" "/tmp moved" "across directories in /tmp (${pol:-default})"
+		assert_contains "$OUT" "/dev/shm moved" "in /dev/shm (${pol:-default})"
+		assert_contains "$OUT" ". moved" "in the workspace (${pol:-default})"
+		assert_contains "$OUT" "to /usr: 18" "onto the read-only /usr: refused (${pol:-default})"
+		rm -rf "$WS/rn" "$WS/rn2"
+	done
+}
