@@ -377,9 +377,12 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	 * traces to record what would have been denied. */
 	if ((r = protect_set_from_policy(pol, &protect)) < 0)
 		return error_set(err, ENOMEM, "out of memory");
-	if (review)
-		protect_set_free(&protect); /* held for review instead (plan.c) */
+	/* Held for review instead (plan.c), but the log still holds the
+	 * other refusals (a write to /usr, a hidden host file) as it does
+	 * in direct mode: hold, the default, must not thin the record. */
 	bool trace = report || observe || (audit_dir && protect.n);
+	if (review)
+		protect_set_free(&protect);
 	/* The audit writer starts first: loading libcrypto, its
 	 * configuration and the authority key take longer than anything else
 	 * here, and they run while the sandbox is planned and built. */
