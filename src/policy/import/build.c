@@ -304,7 +304,7 @@ static int emit(struct imp_build *b, struct buf *o)
 	}
 	if ((r = buf_puts(o, "version: 1\n")) < 0)
 		return r;
-	if (b->workspace || b->wall) {
+	if (b->workspace || b->wall || b->protect.n) {
 		if ((r = buf_puts(o, "sandbox:\n")) < 0)
 			return r;
 		if (b->workspace) {
@@ -318,6 +318,13 @@ static int emit(struct imp_build *b, struct buf *o)
 			    (r = buf_printf(o, "  limits:\n    wall: %" PRIu64 "s\n", b->wall)) < 0)
 				return r;
 		}
+		/* The protect entries stand for what the source keeps
+		 * read-only: in the default hold mode a write there would
+		 * succeed inside and be held, which the source never allows. */
+		if (b->protect.n &&
+		    (r = buf_puts(o, "  # filesystem.protect below is what the source keeps read-only: refused, not held\n"
+				     "  workspace_mode: direct\n")) < 0)
+			return r;
 	}
 	if ((r = buf_puts(o, "filesystem:\n")) < 0)
 		return r;
