@@ -283,3 +283,31 @@ test_learn_suggests_no_credential_store() {
 	done
 	assert_contains "$SOUT" "- \"$E2E_HOME/.gitconfig\"" "an ordinary host file is offered"
 }
+
+# The real npm installing a package with a command (a local tarball, no
+# registry), the host's own npm cache and logs in place: the learn run
+# records no "hidden" denial, and what it suggests names nothing under the
+# host's home. The neighbour: the install worked and its command runs.
+test_learn_npm_install_suggests_nothing_of_the_home() {
+	command -v npm >/dev/null || skip "npm is not installed"
+	mkdir -p "$E2E_HOME/.npm/_cacache/index-v5" "$E2E_HOME/.npm/_logs" "$E2E_HOME/.config"
+	mkdir -p "$T/pkg/package/bin"
+	cat >"$T/pkg/package/package.json" <<'JSON'
+{"name": "hello-cmd", "version": "1.0.0", "bin": {"hello-cmd": "bin/hello.js"}}
+JSON
+	printf '#!/usr/bin/env node\nconsole.log("hello from the command");\n' >"$T/pkg/package/bin/hello.js"
+	tar -C "$T/pkg" -czf "$WS/hello-cmd-1.0.0.tgz" package
+	printf '{"name":"app","version":"1.0.0"}\n' >"$WS/package.json"
+	printf 'version: 1\nsandbox:\n  mode: learn\n' >"$T/learn.yaml"
+	mkdir -p "$T/audit"
+	al --policy "$T/learn.yaml" --audit "$T/audit" -- \
+		/bin/sh -c 'npm install --offline --no-audit --no-fund ./hello-cmd-1.0.0.tgz && npx --offline hello-cmd'
+	assert_rc 0 "npm installed the package: $ERR"
+	assert_contains "$OUT" "hello from the command" "and its command runs"
+	local log
+	log=$(log_in "$T/audit")
+	assert_eq 0 "$(grep -c 'hidden' "$log")" "no denial says the sandbox hid something: $(grep hidden "$log" | head -3)"
+	suggest "$log"
+	assert_eq 0 "$SRC" "suggest: $SERR"
+	assert_not_contains "$SOUT" "$E2E_HOME" "nothing under the host's home is suggested"
+}
