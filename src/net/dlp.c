@@ -477,16 +477,17 @@ static inline uint32_t ac_step(const struct ac *a, uint32_t t, unsigned c)
  * A match ending at i starts at i + 1 - maxlen or later: once that passes
  * the best start, the scan stops.
  */
-static struct ac_match ac_scan(const struct ac *a, const uint8_t *buf, size_t len, size_t limit)
+/* The automaton from byte i in state t, with m the best match so far
+ * (starting at best, or nothing before limit): it runs until no needle
+ * starting earlier than the best can still end. */
+static struct ac_match ac_run(const struct ac *a, const uint8_t *buf, size_t len, size_t i, uint32_t t,
+			      struct ac_match m, size_t best)
 {
-	struct ac_match m = { SIZE_MAX, -1 };
-	size_t best = limit;
 	size_t end = len;
-	uint32_t t = 0;
 
 	if (best < SIZE_MAX - a->maxlen && best + a->maxlen - 1 < end)
 		end = best + a->maxlen - 1;
-	for (size_t i = 0; i < end; i++) {
+	for (; i < end; i++) {
 		t = ac_step(a, t, a->cls[buf[i]]);
 		if (!(t & AC_HIT))
 			continue;
@@ -501,6 +502,11 @@ static struct ac_match ac_scan(const struct ac *a, const uint8_t *buf, size_t le
 		}
 	}
 	return m;
+}
+
+static struct ac_match ac_scan(const struct ac *a, const uint8_t *buf, size_t len, size_t limit)
+{
+	return ac_run(a, buf, len, 0, 0, (struct ac_match){ SIZE_MAX, -1 }, limit);
 }
 
 /*
@@ -557,22 +563,7 @@ static struct ac_match ac_scan_sampled(const struct ac *a, const uint8_t *buf, s
 		return m;
 	/* A needle starting before the one found ends within maxlen of its
 	 * start; every such start is in the state or was ruled out. */
-	size_t end = best + a->maxlen - 1 < len ? best + a->maxlen - 1 : len;
-	for (; i < end; i++) {
-		t = ac_step(a, t, a->cls[buf[i]]);
-		if (!(t & AC_HIT))
-			continue;
-		int32_t h = a->node[ac_decode(a, t)].hit;
-		size_t st = i + 1 - a->nlen[h];
-		if (st < best) {
-			best = st;
-			m.start = st;
-			m.needle = h;
-			if (best + a->maxlen - 1 < end)
-				end = best + a->maxlen - 1;
-		}
-	}
-	return m;
+	return ac_run(a, buf, len, i, t, m, best);
 }
 
 static inline bool is_escape(const uint8_t *buf, size_t len, size_t i)

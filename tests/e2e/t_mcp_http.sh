@@ -81,6 +81,30 @@ line() { printf '%s\n' "$OUT" | sed -n "${1}p"; }
 # The proxy's MCP records (its network log, one JSON record a line).
 mh_records() { grep '"kind":"mcp"' "$T/net.jsonl" 2>/dev/null || true; }
 
+# A TLS front on loopback for the server, as mcps.test; sets sp (its port).
+mh_tls_front() {
+	mkdir -p "$T/tls"
+	/usr/bin/python3 "$here/tls-front.py" "$T/tls" mcps.test "$MP" >"$T/tls/log" 2>&1 &
+	bg_register $!
+	wait_for 30 test -f "$T/tls/port" || fail "the TLS front did not start: $(cat "$T/tls/log")"
+	sp=$(cat "$T/tls/port")
+}
+
+# mh_policy's file, with mcps.test:$sp intercepted and decided by ev.
+mh_policy_tls() {
+	SP=$sp TLSDIR=$T/tls /usr/bin/python3 - "$T/policy.yaml" <<'PY'
+import os, sys
+p = sys.argv[1]
+s = open(p).read()
+sp = os.environ["SP"]
+s = s.replace("  endpoints:\n", "  endpoints:\n    - {host: mcps.test, ports: [%s], tls: intercept, protocol: mcp, mcp_server: ev}\n" % sp, 1)
+s = s.replace("allow_private: [", "allow_private: [127.0.0.1:%s, " % sp, 1)
+s = s.replace("resolve: { ", "resolve: { mcps.test: 127.0.0.1, ", 1)
+s = s.replace("network:\n", "network:\n  upstream_ca: %s/ca.pem\n" % os.environ["TLSDIR"], 1)
+open(p, "w").write(s)
+PY
+}
+
 test_mcp_http_tools_decided_through_the_proxy() {
 	mh_need
 	mh_start_server
@@ -283,34 +307,21 @@ test_mcp_http_results_scanned() {
 # though it matches none. The neighbour: a clean result passes.
 test_mcp_http_results_never_carry_a_credential() {
 	mh_need
-	local secret="mcp-bound-$RANDOM$RANDOM-k3y-$RANDOM" sp
+	local secret="mcp-bound-$RANDOM$RANDOM-k3y-$RANDOM"
 	printf '%s\n' "$secret" >"$T/mcp-key"
 	chmod 644 "$T/mcp-key"
 	mh_start_server MH_KEY="$secret"
-	mkdir -p "$T/tls"
-	/usr/bin/python3 "$here/tls-front.py" "$T/tls" mcps.test "$MP" >"$T/tls/log" 2>&1 &
-	bg_register $!
-	wait_for 30 test -f "$T/tls/port" || fail "the TLS front did not start: $(cat "$T/tls/log")"
-	sp=$(cat "$T/tls/port")
+	mh_tls_front
 	mh_policy
-	SP=$sp TLSDIR=$T/tls /usr/bin/python3 - "$T/policy.yaml" <<'PY'
-import os, sys
-p = sys.argv[1]
-s = open(p).read()
-sp = os.environ["SP"]
-s = s.replace("  endpoints:\n", "  endpoints:\n    - {host: mcps.test, ports: [%s], tls: intercept, protocol: mcp, mcp_server: ev}\n" % sp, 1)
-s = s.replace("allow_private: [", "allow_private: [127.0.0.1:%s, " % sp, 1)
-s = s.replace("resolve: { ", "resolve: { mcps.test: 127.0.0.1, ", 1)
-s = s.replace("network:\n", "network:\n  upstream_ca: %s/ca.pem\n" % os.environ["TLSDIR"], 1)
-s += """credentials:
+	mh_policy_tls
+	cat >>"$T/policy.yaml" <<YAML
+credentials:
   - name: mcpkey
-    source: file:%s/mcp-key
+    source: file:$T/mcp-key
     env: MCP_KEY
     bindings:
-      - { host: mcps.test, port: %s, header: X-Api-Key, template: "{secret}" }
-""" % (os.path.dirname(p), sp)
-open(p, "w").write(s)
-PY
+      - { host: mcps.test, port: $sp, header: X-Api-Key, template: "{secret}" }
+YAML
 	al --policy "$T/policy.yaml" -- node "$here/mcp-http-client.mjs" "{\"url\":\"https://mcps.test:$sp/mcp\",\"ops\":[
 		{\"op\":\"call\",\"name\":\"get-env\",\"arguments\":{}},
 		{\"op\":\"call\",\"name\":\"echo\",\"arguments\":{\"message\":\"hi clean\"}}]}"
@@ -378,24 +389,9 @@ test_mcp_http_call_limit_spans_connections() {
 test_mcp_http_inside_intercepted_tls() {
 	mh_need
 	mh_start_server
-	mkdir -p "$T/tls"
-	/usr/bin/python3 "$here/tls-front.py" "$T/tls" mcps.test "$MP" >"$T/tls/log" 2>&1 &
-	bg_register $!
-	wait_for 30 test -f "$T/tls/port" || fail "the TLS front did not start: $(cat "$T/tls/log")"
-	local sp
-	sp=$(cat "$T/tls/port")
+	mh_tls_front
 	mh_policy
-	SP=$sp TLSDIR=$T/tls /usr/bin/python3 - "$T/policy.yaml" <<'PY'
-import os, sys
-p = sys.argv[1]
-s = open(p).read()
-sp = os.environ["SP"]
-s = s.replace("  endpoints:\n", "  endpoints:\n    - {host: mcps.test, ports: [%s], tls: intercept, protocol: mcp, mcp_server: ev}\n" % sp, 1)
-s = s.replace("allow_private: [", "allow_private: [127.0.0.1:%s, " % sp, 1)
-s = s.replace("resolve: { ", "resolve: { mcps.test: 127.0.0.1, ", 1)
-s = s.replace("network:\n", "network:\n  upstream_ca: %s/ca.pem\n" % os.environ["TLSDIR"], 1)
-open(p, "w").write(s)
-PY
+	mh_policy_tls
 	al --policy "$T/policy.yaml" -- node "$here/mcp-http-client.mjs" "{\"url\":\"https://mcps.test:$sp/mcp\",\"ops\":[
 		{\"op\":\"list\"},{\"op\":\"call\",\"name\":\"echo\",\"arguments\":{\"message\":\"hi tls\"}},
 		{\"op\":\"call\",\"name\":\"get-sum\",\"arguments\":{\"a\":1,\"b\":2}}]}"
