@@ -386,6 +386,23 @@ e2e_summary() {
 # start_servers: the loopback servers of servers.py, with their files in
 # $T/srv (a token file written there first is the secret the HTTPS server
 # checks); sets HP (HTTP), SP (HTTPS) and WP (websocket) to their ports.
+# git_served_repo NAME TEXT: a bare repository $T/srv/git/NAME.git with one
+# commit (a README holding TEXT) on main, ready for git's dumb HTTP from the
+# servers start_servers runs.
+git_served_repo() {
+	local g="$T/srv/git"
+	mkdir -p "$g"
+	git init -q --bare "$g/$1.git"
+	rm -rf "$T/src"
+	git -C "$T" -c init.defaultBranch=main init -q src
+	echo "$2" >"$T/src/README"
+	git -C "$T/src" add README
+	git -C "$T/src" -c user.name=t -c user.email=t@t commit -qm first
+	git -C "$T/src" push -q "$g/$1.git" HEAD:main
+	git -C "$g/$1.git" symbolic-ref HEAD refs/heads/main
+	git -C "$g/$1.git" update-server-info
+}
+
 start_servers() {
 	mkdir -p "$T/srv"
 	/usr/bin/python3 "$here/servers.py" "$T/srv" >"$T/srv/log" 2>&1 &

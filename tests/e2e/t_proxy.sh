@@ -518,15 +518,7 @@ test_proxy_death_ends_the_run() {
 test_proxy_git_clone_through_a_rule() {
 	start_servers
 	local g="$T/srv/git"
-	mkdir -p "$g"
-	git init -q --bare "$g/allowed.git"
-	git -C "$T" -c init.defaultBranch=main init -q src
-	echo "hello through the proxy" >"$T/src/README"
-	git -C "$T/src" add README
-	git -C "$T/src" -c user.name=t -c user.email=t@t commit -qm first
-	git -C "$T/src" push -q "$g/allowed.git" HEAD:main
-	git -C "$g/allowed.git" symbolic-ref HEAD refs/heads/main
-	git -C "$g/allowed.git" update-server-info
+	git_served_repo allowed "hello through the proxy"
 	cp -r "$g/allowed.git" "$g/other.git"
 	# git clone creates a repository (its .git/config and hooks) in the
 	# workspace, which the default protected paths refuse (t_protect.sh);
@@ -648,16 +640,7 @@ test_proxy_interception_trusted_by_java_and_more_tools() {
 		ran=$((ran + 1))
 	fi
 	if command -v git >/dev/null; then
-		g="$T/srv/git"
-		mkdir -p "$g"
-		git init -q --bare "$g/allowed.git"
-		git -C "$T" -c init.defaultBranch=main init -q src
-		echo "cloned over intercepted https" >"$T/src/README"
-		git -C "$T/src" add README
-		git -C "$T/src" -c user.name=t -c user.email=t@t commit -qm first
-		git -C "$T/src" push -q "$g/allowed.git" HEAD:main
-		git -C "$g/allowed.git" symbolic-ref HEAD refs/heads/main
-		git -C "$g/allowed.git" update-server-info
+		git_served_repo allowed "cloned over intercepted https"
 		al_policy "$pol" -- /bin/sh -c "$bare git clone -q https://secure.test:$SP/git/allowed.git /tmp/c 2>&1 && cat /tmp/c/README"
 		assert_rc 0 "git clone over intercepted https: $OUT"
 		assert_contains "$OUT" "cloned over intercepted https" "git's clone"

@@ -80,16 +80,7 @@ test_tools_venv_and_git_init() {
 test_tools_git_clone() {
 	tools_env
 	start_servers
-	local g="$T/srv/git"
-	mkdir -p "$g"
-	git init -q --bare "$g/repo.git"
-	git -C "$T" -c init.defaultBranch=main init -q src
-	echo "cloned through the proxy" >"$T/src/README"
-	git -C "$T/src" add README
-	git -C "$T/src" -c user.name=t -c user.email=t@t commit -qm first
-	git -C "$T/src" push -q "$g/repo.git" HEAD:main
-	git -C "$g/repo.git" symbolic-ref HEAD refs/heads/main
-	git -C "$g/repo.git" update-server-info
+	git_served_repo repo "cloned through the proxy"
 	tools_net_policy git.test
 	al --policy "$T/net.yaml" -- /usr/bin/git clone -q "http://git.test:$HP/git/repo.git" clone1
 	assert_rc 0 "git clone from the loopback server"
