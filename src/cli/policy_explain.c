@@ -24,6 +24,7 @@
 #include "sandbox/fsrules.h"
 #include "sandbox/internal.h"
 #include "sandbox/landlock_abi.h"
+#include "sandbox/review_run.h"
 #include "sandbox/sandbox.h"
 #include "util/cleanup.h"
 
@@ -372,9 +373,28 @@ static int explain_path(const struct policy *p, const char *arg, const char *acc
 	if (v == FSR_ALLOW && is_write && !exists && plan.protect.n && wl && strncmp(path, plan.workspace, wl) == 0 &&
 	    path[wl] == '/' && (glob = protect_match(&plan.protect, path + wl + 1, false)))
 		v = FSR_DENY_ACCESS;
-	char protected_by[300] = "";
+	char protected_by[360] = "";
 	if (glob)
 		snprintf(protected_by, sizeof(protected_by), " (protected: %s)", glob);
+	/* In hold and review modes the write happens inside and what it
+	 * makes waits for a person: "allow" alone would say it lands. */
+	const char *mode_why = NULL;
+	enum policy_workspace_mode mode = review_run_mode(p, &mode_why);
+	if (v == FSR_ALLOW && is_write && wl && strncmp(path, plan.workspace, wl) == 0 && path[wl] == '/') {
+		struct protect_set ps = { 0 };
+		const char *held = NULL;
+		if (mode == POLICY_WS_HOLD && protect_set_from_policy(p, &ps) == 0)
+			held = protect_match(&ps, path + wl + 1, false);
+		if (held)
+			snprintf(protected_by, sizeof(protected_by),
+				 " inside; held at exit for review (protected: %s), it lands only with airlock apply "
+				 "SESSION --accept",
+				 held);
+		else if (mode == POLICY_WS_REVIEW)
+			snprintf(protected_by, sizeof(protected_by),
+				 " inside; held at exit for review (workspace_mode: review holds every change)");
+		protect_set_free(&ps);
+	}
 	plan_free(&plan);
 
 	const char *name, *entry = NULL;

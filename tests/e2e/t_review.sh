@@ -435,3 +435,17 @@ test_review_killed_apply_is_rolled_back() {
 	assert_eq N "$(cat "$WS/n")" "the new file"
 	assert_no_file "$WS/c" "the deleted file"
 }
+
+# policy explain tells a write that hold mode keeps back from one that
+# lands, and direct mode's refusal from both.
+test_review_explain_says_what_is_held() {
+	printf 'version: 1\n' >"$T/hold.yaml"
+	printf 'version: 1\nsandbox:\n  workspace_mode: direct\n' >"$T/direct.yaml"
+	local out
+	out=$(cd "$WS" && "$AIRLOCK" policy explain "$T/hold.yaml" --path "$WS/.git/hooks/pre-commit" --access write)
+	assert_contains "$out" "held at exit for review (protected: **/.git/hooks/**)" "a hook written in hold mode is held"
+	out=$(cd "$WS" && "$AIRLOCK" policy explain "$T/hold.yaml" --path "$WS/src/main.c" --access write)
+	assert_not_contains "$out" "held" "an ordinary file lands"
+	out=$(cd "$WS" && "$AIRLOCK" policy explain "$T/direct.yaml" --path "$WS/.git/hooks/pre-commit" --access write)
+	assert_contains "$out" "deny" "direct mode refuses the hook"
+}
