@@ -61,6 +61,13 @@ suggest() {
 	SERR=$(cat "$T/suggest.err")
 }
 
+# A fresh home for the run, even where the tests are given a real one (the
+# unprivileged run): what the host's home holds decides what is hidden.
+learn_fresh_home() {
+	E2E_HOME=$(mktemp -d /var/tmp/airlock-e2e-home.XXXXXX) || fail "mktemp HOME"
+	printf '%s\n' "$E2E_HOME" >>"$T/.rm_dirs"
+}
+
 # The only log in directory $1.
 log_in() {
 	local l
@@ -257,6 +264,7 @@ PY
 # tokens: the reads are recorded, and suggest offers none of them; the
 # neighbour, an ordinary host file the same job read, is offered.
 test_learn_suggests_no_credential_store() {
+	learn_fresh_home
 	mkdir -p "$E2E_HOME/.ssh" "$E2E_HOME/.aws" "$E2E_HOME/.config/gh"
 	printf 'key\n' >"$E2E_HOME/.ssh/id_ed25519"
 	printf '[default]\n' >"$E2E_HOME/.aws/credentials"
@@ -290,6 +298,7 @@ test_learn_suggests_no_credential_store() {
 # host's home. The neighbour: the install worked and its command runs.
 test_learn_npm_install_suggests_nothing_of_the_home() {
 	command -v npm >/dev/null || skip "npm is not installed"
+	learn_fresh_home
 	mkdir -p "$E2E_HOME/.npm/_cacache/index-v5" "$E2E_HOME/.npm/_logs" "$E2E_HOME/.config"
 	mkdir -p "$T/pkg/package/bin"
 	cat >"$T/pkg/package/package.json" <<'JSON'
