@@ -638,7 +638,8 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 		 * leads to, is held by its own path) */
 		a.held[a.nheld++] = g->whole && review_beneath(c->path, g->root) ? g->root : c->path;
 	}
-	qsort(a.held, a.nheld, sizeof(char *), cmp_str);
+	if (a.nheld)
+		qsort(a.held, a.nheld, sizeof(char *), cmp_str);
 	/* A change beneath a directory that comes whole (new, or replacing
 	 * another) travels with it. */
 	struct buf_list {
@@ -651,7 +652,8 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 		    !is_held(&a, p->path))
 			roots[nroots++] = p->path;
 	}
-	qsort(roots, nroots, sizeof(char *), cmp_str);
+	if (nroots)
+		qsort(roots, nroots, sizeof(char *), cmp_str);
 	for (size_t i = 0; i < ch.n; i++) {
 		const struct review_change *c = &ch.c[i];
 		if (excluded(o, c->path) || is_held(&a, c->path))

@@ -122,7 +122,8 @@ int review_groups_make(struct review_changes *ch, struct review_groups *out, str
 		idx[i] = &ch->c[i];
 		ch->c[i].group = -1;
 	}
-	qsort(idx, ch->n, sizeof(*idx), cmp_path);
+	if (ch->n)
+		qsort(idx, ch->n, sizeof(*idx), cmp_path);
 	int r = 0;
 	/* The tools' groups first, so that what is left can join them. */
 	for (size_t i = 0; i < ch->n && r >= 0; i++) {

@@ -244,7 +244,8 @@ int review_manifest_load(const char *dir, struct review_manifest *m, struct erro
 		}
 		m->n++;
 	}
-	qsort(m->e, m->n, sizeof(*m->e), cmp_mentry);
+	if (m->n) /* qsort takes no NULL array, even of nothing */
+		qsort(m->e, m->n, sizeof(*m->e), cmp_mentry);
 	return 0;
 }
 
