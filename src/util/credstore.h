@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "util/toolcache.h"
+
 static inline bool credstore_path(const char *path)
 {
 	static const char *const names[] = {
@@ -37,15 +39,7 @@ static inline bool credstore_path(const char *path)
 	for (size_t i = 0; i < sizeof(host) / sizeof(host[0]); i++)
 		if (strncmp(path, host[i], strlen(host[i])) == 0)
 			return true;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		size_t n = strlen(names[i]);
-		/* the name itself or anything in it, at any depth of a home
-		 * (HOME may be anywhere) */
-		for (const char *p = strstr(path, names[i]); p; p = strstr(p + 1, names[i]))
-			if (p[n] == '\0' || p[n] == '/')
-				return true;
-	}
-	return false;
+	return home_names_match(path, names, sizeof(names) / sizeof(names[0]));
 }
 
 #endif

@@ -16,6 +16,19 @@
 #include <stdbool.h>
 #include <string.h>
 
+/* Does path hold one of the n names ("/.npm") as whole components, the
+ * name itself or anything in it, at any depth (HOME may be anywhere)? */
+static inline bool home_names_match(const char *path, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(names[i]);
+		for (const char *p = strstr(path, names[i]); p; p = strstr(p + 1, names[i]))
+			if (p[len] == '\0' || p[len] == '/')
+				return true;
+	}
+	return false;
+}
+
 static inline bool toolcache_path(const char *path)
 {
 	static const char *const dirs[] = {
@@ -24,15 +37,7 @@ static inline bool toolcache_path(const char *path)
 		"/.gradle/wrapper/dists", "/.pnpm-store",     "/.local/share/pnpm/store", "/.yarn/berry/cache",
 		"/.bun/install/cache", "/go/pkg/mod",	      "/.nuget/packages",      "/.composer/cache",
 	};
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		size_t n = strlen(dirs[i]);
-		/* the directory itself or anything in it, at any depth of
-		 * a home (HOME may be anywhere) */
-		for (const char *p = strstr(path, dirs[i]); p; p = strstr(p + 1, dirs[i]))
-			if (p[n] == '\0' || p[n] == '/')
-				return true;
-	}
-	return false;
+	return home_names_match(path, dirs, sizeof(dirs) / sizeof(dirs[0]));
 }
 
 #endif
