@@ -20,8 +20,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
+#include <sys/ioctl.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -31,6 +34,7 @@
 #include "sandbox/ftrace.h"
 #include "sandbox/fsrules.h"
 #include "sandbox/landlock_abi.h"
+#include "sandbox/seccomp_bpf.h"
 #include "sandbox/internal.h"
 #include "sandbox/trace.h"
 #include "util/cleanup.h"
@@ -62,6 +66,7 @@ struct ftrace {
 	size_t n_made;
 	const struct protect_set *protect;
 	const char *ws;
+	int root; /* SECCOMP_TRACE_WRITES: the sandbox's root directory, or -1 */
 };
 
 void ftrace_set_protect(struct ftrace *f, const struct protect_set *set, const char *ws)
@@ -239,7 +244,10 @@ static void forget(struct ftrace *f, pid_t tid)
 
 struct ftrace *ftrace_new(void)
 {
-	return calloc(1, sizeof(struct ftrace));
+	struct ftrace *f = calloc(1, sizeof(struct ftrace));
+	if (f)
+		f->root = -1;
+	return f;
 }
 
 void ftrace_free(struct ftrace *f)
@@ -248,6 +256,8 @@ void ftrace_free(struct ftrace *f)
 		return;
 	for (size_t i = 0; i < f->n_made; i++)
 		free(f->made[i]);
+	if (f->root >= 0)
+		close(f->root);
 	free(f);
 }
 
@@ -571,6 +581,64 @@ static void observe_call(struct ftrace *f, struct trace_log *log, pid_t tid, int
 	}
 }
 
+/* Note call nr of tid with arguments a, whose path is argument path_arg(nr),
+ * into p: what conclude() needs once its result is known. */
+static void note(struct pending *p, pid_t tid, int nr, const uint64_t a[6])
+{
+	int i = path_arg(nr);
+	p->tid = tid;
+	p->nr = nr;
+	p->creates = creates(nr, a);
+	read_string(tid, a[i], p->path, sizeof(p->path));
+	p->path_dfd = i > 0 && nr != SYS_symlink ? (int)a[i - 1] : AT_FDCWD;
+	p->dest[0] = '\0';
+	p->where[0] = '\0';
+	p->glob = NULL;
+	int dfd, dp;
+	dest_args(nr, &dfd, &dp);
+	if (dp >= 0) {
+		read_string(tid, a[dp], p->dest, sizeof(p->dest));
+		p->dest_dfd = dfd >= 0 ? (int)a[dfd] : AT_FDCWD;
+	}
+}
+
+/* Record call p of tid, which failed (or, noted at entry, will fail) with
+ * e, when e is a refusal the log holds. */
+static void conclude(struct ftrace *f, struct trace_log *log, pid_t tid, struct pending *p, int e)
+{
+	struct stat st;
+	/* The sandbox shows host paths at their own names, so a
+	 * path missing inside but present outside was hidden. */
+	bool hidden = e == ENOENT && p->path[0] == '/' && lstat(p->path, &st) == 0;
+	bool dir_hidden = e == ENOENT && !hidden && p->creates && p->path[0] == '/' && ftrace_dir_exists(p->path);
+	bool refused = e == EROFS || e == EBUSY || e == EACCES || e == EPERM;
+	if (refused && f->protect) {
+		/* Only for the record, and only for a refused call (the
+		 * kernel enforces: read-only mounts): does it touch a
+		 * protected path? The destination first: a rename onto
+		 * .git/config is about .git/config. */
+		if (p->dest[0])
+			protected_at(f, tid, p->dest_dfd, p->dest, p);
+		if (!p->glob)
+			protected_at(f, tid, p->path_dfd, p->path, p);
+	}
+	/* The open-files rlimit, which the kernel reports to
+	 * nobody, seen here at the call it refused. */
+	if (e == EMFILE) {
+		char name[64];
+		trace_note_emfile(log, tid, seccomp_syscall_name(p->nr, name, sizeof(name)));
+	}
+	if (p->glob && refused) {
+		char name[64];
+		trace_record_protected(log, tid, seccomp_syscall_name(p->nr, name, sizeof(name)), p->where, e,
+				       p->glob);
+	} else if (e == EACCES || e == EPERM || e == EROFS || hidden || dir_hidden) {
+		char name[64];
+		trace_record_file(log, tid, seccomp_syscall_name(p->nr, name, sizeof(name)), p->path, e,
+				  dir_hidden, p->creates);
+	}
+}
+
 bool ftrace_handle(struct ftrace *f, struct trace_log *log, pid_t tid, int status)
 {
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
@@ -592,21 +660,7 @@ bool ftrace_handle(struct ftrace *f, struct trace_log *log, pid_t tid, int statu
 			if (f->observe)
 				observe_call(f, log, tid, (int)si.seccomp.nr, si.seccomp.args);
 			if (p) {
-				p->nr = (int)si.seccomp.nr;
-				p->creates = creates(p->nr, si.seccomp.args);
-				read_string(tid, si.seccomp.args[a], p->path, sizeof(p->path));
-				p->path_dfd = a > 0 && p->nr != SYS_symlink ? (int)si.seccomp.args[a - 1] : AT_FDCWD;
-				p->dest[0] = '\0';
-				p->where[0] = '\0';
-				p->glob = NULL;
-				if (f->protect) {
-					int dfd, dp;
-					dest_args(p->nr, &dfd, &dp);
-					if (dp >= 0) {
-						read_string(tid, si.seccomp.args[dp], p->dest, sizeof(p->dest));
-						p->dest_dfd = dfd >= 0 ? (int)si.seccomp.args[dfd] : AT_FDCWD;
-					}
-				}
+				note(p, tid, (int)si.seccomp.nr, si.seccomp.args);
 				resume = PTRACE_SYSCALL; /* stop again at its exit */
 			}
 		}
@@ -615,39 +669,7 @@ bool ftrace_handle(struct ftrace *f, struct trace_log *log, pid_t tid, int statu
 		struct pending *p = slot(f, tid, false);
 		if (p && ptrace(PTRACE_GET_SYSCALL_INFO, tid, sizeof(si), &si) > 0 &&
 		    si.op == PTRACE_SYSCALL_INFO_EXIT && si.exit.is_error) {
-			int e = (int)-si.exit.rval;
-			struct stat st;
-			/* The sandbox shows host paths at their own names, so a
-			 * path missing inside but present outside was hidden. */
-			bool hidden = e == ENOENT && p->path[0] == '/' && lstat(p->path, &st) == 0;
-			bool dir_hidden = e == ENOENT && !hidden && p->creates && p->path[0] == '/' &&
-					  ftrace_dir_exists(p->path);
-			bool refused = e == EROFS || e == EBUSY || e == EACCES || e == EPERM;
-			if (refused && f->protect) {
-				/* Only for the record, and only for a refused call (the
-				 * kernel enforces: read-only mounts): does it touch a
-				 * protected path? The destination first: a rename onto
-				 * .git/config is about .git/config. */
-				if (p->dest[0])
-					protected_at(f, tid, p->dest_dfd, p->dest, p);
-				if (!p->glob)
-					protected_at(f, tid, p->path_dfd, p->path, p);
-			}
-			/* The open-files rlimit, which the kernel reports to
-			 * nobody, seen here at the call it refused. */
-			if (e == EMFILE) {
-				char name[64];
-				trace_note_emfile(log, tid, seccomp_syscall_name(p->nr, name, sizeof(name)));
-			}
-			if (p->glob && refused) {
-				char name[64];
-				trace_record_protected(log, tid, seccomp_syscall_name(p->nr, name, sizeof(name)),
-						       p->where, e, p->glob);
-			} else if (e == EACCES || e == EPERM || e == EROFS || hidden || dir_hidden) {
-				char name[64];
-				trace_record_file(log, tid, seccomp_syscall_name(p->nr, name, sizeof(name)), p->path, e,
-						  dir_hidden, p->creates);
-			}
+			conclude(f, log, tid, p, (int)-si.exit.rval);
 		}
 		forget(f, tid);
 	} else if (sig == SIGTRAP && event) {
@@ -663,5 +685,197 @@ bool ftrace_handle(struct ftrace *f, struct trace_log *log, pid_t tid, int statu
 		inject = sig; /* an ordinary signal: deliver it */
 	}
 	ptrace((enum __ptrace_request)resume, tid, 0, inject);
+	return true;
+}
+
+/* ---- SECCOMP_TRACE_WRITES: noted from a user notification ---- */
+
+int ftrace_root(struct ftrace *f, pid_t init, struct error *err)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)init);
+	f->root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (f->root < 0)
+		return error_sys(err, errno, "cannot open the sandbox's root (%s)", path);
+	return 0;
+}
+
+/* name (relative to dfd in tid, or absolute) as an absolute, lexically
+ * normalised path in the sandbox's tree. */
+static bool absolute_in(pid_t tid, int dfd, const char *name, char *out, size_t len)
+{
+	char base[512];
+	if (name[0] == '\0' || (name[0] == '?' && name[1] == '\0'))
+		return false;
+	if (name[0] == '/') {
+		if ((size_t)snprintf(out, len, "%s", name) >= len)
+			return false;
+	} else if (!base_of(tid, dfd, base, sizeof(base)) ||
+		   (size_t)snprintf(out, len, "%s/%s", base, name) >= len) {
+		return false;
+	}
+	normalize(out);
+	return true;
+}
+
+/* The file the sandbox sees at abs, as an O_PATH fd opened from outside:
+ * RESOLVE_IN_ROOT resolves its symlinks, absolute ones too, inside the
+ * sandbox's tree, as the sandbox itself would. -errno when there is
+ * none. */
+static int open_inside(const struct ftrace *f, const char *abs, bool follow)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, f->root, abs, &how, sizeof(how));
+	return fd < 0 ? -errno : fd;
+}
+
+/* What the mount holding abs (or, for a name to be made, its directory)
+ * answers a write: 0, EROFS, or ENOENT when there is nothing there. Any
+ * other failure to look is 0: nothing is recorded. */
+static int write_outcome(const struct ftrace *f, pid_t tid, const char *abs, bool parent, bool follow,
+			 bool mode_first)
+{
+	char dir[512];
+	const char *at = abs;
+	if (parent) {
+		const char *slash = strrchr(abs, '/');
+		if (!slash || (size_t)(slash - abs) >= sizeof(dir))
+			return 0;
+		memcpy(dir, abs, (size_t)(slash - abs));
+		dir[slash - abs] = '\0';
+		at = dir[0] ? dir : "/";
+		follow = true;
+	}
+	_cleanup_close_ int fd = open_inside(f, at, follow);
+	if (fd < 0)
+		return fd == -ENOENT || fd == -ENOTDIR ? ENOENT : 0;
+	struct statvfs sv;
+	if (fstatvfs(fd, &sv) < 0 || !(sv.f_flag & ST_RDONLY))
+		return 0;
+	/* An existing file opened for writing without O_TRUNC, or
+	 * truncate()d, meets its mode before its mount (may_open, then the
+	 * mount's write access): the sandbox runs with no capabilities, so
+	 * the mode alone decides. An open with O_TRUNC and a name made or
+	 * removed meet the mount first. WARNING: this order is the kernel's;
+	 * t_trace.sh checks it against the tracer, which sees real results. */
+	struct stat st;
+	uid_t uid;
+	gid_t gid;
+	if (mode_first && !parent && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && seccomp_caller_fsids(tid, &uid, &gid)) {
+		mode_t w = st.st_uid == uid ? S_IWUSR : st.st_gid == gid ? S_IWGRP : S_IWOTH;
+		if (!(st.st_mode & w))
+			return EACCES;
+	}
+	return EROFS;
+}
+
+/* The error the kernel will give call p (noted at its entry, before it
+ * runs), as far as the mounts decide it: a write to a read-only mount
+ * (EROFS), a name made in a directory the sandbox does not have (ENOENT),
+ * a program on a noexec mount (EACCES). 0 when it will run, or where
+ * Landlock decides: its refusals are the kernel audit log's to record.
+ * WARNING: this only names refusals for the log; the kernel makes them.
+ * A thread that rewrites the path between this look and the kernel's can
+ * have a refused call recorded under another name, or not at all, never
+ * make a refused call run. */
+static int predict(const struct ftrace *f, pid_t tid, const struct pending *p, const uint64_t a[6])
+{
+	char abs[512], dest[512];
+	int flags;
+	if (!absolute_in(tid, p->path_dfd, p->path, abs, sizeof(abs)))
+		return 0;
+	switch (p->nr) {
+	case SYS_execve: case SYS_execveat: {
+		if (p->nr == SYS_execveat && (a[4] & AT_EMPTY_PATH))
+			return 0;
+		_cleanup_close_ int fd = open_inside(f, abs, !(p->nr == SYS_execveat && (a[4] & AT_SYMLINK_NOFOLLOW)));
+		if (fd < 0)
+			return fd == -ENOENT || fd == -ENOTDIR ? ENOENT : 0;
+		struct statvfs sv;
+		return fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_NOEXEC) ? EACCES : 0;
+	}
+	case SYS_open: case SYS_openat:
+		flags = (int)a[p->nr == SYS_open ? 1 : 2];
+		if (flags & O_CREAT) {
+			_cleanup_close_ int fd = open_inside(f, abs, !(flags & O_NOFOLLOW));
+			if (fd >= 0 && !(flags & O_EXCL))
+				return (flags & O_ACCMODE) == O_RDONLY && !(flags & O_TRUNC)
+					       ? 0
+					       : write_outcome(f, tid, abs, false, !(flags & O_NOFOLLOW), !(flags & O_TRUNC));
+			return fd >= 0 ? 0 : write_outcome(f, tid, abs, true, true, false);
+		}
+		if ((flags & O_TMPFILE) == O_TMPFILE)
+			return write_outcome(f, tid, abs, false, true, false);
+		return write_outcome(f, tid, abs, false, !(flags & O_NOFOLLOW), !(flags & O_TRUNC));
+	case SYS_truncate:
+		return write_outcome(f, tid, abs, false, true, true);
+	case SYS_creat: case SYS_mkdir: case SYS_mkdirat: case SYS_mknod: case SYS_mknodat:
+	case SYS_unlink: case SYS_unlinkat: case SYS_rmdir: case SYS_symlink: case SYS_symlinkat:
+		return write_outcome(f, tid, abs, true, true, false);
+	case SYS_rename: case SYS_renameat: case SYS_renameat2: case SYS_link: case SYS_linkat: {
+		int e = p->nr == SYS_link || p->nr == SYS_linkat ? 0 : write_outcome(f, tid, abs, true, true, false);
+		if (e || !absolute_in(tid, p->dest_dfd, p->dest, dest, sizeof(dest)))
+			return e;
+		return write_outcome(f, tid, dest, true, true, false);
+	}
+	default:
+		return 0;
+	}
+}
+
+/* Is notification (nr, a) one SECCOMP_TRACE_WRITES sends to be noted
+ * (seccomp_rules.c), rather than a refusal? A set-ID mode is refused. */
+static bool noted(int nr, const uint64_t a[6])
+{
+	const uint64_t setid = S_ISUID | S_ISGID;
+	switch (nr) {
+	case SYS_open: case SYS_openat: {
+		uint64_t flags = a[nr == SYS_open ? 1 : 2], mode = a[nr == SYS_open ? 2 : 3];
+		bool makes = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
+		if (makes && (mode & setid))
+			return false;
+		return makes || (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
+	}
+	case SYS_creat: case SYS_mkdir: case SYS_mknod:
+		return !(a[1] & setid);
+	case SYS_mkdirat: case SYS_mknodat:
+		return !(a[2] & setid);
+	case SYS_unlink: case SYS_unlinkat: case SYS_rmdir: case SYS_rename: case SYS_renameat:
+	case SYS_renameat2: case SYS_link: case SYS_linkat: case SYS_symlink: case SYS_symlinkat:
+	case SYS_truncate: case SYS_execve: case SYS_execveat:
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool ftrace_notified(struct ftrace *f, struct trace_log *log, int notify, const struct seccomp_notif *req)
+{
+	uint64_t a[6];
+	for (size_t i = 0; i < 6; i++)
+		a[i] = req->data.args[i];
+	if (!f || f->root < 0 || !noted(req->data.nr, a))
+		return false;
+	struct pending p;
+	pid_t tid = (pid_t)req->pid;
+	note(&p, tid, req->data.nr, a);
+	/* The path was read from the caller's memory: the notification must
+	 * still be live, or the pid may name another process by now. */
+	if (ioctl(notify, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == 0) {
+		int e = predict(f, tid, &p, a);
+		if (e)
+			conclude(f, log, tid, &p, e);
+	}
+	/* CONTINUE: the kernel decides this call, as it would untraced
+	 * (mounts, Landlock); the supervisor only notes it. Never for a call
+	 * the supervisor decides (the guard performs those itself). */
+	struct seccomp_notif_resp resp = {
+		.id = req->id,
+		.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE,
+	};
+	(void)ioctl(notify, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 	return true;
 }

@@ -2,6 +2,7 @@
 #ifndef AIRLOCK_SANDBOX_FTRACE_H
 #define AIRLOCK_SANDBOX_FTRACE_H
 
+#include <linux/seccomp.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -30,6 +31,18 @@ void ftrace_set_protect(struct ftrace *f, const struct protect_set *set, const c
 
 /* Seize the sandbox's init; its descendants are traced automatically. */
 int ftrace_attach(pid_t init, struct error *err) WUR;
+
+/* SECCOMP_TRACE_WRITES: the supervisor traces nothing; the calls that
+ * change the tree come as user notifications instead. ftrace_root opens
+ * the sandbox's root (init's, once its tree is built), to look at what
+ * those calls name as the sandbox sees it. */
+int ftrace_root(struct ftrace *f, pid_t init, struct error *err) WUR;
+
+/* A user notification of a call SECCOMP_TRACE_WRITES sends to be noted:
+ * records it when the mounts will refuse it (see predict() in ftrace.c),
+ * and answers it, to run as it would have. Returns false, having
+ * answered nothing, for any other notification (a refusal, the guard's). */
+bool ftrace_notified(struct ftrace *f, struct trace_log *log, int notify, const struct seccomp_notif *req);
 
 /* Handle one wait status of a tracee. Returns true when the status was a
  * ptrace stop that has been dealt with (the caller ignores it). */

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "handoff/protect.h"
+#include "sandbox/seccomp_bpf.h"
 #include "policy/policy.h"
 #include "util/buf.h"
 #include "util/error.h"
@@ -71,7 +72,8 @@ struct sandbox_plan {
 	} rlimits[8];
 	size_t n_rlimits;
 
-	bool trace;        /* seccomp denials are sent to the supervisor */
+	enum seccomp_trace trace; /* not OFF: seccomp denials are sent to the supervisor,
+	                           * and file calls stop for its tracer (seccomp_bpf.h) */
 	bool hold;         /* after READY, wait for PROTO_TRACED before the command starts
 	                    * (trace mode, and a decision log still starting) */
 	uint16_t proxy_port; /* the egress proxy's port on the sandbox's loopback; 0 = no network */
@@ -152,7 +154,7 @@ int plan_add_socket(struct sandbox_plan *p, const char *path) WUR;
 int plan_add_mount(struct sandbox_plan *p, enum mount_kind kind, const char *src, const char *dst, bool ro,
 		   bool is_dir) WUR;
 int plan_add_rule(struct sandbox_plan *p, const char *path, uint64_t access) WUR;
-int plan_build(const struct policy *pol, char *const *argv, bool trace, struct sandbox_plan *out,
+int plan_build(const struct policy *pol, char *const *argv, enum seccomp_trace trace, struct sandbox_plan *out,
 	       struct error *err) WUR;
 
 /* Does the sandbox show the host's path through one of the plan's binds? */

@@ -617,7 +617,8 @@ int plan_observe(struct sandbox_plan *p, const struct policy *pol, const char *a
 	return 0;
 }
 
-int plan_build(const struct policy *pol, char *const *argv, bool trace, struct sandbox_plan *p, struct error *err)
+int plan_build(const struct policy *pol, char *const *argv, enum seccomp_trace trace, struct sandbox_plan *p,
+	       struct error *err)
 {
 	char real[PATH_MAX];
 	struct stat st, ws_st;
@@ -630,7 +631,7 @@ int plan_build(const struct policy *pol, char *const *argv, bool trace, struct s
 	p->review_tree_fd = -1;
 	p->argv = (char **)argv;
 	p->trace = trace;
-	p->hold = trace;
+	p->hold = trace != SECCOMP_TRACE_OFF;
 
 	/* The workspace must exist and be a directory. */
 	char ws[PATH_MAX];

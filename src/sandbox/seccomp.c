@@ -48,7 +48,7 @@ int seccomp_apply(const struct sandbox_plan *plan, int *notify_fd, struct error 
 		.len = (unsigned short)(len / sizeof(struct sock_filter)),
 		.filter = (struct sock_filter *)(uintptr_t)prog,
 	};
-	bool listen = plan->trace || guard;
+	bool listen = plan->trace != SECCOMP_TRACE_OFF || guard;
 	/* WAIT_KILLABLE_RECV (Linux 5.19): once the supervisor has taken a
 	 * call, only a fatal signal interrupts it, so a call the guard has
 	 * performed is not restarted and performed twice. */
@@ -64,7 +64,7 @@ int seccomp_apply(const struct sandbox_plan *plan, int *notify_fd, struct error 
 }
 
 /* The file-system uid and gid of task pid, as the host sees them. */
-static bool caller_fsids(pid_t pid, uid_t *uid, gid_t *gid)
+bool seccomp_caller_fsids(pid_t pid, uid_t *uid, gid_t *gid)
 {
 	char path[64], buf[4096];
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
@@ -138,7 +138,7 @@ bool seccomp_memfd_handle(int notify, const struct seccomp_notif *req)
 	 * sent gets nothing: the notification is gone and ADDFD fails). */
 	uid_t fsuid = (uid_t)-1;
 	gid_t fsgid = (gid_t)-1;
-	if (geteuid() == 0 && !caller_fsids(req->pid, &fsuid, &fsgid)) {
+	if (geteuid() == 0 && !seccomp_caller_fsids(req->pid, &fsuid, &fsgid)) {
 		resp.error = -ESRCH;
 		(void)ioctl(notify, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 		return true;

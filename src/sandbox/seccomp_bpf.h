@@ -4,17 +4,35 @@
 
 #include <linux/seccomp.h>
 #include <stdbool.h>
+#include <sys/types.h>
+
+/* How much of the sandbox's file activity stops for the supervisor's
+ * ptrace (ftrace.c), to record what was refused:
+ *   OFF     nothing.
+ *   WRITES  the calls that change the tree (an open for writing, creating,
+ *           removing, renaming or linking a name, truncate) and exec: what
+ *           the decision log records in enforce mode. They come to the
+ *           supervisor as user notifications, are noted and run
+ *           (ftrace_notified); nothing is ptraced. Reads, stats and
+ *           access probes run unseen, at native speed.
+ *   ALL     every call that takes a path, reads and probes too: learn and
+ *           observe modes and --trace-denials, which must see a read of a
+ *           hidden file to suggest or report it. */
+enum seccomp_trace { SECCOMP_TRACE_OFF, SECCOMP_TRACE_WRITES, SECCOMP_TRACE_ALL };
+#define SECCOMP_TRACE_LEVELS 3
 
 /* The sandbox's seccomp programs (struct sock_filter arrays), generated at
  * build time by seccomp-gen from seccomp_rules.c: one per combination of
- * trace mode, filesystem.protect's creating calls and the socket guard's
- * calls sent to the supervisor, indexed by seccomp_bpf_index. */
-extern const unsigned char *const seccomp_bpf_progs[8];
-extern const unsigned long *const seccomp_bpf_lens[8];
+ * the trace level (enum seccomp_trace), filesystem.protect's creating
+ * calls and the socket guard's calls sent to the supervisor, indexed by
+ * seccomp_bpf_index. */
+#define SECCOMP_BPF_PROGS (SECCOMP_TRACE_LEVELS * 2 * 2)
+extern const unsigned char *const seccomp_bpf_progs[SECCOMP_BPF_PROGS];
+extern const unsigned long *const seccomp_bpf_lens[SECCOMP_BPF_PROGS];
 
-static inline int seccomp_bpf_index(bool trace, bool protect, bool sockets)
+static inline int seccomp_bpf_index(enum seccomp_trace trace, bool protect, bool sockets)
 {
-	return (sockets ? 4 : 0) + (protect ? 2 : 0) + (trace ? 1 : 0);
+	return ((sockets ? 2 : 0) + (protect ? 1 : 0)) * SECCOMP_TRACE_LEVELS + (int)trace;
 }
 
 /* supervisor: answers the sandbox's memfd_create (sent by the filter when
@@ -22,5 +40,9 @@ static inline int seccomp_bpf_index(bool trace, bool protect, bool sockets)
  * (MFD_NOEXEC_SEAL), installed in the caller. See seccomp.c. Returns
  * false, having answered nothing, for a call the caller must refuse. */
 bool seccomp_memfd_handle(int notify, const struct seccomp_notif *req);
+
+/* The file-system uid and gid of task pid, as the host sees them (from
+ * /proc/PID/status). */
+bool seccomp_caller_fsids(pid_t pid, uid_t *uid, gid_t *gid);
 
 #endif

@@ -162,11 +162,17 @@ static const char *const creating[] = {
 	"rename", "renameat", "renameat2",
 };
 
-/* Syscalls that take a path Landlock judges (traced in trace mode). */
-static const char *const traced[] = {
-	"open", "openat", "openat2", "creat", "execve", "execveat", "mkdir", "mkdirat", "mknod", "mknodat",
+/* Syscalls that take a path Landlock judges and change the tree, or run a
+ * program (traced from SECCOMP_TRACE_WRITES on). open and openat are
+ * judged by their flags (add_open). */
+static const char *const traced_writes[] = {
+	"creat", "execve", "execveat", "mkdir", "mkdirat", "mknod", "mknodat",
 	"unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2", "link", "linkat", "symlink",
 	"symlinkat", "truncate",
+};
+
+/* Syscalls that only read or probe (traced at SECCOMP_TRACE_ALL alone). */
+static const char *const traced_reads[] = {
 	/* Probes: a tool that looks for ~/.gitconfig with access() or stat()
 	 * and, not finding it, goes on without it is told nothing; learn mode
 	 * must see the probe to suggest the file. newfstatat and statx stop
@@ -181,7 +187,8 @@ static const char *const traced[] = {
 struct rule_ctx {
 	scmp_filter_ctx ctx;
 	uint32_t deny; /* SCMP_ACT_ERRNO(EPERM) or SCMP_ACT_NOTIFY */
-	bool trace, protect, sockets;
+	enum seccomp_trace trace;
+	bool protect, sockets;
 	/* Per syscall number: 1 has an unconditional rule, 2 conditional ones.
 	 * libseccomp lets an unconditional rule swallow every conditional
 	 * rule of the same call, whatever the order they were added in (an
@@ -226,6 +233,16 @@ static int add(struct rule_ctx *rc, uint32_t action, const char *name, unsigned 
 	return 0;
 }
 
+/* A call the log must see: at SECCOMP_TRACE_ALL a stop for the tracer
+ * (which sees its result at its exit stop); at SECCOMP_TRACE_WRITES a
+ * user notification, which the supervisor notes and lets run
+ * (ftrace_notified): one round trip, and no tracer in the sandbox's
+ * forks, execs and exits. */
+static uint32_t traced_action(const struct rule_ctx *rc)
+{
+	return rc->trace == SECCOMP_TRACE_ALL ? SCMP_ACT_TRACE(0) : SCMP_ACT_NOTIFY;
+}
+
 /* What a call that passes every check does: goes to the guard when it can
  * make a name under protection, stops for the tracer when it takes a path
  * Landlock judges, else runs. */
@@ -233,7 +250,9 @@ static uint32_t pass(const struct rule_ctx *rc, const char *name)
 {
 	if (rc->protect && IN(creating, name))
 		return SCMP_ACT_NOTIFY;
-	if (rc->trace && IN(traced, name))
+	if (rc->trace != SECCOMP_TRACE_OFF && IN(traced_writes, name))
+		return traced_action(rc);
+	if (rc->trace == SECCOMP_TRACE_ALL && IN(traced_reads, name))
 		return SCMP_ACT_TRACE(0);
 	return SCMP_ACT_ALLOW;
 }
@@ -266,20 +285,36 @@ static int add_mode(struct rule_ctx *rc, const char *name, uint32_t ok, unsigned
 
 /* open and openat: the flags at flagsarg, the mode after them. Without
  * O_CREAT or O_TMPFILE the mode is ignored and the file exists: the call
- * runs (stops for the tracer). With either, the mode is judged; under
+ * runs; the log sees it (traced_action) at SECCOMP_TRACE_ALL, and at
+ * SECCOMP_TRACE_WRITES when it opens for writing or truncates (a read
+ * runs unseen). With O_CREAT or O_TMPFILE the mode is judged; under
  * protection an O_CREAT open goes to the guard, which judges the name. */
 static int add_open(struct rule_ctx *rc, const char *name, unsigned flagsarg, struct error *err)
 {
 	const uint64_t mask = O_CREAT | TMPFILE_BIT;
 	const uint64_t kinds[] = { O_CREAT, TMPFILE_BIT, O_CREAT | TMPFILE_BIT };
-	uint32_t read = rc->trace ? SCMP_ACT_TRACE(0) : SCMP_ACT_ALLOW;
-	struct scmp_arg_cmp c = SCMP_CMP(flagsarg, SCMP_CMP_MASKED_EQ, mask, 0);
+	uint32_t traced = rc->trace != SECCOMP_TRACE_OFF ? traced_action(rc) : SCMP_ACT_ALLOW;
 	int r;
-	if ((r = add(rc, read, name, 1, &c, err)) < 0)
-		return r;
+	if (rc->trace == SECCOMP_TRACE_WRITES) {
+		/* Disjoint cases of the access mode and O_TRUNC beside no
+		 * O_CREAT and no O_TMPFILE: O_RDONLY alone runs, the other
+		 * seven (O_ACCMODE's value 3 included) stop. */
+		const uint64_t rmask = mask | O_ACCMODE | O_TRUNC;
+		for (uint64_t acc = 0; acc <= O_ACCMODE; acc++)
+			for (int trunc = 0; trunc < 2; trunc++) {
+				uint64_t v = acc | (trunc ? O_TRUNC : 0);
+				struct scmp_arg_cmp c = SCMP_CMP(flagsarg, SCMP_CMP_MASKED_EQ, rmask, v);
+				if ((r = add(rc, v ? traced : SCMP_ACT_ALLOW, name, 1, &c, err)) < 0)
+					return r;
+			}
+	} else {
+		struct scmp_arg_cmp c = SCMP_CMP(flagsarg, SCMP_CMP_MASKED_EQ, mask, 0);
+		if ((r = add(rc, traced, name, 1, &c, err)) < 0)
+			return r;
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
-		uint32_t ok = (kinds[i] & O_CREAT) && rc->protect ? SCMP_ACT_NOTIFY : read;
-		c = SCMP_CMP(flagsarg, SCMP_CMP_MASKED_EQ, mask, kinds[i]);
+		uint32_t ok = (kinds[i] & O_CREAT) && rc->protect ? SCMP_ACT_NOTIFY : traced;
+		struct scmp_arg_cmp c = SCMP_CMP(flagsarg, SCMP_CMP_MASKED_EQ, mask, kinds[i]);
 		if ((r = add_mode(rc, name, ok, flagsarg + 1, &c, 1, err)) < 0)
 			return r;
 	}
@@ -367,7 +402,7 @@ static int add_socket(struct rule_ctx *rc, const char *name, struct error *err)
 	return add(rc, refuse, name, 1, &c, err);
 }
 
-int seccomp_rules_build(bool notify, bool trace, bool protect, bool sockets, scmp_filter_ctx *out,
+int seccomp_rules_build(bool notify, enum seccomp_trace trace, bool protect, bool sockets, scmp_filter_ctx *out,
 			struct error *err)
 {
 	_cleanup_free_ struct rule_ctx *rcp = calloc(1, sizeof(*rcp));
@@ -397,7 +432,7 @@ int seccomp_rules_build(bool notify, bool trace, bool protect, bool sockets, scm
 
 	for (size_t i = 0; i < ARRAY_SIZE(allowed); i++) {
 		int flagsarg = !strcmp(allowed[i], "newfstatat") ? 3 : !strcmp(allowed[i], "statx") ? 2 : -1;
-		if (rc->trace && flagsarg >= 0) {
+		if (rc->trace == SECCOMP_TRACE_ALL && flagsarg >= 0) {
 			/* AT_EMPTY_PATH: on the fd itself, no path to judge. */
 			struct scmp_arg_cmp fd_only = SCMP_CMP((unsigned)flagsarg, SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH,
 							       AT_EMPTY_PATH);
@@ -501,7 +536,7 @@ int seccomp_rules_build(bool notify, bool trace, bool protect, bool sockets, scm
 	 * the supervisor listens (always, but for a filter no run uses), it
 	 * makes the memfd, sealed against exec (seccomp.c). */
 	{
-		bool listener = trace || protect || sockets;
+		bool listener = trace != SECCOMP_TRACE_OFF || protect || sockets;
 		struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, MFD_EXEC, MFD_EXEC);
 		if ((r = add(rc, rc->deny, "memfd_create", 1, &c, err)) < 0)
 			goto out;

@@ -5,17 +5,18 @@
 #include <seccomp.h>
 #include <stdbool.h>
 
+#include "sandbox/seccomp_bpf.h"
 #include "util/error.h"
 
 /* Build the sandbox's filter. Denied calls return EPERM, or with notify
  * go to the supervisor through a user notification (which answers EPERM
  * and records them). With trace, path-taking calls stop for the
- * supervisor's ptrace. With protect, calls that create a name go to the
+ * supervisor's ptrace, as enum seccomp_trace says. With protect, calls that create a name go to the
  * supervisor as user notifications (guard.c), and openat2 returns ENOSYS.
  * With sockets, connect, sendto with an address and the creation of
  * datagram unix sockets do too (guard.c). *out is owned by the caller
  * (seccomp_release). */
-int seccomp_rules_build(bool notify, bool trace, bool protect, bool sockets, scmp_filter_ctx *out,
+int seccomp_rules_build(bool notify, enum seccomp_trace trace, bool protect, bool sockets, scmp_filter_ctx *out,
 			struct error *err);
 
 #endif

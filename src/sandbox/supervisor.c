@@ -130,6 +130,21 @@ static void audit_sink(void *ctx, const char *line, size_t len)
 	(void)auditlog_event(ctx, line, len);
 }
 
+/* A creating call for the guard to judge and perform. An open without
+ * O_CREAT comes to be noted (SECCOMP_TRACE_WRITES) or, with O_TMPFILE
+ * and a set-ID mode, refused: the guard took those before the log
+ * noted writes, and takes them still. */
+static bool to_guard(const struct seccomp_notif *req)
+{
+	int nr = req->data.nr;
+	if (!guard_syscall(nr))
+		return false;
+	if (nr != SYS_open && nr != SYS_openat)
+		return true;
+	uint64_t flags = req->data.args[nr == SYS_open ? 1 : 2], mode = req->data.args[nr == SYS_open ? 2 : 3];
+	return (flags & O_CREAT) || ((flags & O_TMPFILE) == O_TMPFILE && (mode & (S_ISUID | S_ISGID)));
+}
+
 static void handle_notify(struct run_state *s)
 {
 	struct seccomp_notif req;
@@ -139,7 +154,7 @@ static void handle_notify(struct run_state *s)
 		return;
 	if (req.data.nr == SYS_memfd_create && seccomp_memfd_handle(s->notify, &req))
 		return;
-	if (s->protect && guard_syscall(req.data.nr)) {
+	if (s->protect && to_guard(&req)) {
 		guard_handle(s->notify, s->guard, &req, s->trace);
 		return;
 	}
@@ -147,6 +162,8 @@ static void handle_notify(struct run_state *s)
 		guard_handle_socket(s->notify, s->guard, &req, s->trace, &s->net);
 		return;
 	}
+	if (ftrace_notified(s->ftrace, s->trace, s->notify, &req))
+		return;
 	trace_record_syscall(s->trace, &req);
 	memset(&resp, 0, sizeof(resp));
 	resp.id = req.id;
@@ -371,16 +388,24 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 				 "%s: identity.header: true needs the signed decision log, whose session key signs the "
 				 "header; it is turned off here (--no-audit or audit.enabled: false)",
 				 pol->file);
-	/* A refused write to a protected path is a decision the log must
-	 * hold: with the log on, the file calls are traced (and the report
-	 * on stderr is still only printed when asked for). Observe mode
-	 * traces to record what would have been denied. */
+	/* A refused write (to a protected path, a read-only mount, a hidden
+	 * directory) is a decision the log must hold: with the log on, the
+	 * calls that change the tree stop for the tracer, and only they:
+	 * reads, stats and probes run at native speed, so an allowed build
+	 * pays nothing for them. A refused read is in the log only where
+	 * Landlock refuses it and the kernel's audit log is readable
+	 * (kaudit.c); a read of a file the sandbox hides answers ENOENT and
+	 * is recorded only when every call is traced: --trace-denials,
+	 * learn and observe modes (whose report is the only one printed on
+	 * stderr). */
 	if ((r = protect_set_from_policy(pol, &protect)) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	/* Held for review instead (plan.c), but the log still holds the
 	 * other refusals (a write to /usr, a hidden host file) as it does
 	 * in direct mode: hold, the default, must not thin the record. */
-	bool trace = report || observe || (audit_dir && protect.n);
+	enum seccomp_trace trace = report || observe ? SECCOMP_TRACE_ALL
+				   : audit_dir	     ? SECCOMP_TRACE_WRITES
+							     : SECCOMP_TRACE_OFF;
 	if (review)
 		protect_set_free(&protect);
 	/* The audit writer starts first: loading libcrypto, its
@@ -630,7 +655,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		/* The sandbox shows the workspace at its host path. */
 		if (protect.n && realpath(pol->sandbox.workspace, ws))
 			ftrace_set_protect(s.ftrace, &protect, ws);
-		if ((r = ftrace_attach(pid, err)) < 0)
+		if ((r = trace == SECCOMP_TRACE_ALL ? ftrace_attach(pid, err) : ftrace_root(s.ftrace, pid, err)) < 0)
 			goto out;
 	}
 	if (plan.hold) {
