@@ -136,11 +136,17 @@ static void test_every_variant(void **state)
 #ifndef __x86_64__
 	skip();
 #else
-	for (int k = 0; k < 8; k++) {
-		bool trace = k & 1, protect = k & 2, sockets = k & 4, listener = trace || protect || sockets;
-		int deny = trace ? NOTIFY : EPERM_;
-		int path = trace ? TRACE : ALLOW;
-		int create = protect ? NOTIFY : path;
+	for (int k = 0; k < SECCOMP_BPF_PROGS; k++) {
+		enum seccomp_trace trace = (enum seccomp_trace)(k % SECCOMP_TRACE_LEVELS);
+		bool protect = k / SECCOMP_TRACE_LEVELS % 2, sockets = k / SECCOMP_TRACE_LEVELS / 2;
+		bool listener = trace != SECCOMP_TRACE_OFF || protect || sockets;
+		assert_int_equal(seccomp_bpf_index(trace, protect, sockets), k);
+		int deny = trace != SECCOMP_TRACE_OFF ? NOTIFY : EPERM_;
+		/* A read is traced only at ALL; a write, a name made or removed
+		 * and an exec at WRITES too, as a notification to be noted. */
+		int path = trace == SECCOMP_TRACE_ALL ? TRACE : ALLOW;
+		int write = trace == SECCOMP_TRACE_ALL ? TRACE : trace == SECCOMP_TRACE_WRITES ? NOTIFY : ALLOW;
+		int create = protect ? NOTIFY : write;
 		const uint64_t cwd = (uint64_t)(int64_t)AT_FDCWD;
 
 		/* Unknown calls, and the ones newer than the list. */
@@ -153,7 +159,13 @@ static void test_every_variant(void **state)
 		expect(k, "getpid", ALLOW, SYS_getpid, 0, 0, 0, 0);
 		expect(k, "rseq", ALLOW, SYS_rseq, 0, 0, 0, 0);
 		expect(k, "close_range", ALLOW, SYS_close_range, 0, 0, 0, 0);
-		expect(k, "execve", path, SYS_execve, 0, 0, 0, 0);
+		expect(k, "execve", write, SYS_execve, 0, 0, 0, 0);
+		expect(k, "unlinkat", write, SYS_unlinkat, cwd, 0, 0, 0);
+		expect(k, "rename", protect ? NOTIFY : write, SYS_rename, 0, 0, 0, 0);
+		expect(k, "truncate", write, SYS_truncate, 0, 0, 0, 0);
+		expect(k, "access", path, SYS_access, 0, 0, 0, 0);
+		expect(k, "newfstatat path", path, SYS_newfstatat, cwd, 0, 0, 0);
+		expect(k, "newfstatat fd", ALLOW, SYS_newfstatat, 3, 0, 0, AT_EMPTY_PATH);
 		expect(k, "ptrace", deny, SYS_ptrace, 0, 0, 0, 0);
 		expect(k, "io_uring_setup", deny, SYS_io_uring_setup, 0, 0, 0, 0);
 		expect(k, "clone3", ENOSYS_, SYS_clone3, 0, 0, 0, 0);
@@ -176,10 +188,14 @@ static void test_every_variant(void **state)
 		expect(k, "fchmodat2 4755", deny, 452, cwd, 0, 04755, 0);
 		expect(k, "fchmod 2700", deny, SYS_fchmod, 0, 02700, 0, 0);
 		expect(k, "openat read", path, SYS_openat, cwd, 0, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 04755);
+		expect(k, "openat O_WRONLY", write, SYS_openat, cwd, 0, O_WRONLY | O_CLOEXEC, 0);
+		expect(k, "openat O_RDWR", write, SYS_openat, cwd, 0, O_RDWR, 0);
+		expect(k, "openat O_RDONLY | O_TRUNC", write, SYS_openat, cwd, 0, O_RDONLY | O_TRUNC, 0);
+		expect(k, "open O_WRONLY", write, SYS_open, 0, O_WRONLY, 0, 0);
 		expect(k, "openat O_CREAT 0644", create, SYS_openat, cwd, 0, O_WRONLY | O_CREAT, 0644);
 		expect(k, "openat O_CREAT 4755", deny, SYS_openat, cwd, 0, O_WRONLY | O_CREAT, 04755);
 		expect(k, "openat O_TMPFILE 2700", deny, SYS_openat, cwd, 0, O_TMPFILE | O_RDWR, 02700);
-		expect(k, "openat O_TMPFILE 0600", path, SYS_openat, cwd, 0, O_TMPFILE | O_RDWR, 0600);
+		expect(k, "openat O_TMPFILE 0600", write, SYS_openat, cwd, 0, O_TMPFILE | O_RDWR, 0600);
 		expect(k, "open O_CREAT 4700", deny, SYS_open, 0, O_CREAT, 04700, 0);
 		expect(k, "creat 2700", deny, SYS_creat, 0, 02700, 0, 0);
 		expect(k, "creat 0644", create, SYS_creat, 0, 0644, 0, 0);
