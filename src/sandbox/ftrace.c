@@ -67,6 +67,7 @@ struct ftrace {
 	const struct protect_set *protect;
 	const char *ws;
 	int root; /* SECCOMP_TRACE_WRITES: the sandbox's root directory, or -1 */
+	const struct fsrules *landlock; /* and its Landlock rules (borrowed), or NULL */
 };
 
 void ftrace_set_protect(struct ftrace *f, const struct protect_set *set, const char *ws)
@@ -690,6 +691,11 @@ bool ftrace_handle(struct ftrace *f, struct trace_log *log, pid_t tid, int statu
 
 /* ---- SECCOMP_TRACE_WRITES: noted from a user notification ---- */
 
+void ftrace_landlock(struct ftrace *f, const struct fsrules *rules)
+{
+	f->landlock = rules;
+}
+
 int ftrace_root(struct ftrace *f, pid_t init, struct error *err)
 {
 	char path[64];
@@ -732,11 +738,28 @@ static int open_inside(const struct ftrace *f, const char *abs, bool follow)
 	return fd < 0 ? -errno : fd;
 }
 
-/* What the mount holding abs (or, for a name to be made, its directory)
- * answers a write: 0, EROFS, or ENOENT when there is nothing there. Any
- * other failure to look is 0: nothing is recorded. */
+/* Whether the sandbox's Landlock rules refuse right on the file fd (a
+ * look from outside, opened by open_inside): fsrules judges its real,
+ * symlink-free path, which /proc shows for the fd. */
+static bool landlock_refuses(const struct ftrace *f, int fd, uint64_t right)
+{
+	char link[64], real[PATH_MAX];
+	if (!f->landlock || !right)
+		return false;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, real, sizeof(real) - 1);
+	if (n <= 0 || real[0] != '/')
+		return false;
+	real[n] = '\0';
+	return fsrules_check(f->landlock, real, right, NULL, NULL) == FSR_DENY_ACCESS;
+}
+
+/* What the mount holding abs (or, for a name to be made or removed, its
+ * directory) answers a write, then what Landlock answers right there: 0,
+ * EROFS, EACCES, or ENOENT when there is nothing there. Any other failure
+ * to look is 0: nothing is recorded. */
 static int write_outcome(const struct ftrace *f, pid_t tid, const char *abs, bool parent, bool follow,
-			 bool mode_first)
+			 bool mode_first, uint64_t right)
 {
 	char dir[512];
 	const char *at = abs;
@@ -753,8 +776,10 @@ static int write_outcome(const struct ftrace *f, pid_t tid, const char *abs, boo
 	if (fd < 0)
 		return fd == -ENOENT || fd == -ENOTDIR ? ENOENT : 0;
 	struct statvfs sv;
-	if (fstatvfs(fd, &sv) < 0 || !(sv.f_flag & ST_RDONLY))
+	if (fstatvfs(fd, &sv) < 0)
 		return 0;
+	if (!(sv.f_flag & ST_RDONLY))
+		return landlock_refuses(f, fd, right) ? EACCES : 0;
 	/* An existing file opened for writing without O_TRUNC, or
 	 * truncate()d, meets its mode before its mount (may_open, then the
 	 * mount's write access): the sandbox runs with no capabilities, so
@@ -795,31 +820,57 @@ static int predict(const struct ftrace *f, pid_t tid, const struct pending *p, c
 		if (fd < 0)
 			return fd == -ENOENT || fd == -ENOTDIR ? ENOENT : 0;
 		struct statvfs sv;
-		return fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_NOEXEC) ? EACCES : 0;
+		if (fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_NOEXEC))
+			return EACCES;
+		return landlock_refuses(f, fd, LL_FS_EXECUTE) ? EACCES : 0;
 	}
-	case SYS_open: case SYS_openat:
+	case SYS_open: case SYS_openat: {
 		flags = (int)a[p->nr == SYS_open ? 1 : 2];
-		if (flags & O_CREAT) {
-			_cleanup_close_ int fd = open_inside(f, abs, !(flags & O_NOFOLLOW));
-			if (fd >= 0 && !(flags & O_EXCL))
-				return (flags & O_ACCMODE) == O_RDONLY && !(flags & O_TRUNC)
-					       ? 0
-					       : write_outcome(f, tid, abs, false, !(flags & O_NOFOLLOW), !(flags & O_TRUNC));
-			return fd >= 0 ? 0 : write_outcome(f, tid, abs, true, true, false);
-		}
+		bool follow = !(flags & O_NOFOLLOW), trunc = flags & O_TRUNC;
+		uint64_t write = ((flags & O_ACCMODE) != O_RDONLY ? LL_FS_WRITE_FILE : 0) | (trunc ? LL_FS_TRUNCATE : 0);
 		if ((flags & O_TMPFILE) == O_TMPFILE)
-			return write_outcome(f, tid, abs, false, true, false);
-		return write_outcome(f, tid, abs, false, !(flags & O_NOFOLLOW), !(flags & O_TRUNC));
+			return write_outcome(f, tid, abs, false, true, false, 0);
+		_cleanup_close_ int fd = open_inside(f, abs, follow);
+		if (fd >= 0) {
+			if ((flags & O_CREAT) && (flags & O_EXCL))
+				return 0; /* EEXIST */
+			struct stat st;
+			if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode))
+				write &= ~LL_FS_TRUNCATE; /* `>/dev/null` truncates nothing */
+			return write ? write_outcome(f, tid, abs, false, follow, !trunc, write) : 0;
+		}
+		if (flags & O_CREAT)
+			return write_outcome(f, tid, abs, true, true, false, LL_FS_MAKE_REG);
+		return fd == -ENOENT || fd == -ENOTDIR ? ENOENT : 0;
+	}
 	case SYS_truncate:
-		return write_outcome(f, tid, abs, false, true, true);
-	case SYS_creat: case SYS_mkdir: case SYS_mkdirat: case SYS_mknod: case SYS_mknodat:
-	case SYS_unlink: case SYS_unlinkat: case SYS_rmdir: case SYS_symlink: case SYS_symlinkat:
-		return write_outcome(f, tid, abs, true, true, false);
+		return write_outcome(f, tid, abs, false, true, true, LL_FS_TRUNCATE);
+	case SYS_creat:
+		return write_outcome(f, tid, abs, true, true, false, LL_FS_MAKE_REG);
+	case SYS_mkdir: case SYS_mkdirat:
+		return write_outcome(f, tid, abs, true, true, false, LL_FS_MAKE_DIR);
+	case SYS_mknod: case SYS_mknodat:
+		return write_outcome(f, tid, abs, true, true, false, make_right((mode_t)a[p->nr == SYS_mknod ? 1 : 2]));
+	case SYS_symlink: case SYS_symlinkat:
+		return write_outcome(f, tid, abs, true, true, false, LL_FS_MAKE_SYM);
+	case SYS_rmdir:
+		return write_outcome(f, tid, abs, true, true, false, LL_FS_REMOVE_DIR);
+	case SYS_unlink: case SYS_unlinkat:
+		return write_outcome(f, tid, abs, true, true, false,
+				     p->nr == SYS_unlinkat && (a[2] & AT_REMOVEDIR) ? LL_FS_REMOVE_DIR : LL_FS_REMOVE_FILE);
 	case SYS_rename: case SYS_renameat: case SYS_renameat2: case SYS_link: case SYS_linkat: {
-		int e = p->nr == SYS_link || p->nr == SYS_linkat ? 0 : write_outcome(f, tid, abs, true, true, false);
+		/* What the name is decides the rights: a directory moved needs
+		 * REMOVE_DIR and MAKE_DIR. */
+		struct stat st;
+		_cleanup_close_ int src = open_inside(f, abs, false);
+		mode_t type = src >= 0 && fstat(src, &st) == 0 ? st.st_mode : S_IFREG;
+		bool link = p->nr == SYS_link || p->nr == SYS_linkat;
+		int e = link ? 0
+			     : write_outcome(f, tid, abs, true, true, false,
+					     S_ISDIR(type) ? LL_FS_REMOVE_DIR : LL_FS_REMOVE_FILE);
 		if (e || !absolute_in(tid, p->dest_dfd, p->dest, dest, sizeof(dest)))
 			return e;
-		return write_outcome(f, tid, dest, true, true, false);
+		return write_outcome(f, tid, dest, true, true, false, make_right(type));
 	}
 	default:
 		return 0;

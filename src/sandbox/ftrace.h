@@ -38,6 +38,11 @@ int ftrace_attach(pid_t init, struct error *err) WUR;
  * those calls name as the sandbox sees it. */
 int ftrace_root(struct ftrace *f, pid_t init, struct error *err) WUR;
 
+/* And the Landlock rules the sandbox runs under (borrowed for the
+ * tracer's lifetime), to name the refusals Landlock makes where the mount
+ * lets a write through (the sandbox's /dev, say). */
+void ftrace_landlock(struct ftrace *f, const struct fsrules *rules);
+
 /* A user notification of a call SECCOMP_TRACE_WRITES sends to be noted:
  * records it when the mounts will refuse it (see predict() in ftrace.c),
  * and answers it, to run as it would have. Returns false, having

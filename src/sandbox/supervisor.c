@@ -652,6 +652,14 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		}
 		if (observe)
 			ftrace_observe(s.ftrace, &rules);
+		else if (trace == SECCOMP_TRACE_WRITES) {
+			int abi = landlock_abi();
+			if (abi > 0 && fsrules_from_plan(&plan, landlock_fs_mask(abi), canon_path, &rules) < 0) {
+				r = error_set(err, ENOMEM, "out of memory");
+				goto out;
+			}
+			ftrace_landlock(s.ftrace, abi > 0 ? &rules : NULL);
+		}
 		/* The sandbox shows the workspace at its host path. */
 		if (protect.n && realpath(pol->sandbox.workspace, ws))
 			ftrace_set_protect(s.ftrace, &protect, ws);

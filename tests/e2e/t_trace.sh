@@ -47,8 +47,9 @@ print("\n".join(sorted(out)))' "$1"
 
 # With the log on and nothing asked for, only the calls that change the
 # tree, and exec, come to the supervisor, as notifications it notes
-# without tracing: it names the refusal from what the sandbox's mounts
-# and the file's mode will answer, before the kernel answers it. Every
+# without tracing: it names the refusal from what the sandbox's mounts,
+# the file's mode and the Landlock rules will answer, before the kernel
+# answers it. Every
 # such refusal must be in the log as the tracer of --trace-denials, which
 # sees each call's real result, records it: the same call, path and
 # reason. The neighbours: a write the policy allows is in neither log,
@@ -69,6 +70,9 @@ test_log_notes_refused_writes_as_the_tracer_sees_them() {
 		ln -s x /usr/airlock-e2e-link 2>/dev/null || echo "ln: refused"
 		mv /etc/hosts /etc/airlock-e2e-hosts 2>/dev/null || echo "mv: refused"
 		echo x 2>/dev/null >/etc/hostname || echo "trunc: refused"
+		echo x 2>/dev/null >/dev/airlock-e2e || echo "dev: refused"
+		mkdir /dev/airlock-e2e-dir 2>/dev/null || echo "devdir: refused"
+		echo x >/dev/null && echo "devnull: ran"
 		/usr/bin/python3 -c "
 import os
 for what, call in ((\"open-rw\", lambda: os.open(\"/etc/hostname\", os.O_RDWR)),
@@ -89,10 +93,11 @@ for what, call in ((\"open-rw\", lambda: os.open(\"/etc/hostname\", os.O_RDWR)),
 	al --policy "$T/policy.yaml" --audit "$T/noted" -- /bin/sh -c "$script" sh "$hd"
 	assert_rc 0 "the noted run"
 	assert_eq "$traced_out" "$OUT" "both runs met the same answers"
-	for w in touch mkdir rm ln mv trunc open-rw truncate hidden-dir exec; do
+	for w in touch mkdir rm ln mv trunc dev devdir open-rw truncate hidden-dir exec; do
 		assert_contains "$OUT" "$w: refused" "$w"
 	done
 	assert_contains "$OUT" "allowed: ran" "the allowed write"
+	assert_contains "$OUT" "devnull: ran" "a write to /dev/null"
 	local traced noted
 	traced=$(file_records "$T"/traced/*.jsonl | grep -E '^(openat|open|creat|mkdir|mkdirat|unlink|unlinkat|rmdir|rename|renameat|renameat2|link|linkat|symlink|symlinkat|truncate|execve|execveat) ')
 	noted=$(file_records "$T"/noted/*.jsonl)
@@ -103,7 +108,8 @@ for what, call in ((\"open-rw\", lambda: os.open(\"/etc/hostname\", os.O_RDWR)),
 		"openat /etc/hostname EACCES [filesystem]" "openat /etc/hostname EROFS [read-only]" \
 		"truncate /etc/hostname EACCES [filesystem]" "renameat2 /etc/hosts EROFS [read-only]" \
 		"openat $hd/new ENOENT [hidden: its directory exists outside the sandbox]" \
-		"execve /tmp/t EACCES [filesystem]"; do
+		"execve /tmp/t EACCES [filesystem]" "openat /dev/airlock-e2e EACCES [filesystem]" \
+		"mkdir /dev/airlock-e2e-dir EACCES [filesystem]"; do
 		assert_contains "$traced" "$r" "the tracer's record"
 		assert_contains "$noted" "$r" "the noted record"
 	done
