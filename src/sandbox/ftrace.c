@@ -835,9 +835,14 @@ static int predict(const struct ftrace *f, pid_t tid, const struct pending *p, c
 			if ((flags & O_CREAT) && (flags & O_EXCL))
 				return 0; /* EEXIST */
 			struct stat st;
-			if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode))
-				write &= ~LL_FS_TRUNCATE; /* `>/dev/null` truncates nothing */
-			return write ? write_outcome(f, tid, abs, false, follow, !trunc, write) : 0;
+			if (!write || fstat(fd, &st) < 0 || S_ISDIR(st.st_mode))
+				return 0; /* a read, or EISDIR: no refusal */
+			/* A device, fifo or socket is written without the mount's
+			 * write access and truncated by nobody (`>/dev/null`):
+			 * only Landlock may refuse it. */
+			if (!S_ISREG(st.st_mode))
+				return landlock_refuses(f, fd, LL_FS_WRITE_FILE) ? EACCES : 0;
+			return write_outcome(f, tid, abs, false, follow, !trunc, write);
 		}
 		if (flags & O_CREAT)
 			return write_outcome(f, tid, abs, true, true, false, LL_FS_MAKE_REG);
