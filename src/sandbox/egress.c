@@ -85,6 +85,11 @@ int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct e
 	if (pipe2(rp, O_CLOEXEC) < 0)
 		return error_sys(err, errno, "pipe");
 	e->records = rp[0];
+	/* Room for the records of the supervisor's pause between two reads
+	 * of a busy stream (supervisor.c), and more: a full pipe only makes
+	 * the proxy wait. Best effort: the default 64 KiB holds a pause at
+	 * over 100,000 requests a second. */
+	(void)fcntl(rp[0], F_SETPIPE_SZ, EGRESS_RECORDS_PIPE);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cs) < 0) {
 		close(rp[1]);
 		return error_sys(err, errno, "socketpair");
@@ -241,21 +246,23 @@ static void trace_line(const char *line, size_t len, struct trace_log *t)
 	trace_record_text(t, what, memmem(line, len, "\"enforced\":false", sizeof("\"enforced\":false") - 1) != NULL);
 }
 
-void egress_read(struct egress *e, struct trace_log *t)
+bool egress_read(struct egress *e, struct trace_log *t)
 {
 	if (e->records < 0)
-		return;
-	char chunk[16384];
-	ssize_t n = read(e->records, chunk, sizeof(chunk));
+		return false;
+	/* One read takes all the pipe holds (EGRESS_RECORDS_PIPE), straight
+	 * into the partial line's buffer. */
+	if (buf_reserve(&e->partial, EGRESS_RECORDS_PIPE) < 0)
+		return false;
+	ssize_t n = read(e->records, e->partial.data + e->partial.len, EGRESS_RECORDS_PIPE);
 	if (n <= 0) {
 		if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
 			close(e->records);
 			e->records = -1;
 		}
-		return;
+		return false;
 	}
-	if (buf_append(&e->partial, chunk, (size_t)n) < 0)
-		return;
+	e->partial.len += (size_t)n;
 	char *start = e->partial.data, *nl;
 	while ((nl = memchr(start, '\n', e->partial.len - (size_t)(start - e->partial.data)))) {
 		trace_line(start, (size_t)(nl - start + 1), t);
@@ -287,6 +294,7 @@ void egress_read(struct egress *e, struct trace_log *t)
 	if (len && e->audit && !auditlog_send(e->audit, out, len))
 		e->audit_lost = true;
 	buf_consume(&e->partial, whole);
+	return true;
 }
 
 bool egress_reaped(struct egress *e, pid_t pid)

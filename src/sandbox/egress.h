@@ -49,9 +49,13 @@ int egress_identity(struct egress *e, struct auditlog *a, struct error *err) WUR
  * mode; -1 when absent). This call closes them. */
 int egress_start(struct egress *e, const int fds[3], struct error *err) WUR;
 
+/* The records pipe's size: what one egress_read takes at most. */
+#define EGRESS_RECORDS_PIPE (256 * 1024)
+
 /* Read the records available on e->records: append them to the log, and
- * denials to the trace when t is non-NULL. */
-void egress_read(struct egress *e, struct trace_log *t);
+ * denials to the trace when t is non-NULL. Returns true when it read
+ * any. */
+bool egress_read(struct egress *e, struct trace_log *t);
 
 /* A child exited: true when it was the proxy. */
 bool egress_reaped(struct egress *e, pid_t pid);

@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -192,9 +193,27 @@ static bool take_sync_message(struct run_state *s)
 	return true;
 }
 
+/* After a read of the proxy's records, their pipe is left alone this long
+ * before it is looked at again, and again while each look finds records:
+ * under a busy proxy the records of a millisecond are taken, filtered and
+ * sent to the writer together, and a request's record wakes no one (a
+ * wake-up of the supervisor cost more than the record itself). A look
+ * that finds nothing goes back to waiting, so a lone record is read at
+ * once. Nothing else waits: the pause leaves out only the records pipe,
+ * which holds far more than a pause's worth (EGRESS_RECORDS_PIPE). */
+#define RECORDS_PAUSE_NS 1000000LL
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 static int event_loop(struct run_state *s, struct term *t, int sfd)
 {
 	bool stdin_open = t->master >= 0;
+	int64_t records_resume = 0; /* the records pipe is left out of the poll until then */
 	for (;;) {
 		enum { P_SIG, P_SYNC, P_NOTIFY, P_TIMER, P_STDIN, P_MASTER, P_RECORDS, P_MCP, P_MCP_REC, P_N };
 		struct pollfd p[P_N] = {
@@ -208,7 +227,18 @@ static int event_loop(struct run_state *s, struct term *t, int sfd)
 			[P_MCP] = { .fd = s->mcp.listen, .events = POLLIN },
 			[P_MCP_REC] = { .fd = s->mcp.rec_rd, .events = POLLIN },
 		};
-		if (poll(p, P_N, -1) < 0) {
+		struct timespec pause, *timeout = NULL;
+		if (records_resume) {
+			int64_t left = records_resume - mono_ns();
+			if (left > 0) {
+				p[P_RECORDS].fd = -1;
+				pause = (struct timespec){ left / 1000000000LL, left % 1000000000LL };
+				timeout = &pause;
+			} else {
+				records_resume = 0;
+			}
+		}
+		if (ppoll(p, P_N, timeout, NULL) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
@@ -226,7 +256,7 @@ static int event_loop(struct run_state *s, struct term *t, int sfd)
 		if (p[P_NOTIFY].revents & POLLIN)
 			handle_notify(s);
 		if (p[P_RECORDS].revents & (POLLIN | POLLHUP | POLLERR)) {
-			egress_read(&s->egress, s->trace);
+			records_resume = egress_read(&s->egress, s->trace) ? mono_ns() + RECORDS_PAUSE_NS : 0;
 			/* Fail closed: no decision goes on unlogged. */
 			if (s->egress.log_full && s->child > 0)
 				kill(s->child, SIGKILL);
