@@ -425,15 +425,17 @@ void mcpgw_accept(struct mcpgw *g)
 		g->conns[slot] = pid;
 }
 
-void mcpgw_read(struct mcpgw *g)
+bool mcpgw_read(struct mcpgw *g)
 {
 	static char msg[MCPGW_MAX_RECORD + 1];
+	bool any = false;
 	for (;;) {
 		ssize_t n = recv(g->rec_rd, msg, sizeof(msg), MSG_DONTWAIT | MSG_TRUNC);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return;
+			return any;
+		any = true;
 		/* One whole line per message: a record that would split or
 		 * join lines in the log is refused, and the traffic stops. */
 		if ((size_t)n > MCPGW_MAX_RECORD || msg[n - 1] != '\n' || memchr(msg, '\n', (size_t)n - 1)) {

@@ -63,7 +63,7 @@ int mcpgw_prepare(const struct policy *pol, const char *audit_dir, struct sandbo
 void mcpgw_accept(struct mcpgw *g);
 
 /* Records are readable: forward them to the log. */
-void mcpgw_read(struct mcpgw *g);
+bool mcpgw_read(struct mcpgw *g); /* true when it read any */
 
 /* A child exited: true when it was a gateway process. */
 bool mcpgw_reaped(struct mcpgw *g, pid_t pid);

@@ -193,14 +193,16 @@ static bool take_sync_message(struct run_state *s)
 	return true;
 }
 
-/* After a read of the proxy's records, their pipe is left alone this long
- * before it is looked at again, and again while each look finds records:
- * under a busy proxy the records of a millisecond are taken, filtered and
- * sent to the writer together, and a request's record wakes no one (a
- * wake-up of the supervisor cost more than the record itself). A look
- * that finds nothing goes back to waiting, so a lone record is read at
- * once. Nothing else waits: the pause leaves out only the records pipe,
- * which holds far more than a pause's worth (EGRESS_RECORDS_PIPE). */
+/* After a read of the proxy's or the MCP gateways' records, their pipe and
+ * socket are left alone this long before they are looked at again, and
+ * again while each look finds records: under a busy proxy the records of
+ * a millisecond are taken, filtered and sent to the writer together, and
+ * a request's record wakes no one (a wake-up of the supervisor cost more
+ * than the record itself). A look that finds nothing goes back to
+ * waiting, so a lone record is read at once. Nothing else waits: the
+ * pause leaves out only the records' channels, which hold far more than
+ * a pause's worth (EGRESS_RECORDS_PIPE; a gateway whose socket fills
+ * waits to send). */
 #define RECORDS_PAUSE_NS 1000000LL
 
 static int64_t mono_ns(void)
@@ -231,7 +233,7 @@ static int event_loop(struct run_state *s, struct term *t, int sfd)
 		if (records_resume) {
 			int64_t left = records_resume - mono_ns();
 			if (left > 0) {
-				p[P_RECORDS].fd = -1;
+				p[P_RECORDS].fd = p[P_MCP_REC].fd = -1;
 				pause = (struct timespec){ left / 1000000000LL, left % 1000000000LL };
 				timeout = &pause;
 			} else {
@@ -261,8 +263,8 @@ static int event_loop(struct run_state *s, struct term *t, int sfd)
 			if (s->egress.log_full && s->child > 0)
 				kill(s->child, SIGKILL);
 		}
-		if (p[P_MCP_REC].revents & POLLIN)
-			mcpgw_read(&s->mcp);
+		if ((p[P_MCP_REC].revents & POLLIN) && mcpgw_read(&s->mcp))
+			records_resume = mono_ns() + RECORDS_PAUSE_NS;
 		if (p[P_MCP].revents & POLLIN)
 			mcpgw_accept(&s->mcp);
 		if (p[P_NOTIFY].revents & (POLLHUP | POLLERR)) {
