@@ -77,13 +77,16 @@ test_log_notes_refused_writes_as_the_tracer_sees_them() {
 import os
 for what, call in ((\"open-rw\", lambda: os.open(\"/etc/hostname\", os.O_RDWR)),
                    (\"truncate\", lambda: os.truncate(\"/etc/hostname\", 0)),
-                   (\"hidden-dir\", lambda: os.open(\"$1/new\", os.O_CREAT | os.O_WRONLY, 0o644))):
+                   (\"hidden-dir\", lambda: os.open(\"$1/new\", os.O_CREAT | os.O_WRONLY, 0o644)),
+                   (\"dirfd\", lambda: os.open(\"airlock-e2e-at\", os.O_CREAT | os.O_WRONLY, 0o644,
+                                               dir_fd=os.open(\"/etc\", os.O_RDONLY | os.O_DIRECTORY)))):
     try:
         call()
         print(what + \": ran\")
     except OSError as e:
         print(what + \": refused\")
 " 
+		ln -s /usr usr-link && { touch usr-link/airlock-e2e-via 2>/dev/null || echo "via-link: refused"; }
 		cp /bin/true /tmp/t && { /tmp/t 2>/dev/null || echo "exec: refused"; }
 		echo fine > allowed.txt && echo "allowed: ran"'
 	mkdir -p "$T/traced" "$T/noted"
@@ -93,7 +96,7 @@ for what, call in ((\"open-rw\", lambda: os.open(\"/etc/hostname\", os.O_RDWR)),
 	al --policy "$T/policy.yaml" --audit "$T/noted" -- /bin/sh -c "$script" sh "$hd"
 	assert_rc 0 "the noted run"
 	assert_eq "$traced_out" "$OUT" "both runs met the same answers"
-	for w in touch mkdir rm ln mv trunc dev devdir open-rw truncate hidden-dir exec; do
+	for w in touch mkdir rm ln mv trunc dev devdir open-rw truncate hidden-dir dirfd via-link exec; do
 		assert_contains "$OUT" "$w: refused" "$w"
 	done
 	assert_contains "$OUT" "allowed: ran" "the allowed write"
@@ -109,7 +112,8 @@ for what, call in ((\"open-rw\", lambda: os.open(\"/etc/hostname\", os.O_RDWR)),
 		"truncate /etc/hostname EACCES [filesystem]" "renameat2 /etc/hosts EROFS [read-only]" \
 		"openat $hd/new ENOENT [hidden: its directory exists outside the sandbox]" \
 		"execve /tmp/t EACCES [filesystem]" "openat /dev/airlock-e2e EACCES [filesystem]" \
-		"mkdir /dev/airlock-e2e-dir EACCES [filesystem]"; do
+		"mkdir /dev/airlock-e2e-dir EACCES [filesystem]" "openat airlock-e2e-at EROFS [read-only]" \
+		"openat usr-link/airlock-e2e-via EROFS [read-only]"; do
 		assert_contains "$traced" "$r" "the tracer's record"
 		assert_contains "$noted" "$r" "the noted record"
 	done
