@@ -87,7 +87,7 @@
 /* How long a connect or sendto on a blocking socket may wait in the guard. */
 #define GUARD_SOCK_WAIT_S 5
 
-enum guard_op { G_OPEN = 1, G_MKDIR, G_MKNOD, G_SYMLINK, G_LINK, G_RENAME, G_CONNECT, G_SENDTO };
+enum guard_op { G_OPEN = 1, G_MKDIR, G_MKNOD, G_SYMLINK, G_LINK, G_RENAME, G_CONNECT, G_SENDTO, G_NOTIFY };
 
 /* sendto: the most data one call hands over (a datagram larger than this
  * fails with EMSGSIZE, as one larger than the socket's buffer would). */
@@ -97,6 +97,7 @@ enum guard_op { G_OPEN = 1, G_MKDIR, G_MKNOD, G_SYMLINK, G_LINK, G_RENAME, G_CON
  * G_LINK with AT_EMPTY_PATH, the file itself). */
 struct guard_req {
 	uint64_t seq;    /* echoed in the response */
+	uint64_t id;     /* the notification the guard answers, or 0: the supervisor does */
 	uint32_t op;
 	int32_t flags;   /* open flags, linkat or renameat2 flags */
 	uint32_t mode;
@@ -111,6 +112,7 @@ struct guard_req {
 struct guard_resp {
 	uint64_t seq;
 	int32_t res;       /* >= 0, or -errno */
+	int32_t answered;  /* the guard answered the call itself (no fd follows) */
 	char glob[256];    /* the glob that refused it, or "" */
 	char where[PATH_MAX]; /* the protected path, when refused */
 };
@@ -121,6 +123,8 @@ struct guard {
 	const struct protect_set *set;
 	const char *ws;
 	struct guard_resp *resp;
+	int notify;     /* the sandbox's notification listener (G_NOTIFY), or -1 */
+	mode_t umask;   /* the guard's own umask, as last set */
 	/* filesystem.sockets as the sandbox's tree shows them (bound at their
 	 * own paths): their device and inode. */
 	struct {
@@ -450,9 +454,8 @@ static int open_tty(int flags, uint32_t tty)
 static int g_open(struct guard *g, const struct guard_req *q, int dirfd, char *path, int flags, mode_t mode)
 {
 	char buf[PATH_MAX];
-	_cleanup_close_ int base = dup(dirfd);
-	if (base < 0)
-		return -errno;
+	_cleanup_close_ int owned = -1; /* the directory of the last link followed */
+	int base = dirfd;
 	snprintf(buf, sizeof(buf), "%s", path);
 	for (int hops = 0; hops <= GUARD_MAX_LINKS; hops++) {
 		const char *parent, *last;
@@ -490,8 +493,10 @@ static int g_open(struct guard *g, const struct guard_req *q, int dirfd, char *p
 				}
 				target[n] = '\0';
 				/* The target is resolved from the link's directory. */
-				close(base);
-				base = TAKE_FD(pfd);
+				if (owned >= 0)
+					close(owned);
+				owned = TAKE_FD(pfd);
+				base = owned;
 				snprintf(buf, sizeof(buf), "%s", target);
 				continue;
 			}
@@ -870,6 +875,31 @@ static void guard_named(struct guard *g, const struct sandbox_plan *plan)
 	}
 }
 
+/* Answer the caller's pending call (q->id) with res, installing out (an
+ * opened file, or -1) as its result: the caller resumes without waiting
+ * for the supervisor. A caller gone meanwhile (ENOENT) took its call, and
+ * the id, with it. */
+static void answer(int notify, const struct guard_req *q, int res, int out)
+{
+	if (out >= 0) {
+		struct seccomp_notif_addfd add = {
+			.id = q->id,
+			.flags = SECCOMP_ADDFD_FLAG_SEND,
+			.srcfd = (uint32_t)out,
+			.newfd_flags = (q->flags & O_CLOEXEC) ? O_CLOEXEC : 0,
+		};
+		if (ioctl(notify, SECCOMP_IOCTL_NOTIF_ADDFD, &add) >= 0 || errno == ENOENT)
+			return;
+		res = -errno; /* e.g. EMFILE: the call fails with it */
+	}
+	struct seccomp_notif_resp r = { .id = q->id };
+	if (res < 0)
+		r.error = res;
+	else
+		r.val = res;
+	(void)ioctl(notify, SECCOMP_IOCTL_NOTIF_SEND, &r);
+}
+
 static void guard_serve(const struct sandbox_plan *plan, int sock)
 {
 	struct guard_req *q = malloc(sizeof(*q));
@@ -878,7 +908,8 @@ static void guard_serve(const struct sandbox_plan *plan, int sock)
 	static struct guard g;
 	if (!q || !resp || !data)
 		_exit(1);
-	g = (struct guard){ .set = &plan->protect, .ws = plan->workspace, .resp = resp };
+	g = (struct guard){ .set = &plan->protect, .ws = plan->workspace, .resp = resp, .notify = -1, .umask = 0 };
+	umask(0);
 	guard_named(&g, plan);
 	for (;;) {
 		union {
@@ -905,6 +936,16 @@ static void guard_serve(const struct sandbox_plan *plan, int sock)
 						close(fd);
 				}
 			}
+		if ((size_t)n == sizeof(*q) && q->op == G_NOTIFY) {
+			/* The listener, once, from the supervisor (the only
+			 * other end of this socket); no answer. */
+			if (g.notify < 0 && fds[0] >= 0)
+				g.notify = TAKE_FD(fds[0]);
+			for (int i = 0; i < 2; i++)
+				if (fds[i] >= 0)
+					close(fds[i]);
+			continue;
+		}
 		memset(resp, 0, sizeof(*resp));
 		int res = -EINVAL, out = -1;
 		size_t dlen = (size_t)n > sizeof(*q) ? (size_t)n - sizeof(*q) : 0;
@@ -913,7 +954,10 @@ static void guard_serve(const struct sandbox_plan *plan, int sock)
 		} else if ((size_t)n == sizeof(*q) && fds[0] >= 0) {
 			q->p1[PATH_MAX - 1] = q->p2[PATH_MAX - 1] = '\0';
 			int fd2 = fds[1] >= 0 ? fds[1] : fds[0];
-			umask(q->umask & 0777);
+			if ((q->umask & 0777) != g.umask) {
+				g.umask = q->umask & 0777;
+				umask(g.umask);
+			}
 			if (q->op != G_SYMLINK) /* a symlink's target is text, not looked up */
 				rewrite_self(q->p1, sizeof(q->p1), q->vpid);
 			rewrite_self(q->p2, sizeof(q->p2), q->vpid);
@@ -948,6 +992,7 @@ static void guard_serve(const struct sandbox_plan *plan, int sock)
 				break;
 			case G_CONNECT:
 			case G_SENDTO:
+			case G_NOTIFY:
 				break; /* above */
 			}
 		}
@@ -956,8 +1001,14 @@ static void guard_serve(const struct sandbox_plan *plan, int sock)
 				close(fds[i]);
 		resp->res = res;
 		resp->seq = q->seq;
-		if (proto_send(sock, resp, sizeof(*resp), &out, out >= 0 ? 1 : 0) < 0)
+		/* With the listener the guard answers the caller itself, after
+		 * telling the supervisor (which then records the call while
+		 * the caller resumes, instead of before). */
+		resp->answered = (size_t)n >= sizeof(*q) && q->id && g.notify >= 0;
+		if (proto_send(sock, resp, sizeof(*resp), &out, out >= 0 && !resp->answered ? 1 : 0) < 0)
 			_exit(1);
+		if (resp->answered)
+			answer(g.notify, q, res, out);
 		if (out >= 0)
 			close(out);
 	}
@@ -1006,6 +1057,16 @@ int guard_start(const struct sandbox_plan *plan, struct error *err)
 }
 
 /* ----------------------------------------------------------- supervisor */
+
+void guard_attach(int guard, int notify)
+{
+	struct guard_req *q = calloc(1, sizeof(*q));
+	if (!q)
+		return; /* the supervisor answers every call itself */
+	q->op = G_NOTIFY;
+	(void)proto_send(guard, q, sizeof(*q), &notify, 1);
+	free(q);
+}
 
 bool guard_syscall(int nr)
 {
@@ -1325,9 +1386,12 @@ void guard_handle(int notify, int guard, const struct seccomp_notif *req, struct
 		res = -ESRCH;
 		goto out;
 	}
+	q->id = req->id;
 	if ((res = exchange(guard, q, NULL, 0, fds, fds[1] >= 0 ? 2 : 1, resp, &opened)) < 0)
 		goto out;
 	record(log, req, q, resp);
+	if (resp->answered)
+		goto done;
 	res = resp->res;
 	if (res >= 0 && q->op == G_OPEN) {
 		if (opened < 0) {
@@ -1516,6 +1580,7 @@ void guard_handle_socket(int notify, int guard, const struct seccomp_notif *req,
 		res = -ESRCH;
 		goto out;
 	}
+	q->id = req->id;
 	if ((res = exchange(guard, q, data, dlen, fds, fds[1] >= 0 ? 2 : 1, resp, &opened)) < 0)
 		goto out;
 	if (opened >= 0)
@@ -1526,8 +1591,11 @@ void guard_handle_socket(int notify, int guard, const struct seccomp_notif *req,
 		seccomp_syscall_name(req->data.nr, name, sizeof(name));
 		trace_record_protected(log, pid, name, resp->where, EACCES, resp->glob);
 	}
+	if (resp->answered)
+		goto done;
 out:
 	respond(notify, req, res);
+done:
 	for (int i = 0; i < 2; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
