@@ -103,6 +103,7 @@ struct guard_req {
 	uint32_t mode;
 	uint32_t umask;
 	int32_t vpid;    /* the caller's pid inside the sandbox, or 0 */
+	uint32_t cwd;    /* bit 0: the first fd is the caller's cwd (a directory); bit 1: the second */
 	uint64_t dev;
 	char p1[PATH_MAX]; /* the path; symlink: its target text; link/rename: the old path */
 	char p2[PATH_MAX]; /* symlink, link, rename: the new path */
@@ -157,10 +158,23 @@ static void split(char *path, const char **parent, const char **last)
 
 static int pin(int dirfd, const char *parent)
 {
+	if (dirfd < 0 && dirfd != AT_FDCWD)
+		return -EBADF;
 	/* Symlinks in the parent are followed, as the kernel would: what is
 	 * judged is where the pinned directory really is. */
 	int fd = openat(dirfd, *parent ? parent : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
+}
+
+/* The directory a name is made in: dirfd itself when the name has no
+ * parent part and dirfd is known to be a directory (an fd is bound to its
+ * directory: a rename cannot move it elsewhere, as a pinned one), else
+ * the pinned parent, which *pinned then owns. */
+static int pin_dir(int dirfd, bool is_dir, const char *parent, int *pinned)
+{
+	if (!*parent && is_dir && dirfd >= 0)
+		return dirfd;
+	return *pinned = pin(dirfd, parent);
 }
 
 /* The real path of the pinned directory + "/" + name. */
@@ -456,6 +470,7 @@ static int g_open(struct guard *g, const struct guard_req *q, int dirfd, char *p
 	char buf[PATH_MAX];
 	_cleanup_close_ int owned = -1; /* the directory of the last link followed */
 	int base = dirfd;
+	bool base_dir = q->cwd & 1;
 	snprintf(buf, sizeof(buf), "%s", path);
 	for (int hops = 0; hops <= GUARD_MAX_LINKS; hops++) {
 		const char *parent, *last;
@@ -464,7 +479,8 @@ static int g_open(struct guard *g, const struct guard_req *q, int dirfd, char *p
 		rewrite_self(buf, sizeof(buf), q->vpid);
 		bool trailing = buf[strlen(buf) - 1] == '/';
 		split(buf, &parent, &last);
-		_cleanup_close_ int pfd = pin(base, parent);
+		_cleanup_close_ int pinned = -1;
+		int pfd = pin_dir(base, base_dir, parent, &pinned);
 		if (pfd < 0)
 			return pfd;
 		struct statfs sfs;
@@ -493,10 +509,13 @@ static int g_open(struct guard *g, const struct guard_req *q, int dirfd, char *p
 				}
 				target[n] = '\0';
 				/* The target is resolved from the link's directory. */
-				if (owned >= 0)
-					close(owned);
-				owned = TAKE_FD(pfd);
-				base = owned;
+				if (pinned >= 0) {
+					if (owned >= 0)
+						close(owned);
+					owned = TAKE_FD(pinned);
+					base = owned;
+				}
+				base_dir = true;
 				snprintf(buf, sizeof(buf), "%s", target);
 				continue;
 			}
@@ -635,7 +654,8 @@ static int g_mk(struct guard *g, const struct guard_req *q, int dirfd, char *pat
 {
 	const char *parent, *last;
 	split(path, &parent, &last);
-	_cleanup_close_ int pfd = pin(dirfd, parent);
+	_cleanup_close_ int pinned = -1;
+	int pfd = pin_dir(dirfd, q->cwd & 1, parent, &pinned);
 	if (pfd < 0)
 		return pfd;
 	if (needs_judging(pfd, last)) {
@@ -951,7 +971,8 @@ static void guard_serve(const struct sandbox_plan *plan, int sock)
 		size_t dlen = (size_t)n > sizeof(*q) ? (size_t)n - sizeof(*q) : 0;
 		if ((size_t)n >= sizeof(*q) && fds[0] >= 0 && (q->op == G_CONNECT || q->op == G_SENDTO)) {
 			res = g_sock(&g, q, fds[0], fds[1], data, dlen);
-		} else if ((size_t)n == sizeof(*q) && fds[0] >= 0) {
+		} else if ((size_t)n == sizeof(*q) &&
+			   (fds[0] >= 0 || ((q->op == G_OPEN || q->op == G_MKDIR || q->op == G_MKNOD) && q->p1[0] == '/'))) {
 			q->p1[PATH_MAX - 1] = q->p2[PATH_MAX - 1] = '\0';
 			int fd2 = fds[1] >= 0 ? fds[1] : fds[0];
 			if ((q->umask & 0777) != g.umask) {
@@ -973,7 +994,7 @@ static void guard_serve(const struct sandbox_plan *plan, int sock)
 				res = -EPERM;
 			else switch ((enum guard_op)q->op) {
 			case G_OPEN:
-				res = g_open(&g, q, fds[0], q->p1, q->flags, q->mode);
+				res = g_open(&g, q, fds[0] >= 0 ? fds[0] : AT_FDCWD, q->p1, q->flags, q->mode);
 				if (res >= 0) {
 					out = res;
 					res = 0;
@@ -981,7 +1002,7 @@ static void guard_serve(const struct sandbox_plan *plan, int sock)
 				break;
 			case G_MKDIR:
 			case G_MKNOD:
-				res = g_mk(&g, q, fds[0], q->p1);
+				res = g_mk(&g, q, fds[0] >= 0 ? fds[0] : AT_FDCWD, q->p1);
 				break;
 			case G_SYMLINK:
 				res = g_symlink(&g, q, fds[0], q->p2);
@@ -1133,13 +1154,53 @@ static int caller_pidfd(pid_t tid)
 	return fd;
 }
 
-static ssize_t read_proc(pid_t pid, const char *what, char *buf, size_t len)
+/* /proc/TID/status of the last callers, kept open to be read again. An
+ * open entry stays bound to the task it was opened for (its struct pid,
+ * not its number): once that task has exited the read fails (ESRCH) and
+ * the slot is opened anew, so a thread id the kernel hands to another
+ * task never reads the umask of the one before. WARNING: nothing read
+ * from it may be kept by the number alone. */
+#define GUARD_STATUS_FDS 16
+static struct {
+	pid_t tid;
+	int fd; /* -1 when free: see status_of */
+} status_fds[GUARD_STATUS_FDS];
+static unsigned status_next;
+static bool status_init;
+
+static ssize_t status_of(pid_t tid, char *buf, size_t len)
 {
+	if (!status_init) {
+		for (size_t i = 0; i < GUARD_STATUS_FDS; i++)
+			status_fds[i].fd = -1;
+		status_init = true;
+	}
+	for (size_t i = 0; i < GUARD_STATUS_FDS; i++) {
+		if (status_fds[i].fd < 0 || status_fds[i].tid != tid)
+			continue;
+		ssize_t n = pread(status_fds[i].fd, buf, len - 1, 0);
+		if (n > 0) {
+			buf[n] = '\0';
+			return n;
+		}
+		close(status_fds[i].fd); /* its task is gone: the tid is another's */
+		status_fds[i].fd = -1;
+	}
 	char p[64];
-	snprintf(p, sizeof(p), "/proc/%d/%s", (int)pid, what);
-	_cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC);
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)tid);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
 	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
 	buf[n > 0 ? n : 0] = '\0';
+	if (n <= 0) {
+		if (fd >= 0)
+			close(fd);
+		return n;
+	}
+	unsigned k = status_next++ % GUARD_STATUS_FDS;
+	if (status_fds[k].fd >= 0)
+		close(status_fds[k].fd);
+	status_fds[k].tid = tid;
+	status_fds[k].fd = fd;
 	return n;
 }
 
@@ -1150,7 +1211,7 @@ static void caller_info(pid_t pid, struct guard_req *q)
 {
 	char buf[4096];
 	q->umask = 077; /* cannot tell: the safe side */
-	if (read_proc(pid, "status", buf, sizeof(buf)) > 0) {
+	if (status_of(pid, buf, sizeof(buf)) > 0) {
 		const char *u = strstr(buf, "\nUmask:\t");
 		if (u)
 			q->umask = (unsigned)strtoul(u + 8, NULL, 8) & 0777;
@@ -1355,8 +1416,12 @@ void guard_handle(int notify, int guard, const struct seccomp_notif *req, struct
 	    (paths[1] && (res = copy_path(pid, paths[1], q->p2, sizeof(q->p2))) < 0))
 		goto out;
 	caller_info(pid, q);
+	/* One absolute path: the kernel ignores the directory fd (even a
+	 * closed one), and the guard looks the path up from its own root,
+	 * which is the caller's (chroot is denied in the sandbox). */
+	bool no_dir = !paths[1] && q->p1[0] == '/';
 	/* A pidfd only to copy a directory fd: AT_FDCWD is the cwd. */
-	if ((dirs[0] != AT_FDCWD || (paths[1] && dirs[1] != AT_FDCWD)) &&
+	if (!no_dir && (dirs[0] != AT_FDCWD || (paths[1] && dirs[1] != AT_FDCWD)) &&
 	    (pidfd = caller_pidfd(pid)) < 0) {
 		res = -ESRCH;
 		goto out;
@@ -1369,11 +1434,13 @@ void guard_handle(int notify, int guard, const struct seccomp_notif *req, struct
 			res = fds[0];
 			goto out;
 		}
-	} else {
+		q->cwd = dirs[1] == AT_FDCWD;
+	} else if (!no_dir) {
 		if ((fds[0] = caller_dir(pidfd, pid, dirs[0])) < 0) {
 			res = fds[0];
 			goto out;
 		}
+		q->cwd = (dirs[0] == AT_FDCWD) | (paths[1] && dirs[1] == AT_FDCWD) << 1;
 		if (paths[1] && (fds[1] = caller_dir(pidfd, pid, dirs[1])) < 0) {
 			res = fds[1];
 			goto out;
@@ -1387,7 +1454,7 @@ void guard_handle(int notify, int guard, const struct seccomp_notif *req, struct
 		goto out;
 	}
 	q->id = req->id;
-	if ((res = exchange(guard, q, NULL, 0, fds, fds[1] >= 0 ? 2 : 1, resp, &opened)) < 0)
+	if ((res = exchange(guard, q, NULL, 0, fds, fds[1] >= 0 ? 2 : fds[0] >= 0 ? 1 : 0, resp, &opened)) < 0)
 		goto out;
 	record(log, req, q, resp);
 	if (resp->answered)
