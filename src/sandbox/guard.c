@@ -20,9 +20,25 @@
  * parent directory with one openat, reads the parent's real path from
  * /proc/self/fd, judges "parent/name" against the protect globs, and
  * performs the call on the pinned parent with the copied name, never
- * following a symlink it has not judged. The supervisor returns its
- * result, injecting an opened fd into the caller (SECCOMP_IOCTL_NOTIF_ADDFD
- * with SECCOMP_ADDFD_FLAG_SEND).
+ * following a symlink it has not judged. It then answers the caller
+ * itself, injecting an opened fd (SECCOMP_IOCTL_NOTIF_ADDFD with
+ * SECCOMP_ADDFD_FLAG_SEND), with the notification listener the supervisor
+ * hands it once (guard_attach): the caller resumes without waiting for
+ * the supervisor to wake up, and the supervisor, told first, records the
+ * call meanwhile. Without the listener the supervisor answers, as before.
+ *
+ * WARNING: the listener is the sandbox's one: whoever holds it can answer
+ * (and let continue) any notified call of any process of the sandbox. The
+ * guard holds it as it holds the power to create protected names: it is
+ * not dumpable and the command runs one Landlock layer deeper, so the
+ * agent reaches none of its fds (test_protect_guard_fds_out_of_reach), it
+ * runs no code but this file's, and it never lets a call continue.
+ *
+ * Per call the guard is woken once and makes no process, thread, setns or
+ * Landlock call; what stays is the notification round trip, the copies of
+ * the path and of the caller's directory, the read of the caller's umask,
+ * and the judgement on the pinned directory's real path, read anew for
+ * every call (see where_of).
  *
  * The guard is single-threaded and performs every creating call of the
  * sandbox, one at a time, so no other name can appear or move between its
@@ -177,7 +193,12 @@ static int pin_dir(int dirfd, bool is_dir, const char *parent, int *pinned)
 	return *pinned = pin(dirfd, parent);
 }
 
-/* The real path of the pinned directory + "/" + name. */
+/* The real path of the pinned directory + "/" + name. Read from the
+ * kernel for every call, never kept: a thread can rename the directory
+ * (or one above it) between two calls, and an inode number comes back
+ * after rmdir and mkdir, so a path kept for a directory would judge a
+ * name made in secret/ by where the directory was before, staging/
+ * (test_protect_cwd_moved_by_another_thread). */
 static int where_of(int pfd, const char *name, char *out, size_t len)
 {
 	char dir[PATH_MAX];
