@@ -996,7 +996,7 @@ static void guard_serve(const struct sandbox_plan *plan, int sock)
 			   (fds[0] >= 0 || ((q->op == G_OPEN || q->op == G_MKDIR || q->op == G_MKNOD) && q->p1[0] == '/'))) {
 			q->p1[PATH_MAX - 1] = q->p2[PATH_MAX - 1] = '\0';
 			int fd2 = fds[1] >= 0 ? fds[1] : fds[0];
-			if ((q->umask & 0777) != g.umask) {
+			if ((q->op == G_OPEN || q->op == G_MKDIR || q->op == G_MKNOD) && (q->umask & 0777) != g.umask) {
 				g.umask = q->umask & 0777;
 				umask(g.umask);
 			}
@@ -1436,7 +1436,13 @@ void guard_handle(int notify, int guard, const struct seccomp_notif *req, struct
 	if ((res = copy_path(pid, paths[0], q->p1, sizeof(q->p1))) < 0 ||
 	    (paths[1] && (res = copy_path(pid, paths[1], q->p2, sizeof(q->p2))) < 0))
 		goto out;
-	caller_info(pid, q);
+	/* The umask matters to what is made with a mode (a symlink's is
+	 * always 0777; a link or a rename makes no new inode), the pid inside
+	 * the sandbox to the names rewrite_self rewrites, and to /dev/tty,
+	 * which only an open reaches. */
+	if (q->op == G_OPEN || q->op == G_MKDIR || q->op == G_MKNOD || strncmp(q->p1, "/proc/", 6) == 0 ||
+	    strncmp(q->p1, "/dev/", 5) == 0 || strncmp(q->p2, "/proc/", 6) == 0 || strncmp(q->p2, "/dev/", 5) == 0)
+		caller_info(pid, q);
 	/* One absolute path: the kernel ignores the directory fd (even a
 	 * closed one), and the guard looks the path up from its own root,
 	 * which is the caller's (chroot is denied in the sandbox). */
