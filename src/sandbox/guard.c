@@ -20,9 +20,25 @@
  * parent directory with one openat, reads the parent's real path from
  * /proc/self/fd, judges "parent/name" against the protect globs, and
  * performs the call on the pinned parent with the copied name, never
- * following a symlink it has not judged. The supervisor returns its
- * result, injecting an opened fd into the caller (SECCOMP_IOCTL_NOTIF_ADDFD
- * with SECCOMP_ADDFD_FLAG_SEND).
+ * following a symlink it has not judged. It then answers the caller
+ * itself, injecting an opened fd (SECCOMP_IOCTL_NOTIF_ADDFD with
+ * SECCOMP_ADDFD_FLAG_SEND), with the notification listener the supervisor
+ * hands it once (guard_attach): the caller resumes without waiting for
+ * the supervisor to wake up, and the supervisor, told first, records the
+ * call meanwhile. Without the listener the supervisor answers, as before.
+ *
+ * WARNING: the listener is the sandbox's one: whoever holds it can answer
+ * (and let continue) any notified call of any process of the sandbox. The
+ * guard holds it as it holds the power to create protected names: it is
+ * not dumpable and the command runs one Landlock layer deeper, so the
+ * agent reaches none of its fds (test_protect_guard_fds_out_of_reach), it
+ * runs no code but this file's, and it never lets a call continue.
+ *
+ * Per call the guard is woken once and makes no process, thread, setns or
+ * Landlock call; what stays is the notification round trip, the copies of
+ * the path and of the caller's directory, the read of the caller's umask,
+ * and the judgement on the pinned directory's real path, read anew for
+ * every call (see where_of).
  *
  * The guard is single-threaded and performs every creating call of the
  * sandbox, one at a time, so no other name can appear or move between its
@@ -87,7 +103,7 @@
 /* How long a connect or sendto on a blocking socket may wait in the guard. */
 #define GUARD_SOCK_WAIT_S 5
 
-enum guard_op { G_OPEN = 1, G_MKDIR, G_MKNOD, G_SYMLINK, G_LINK, G_RENAME, G_CONNECT, G_SENDTO };
+enum guard_op { G_OPEN = 1, G_MKDIR, G_MKNOD, G_SYMLINK, G_LINK, G_RENAME, G_CONNECT, G_SENDTO, G_NOTIFY };
 
 /* sendto: the most data one call hands over (a datagram larger than this
  * fails with EMSGSIZE, as one larger than the socket's buffer would). */
@@ -97,11 +113,13 @@ enum guard_op { G_OPEN = 1, G_MKDIR, G_MKNOD, G_SYMLINK, G_LINK, G_RENAME, G_CON
  * G_LINK with AT_EMPTY_PATH, the file itself). */
 struct guard_req {
 	uint64_t seq;    /* echoed in the response */
+	uint64_t id;     /* the notification the guard answers, or 0: the supervisor does */
 	uint32_t op;
 	int32_t flags;   /* open flags, linkat or renameat2 flags */
 	uint32_t mode;
 	uint32_t umask;
 	int32_t vpid;    /* the caller's pid inside the sandbox, or 0 */
+	uint32_t cwd;    /* bit 0: the first fd is the caller's cwd (a directory); bit 1: the second */
 	uint64_t dev;
 	char p1[PATH_MAX]; /* the path; symlink: its target text; link/rename: the old path */
 	char p2[PATH_MAX]; /* symlink, link, rename: the new path */
@@ -111,6 +129,7 @@ struct guard_req {
 struct guard_resp {
 	uint64_t seq;
 	int32_t res;       /* >= 0, or -errno */
+	int32_t answered;  /* the guard answered the call itself (no fd follows) */
 	char glob[256];    /* the glob that refused it, or "" */
 	char where[PATH_MAX]; /* the protected path, when refused */
 };
@@ -121,6 +140,8 @@ struct guard {
 	const struct protect_set *set;
 	const char *ws;
 	struct guard_resp *resp;
+	int notify;     /* the sandbox's notification listener (G_NOTIFY), or -1 */
+	mode_t umask;   /* the guard's own umask, as last set */
 	/* filesystem.sockets as the sandbox's tree shows them (bound at their
 	 * own paths): their device and inode. */
 	struct {
@@ -153,13 +174,31 @@ static void split(char *path, const char **parent, const char **last)
 
 static int pin(int dirfd, const char *parent)
 {
+	if (dirfd < 0 && dirfd != AT_FDCWD)
+		return -EBADF;
 	/* Symlinks in the parent are followed, as the kernel would: what is
 	 * judged is where the pinned directory really is. */
 	int fd = openat(dirfd, *parent ? parent : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
 
-/* The real path of the pinned directory + "/" + name. */
+/* The directory a name is made in: dirfd itself when the name has no
+ * parent part and dirfd is known to be a directory (an fd is bound to its
+ * directory: a rename cannot move it elsewhere, as a pinned one), else
+ * the pinned parent, which *pinned then owns. */
+static int pin_dir(int dirfd, bool is_dir, const char *parent, int *pinned)
+{
+	if (!*parent && is_dir && dirfd >= 0)
+		return dirfd;
+	return *pinned = pin(dirfd, parent);
+}
+
+/* The real path of the pinned directory + "/" + name. Read from the
+ * kernel for every call, never kept: a thread can rename the directory
+ * (or one above it) between two calls, and an inode number comes back
+ * after rmdir and mkdir, so a path kept for a directory would judge a
+ * name made in secret/ by where the directory was before, staging/
+ * (test_protect_cwd_moved_by_another_thread). */
 static int where_of(int pfd, const char *name, char *out, size_t len)
 {
 	char dir[PATH_MAX];
@@ -450,9 +489,9 @@ static int open_tty(int flags, uint32_t tty)
 static int g_open(struct guard *g, const struct guard_req *q, int dirfd, char *path, int flags, mode_t mode)
 {
 	char buf[PATH_MAX];
-	_cleanup_close_ int base = dup(dirfd);
-	if (base < 0)
-		return -errno;
+	_cleanup_close_ int owned = -1; /* the directory of the last link followed */
+	int base = dirfd;
+	bool base_dir = q->cwd & 1;
 	snprintf(buf, sizeof(buf), "%s", path);
 	for (int hops = 0; hops <= GUARD_MAX_LINKS; hops++) {
 		const char *parent, *last;
@@ -461,7 +500,8 @@ static int g_open(struct guard *g, const struct guard_req *q, int dirfd, char *p
 		rewrite_self(buf, sizeof(buf), q->vpid);
 		bool trailing = buf[strlen(buf) - 1] == '/';
 		split(buf, &parent, &last);
-		_cleanup_close_ int pfd = pin(base, parent);
+		_cleanup_close_ int pinned = -1;
+		int pfd = pin_dir(base, base_dir, parent, &pinned);
 		if (pfd < 0)
 			return pfd;
 		struct statfs sfs;
@@ -490,8 +530,13 @@ static int g_open(struct guard *g, const struct guard_req *q, int dirfd, char *p
 				}
 				target[n] = '\0';
 				/* The target is resolved from the link's directory. */
-				close(base);
-				base = TAKE_FD(pfd);
+				if (pinned >= 0) {
+					if (owned >= 0)
+						close(owned);
+					owned = TAKE_FD(pinned);
+					base = owned;
+				}
+				base_dir = true;
 				snprintf(buf, sizeof(buf), "%s", target);
 				continue;
 			}
@@ -630,7 +675,8 @@ static int g_mk(struct guard *g, const struct guard_req *q, int dirfd, char *pat
 {
 	const char *parent, *last;
 	split(path, &parent, &last);
-	_cleanup_close_ int pfd = pin(dirfd, parent);
+	_cleanup_close_ int pinned = -1;
+	int pfd = pin_dir(dirfd, q->cwd & 1, parent, &pinned);
 	if (pfd < 0)
 		return pfd;
 	if (needs_judging(pfd, last)) {
@@ -870,6 +916,31 @@ static void guard_named(struct guard *g, const struct sandbox_plan *plan)
 	}
 }
 
+/* Answer the caller's pending call (q->id) with res, installing out (an
+ * opened file, or -1) as its result: the caller resumes without waiting
+ * for the supervisor. A caller gone meanwhile (ENOENT) took its call, and
+ * the id, with it. */
+static void answer(int notify, const struct guard_req *q, int res, int out)
+{
+	if (out >= 0) {
+		struct seccomp_notif_addfd add = {
+			.id = q->id,
+			.flags = SECCOMP_ADDFD_FLAG_SEND,
+			.srcfd = (uint32_t)out,
+			.newfd_flags = (q->flags & O_CLOEXEC) ? O_CLOEXEC : 0,
+		};
+		if (ioctl(notify, SECCOMP_IOCTL_NOTIF_ADDFD, &add) >= 0 || errno == ENOENT)
+			return;
+		res = -errno; /* e.g. EMFILE: the call fails with it */
+	}
+	struct seccomp_notif_resp r = { .id = q->id };
+	if (res < 0)
+		r.error = res;
+	else
+		r.val = res;
+	(void)ioctl(notify, SECCOMP_IOCTL_NOTIF_SEND, &r);
+}
+
 static void guard_serve(const struct sandbox_plan *plan, int sock)
 {
 	struct guard_req *q = malloc(sizeof(*q));
@@ -878,7 +949,8 @@ static void guard_serve(const struct sandbox_plan *plan, int sock)
 	static struct guard g;
 	if (!q || !resp || !data)
 		_exit(1);
-	g = (struct guard){ .set = &plan->protect, .ws = plan->workspace, .resp = resp };
+	g = (struct guard){ .set = &plan->protect, .ws = plan->workspace, .resp = resp, .notify = -1, .umask = 0 };
+	umask(0);
 	guard_named(&g, plan);
 	for (;;) {
 		union {
@@ -905,15 +977,29 @@ static void guard_serve(const struct sandbox_plan *plan, int sock)
 						close(fd);
 				}
 			}
+		if ((size_t)n == sizeof(*q) && q->op == G_NOTIFY) {
+			/* The listener, once, from the supervisor (the only
+			 * other end of this socket); no answer. */
+			if (g.notify < 0 && fds[0] >= 0)
+				g.notify = TAKE_FD(fds[0]);
+			for (int i = 0; i < 2; i++)
+				if (fds[i] >= 0)
+					close(fds[i]);
+			continue;
+		}
 		memset(resp, 0, sizeof(*resp));
 		int res = -EINVAL, out = -1;
 		size_t dlen = (size_t)n > sizeof(*q) ? (size_t)n - sizeof(*q) : 0;
 		if ((size_t)n >= sizeof(*q) && fds[0] >= 0 && (q->op == G_CONNECT || q->op == G_SENDTO)) {
 			res = g_sock(&g, q, fds[0], fds[1], data, dlen);
-		} else if ((size_t)n == sizeof(*q) && fds[0] >= 0) {
+		} else if ((size_t)n == sizeof(*q) &&
+			   (fds[0] >= 0 || ((q->op == G_OPEN || q->op == G_MKDIR || q->op == G_MKNOD) && q->p1[0] == '/'))) {
 			q->p1[PATH_MAX - 1] = q->p2[PATH_MAX - 1] = '\0';
 			int fd2 = fds[1] >= 0 ? fds[1] : fds[0];
-			umask(q->umask & 0777);
+			if ((q->op == G_OPEN || q->op == G_MKDIR || q->op == G_MKNOD) && (q->umask & 0777) != g.umask) {
+				g.umask = q->umask & 0777;
+				umask(g.umask);
+			}
 			if (q->op != G_SYMLINK) /* a symlink's target is text, not looked up */
 				rewrite_self(q->p1, sizeof(q->p1), q->vpid);
 			rewrite_self(q->p2, sizeof(q->p2), q->vpid);
@@ -929,7 +1015,7 @@ static void guard_serve(const struct sandbox_plan *plan, int sock)
 				res = -EPERM;
 			else switch ((enum guard_op)q->op) {
 			case G_OPEN:
-				res = g_open(&g, q, fds[0], q->p1, q->flags, q->mode);
+				res = g_open(&g, q, fds[0] >= 0 ? fds[0] : AT_FDCWD, q->p1, q->flags, q->mode);
 				if (res >= 0) {
 					out = res;
 					res = 0;
@@ -937,7 +1023,7 @@ static void guard_serve(const struct sandbox_plan *plan, int sock)
 				break;
 			case G_MKDIR:
 			case G_MKNOD:
-				res = g_mk(&g, q, fds[0], q->p1);
+				res = g_mk(&g, q, fds[0] >= 0 ? fds[0] : AT_FDCWD, q->p1);
 				break;
 			case G_SYMLINK:
 				res = g_symlink(&g, q, fds[0], q->p2);
@@ -948,6 +1034,7 @@ static void guard_serve(const struct sandbox_plan *plan, int sock)
 				break;
 			case G_CONNECT:
 			case G_SENDTO:
+			case G_NOTIFY:
 				break; /* above */
 			}
 		}
@@ -956,8 +1043,14 @@ static void guard_serve(const struct sandbox_plan *plan, int sock)
 				close(fds[i]);
 		resp->res = res;
 		resp->seq = q->seq;
-		if (proto_send(sock, resp, sizeof(*resp), &out, out >= 0 ? 1 : 0) < 0)
+		/* With the listener the guard answers the caller itself, after
+		 * telling the supervisor (which then records the call while
+		 * the caller resumes, instead of before). */
+		resp->answered = (size_t)n >= sizeof(*q) && q->id && g.notify >= 0;
+		if (proto_send(sock, resp, sizeof(*resp), &out, out >= 0 && !resp->answered ? 1 : 0) < 0)
 			_exit(1);
+		if (resp->answered)
+			answer(g.notify, q, res, out);
 		if (out >= 0)
 			close(out);
 	}
@@ -1006,6 +1099,16 @@ int guard_start(const struct sandbox_plan *plan, struct error *err)
 }
 
 /* ----------------------------------------------------------- supervisor */
+
+void guard_attach(int guard, int notify)
+{
+	struct guard_req *q = calloc(1, sizeof(*q));
+	if (!q)
+		return; /* the supervisor answers every call itself */
+	q->op = G_NOTIFY;
+	(void)proto_send(guard, q, sizeof(*q), &notify, 1);
+	free(q);
+}
 
 bool guard_syscall(int nr)
 {
@@ -1072,13 +1175,53 @@ static int caller_pidfd(pid_t tid)
 	return fd;
 }
 
-static ssize_t read_proc(pid_t pid, const char *what, char *buf, size_t len)
+/* /proc/TID/status of the last callers, kept open to be read again. An
+ * open entry stays bound to the task it was opened for (its struct pid,
+ * not its number): once that task has exited the read fails (ESRCH) and
+ * the slot is opened anew, so a thread id the kernel hands to another
+ * task never reads the umask of the one before. WARNING: nothing read
+ * from it may be kept by the number alone. */
+#define GUARD_STATUS_FDS 16
+static struct {
+	pid_t tid;
+	int fd; /* -1 when free: see status_of */
+} status_fds[GUARD_STATUS_FDS];
+static unsigned status_next;
+static bool status_init;
+
+static ssize_t status_of(pid_t tid, char *buf, size_t len)
 {
+	if (!status_init) {
+		for (size_t i = 0; i < GUARD_STATUS_FDS; i++)
+			status_fds[i].fd = -1;
+		status_init = true;
+	}
+	for (size_t i = 0; i < GUARD_STATUS_FDS; i++) {
+		if (status_fds[i].fd < 0 || status_fds[i].tid != tid)
+			continue;
+		ssize_t n = pread(status_fds[i].fd, buf, len - 1, 0);
+		if (n > 0) {
+			buf[n] = '\0';
+			return n;
+		}
+		close(status_fds[i].fd); /* its task is gone: the tid is another's */
+		status_fds[i].fd = -1;
+	}
 	char p[64];
-	snprintf(p, sizeof(p), "/proc/%d/%s", (int)pid, what);
-	_cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC);
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)tid);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
 	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
 	buf[n > 0 ? n : 0] = '\0';
+	if (n <= 0) {
+		if (fd >= 0)
+			close(fd);
+		return n;
+	}
+	unsigned k = status_next++ % GUARD_STATUS_FDS;
+	if (status_fds[k].fd >= 0)
+		close(status_fds[k].fd);
+	status_fds[k].tid = tid;
+	status_fds[k].fd = fd;
 	return n;
 }
 
@@ -1089,7 +1232,7 @@ static void caller_info(pid_t pid, struct guard_req *q)
 {
 	char buf[4096];
 	q->umask = 077; /* cannot tell: the safe side */
-	if (read_proc(pid, "status", buf, sizeof(buf)) > 0) {
+	if (status_of(pid, buf, sizeof(buf)) > 0) {
 		const char *u = strstr(buf, "\nUmask:\t");
 		if (u)
 			q->umask = (unsigned)strtoul(u + 8, NULL, 8) & 0777;
@@ -1293,9 +1436,19 @@ void guard_handle(int notify, int guard, const struct seccomp_notif *req, struct
 	if ((res = copy_path(pid, paths[0], q->p1, sizeof(q->p1))) < 0 ||
 	    (paths[1] && (res = copy_path(pid, paths[1], q->p2, sizeof(q->p2))) < 0))
 		goto out;
-	caller_info(pid, q);
+	/* The umask matters to what is made with a mode (a symlink's is
+	 * always 0777; a link or a rename makes no new inode), the pid inside
+	 * the sandbox to the names rewrite_self rewrites, and to /dev/tty,
+	 * which only an open reaches. */
+	if (q->op == G_OPEN || q->op == G_MKDIR || q->op == G_MKNOD || strncmp(q->p1, "/proc/", 6) == 0 ||
+	    strncmp(q->p1, "/dev/", 5) == 0 || strncmp(q->p2, "/proc/", 6) == 0 || strncmp(q->p2, "/dev/", 5) == 0)
+		caller_info(pid, q);
+	/* One absolute path: the kernel ignores the directory fd (even a
+	 * closed one), and the guard looks the path up from its own root,
+	 * which is the caller's (chroot is denied in the sandbox). */
+	bool no_dir = !paths[1] && q->p1[0] == '/';
 	/* A pidfd only to copy a directory fd: AT_FDCWD is the cwd. */
-	if ((dirs[0] != AT_FDCWD || (paths[1] && dirs[1] != AT_FDCWD)) &&
+	if (!no_dir && (dirs[0] != AT_FDCWD || (paths[1] && dirs[1] != AT_FDCWD)) &&
 	    (pidfd = caller_pidfd(pid)) < 0) {
 		res = -ESRCH;
 		goto out;
@@ -1308,11 +1461,13 @@ void guard_handle(int notify, int guard, const struct seccomp_notif *req, struct
 			res = fds[0];
 			goto out;
 		}
-	} else {
+		q->cwd = dirs[1] == AT_FDCWD;
+	} else if (!no_dir) {
 		if ((fds[0] = caller_dir(pidfd, pid, dirs[0])) < 0) {
 			res = fds[0];
 			goto out;
 		}
+		q->cwd = (dirs[0] == AT_FDCWD) | (paths[1] && dirs[1] == AT_FDCWD) << 1;
 		if (paths[1] && (fds[1] = caller_dir(pidfd, pid, dirs[1])) < 0) {
 			res = fds[1];
 			goto out;
@@ -1325,9 +1480,12 @@ void guard_handle(int notify, int guard, const struct seccomp_notif *req, struct
 		res = -ESRCH;
 		goto out;
 	}
-	if ((res = exchange(guard, q, NULL, 0, fds, fds[1] >= 0 ? 2 : 1, resp, &opened)) < 0)
+	q->id = req->id;
+	if ((res = exchange(guard, q, NULL, 0, fds, fds[1] >= 0 ? 2 : fds[0] >= 0 ? 1 : 0, resp, &opened)) < 0)
 		goto out;
 	record(log, req, q, resp);
+	if (resp->answered)
+		goto done;
 	res = resp->res;
 	if (res >= 0 && q->op == G_OPEN) {
 		if (opened < 0) {
@@ -1516,6 +1674,7 @@ void guard_handle_socket(int notify, int guard, const struct seccomp_notif *req,
 		res = -ESRCH;
 		goto out;
 	}
+	q->id = req->id;
 	if ((res = exchange(guard, q, data, dlen, fds, fds[1] >= 0 ? 2 : 1, resp, &opened)) < 0)
 		goto out;
 	if (opened >= 0)
@@ -1526,8 +1685,11 @@ void guard_handle_socket(int notify, int guard, const struct seccomp_notif *req,
 		seccomp_syscall_name(req->data.nr, name, sizeof(name));
 		trace_record_protected(log, pid, name, resp->where, EACCES, resp->glob);
 	}
+	if (resp->answered)
+		goto done;
 out:
 	respond(notify, req, res);
+done:
 	for (int i = 0; i < 2; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

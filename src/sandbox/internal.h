@@ -194,6 +194,11 @@ int guard_start(const struct sandbox_plan *plan, struct error *err) WUR;
 struct trace_log;
 struct seccomp_notif;
 void guard_handle(int notify, int guard, const struct seccomp_notif *req, struct trace_log *log);
+/* supervisor: hand the guard the notification listener, once, so that it
+ * answers the calls it performs itself (the caller resumes one wake-up
+ * sooner); without it the supervisor answers them. The guard keeps its
+ * own copy: notify stays the caller's. */
+void guard_attach(int guard, int notify);
 /* supervisor: is nr a call guard_handle answers? */
 bool guard_syscall(int nr);
 /* supervisor: answer connect, sendto with an address, or the creation of

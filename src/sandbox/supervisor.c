@@ -670,6 +670,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		r = error_set(err, EIO, "sandbox setup failed: no guard");
 		goto out;
 	}
+	if (s.guard >= 0 && s.notify >= 0)
+		guard_attach(s.guard, s.notify);
 	if (net_fds[0] >= 0) {
 		if ((r = egress_start(&s.egress, net_fds, err)) < 0)
 			goto out;

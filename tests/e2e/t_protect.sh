@@ -386,6 +386,142 @@ t = threading.Thread(target=body); t.start(); t.join()'
 	assert_no_file "$WS/.envrc" "the protected name"
 }
 
+# The directory a creating call is relative to (the caller's cwd), moved
+# by another thread between the calls: each name is judged where the
+# directory is when the guard makes it, never where it was last seen (a
+# path kept for a directory would let a thread move the cwd under a
+# protected glob and create there). A directory holding a protected name
+# cannot be moved there either, so a file whose own path is in secret/
+# was made there.
+protect_cwd_race_script() {
+	cat >"$WS/cwdrace.py" <<'PY'
+import os, sys, threading
+sys.setswitchinterval(1e-5)
+top = os.getcwd()
+os.mkdir("staging")
+os.chdir("staging")
+stop = False
+moves = [0, 0]
+def move():
+    while not stop:
+        for i, (a, b) in enumerate((("staging", "secret"), ("secret", "staging"))):
+            try:
+                os.rename(os.path.join(top, a), os.path.join(top, b))
+                moves[i] += 1
+            except OSError:
+                pass
+t = threading.Thread(target=move)
+t.start()
+made = inside = 0
+for i in range(1500):
+    try:
+        fd = os.open("id.key", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except OSError:
+        continue
+    made += 1
+    if os.readlink("/proc/self/fd/%d" % fd).startswith(os.path.join(top, "secret") + "/"):
+        inside += 1
+    os.close(fd)
+    os.unlink("id.key")
+stop = True
+t.join()
+print("made %d inside %d there %d back %d" % (made, inside, moves[0], moves[1]))
+PY
+}
+
+test_protect_cwd_moved_by_another_thread() {
+	command -v python3 >/dev/null || skip "no python3"
+	protect_cwd_race_script
+	pal_policy 'version: 1
+filesystem:
+  protect_defaults: false
+  protect: ["secret/*.key"]' -- /usr/bin/python3 cwdrace.py
+	assert_rc 0 "the racing run"
+	assert_contains "$OUT" " inside 0 " "keys made while the cwd was secret/"
+	assert_not_contains "$OUT" "made 0 " "keys made while the cwd was staging/ (none at all)"
+	assert_not_contains "$OUT" " there 0 " "moves of the cwd to secret/ (none at all)"
+	rm -rf "$WS/staging" "$WS/secret"
+	pal_policy 'version: 1
+filesystem:
+  protect_defaults: false' -- /usr/bin/python3 cwdrace.py
+	assert_rc 0 "the racing run without the glob"
+	assert_not_contains "$OUT" " inside 0 " "keys made in secret/ without the glob (the race is run)"
+}
+
+# An absolute path with a directory fd: the kernel ignores the fd, even a
+# closed one, and so does the guard, which still judges the name where
+# the path leads.
+test_protect_absolute_path_beside_a_closed_fd() {
+	command -v python3 >/dev/null || skip "no python3"
+	# shellcheck disable=SC2016
+	pal -- /usr/bin/python3 -c '
+import errno, os
+d = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+os.close(d)
+for name in ("notes.txt", ".envrc"):
+    try:
+        os.close(os.open(os.path.join(os.getcwd(), name), os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=d))
+        print(name + ": created")
+    except OSError as e:
+        print(name + ": " + errno.errorcode.get(e.errno, str(e.errno)))
+try:
+    os.mkdir(os.path.join(os.getcwd(), ".vscode"), dir_fd=d)
+    print(".vscode: created")
+except OSError as e:
+    print(".vscode: " + errno.errorcode.get(e.errno, str(e.errno)))'
+	assert_rc 0 "the script ran"
+	assert_contains "$OUT" "notes.txt: created" "an ordinary file by absolute path, the fd closed"
+	assert_contains "$OUT" ".envrc: EACCES" "a protected name, the same way"
+	assert_contains "$OUT" ".vscode: EACCES" "a protected directory, the same way"
+	assert_file "$WS/notes.txt" "the file made"
+	assert_no_file "$WS/.envrc" "the protected name"
+	assert_no_file "$WS/.vscode" "the protected directory"
+}
+
+# The guard holds the sandbox's notification listener (it answers the
+# calls it performs): with it, a process could answer its own creating
+# calls. The agent, the same uid in the same Landlock domain, reaches no
+# fd of the guard's: not through /proc/PID/fd, not with pidfd_getfd; its
+# own it lists.
+test_protect_guard_fds_out_of_reach() {
+	command -v python3 >/dev/null || skip "no python3"
+	# shellcheck disable=SC2016
+	pal -- /usr/bin/python3 -c '
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+def comm(p):
+    try:
+        return open("/proc/%s/comm" % p).read().strip()
+    except OSError:
+        return ""
+guards = [p for p in os.listdir("/proc") if p.isdigit() and comm(p) == "airlock-guard"]
+print("guards: %d" % len(guards))
+print("own fds: %s" % ("listed" if os.listdir("/proc/self/fd") else "none"))
+for p in guards:
+    try:
+        os.listdir("/proc/%s/fd" % p)
+        print("guard fds: listed")
+    except OSError as e:
+        print("guard fds: " + errno.errorcode.get(e.errno, str(e.errno)))
+    opened = 0
+    for n in range(64):
+        try:
+            os.close(os.open("/proc/%s/fd/%d" % (p, n), os.O_PATH))
+            opened += 1
+        except OSError:
+            pass
+    print("guard fd opens: %d" % opened)
+    pidfd = libc.syscall(434, int(p), 0)
+    copied = sum(1 for n in range(64) if pidfd >= 0 and libc.syscall(438, pidfd, n, 0) >= 0)
+    print("guard fd copies: %d" % copied)'
+	assert_rc 0 "the script ran"
+	assert_contains "$OUT" "guards: 1" "the guard, seen from the sandbox"
+	assert_contains "$OUT" "own fds: listed" "the agent'"'"'s own fds"
+	assert_not_contains "$OUT" "guard fds: listed" "the guard'"'"'s fd list"
+	assert_contains "$OUT" "guard fd opens: 0" "the guard'"'"'s fds through /proc"
+	assert_contains "$OUT" "guard fd copies: 0" "the guard'"'"'s fds through pidfd_getfd"
+}
+
 # ---- the start-up walk fails closed --------------------------------------
 
 # The next run's agent, against whatever the previous run left: make the
