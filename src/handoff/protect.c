@@ -24,18 +24,27 @@ int protect_set_add(struct protect_set *s, const char *pat)
 	for (size_t i = 0; i < s->n; i++)
 		if (strcmp(s->pat[i], pat) == 0)
 			return 0;
-	char **v = realloc(s->pat, (s->n + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	s->pat = v;
-	struct handoff_glob *g = realloc(s->glob, (s->n + 1) * sizeof(*g));
-	if (!g)
-		return -ENOMEM;
-	s->glob = g;
-	struct handoff_glob *h = realloc(s->head, (s->n + 1) * sizeof(*h));
-	if (!h)
-		return -ENOMEM;
-	s->head = h;
+	/* Room doubles: the default table alone is over a hundred globs of
+	 * more than a kilobyte each, and growing by one moved all of them on
+	 * every add (megabytes copied at each run's start). */
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		char **v = realloc(s->pat, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->pat = v;
+		struct handoff_glob *g = realloc(s->glob, cap * sizeof(*g));
+		if (!g)
+			return -ENOMEM;
+		s->glob = g;
+		struct handoff_glob *h = realloc(s->head, cap * sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		s->head = h;
+		s->cap = cap;
+	}
+	char **v = s->pat;
+	struct handoff_glob *g = s->glob, *h = s->head;
 	if (!(v[s->n] = strdup(pat)))
 		return -ENOMEM;
 	handoff_glob_prepare(v[s->n], &g[s->n]);
