@@ -9,6 +9,7 @@
  * workspace at once (src/review/apply.c), and the held groups are named
  * with the command that accepts each.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/mount.h>
@@ -345,12 +346,36 @@ static void hold_seen(const struct review_changes *ch, const struct review_group
 	free(keep);
 }
 
+/* Nothing at all in the layer: the run changed nothing (a deletion, a
+ * rename or a made-opaque directory leaves an entry there too). An upper
+ * that cannot be read is not empty: the full reading says why. */
+static bool layer_empty(const char *upper)
+{
+	DIR *d = opendir(upper);
+	if (!d)
+		return false;
+	bool empty = true;
+	errno = 0;
+	for (struct dirent *de; empty && (de = readdir(d));)
+		empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
+	empty = empty && errno == 0;
+	closedir(d);
+	return empty;
+}
+
 void review_run_finish(struct review_run *rr, const char *ws, struct auditlog *audit)
 {
 	if (!rr->active)
 		return;
 	char upper[PATH_MAX];
 	snprintf(upper, sizeof(upper), "%s/" REVIEW_UPPER, rr->dir);
+	/* The common end of a run that wrote nothing: no change to judge,
+	 * and no walk of the workspace for its links, nor of the manifest;
+	 * the session is dropped by review_run_report. */
+	if (layer_empty(upper)) {
+		rr->n_changes = 0;
+		return;
+	}
 	struct review_changes ch = { 0 };
 	struct error err = { 0 };
 	struct protect_set globs = { 0 };
