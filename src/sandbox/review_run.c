@@ -86,14 +86,15 @@ enum policy_workspace_mode review_run_mode(const struct policy *pol, const char 
 		 * parent decides. */
 		char probe[PATH_MAX];
 		snprintf(probe, sizeof(probe), "%s", root);
-		while (!realpath(probe, real) && strrchr(probe, '/') && strrchr(probe, '/') != probe)
+		bool found;
+		while (!(found = realpath(probe, real) != NULL) && strrchr(probe, '/') && strrchr(probe, '/') != probe)
 			*strrchr(probe, '/') = '\0';
-		if (realpath(probe, real) && under(root, ws) && under(real, ws)) {
+		if (found && under(root, ws) && under(real, ws)) {
 			*why = "the state directory, which holds the layer, lies in the workspace";
 			return POLICY_WS_DIRECT;
 		}
 		struct stat st;
-		if (!realpath(probe, real) || stat(real, &st) < 0 || !S_ISDIR(st.st_mode) || access(real, W_OK) < 0) {
+		if (!found || stat(real, &st) < 0 || !S_ISDIR(st.st_mode) || access(real, W_OK) < 0) {
 			*why = "the state directory cannot be made";
 			return POLICY_WS_DIRECT;
 		}
