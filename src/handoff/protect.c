@@ -24,34 +24,56 @@ int protect_set_add(struct protect_set *s, const char *pat)
 	for (size_t i = 0; i < s->n; i++)
 		if (strcmp(s->pat[i], pat) == 0)
 			return 0;
-	char **v = realloc(s->pat, (s->n + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	s->pat = v;
-	struct handoff_glob *g = realloc(s->glob, (s->n + 1) * sizeof(*g));
-	if (!g)
-		return -ENOMEM;
-	s->glob = g;
-	struct handoff_glob *h = realloc(s->head, (s->n + 1) * sizeof(*h));
-	if (!h)
-		return -ENOMEM;
-	s->head = h;
-	if (!(v[s->n] = strdup(pat)))
-		return -ENOMEM;
-	handoff_glob_prepare(v[s->n], &g[s->n]);
-	memset(&h[s->n], 0, sizeof(h[s->n]));
-	size_t d = dir_glob_prefix(pat);
-	if (d) {
-		char *head = strndup(pat, d);
-		if (!head) {
-			free(v[s->n]);
+	/* Room doubles: growing by one moved every pattern on each add. */
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		char **v = realloc(s->pat, cap * sizeof(*v));
+		if (!v)
 			return -ENOMEM;
-		}
-		handoff_glob_prepare(head, &h[s->n]);
-		free(head);
+		s->pat = v;
+		s->cap = cap;
 	}
+	if (!(s->pat[s->n] = strdup(pat)))
+		return -ENOMEM;
 	s->n++;
+	/* Prepared again, with the new glob, at the next match. */
+	free(s->glob);
+	free(s->head);
+	s->glob = s->head = NULL;
 	return 0;
+}
+
+/* The globs prepared for matching, made at the first match: a prepared
+ * glob is over a kilobyte, the default table over ninety of them, and
+ * most sets are never matched against (a run in hold mode builds two
+ * just to name their patterns). They are a cache of pat: a set is
+ * still const to its readers, and single-threaded (each process its
+ * own copy). false when out of memory. */
+static bool prepared(const struct protect_set *cs)
+{
+	struct protect_set *s = (struct protect_set *)cs;
+	if (s->glob || !s->n)
+		return true;
+	s->glob = calloc(s->n, sizeof(*s->glob));
+	s->head = calloc(s->n, sizeof(*s->head));
+	if (!s->glob || !s->head) {
+		free(s->glob);
+		free(s->head);
+		s->glob = s->head = NULL;
+		return false;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		handoff_glob_prepare(s->pat[i], &s->glob[i]);
+		size_t d = dir_glob_prefix(s->pat[i]);
+		char head[HANDOFF_GLOB_MAX + 1];
+		/* (A longer head belongs to a glob too long to match.) */
+		if (d && d <= HANDOFF_GLOB_MAX) {
+			memcpy(head, s->pat[i], d);
+			head[d] = '\0';
+			handoff_glob_prepare(head, &s->head[i]);
+		}
+	}
+	return true;
 }
 
 int protect_set_from_policy(const struct policy *pol, struct protect_set *out)
@@ -94,6 +116,9 @@ const char *protect_match(const struct protect_set *s, const char *rel, bool is_
 {
 	if (!*rel)
 		return NULL; /* the workspace itself is never protected */
+	/* Out of memory: every path is protected (fail closed). */
+	if (!prepared(s))
+		return s->pat[0];
 	size_t len = strlen(rel);
 	for (size_t i = 0; i < s->n; i++) {
 		if (s->head[i].nt) { /* a directory glob: its DIR too */

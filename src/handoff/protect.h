@@ -28,9 +28,11 @@
 struct protect_set {
 	char **pat; /* owned */
 	size_t n;
-	/* Prepared for matching, per pattern: the pattern, and for a
-	 * directory glob (DIR, '/', "**") its DIR as a glob of its own
-	 * (head[i].nt is 0 otherwise). Owned. */
+	size_t cap; /* room in pat */
+	/* Prepared for matching at the first match, per pattern: the
+	 * pattern, and for a directory glob (DIR, '/', "**") its DIR as a
+	 * glob of its own (head[i].nt is 0 otherwise). Owned; NULL until
+	 * then. */
 	struct handoff_glob *glob, *head;
 };
 

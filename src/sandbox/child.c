@@ -204,15 +204,17 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 		(error_sys(&err, errno, "unshare(CLONE_NEWCGROUP)"), fail(sync_fd, &err));
 	if (sethostname(plan->hostname, strlen(plan->hostname)) < 0)
 		(error_sys(&err, errno, "sethostname"), fail(sync_fd, &err));
-	if (mount_build_root(plan, &err) < 0)
+	int layer = -1;
+	if (mount_build_root(plan, &layer, &err) < 0)
 		fail(sync_fd, &err);
 	if (loopback_up(&err) < 0)
 		fail(sync_fd, &err);
 	int pty_master = -1, pty_slave = -1;
 	if (plan->pty && open_pty(&pty_master, &pty_slave, &err) < 0)
 		fail(sync_fd, &err);
-	/* notify, pty master, listener, IPv6 listener, DNS, guard: see proto.h */
-	int fds[PROTO_MAX_FDS] = { -1, pty_master, -1, -1, -1, -1 };
+	/* notify, pty master, listener, IPv6 listener, DNS, guard, layer: see
+	 * proto.h */
+	int fds[PROTO_MAX_FDS] = { -1, pty_master, -1, -1, -1, -1, layer };
 	if (plan->proxy_port && netns_socket(AF_INET, SOCK_STREAM, plan->proxy_port, true, &fds[2], &err) < 0)
 		fail(sync_fd, &err);
 	if (plan->transparent) {

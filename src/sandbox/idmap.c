@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -25,25 +26,51 @@
 #include "sandbox/internal.h"
 #include "util/cleanup.h"
 
+/* The helper: it only holds its user namespace until the supervisor has
+ * written the maps and opened it, and is then killed. It shares the
+ * supervisor's memory (CLONE_VM) and touches none of it but its own stack
+ * and arguments: system calls only, whose errno would be the
+ * supervisor's. */
+struct userns_hold {
+	int wait, wake; /* the pipe's ends: EOF when the supervisor is gone */
+};
+
+static int userns_hold(void *arg)
+{
+	const struct userns_hold *a = arg;
+	char c;
+	syscall(SYS_close, a->wake);
+	syscall(SYS_read, a->wait, &c, 1);
+	return 0;
+}
+
 /* A user namespace whose maps are "owner -> host" for uid and gid, held by
  * an fd; the helper process that created it is gone on return. */
 static int userns_for(uid_t owner, gid_t gowner, uid_t host, gid_t ghost, struct error *err)
 {
+	/* A fork would copy the supervisor's page tables and make its every
+	 * later write a fault, for a process that makes one system call. */
+	enum { STACK = 16 * 1024 };
+	static char *stack;
+	if (!stack) {
+		void *m = mmap(NULL, STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+		if (m == MAP_FAILED)
+			return error_sys(err, errno, "mmap");
+		stack = m;
+	}
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return error_sys(err, errno, "pipe");
-	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, NULL);
+	/* One helper at a time uses the stack: each is killed and reaped
+	 * before this returns. */
+	struct userns_hold *a = (struct userns_hold *)stack;
+	*a = (struct userns_hold){ .wait = pipefd[0], .wake = pipefd[1] };
+	pid_t pid = clone(userns_hold, stack + STACK, CLONE_VM | CLONE_NEWUSER | SIGCHLD, a);
 	if (pid < 0) {
 		int e = errno;
 		close(pipefd[0]);
 		close(pipefd[1]);
 		return error_sys(err, e, "clone(CLONE_NEWUSER)");
-	}
-	if (pid == 0) {
-		char c;
-		close(pipefd[1]);
-		(void)!read(pipefd[0], &c, 1); /* wait until the parent is done */
-		_exit(0);
 	}
 	close(pipefd[0]);
 	/* Both are released on return: the helper is killed and reaped. */

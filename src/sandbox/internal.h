@@ -213,8 +213,9 @@ void guard_handle_socket(int notify, int guard, const struct seccomp_notif *req,
 			 const struct guard_net *net);
 bool guard_socket_syscall(int nr);
 
-/* mount.c: runs in the child, in its new user+mount namespace. */
-int mount_build_root(const struct sandbox_plan *plan, struct error *err) WUR;
+/* mount.c: runs in the child, in its new user+mount namespace. *layer
+ * gets the review overlay's mount (an O_PATH fd, the caller's), or -1. */
+int mount_build_root(const struct sandbox_plan *plan, int *layer, struct error *err) WUR;
 
 /* idmap.c: runs in the supervisor when privileged. Prepares detached
  * idmapped trees so files owned by `owner` appear owned by the sandbox's

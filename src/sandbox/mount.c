@@ -242,8 +242,10 @@ static int protect_bind(int rootfd, const char *ws, const char *dst, struct erro
  * directory (tree: ours, made while the host's tree was in view, or,
  * started as root, where the sandbox's uid cannot walk the path, the
  * supervisor's) is attached for the moment the overlay takes to mount,
- * then detached again, and its fd closed: no way out reaches the command. */
-static int overlay_workspace(int tree, int rootfd, const char *dst, bool exec, struct error *err)
+ * then detached again, and its fd closed: no way out reaches the command.
+ * *held gets the overlay's mount (an O_PATH fd) for the supervisor: see
+ * PROTO_FD_LAYER. */
+static int overlay_workspace(int tree, int rootfd, const char *dst, bool exec, int *held, struct error *err)
 {
 	char target[PATH_MAX], stage_dir[PATH_MAX];
 	int r = staged(target, sizeof(target), dst, err);
@@ -294,6 +296,8 @@ static int overlay_workspace(int tree, int rootfd, const char *dst, bool exec, s
 		r = error_sys(err, errno, "review mode: cannot attach the overlay on %s", dst);
 		goto out;
 	}
+	*held = mnt;
+	mnt = -1;
 	r = 0;
 out:
 	for (int i = 0; i < 6; i++) {
@@ -394,7 +398,7 @@ static int write_run_file(int rootfd, const char *path, const void *data, size_t
 	return 0;
 }
 
-int mount_build_root(const struct sandbox_plan *plan, struct error *err)
+int mount_build_root(const struct sandbox_plan *plan, int *layer, struct error *err)
 {
 	static const char *const devnodes[] = { "/dev/null", "/dev/zero", "/dev/full",
 						"/dev/random", "/dev/urandom", "/dev/tty" };
@@ -402,6 +406,9 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 	int hide_tree = -1;
 	_cleanup_close_ int rootfd = -1;
 	_cleanup_close_ int review_tree = plan->review_tree_fd;
+	_cleanup_close_ int held = -1;
+
+	*layer = -1;
 
 	/* Nothing we do may propagate back to the host's namespace. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -531,7 +538,7 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 			if (r >= 0)
 				r = attach(trees[i], m->dst, err);
 			if (r >= 0 && m->overlay) {
-				r = overlay_workspace(review_tree, rootfd, m->dst, m->exec || plan->observe, err);
+				r = overlay_workspace(review_tree, rootfd, m->dst, m->exec || plan->observe, &held, err);
 				review_tree = -1;
 			}
 			if (r < 0)
@@ -664,6 +671,7 @@ int mount_build_root(const struct sandbox_plan *plan, struct error *err)
 		r = error_sys(err, errno, "chdir /");
 		goto out;
 	}
+	*layer = TAKE_FD(held);
 	r = 0;
 out:
 	stage = STAGE;

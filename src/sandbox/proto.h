@@ -15,6 +15,9 @@
 #define PROTO_FD_LISTEN6 0x8 /* transparent mode: its IPv6 twin on [::1] */
 #define PROTO_FD_DNS 0x10   /* transparent mode: the DNS listener's UDP socket */
 #define PROTO_FD_GUARD 0x20 /* filesystem.protect: the supervisor's end of the guard's socket */
+#define PROTO_FD_LAYER 0x40 /* review and hold mode: the workspace overlay's mount (O_PATH), held
+                             * so that its unmount, which syncs the whole filesystem under the
+                             * layer, is not the sandbox's exit (review_run.c) */
 #define PROTO_TRACED 'T' /* supervisor -> child: start the command: ptrace attached (trace
                           * mode), the audit writer ready (plan->hold) */
 #define PROTO_EXIT 'X'   /* init -> supervisor: the command's raw wait status (int) */
@@ -22,14 +25,15 @@
 /* Exit status of the child when setup failed before it could report. */
 #define SANDBOX_EXIT_SETUP_CHILD 125
 
-#define PROTO_MAX_FDS 6
+#define PROTO_MAX_FDS 7
 
 /* Send msg[0..len) as one message with the n (<= PROTO_MAX_FDS) fds
  * attached (SCM_RIGHTS). Returns 0 or a negative errno. */
 int proto_send(int sock, const void *msg, size_t len, const int *fds, size_t n);
 
 /* Send READY with the fds of fds[] that are >= 0, fds[i] being the one of
- * flag (1 << i): notify, pty master, listener, IPv6 listener, DNS, guard. */
+ * flag (1 << i): notify, pty master, listener, IPv6 listener, DNS, guard,
+ * layer. */
 int proto_send_ready(int sock, const int fds[PROTO_MAX_FDS]);
 
 /* Receive one message into buf (NUL-terminated); fds[] receives attached

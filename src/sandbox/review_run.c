@@ -9,9 +9,14 @@
  * workspace at once (src/review/apply.c), and the held groups are named
  * with the command that accepts each.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -81,14 +86,15 @@ enum policy_workspace_mode review_run_mode(const struct policy *pol, const char 
 		 * parent decides. */
 		char probe[PATH_MAX];
 		snprintf(probe, sizeof(probe), "%s", root);
-		while (!realpath(probe, real) && strrchr(probe, '/') && strrchr(probe, '/') != probe)
+		bool found;
+		while (!(found = realpath(probe, real) != NULL) && strrchr(probe, '/') && strrchr(probe, '/') != probe)
 			*strrchr(probe, '/') = '\0';
-		if (realpath(probe, real) && under(root, ws) && under(real, ws)) {
+		if (found && under(root, ws) && under(real, ws)) {
 			*why = "the state directory, which holds the layer, lies in the workspace";
 			return POLICY_WS_DIRECT;
 		}
 		struct stat st;
-		if (!realpath(probe, real) || stat(real, &st) < 0 || !S_ISDIR(st.st_mode) || access(real, W_OK) < 0) {
+		if (!found || stat(real, &st) < 0 || !S_ISDIR(st.st_mode) || access(real, W_OK) < 0) {
 			*why = "the state directory cannot be made";
 			return POLICY_WS_DIRECT;
 		}
@@ -194,6 +200,81 @@ int review_run_prepare(const struct policy *pol, struct sandbox_plan *plan, stru
 	return 0;
 }
 
+/*
+ * When the overlay's last mount goes, overlayfs syncs the filesystem that
+ * holds its upper layer, all of it (the state directory's: on a busy
+ * host, everyone's dirty pages and a cache flush of the disk). Left to
+ * the sandbox, its init would do that as it exits, and the run would
+ * wait for it. So the sandbox hands the supervisor the overlay's mount
+ * (PROTO_FD_LAYER), and the supervisor, once the change is read, lets it
+ * go in a process of its own that outlives the run, as the audit writer
+ * does for the log's fsync. The sync itself stays: a change held for
+ * review reaches the disk as before, it is only not waited for.
+ */
+void review_run_hold_layer(struct review_run *rr, int fd)
+{
+	if (!rr->active || rr->layer_held) {
+		close(fd);
+		return;
+	}
+	rr->layer = fd;
+	rr->layer_held = true;
+}
+
+struct let_go {
+	int layer;
+	int wait; /* read end of a pipe whose writer is the supervisor */
+};
+
+/* The child shares the supervisor's memory (CLONE_VM) and touches none of
+ * it: its own stack and arguments only, and system calls whose arguments
+ * cannot fail them (errno is the supervisor's). */
+static int let_go(void *arg)
+{
+	const struct let_go *a = arg;
+	unsigned lo = (unsigned)(a->layer < a->wait ? a->layer : a->wait);
+	unsigned hi = (unsigned)(a->layer < a->wait ? a->wait : a->layer);
+	/* Nothing of the caller's stays open here: a pipe it reads to its end
+	 * (airlock's stdout) would wait for the disk too. */
+	if (lo > 0)
+		syscall(SYS_close_range, 0U, lo - 1, 0U);
+	if (hi > lo + 1)
+		syscall(SYS_close_range, lo + 1, hi - 1, 0U);
+	syscall(SYS_close_range, hi + 1, ~0U, 0U);
+	/* EOF once the supervisor closed its copy: ours is then the last. */
+	char c;
+	while (syscall(SYS_read, a->wait, &c, 1) > 0)
+		;
+	syscall(SYS_close, a->layer);
+	return 0;
+}
+
+static void release_layer(struct review_run *rr)
+{
+	if (!rr->layer_held)
+		return;
+	rr->layer_held = false;
+	enum { STACK = 64 * 1024 };
+	int p[2] = { -1, -1 };
+	/* The stack is never unmapped: the child may run after we return
+	 * (each run is a process of its own, which ends soon after). */
+	char *stack = mmap(NULL, STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack != MAP_FAILED && pipe2(p, O_CLOEXEC) == 0) {
+		struct let_go *a = (struct let_go *)stack;
+		*a = (struct let_go){ .layer = rr->layer, .wait = p[0] };
+		/* CLONE_VM: no copy of the supervisor's page tables for a
+		 * process that makes a few system calls. Failing, the sync
+		 * happens below, in the run, as it did in the sandbox. */
+		(void)clone(let_go, stack + STACK, CLONE_VM | SIGCHLD, a);
+	}
+	close(rr->layer);
+	rr->layer = -1;
+	if (p[0] >= 0) {
+		close(p[0]);
+		close(p[1]);
+	}
+}
+
 int review_run_name(struct review_run *rr, const char *session, struct error *err)
 {
 	if (!rr->active)
@@ -266,12 +347,36 @@ static void hold_seen(const struct review_changes *ch, const struct review_group
 	free(keep);
 }
 
+/* Nothing at all in the layer: the run changed nothing (a deletion, a
+ * rename or a made-opaque directory leaves an entry there too). An upper
+ * that cannot be read is not empty: the full reading says why. */
+static bool layer_empty(const char *upper)
+{
+	DIR *d = opendir(upper);
+	if (!d)
+		return false;
+	bool empty = true;
+	errno = 0;
+	for (struct dirent *de; empty && (de = readdir(d));)
+		empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
+	empty = empty && errno == 0;
+	closedir(d);
+	return empty;
+}
+
 void review_run_finish(struct review_run *rr, const char *ws, struct auditlog *audit)
 {
 	if (!rr->active)
 		return;
 	char upper[PATH_MAX];
 	snprintf(upper, sizeof(upper), "%s/" REVIEW_UPPER, rr->dir);
+	/* The common end of a run that wrote nothing: no change to judge,
+	 * and no walk of the workspace for its links, nor of the manifest;
+	 * the session is dropped by review_run_report. */
+	if (layer_empty(upper)) {
+		rr->n_changes = 0;
+		return;
+	}
 	struct review_changes ch = { 0 };
 	struct error err = { 0 };
 	struct protect_set globs = { 0 };
@@ -348,6 +453,7 @@ static void unlock(struct review_run *rr)
 void review_run_report(struct review_run *rr)
 {
 	unlock(rr);
+	release_layer(rr);
 	if (!rr->active)
 		return;
 	if (rr->hold) {
@@ -389,6 +495,9 @@ void review_run_report(struct review_run *rr)
 void review_run_abort(struct review_run *rr)
 {
 	unlock(rr);
+	if (rr->layer_held)
+		close(rr->layer);
+	rr->layer_held = false;
 	if (!rr->dir)
 		return;
 	struct error err = { 0 };

@@ -26,6 +26,8 @@ struct review_run {
 	char id[64];
 	size_t n_changes, n_flagged, n_held;
 	struct review_groups groups; /* what stays held */
+	int layer;        /* the overlay's mount, from the sandbox (when layer_held) */
+	bool layer_held;
 };
 
 /* The mode a run of pol takes: hold gives way to direct in observe mode,
@@ -41,13 +43,16 @@ int review_run_check(const struct policy *pol, struct error *err) WUR;
  * the session, and put its fds and the overlay into the plan. */
 int review_run_prepare(const struct policy *pol, struct sandbox_plan *plan, struct review_run *rr,
 		       struct error *err) WUR;
+/* Keep the overlay's mount (PROTO_FD_LAYER, fd now rr's) until the run
+ * is over: see review_run.c. */
+void review_run_hold_layer(struct review_run *rr, int fd);
 /* Name the session after the decision log's session (or a fresh id). */
 int review_run_name(struct review_run *rr, const char *session, struct error *err) WUR;
 /* After the command: read the change; each flagged entry becomes a
  * file_flagged record in the log (audit may be NULL). */
 void review_run_finish(struct review_run *rr, const char *ws, struct auditlog *audit);
 /* Say on stderr what is held and how to review it (or drop an empty
- * session). */
+ * session); let the overlay's mount go. */
 void review_run_report(struct review_run *rr);
 /* Setup failed: drop the session. */
 void review_run_abort(struct review_run *rr);

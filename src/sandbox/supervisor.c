@@ -662,6 +662,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		net_fds[2] = fds[k++];
 	if (buf[1] & PROTO_FD_GUARD)
 		s.guard = fds[k++];
+	if (buf[1] & PROTO_FD_LAYER)
+		review_run_hold_layer(&rr, fds[k++]);
 	s.protect = plan.protect.n > 0;
 	s.sockguard = plan.sockguard;
 	s.net = (struct guard_net){ .named = plan.n_sockets > 0, .proxy_port = plan.proxy_port,
