@@ -320,11 +320,20 @@ static int cmd_write(int argc, char **argv)
 	int64_t last_wake = 0;
 	while (!eof && !terminated) {
 		bool soon = false, drained = false;
-		int wait = (int)(w.last_checkpoint + AUDIT_CHECKPOINT_SECONDS - time(NULL));
+		/* A checkpoint is due only for records it would cover: with
+		 * none since the last, the writer sleeps until an event comes.
+		 * (Waiting "until the checkpoint is due" regardless made every
+		 * quiet stretch past the first five seconds a busy loop: a
+		 * core taken from the agent's work for the rest of the run.) */
+		int wait = -1;
+		if (w.since_checkpoint) {
+			time_t left = w.last_checkpoint + AUDIT_CHECKPOINT_SECONDS - time(NULL);
+			wait = left < 0 ? 0 : (int)left * 1000;
+		}
 		struct pollfd p = { .fd = events, .events = POLLIN };
 		/* After a pause, only a look: what came during it is taken
 		 * without a wake-up; nothing came, and we wait again. */
-		int pr = poll(&p, 1, slept ? 0 : (wait < 0 ? 0 : wait) * 1000);
+		int pr = poll(&p, 1, slept ? 0 : wait);
 		if (pr < 0 && errno != EINTR)
 			break;
 		if (pr == 0 && slept) {
