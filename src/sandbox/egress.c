@@ -252,8 +252,14 @@ bool egress_read(struct egress *e, struct trace_log *t)
 		return false;
 	/* One read takes all the pipe holds (EGRESS_RECORDS_PIPE), straight
 	 * into the partial line's buffer. */
-	if (buf_reserve(&e->partial, EGRESS_RECORDS_PIPE) < 0)
+	if (buf_reserve(&e->partial, EGRESS_RECORDS_PIPE) < 0) {
+		/* Out of memory: the records cannot be kept, so the run ends
+		 * (audit_lost) rather than go on unrecorded. */
+		e->audit_lost = true;
+		close(e->records);
+		e->records = -1;
 		return false;
+	}
 	ssize_t n = read(e->records, e->partial.data + e->partial.len, EGRESS_RECORDS_PIPE);
 	if (n <= 0) {
 		if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
