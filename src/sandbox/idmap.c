@@ -51,7 +51,7 @@ static int userns_for(uid_t owner, gid_t gowner, uid_t host, gid_t ghost, struct
 	/* A fork would copy the supervisor's page tables and make its every
 	 * later write a fault, for a process that makes one system call. */
 	enum { STACK = 16 * 1024 };
-	static char *stack;
+	static void *stack; /* page-aligned: the helper's arguments sit at its start */
 	if (!stack) {
 		void *m = mmap(NULL, STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 		if (m == MAP_FAILED)
@@ -63,9 +63,9 @@ static int userns_for(uid_t owner, gid_t gowner, uid_t host, gid_t ghost, struct
 		return error_sys(err, errno, "pipe");
 	/* One helper at a time uses the stack: each is killed and reaped
 	 * before this returns. */
-	struct userns_hold *a = (struct userns_hold *)stack;
+	struct userns_hold *a = stack;
 	*a = (struct userns_hold){ .wait = pipefd[0], .wake = pipefd[1] };
-	pid_t pid = clone(userns_hold, stack + STACK, CLONE_VM | CLONE_NEWUSER | SIGCHLD, a);
+	pid_t pid = clone(userns_hold, (char *)stack + STACK, CLONE_VM | CLONE_NEWUSER | SIGCHLD, a);
 	if (pid < 0) {
 		int e = errno;
 		close(pipefd[0]);

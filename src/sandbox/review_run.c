@@ -258,14 +258,14 @@ static void release_layer(struct review_run *rr)
 	int p[2] = { -1, -1 };
 	/* The stack is never unmapped: the child may run after we return
 	 * (each run is a process of its own, which ends soon after). */
-	char *stack = mmap(NULL, STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	void *stack = mmap(NULL, STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stack != MAP_FAILED && pipe2(p, O_CLOEXEC) == 0) {
-		struct let_go *a = (struct let_go *)stack;
+		struct let_go *a = stack; /* page-aligned */
 		*a = (struct let_go){ .layer = rr->layer, .wait = p[0] };
 		/* CLONE_VM: no copy of the supervisor's page tables for a
 		 * process that makes a few system calls. Failing, the sync
 		 * happens below, in the run, as it did in the sandbox. */
-		(void)clone(let_go, stack + STACK, CLONE_VM | SIGCHLD, a);
+		(void)clone(let_go, (char *)stack + STACK, CLONE_VM | SIGCHLD, a);
 	}
 	close(rr->layer);
 	rr->layer = -1;
