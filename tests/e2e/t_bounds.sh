@@ -130,7 +130,9 @@ test_bounds_proxy_holds_no_more_bodies_than_its_budget() {
 	local mode apid ppid base hwm rc budget_kb=$((64 * 1024)) slack_kb=$((16 * 1024))
 	for mode in length chunked; do
 		rm -f "$WS"/base "$WS"/based "$WS"/held "$WS"/go
-		(cd "$WS" && HOME="$E2E_HOME" exec timeout -k 5 "$E2E_TIMEOUT" "$AIRLOCK" run \
+		# The run's bound covers the waits below (up to 60 + 120 s: 160 MiB
+		# of slow bodies, under AddressSanitizer on a busy machine).
+		(cd "$WS" && HOME="$E2E_HOME" exec timeout -k 5 $((3 * E2E_TIMEOUT)) "$AIRLOCK" run \
 			--policy "$T/policy.yaml" -- /usr/bin/python3 ./hold.py "$mode" 40 $((4 << 20)) "$HP") \
 			>"$T/hold-$mode.out" 2>"$T/hold-$mode.err" </dev/null &
 		apid=$!
