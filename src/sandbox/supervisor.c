@@ -422,14 +422,12 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 				 pol->file);
 	/* A refused write (to a protected path, a read-only mount, a hidden
 	 * directory) is a decision the log must hold: with the log on, the
-	 * calls that change the tree stop for the tracer, and only they:
-	 * reads, stats and probes run at native speed, so an allowed build
-	 * pays nothing for them. A refused read is in the log only where
-	 * Landlock refuses it and the kernel's audit log is readable
-	 * (kaudit.c); a read of a file the sandbox hides answers ENOENT and
-	 * is recorded only when every call is traced: --trace-denials,
-	 * learn and observe modes (whose report is the only one printed on
-	 * stderr). */
+	 * calls that change the tree, and execs, come to the supervisor as
+	 * notifications it notes (ftrace_notified), and only they: reads,
+	 * stats and probes run at native speed, and nothing is ptraced. A
+	 * refused read (a file the sandbox hides answers ENOENT) is recorded
+	 * only when every call is traced: --trace-denials, learn and observe
+	 * modes (whose report is the only one printed on stderr). */
 	if ((r = protect_set_from_policy(pol, &protect)) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	/* Held for review instead (plan.c), but the log still holds the
