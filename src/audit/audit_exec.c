@@ -52,6 +52,7 @@
 #include "sandbox/auditlog.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
+#include "util/clock.h"
 #include "util/file.h"
 
 #define AUDIT_CHECKPOINT_RECORDS 1000
@@ -84,13 +85,6 @@ static int64_t now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static void hex(const uint8_t *b, size_t n, char *out)
@@ -343,7 +337,7 @@ static int cmd_write(int argc, char **argv)
 		if (pr > 0) {
 			if (buf_reserve(&in, 65536) < 0)
 				break;
-			int64_t t = mono_ns();
+			int64_t t = clock_mono_ns();
 			/* Records close together, or ones that came during a
 			 * pause: the stream is busy, keep taking it in batches. */
 			soon = slept || t - last_wake < AUDIT_COALESCE_NS;

@@ -23,7 +23,6 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -40,6 +39,7 @@
 #include "sandbox/trace.h"
 #include "handoff/protect.h"
 #include "util/cleanup.h"
+#include "util/clock.h"
 #include "util/file.h"
 
 #define CLONE_FLAGS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
@@ -205,13 +205,6 @@ static bool take_sync_message(struct run_state *s)
  * waits to send). */
 #define RECORDS_PAUSE_NS 1000000LL
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static int event_loop(struct run_state *s, struct term *t, int sfd)
 {
 	bool stdin_open = t->master >= 0;
@@ -231,7 +224,7 @@ static int event_loop(struct run_state *s, struct term *t, int sfd)
 		};
 		struct timespec pause, *timeout = NULL;
 		if (records_resume) {
-			int64_t left = records_resume - mono_ns();
+			int64_t left = records_resume - clock_mono_ns();
 			if (left > 0) {
 				p[P_RECORDS].fd = p[P_MCP_REC].fd = -1;
 				pause = (struct timespec){ left / 1000000000LL, left % 1000000000LL };
@@ -258,13 +251,13 @@ static int event_loop(struct run_state *s, struct term *t, int sfd)
 		if (p[P_NOTIFY].revents & POLLIN)
 			handle_notify(s);
 		if (p[P_RECORDS].revents & (POLLIN | POLLHUP | POLLERR)) {
-			records_resume = egress_read(&s->egress, s->trace) ? mono_ns() + RECORDS_PAUSE_NS : 0;
+			records_resume = egress_read(&s->egress, s->trace) ? clock_mono_ns() + RECORDS_PAUSE_NS : 0;
 			/* Fail closed: no decision goes on unlogged. */
 			if (s->egress.log_full && s->child > 0)
 				kill(s->child, SIGKILL);
 		}
 		if ((p[P_MCP_REC].revents & POLLIN) && mcpgw_read(&s->mcp))
-			records_resume = mono_ns() + RECORDS_PAUSE_NS;
+			records_resume = clock_mono_ns() + RECORDS_PAUSE_NS;
 		if (p[P_MCP].revents & POLLIN)
 			mcpgw_accept(&s->mcp);
 		if (p[P_NOTIFY].revents & (POLLHUP | POLLERR)) {
