@@ -191,6 +191,40 @@ static void normalize(char *path)
 	snprintf(path, 512, "%s", o ? out : "/");
 }
 
+/* Where dirfd's path (a relative path's base) is, read from /proc: the
+ * tracee's cwd for AT_FDCWD, else its open directory. */
+static bool base_of(pid_t tid, int dirfd, char *out, size_t len)
+{
+	char link[64];
+	if (dirfd == AT_FDCWD)
+		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)tid);
+	else
+		snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)tid, dirfd);
+	ssize_t n = readlink(link, out, len - 1);
+	if (n <= 0 || out[0] != '/')
+		return false;
+	out[n] = '\0';
+	return true;
+}
+
+/* name, relative to dfd in tid (its cwd for AT_FDCWD) or absolute, as an
+ * absolute, lexically normalised path in the sandbox's tree (which shows
+ * the workspace and the host's paths at their own names, so /proc/TID/cwd
+ * reads the same outside). */
+static bool join_path(pid_t tid, int dfd, const char *name, char *out, size_t len)
+{
+	char base[512];
+	if (name[0] == '/') {
+		if ((size_t)snprintf(out, len, "%s", name) >= len)
+			return false;
+	} else if (!base_of(tid, dfd, base, sizeof(base)) ||
+		   (size_t)snprintf(out, len, "%s/%s", base, name) >= len) {
+		return false;
+	}
+	normalize(out);
+	return true;
+}
+
 /* Does the call's path, resolved against its directory fd as the tracee
  * sees it (the sandbox shows the workspace at its host path, so
  * /proc/TID/cwd reads the same), fall on a protected path? Sets p->where
@@ -198,22 +232,8 @@ static void normalize(char *path)
  * names a refusal, it never makes one. */
 static void protected_at(struct ftrace *f, pid_t tid, int dfd, const char *rel, struct pending *p)
 {
-	char link[64], base[512];
-	if (rel[0] == '/') {
-		snprintf(p->where, sizeof(p->where), "%s", rel);
-	} else {
-		if (dfd == AT_FDCWD)
-			snprintf(link, sizeof(link), "/proc/%d/cwd", (int)tid);
-		else
-			snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)tid, dfd);
-		ssize_t n = readlink(link, base, sizeof(base) - 1);
-		if (n <= 0)
-			return;
-		base[n] = '\0';
-		if ((size_t)snprintf(p->where, sizeof(p->where), "%s/%s", base, rel) >= sizeof(p->where))
-			return;
-	}
-	normalize(p->where);
+	if (!join_path(tid, dfd, rel, p->where, sizeof(p->where)))
+		return;
 	size_t wl = strlen(f->ws);
 	if (strncmp(p->where, f->ws, wl) != 0 || p->where[wl] != '/')
 		return;
@@ -315,22 +335,6 @@ static bool own_tree(const char *path)
 			return true;
 	}
 	return false;
-}
-
-/* Where dirfd's path (a relative path's base) is, read from /proc: the
- * tracee's cwd for AT_FDCWD, else its open directory. */
-static bool base_of(pid_t tid, int dirfd, char *out, size_t len)
-{
-	char link[64];
-	if (dirfd == AT_FDCWD)
-		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)tid);
-	else
-		snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)tid, dirfd);
-	ssize_t n = readlink(link, out, len - 1);
-	if (n <= 0 || out[0] != '/')
-		return false;
-	out[n] = '\0';
-	return true;
 }
 
 /* The path the kernel will judge: absolute, and with its symlinks
@@ -706,22 +710,14 @@ int ftrace_root(struct ftrace *f, pid_t init, struct error *err)
 	return 0;
 }
 
-/* name (relative to dfd in tid, or absolute) as an absolute, lexically
- * normalised path in the sandbox's tree. */
+/* join_path, for a name a call will look up. */
 static bool absolute_in(pid_t tid, int dfd, const char *name, char *out, size_t len)
 {
-	char base[512];
+	/* An empty name (ENOENT but with AT_EMPTY_PATH, judged apart) or
+	 * one that could not be read names nothing to look at. */
 	if (name[0] == '\0' || (name[0] == '?' && name[1] == '\0'))
 		return false;
-	if (name[0] == '/') {
-		if ((size_t)snprintf(out, len, "%s", name) >= len)
-			return false;
-	} else if (!base_of(tid, dfd, base, sizeof(base)) ||
-		   (size_t)snprintf(out, len, "%s/%s", base, name) >= len) {
-		return false;
-	}
-	normalize(out);
-	return true;
+	return join_path(tid, dfd, name, out, len);
 }
 
 /* The file the sandbox sees at abs, as an O_PATH fd opened from outside:
@@ -736,6 +732,13 @@ static int open_inside(const struct ftrace *f, const char *abs, bool follow)
 	};
 	int fd = (int)syscall(SYS_openat2, f->root, abs, &how, sizeof(how));
 	return fd < 0 ? -errno : fd;
+}
+
+/* What a failed open_inside says of the call: ENOENT when nothing is
+ * there (the call will fail so too), else 0 (no look, no record). */
+static int missing(int err)
+{
+	return err == -ENOENT || err == -ENOTDIR ? ENOENT : 0;
 }
 
 /* Whether the sandbox's Landlock rules refuse right on the file fd (a
@@ -754,10 +757,36 @@ static bool landlock_refuses(const struct ftrace *f, int fd, uint64_t right)
 	return fsrules_check(f->landlock, real, right, NULL, NULL) == FSR_DENY_ACCESS;
 }
 
-/* What the mount holding abs (or, for a name to be made or removed, its
- * directory) answers a write, then what Landlock answers right there: 0,
- * EROFS, EACCES, or ENOENT when there is nothing there. Any other failure
- * to look is 0: nothing is recorded. */
+/* What the mount holding the file fd (opened by open_inside) answers a
+ * write, then what Landlock answers right there: 0, EROFS or EACCES.
+ * mode_first: an existing file is written, and its mode is checked before
+ * its mount (see below). Any failure to look is 0: nothing is recorded. */
+static int write_outcome_fd(const struct ftrace *f, pid_t tid, int fd, bool mode_first, uint64_t right)
+{
+	struct statvfs sv;
+	if (fstatvfs(fd, &sv) < 0)
+		return 0;
+	if (!(sv.f_flag & ST_RDONLY))
+		return landlock_refuses(f, fd, right) ? EACCES : 0;
+	/* An existing file opened for writing without O_TRUNC, or
+	 * truncate()d, meets its mode before its mount (may_open, then the
+	 * mount's write access): the sandbox runs with no capabilities, so
+	 * the mode alone decides. An open with O_TRUNC and a name made or
+	 * removed meet the mount first. WARNING: this order is the kernel's;
+	 * t_trace.sh checks it against the tracer, which sees real results. */
+	struct stat st;
+	uid_t uid;
+	gid_t gid;
+	if (mode_first && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && seccomp_caller_fsids(tid, &uid, &gid)) {
+		mode_t w = st.st_uid == uid ? S_IWUSR : st.st_gid == gid ? S_IWGRP : S_IWOTH;
+		if (!(st.st_mode & w))
+			return EACCES;
+	}
+	return EROFS;
+}
+
+/* write_outcome_fd for the file at abs or, for a name to be made or
+ * removed (parent), its directory; ENOENT when there is nothing there. */
 static int write_outcome(const struct ftrace *f, pid_t tid, const char *abs, bool parent, bool follow,
 			 bool mode_first, uint64_t right)
 {
@@ -774,34 +803,15 @@ static int write_outcome(const struct ftrace *f, pid_t tid, const char *abs, boo
 	}
 	_cleanup_close_ int fd = open_inside(f, at, follow);
 	if (fd < 0)
-		return fd == -ENOENT || fd == -ENOTDIR ? ENOENT : 0;
-	struct statvfs sv;
-	if (fstatvfs(fd, &sv) < 0)
-		return 0;
-	if (!(sv.f_flag & ST_RDONLY))
-		return landlock_refuses(f, fd, right) ? EACCES : 0;
-	/* An existing file opened for writing without O_TRUNC, or
-	 * truncate()d, meets its mode before its mount (may_open, then the
-	 * mount's write access): the sandbox runs with no capabilities, so
-	 * the mode alone decides. An open with O_TRUNC and a name made or
-	 * removed meet the mount first. WARNING: this order is the kernel's;
-	 * t_trace.sh checks it against the tracer, which sees real results. */
-	struct stat st;
-	uid_t uid;
-	gid_t gid;
-	if (mode_first && !parent && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && seccomp_caller_fsids(tid, &uid, &gid)) {
-		mode_t w = st.st_uid == uid ? S_IWUSR : st.st_gid == gid ? S_IWGRP : S_IWOTH;
-		if (!(st.st_mode & w))
-			return EACCES;
-	}
-	return EROFS;
+		return missing(fd);
+	return write_outcome_fd(f, tid, fd, mode_first && !parent, right);
 }
 
 /* The error the kernel will give call p (noted at its entry, before it
- * runs), as far as the mounts decide it: a write to a read-only mount
- * (EROFS), a name made in a directory the sandbox does not have (ENOENT),
- * a program on a noexec mount (EACCES). 0 when it will run, or where
- * Landlock decides: its refusals are the kernel audit log's to record.
+ * runs): a write to a read-only mount (EROFS), or one the file's mode
+ * refuses first (EACCES), a name made in a directory the sandbox does not
+ * have (ENOENT), a program on a noexec mount (EACCES), a right the
+ * sandbox's Landlock rules do not grant (EACCES). 0 when it will run.
  * WARNING: this only names refusals for the log; the kernel makes them.
  * A thread that rewrites the path between this look and the kernel's can
  * have a refused call recorded under another name, or not at all, never
@@ -818,7 +828,7 @@ static int predict(const struct ftrace *f, pid_t tid, const struct pending *p, c
 			return 0;
 		_cleanup_close_ int fd = open_inside(f, abs, !(p->nr == SYS_execveat && (a[4] & AT_SYMLINK_NOFOLLOW)));
 		if (fd < 0)
-			return fd == -ENOENT || fd == -ENOTDIR ? ENOENT : 0;
+			return missing(fd);
 		struct statvfs sv;
 		if (fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_NOEXEC))
 			return EACCES;
@@ -842,11 +852,11 @@ static int predict(const struct ftrace *f, pid_t tid, const struct pending *p, c
 			 * only Landlock may refuse it. */
 			if (!S_ISREG(st.st_mode))
 				return landlock_refuses(f, fd, LL_FS_WRITE_FILE) ? EACCES : 0;
-			return write_outcome(f, tid, abs, false, follow, !trunc, write);
+			return write_outcome_fd(f, tid, fd, !trunc, write);
 		}
 		if (flags & O_CREAT)
 			return write_outcome(f, tid, abs, true, true, false, LL_FS_MAKE_REG);
-		return fd == -ENOENT || fd == -ENOTDIR ? ENOENT : 0;
+		return missing(fd);
 	}
 	case SYS_truncate:
 		return write_outcome(f, tid, abs, false, true, true, LL_FS_TRUNCATE);
