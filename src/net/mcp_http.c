@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <strings.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +28,8 @@
 #include "net/dlp.h"
 #include "policy/mcp.h"
 #include "util/cleanup.h"
+#include "util/clock.h"
+#include "util/fiber.h"
 
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 /* The first revision whose requests must carry Mcp-Method / Mcp-Name. */
@@ -242,11 +246,13 @@ struct step_up_wait {
 	unsigned long token;
 	char tool[128];
 	int state;
+	int decided; /* eventfd: written when state leaves SU_WAITING */
 	struct step_up_wait *next;
 };
 
+/* WARNING: never held across a wait (util/fiber.h): the held call waits
+ * on its eventfd with the lock released. */
 static pthread_mutex_t su_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t su_cond; /* CLOCK_MONOTONIC, made by mcp_http_step_up_serve */
 static struct step_up_wait *su_waits;
 static size_t su_n;
 static unsigned long su_next;
@@ -282,10 +288,10 @@ static bool su_decide(void *ctx, const char *t, bool approve)
 	for (struct step_up_wait *w = su_waits; w; w = w->next)
 		if (w->token == token && w->state == SU_WAITING) {
 			w->state = approve ? SU_APPROVED : SU_DENIED;
+			uint64_t one = 1;
+			(void)!write(w->decided, &one, sizeof(one));
 			found = true;
 		}
-	if (found)
-		pthread_cond_broadcast(&su_cond);
 	pthread_mutex_unlock(&su_lock);
 	return found;
 }
@@ -303,11 +309,6 @@ static void *su_main(void *arg)
 
 int mcp_http_step_up_serve(int fd, const char *path, struct error *err)
 {
-	pthread_condattr_t ca;
-	if (pthread_condattr_init(&ca) != 0 || pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
-	    pthread_cond_init(&su_cond, &ca) != 0)
-		return error_set(err, ENOMEM, "cannot make the step-up wait");
-	pthread_condattr_destroy(&ca);
 	snprintf(su_path, sizeof(su_path), "%s", path);
 	su_fd = fd;
 	pthread_attr_t attr;
@@ -324,15 +325,6 @@ int mcp_http_step_up_serve(int fd, const char *path, struct error *err)
 	return 0;
 }
 
-/* The agent closed its side of the connection (or it broke). */
-static bool client_gone(int fd)
-{
-	if (fd < 0)
-		return false;
-	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
-	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
-}
-
 /* Wait for a person's answer to the exchange's held call, then resolve
  * it in the gateway (the second record; the call goes to the server or
  * an error result to the agent). */
@@ -341,11 +333,12 @@ static int step_up_wait(struct mcp_http_exchange *x, struct error *err)
 	const char *tool = NULL;
 	char local[24];
 	snprintf(local, sizeof(local), "%s", mcp_gateway_held(&x->gw, 0, &tool));
-	struct step_up_wait w = { .state = SU_WAITING };
+	struct step_up_wait w = { .state = SU_WAITING, .decided = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) };
 	snprintf(w.tool, sizeof(w.tool), "%s", tool);
 	unsigned timeout = x->gw.step_up_timeout;
 	pthread_mutex_lock(&su_lock);
-	bool full = su_n >= MCP_MAX_HELD;
+	/* No eventfd: refused as when the queue is full. */
+	bool full = su_n >= MCP_MAX_HELD || w.decided < 0;
 	if (!full) {
 		w.token = ++su_next;
 		w.next = su_waits;
@@ -357,32 +350,31 @@ static int step_up_wait(struct mcp_http_exchange *x, struct error *err)
 		mcp_say(-1, "airlock: step-up %lu: server %s asks to run tool %s (%s:%u); approve with 'airlock approve "
 		       "--socket %s %lu' or deny with 'airlock deny --socket %s %lu' within %us\n",
 		       w.token, x->srv->name, w.tool, x->host, x->port, su_path, w.token, su_path, w.token, timeout);
-	struct timespec until, now;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += timeout;
+	int64_t until = clock_mono_ns() + (int64_t)timeout * 1000000000;
 	bool left = false;
-	pthread_mutex_lock(&su_lock);
-	while (!full && w.state == SU_WAITING) {
-		/* Woken at least every quarter second to see whether the
-		 * agent is still there: a call whose agent hung up is not
-		 * kept for a person to approve into the void. */
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > until.tv_sec || (now.tv_sec == until.tv_sec && now.tv_nsec >= until.tv_nsec))
+	for (;;) {
+		pthread_mutex_lock(&su_lock);
+		bool waiting = !full && w.state == SU_WAITING;
+		pthread_mutex_unlock(&su_lock);
+		int64_t now = clock_mono_ns();
+		if (!waiting || now >= until)
 			break;
-		struct timespec slice = now;
-		slice.tv_nsec += 250 * 1000000L;
-		if (slice.tv_nsec >= 1000000000L) {
-			slice.tv_sec++;
-			slice.tv_nsec -= 1000000000L;
-		}
-		if (slice.tv_sec > until.tv_sec || (slice.tv_sec == until.tv_sec && slice.tv_nsec > until.tv_nsec))
-			slice = until;
-		if (pthread_cond_timedwait(&su_cond, &su_lock, &slice) == ETIMEDOUT && w.state == SU_WAITING &&
-		    client_gone(x->client_fd)) {
-			left = true;
-			break;
+		/* The person's answer, or the agent hanging up: a call whose
+		 * agent left is not kept for a person to approve into the
+		 * void. */
+		struct pollfd p[2] = { { .fd = w.decided, .events = POLLIN },
+				       { .fd = x->client_fd, .events = POLLRDHUP } };
+		int64_t ms = (until - now + 999999) / 1000000;
+		if (fiber_poll(p, x->client_fd >= 0 ? 2 : 1, ms > 60000 ? 60000 : (int)ms) > 0 &&
+		    (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))) {
+			pthread_mutex_lock(&su_lock);
+			left = w.state == SU_WAITING;
+			pthread_mutex_unlock(&su_lock);
+			if (left)
+				break;
 		}
 	}
+	pthread_mutex_lock(&su_lock);
 	int state = w.state;
 	if (!full) {
 		for (struct step_up_wait **p = &su_waits; *p; p = &(*p)->next)
@@ -393,6 +385,8 @@ static int step_up_wait(struct mcp_http_exchange *x, struct error *err)
 		su_n--;
 	}
 	pthread_mutex_unlock(&su_lock);
+	if (w.decided >= 0)
+		close(w.decided);
 	char by[80];
 	if (state != SU_WAITING)
 		snprintf(by, sizeof(by), "through the control socket");

@@ -2,12 +2,14 @@
 /*
  * The egress proxy process.
  *
- * One thread per client connection, blocking I/O: the request loop of a
- * connection (keep-alive, pipelining, a CONNECT tunnel, an intercepted TLS
- * session) reads as straight-line code, which is where a proxy's security
- * bugs hide otherwise. Threads are cheap here (small stacks, buffers only
- * while a message is in flight); the count is bounded and overload is
- * answered with 503, never by crashing.
+ * An event loop, one worker thread per core (util/fiber.h), and each
+ * client connection a fiber on it: the request loop of a connection
+ * (keep-alive, pipelining, a CONNECT tunnel, an intercepted TLS session)
+ * reads as straight-line code, which is where a proxy's security bugs hide
+ * otherwise, and only its waits go through the loop. A connection costs a
+ * stack of what it touched and buffers only while a message is in flight;
+ * the count is bounded and overload is answered with 503, never by
+ * crashing.
  *
  * Order of checks for a request: parse strictly (http.c) -> host and port
  * against the endpoints -> method, path and query against the endpoint's
@@ -50,6 +52,7 @@
 #include "net/respscan.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
+#include "util/fiber.h"
 
 #define RELAY_CHUNK 65536
 #define RELAY_PIPE (1 << 20)
@@ -211,20 +214,44 @@ static bool let_through(struct rec *rec, char *store, size_t len, const char *ki
 
 /* ---- I/O on either side, plain or TLS ---- */
 
+/* Every socket is non-blocking: a TLS call that wants the socket waits
+ * for it in the fiber, within the fd's timeout. False: an error, or the
+ * timeout. */
+static bool ssl_wait(int fd, SSL *ssl, int r)
+{
+	int e = SSL_get_error(ssl, r);
+	short ev = e == SSL_ERROR_WANT_READ ? POLLIN : e == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
+	return ev && fiber_wait(fd, ev, fiber_io_timeout(fd)) > 0;
+}
+
+/* SSL_connect or SSL_accept to its end. The result is the last call's,
+ * with OpenSSL's error queue as that call left it (fibers share the
+ * thread's queue: it is cleared before each call and read before the
+ * next wait). */
+static int ssl_handshake(SSL *ssl, int fd, int (*step)(SSL *))
+{
+	for (;;) {
+		ERR_clear_error();
+		int r = step(ssl);
+		if (r == 1 || !ssl_wait(fd, ssl, r))
+			return r;
+	}
+}
+
 static ssize_t io_read(int fd, SSL *ssl, void *p, size_t n)
 {
-	if (!ssl) {
-		ssize_t r;
-		do
-			r = read(fd, p, n);
-		while (r < 0 && errno == EINTR);
-		return r;
+	if (!ssl)
+		return fiber_read(fd, p, n);
+	for (;;) {
+		ERR_clear_error();
+		int r = SSL_read(ssl, p, (int)(n > INT32_MAX ? INT32_MAX : n));
+		if (r > 0)
+			return r;
+		if (SSL_get_error(ssl, r) == SSL_ERROR_ZERO_RETURN)
+			return 0;
+		if (!ssl_wait(fd, ssl, r))
+			return -1;
 	}
-	int r = SSL_read(ssl, p, (int)(n > INT32_MAX ? INT32_MAX : n));
-	if (r > 0)
-		return r;
-	int e = SSL_get_error(ssl, r);
-	return e == SSL_ERROR_ZERO_RETURN ? 0 : -1;
 }
 
 static bool io_write(int fd, SSL *ssl, const void *p, size_t n)
@@ -233,12 +260,15 @@ static bool io_write(int fd, SSL *ssl, const void *p, size_t n)
 	while (n > 0) {
 		ssize_t w;
 		if (ssl) {
+			/* A write that waited is retried with the same bytes,
+			 * as OpenSSL requires. */
+			ERR_clear_error();
 			int r = SSL_write(ssl, c, (int)(n > INT32_MAX ? INT32_MAX : n));
+			if (r <= 0 && ssl_wait(fd, ssl, r))
+				continue;
 			w = r > 0 ? r : -1;
 		} else {
-			w = send(fd, c, n, MSG_NOSIGNAL);
-			if (w < 0 && errno == EINTR)
-				continue;
+			w = fiber_send(fd, c, n, MSG_NOSIGNAL);
 		}
 		if (w <= 0)
 			return false;
@@ -272,9 +302,7 @@ static void local_congestion(int fd)
 
 static void set_timeout(int fd, int seconds)
 {
-	struct timeval tv = { .tv_sec = seconds };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	fiber_io_timeout_set(fd, seconds * 1000);
 }
 
 /* ---- answers of the proxy's own ---- */
@@ -360,13 +388,29 @@ static bool upstream_tls_start(struct conn *c, const char *host, uint16_t port, 
 	struct error err = { 0 };
 	c->ussl = SSL_new(upstream_ctx);
 	if (c->ussl && tls_client_set_host(c->ussl, host, &err) == 0 && SSL_set_fd(c->ussl, c->ufd) &&
-	    SSL_connect(c->ussl) == 1)
+	    ssl_handshake(c->ussl, c->ufd, SSL_connect) == 1)
 		return true;
 	unsigned long e = ERR_peek_last_error();
 	snprintf(reason, len, "TLS to %s:%u failed: %s", host, port,
 		 err.msg[0] ? err.msg : e ? ERR_reason_error_string(e) : "handshake");
 	ERR_clear_error();
 	return false;
+}
+
+/* addr_resolve on a thread of its own: getaddrinfo has no form that
+ * would not stop every connection of the loop while it waits. */
+struct resolve_job {
+	const struct policy_network *net;
+	const char *host;
+	struct net_addr *addrs;
+	int n;
+	struct error err;
+};
+
+static void resolve_job_run(void *arg)
+{
+	struct resolve_job *j = arg;
+	j->n = addr_resolve(j->net, j->host, j->addrs, MAX_ADDRS, &j->err);
 }
 
 static int upstream_connect(const char *host, bool is_ip, const struct net_addr *ip, uint16_t port,
@@ -380,10 +424,11 @@ static int upstream_connect(const char *host, bool is_ip, const struct net_addr 
 		addrs[0] = *ip;
 		n = 1;
 	} else {
-		struct error err = { 0 };
-		n = addr_resolve(net, host, addrs, MAX_ADDRS, &err);
+		struct resolve_job job = { .net = net, .host = host, .addrs = addrs };
+		fiber_run_blocking(resolve_job_run, &job);
+		n = job.n;
 		if (n <= 0) {
-			snprintf(reason, reason_len, "%s", err.msg[0] ? err.msg : "cannot resolve");
+			snprintf(reason, reason_len, "%s", job.err.msg[0] ? job.err.msg : "cannot resolve");
 			return -EHOSTUNREACH;
 		}
 	}
@@ -415,21 +460,21 @@ static int upstream_connect(const char *host, bool is_ip, const struct net_addr 
 			memcpy(&s6->sin6_addr, addrs[i].a, 16);
 			len = sizeof(*s6);
 		}
-		int fd = socket(addrs[i].family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		int fd = socket(addrs[i].family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		if (fd < 0) {
 			last = errno;
 			continue;
 		}
-		set_timeout(fd, 30);
 		if (addr_classify(&addrs[i]) == ADDR_LOOPBACK)
 			local_congestion(fd);
-		if (connect(fd, (struct sockaddr *)&ss, len) == 0) {
+		int cr = fiber_connect(fd, (struct sockaddr *)&ss, len, 30 * 1000);
+		if (cr == 0) {
 			int one = 1;
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 			set_timeout(fd, PROXY_IDLE_SECONDS);
 			return fd;
 		}
-		last = errno;
+		last = -cr;
 		close(fd);
 	}
 	snprintf(reason, reason_len, "cannot connect to %s:%u: %s", host, port, strerror(last));
@@ -661,7 +706,7 @@ static void relay(struct conn *c, uint64_t *up, uint64_t *down)
 		bool cp = c->cssl && SSL_pending(c->cssl) > 0;
 		bool up_p = c->ussl && SSL_pending(c->ussl) > 0;
 		struct pollfd p[2] = { { .fd = c->cfd, .events = POLLIN }, { .fd = c->ufd, .events = POLLIN } };
-		if (!cp && !up_p && poll(p, 2, PROXY_IDLE_SECONDS * 1000) <= 0)
+		if (!cp && !up_p && fiber_poll(p, 2, PROXY_IDLE_SECONDS * 1000) <= 0)
 			break;
 		if (time(NULL) > c->deadline)
 			break;
@@ -709,7 +754,7 @@ static void splice_relay(int a, int b, uint64_t *ab, uint64_t *ba)
 			break;
 		if ((a_eof && in1 == 0 && in2 == 0) || (b_eof && in2 == 0 && in1 == 0))
 			break; /* one side is done and nothing is left for the other */
-		int r = poll(p, 2, PROXY_IDLE_SECONDS * 1000);
+		int r = fiber_poll(p, 2, PROXY_IDLE_SECONDS * 1000);
 		if (r <= 0)
 			break;
 		if (p[0].revents & (POLLIN | POLLHUP | POLLERR) && !a_eof && in1 < RELAY_PIPE) {
@@ -755,8 +800,21 @@ static void splice_relay(int a, int b, uint64_t *ab, uint64_t *ba)
 	close(p2[1]);
 }
 
-/* Move up to len bytes from a socket to another through a pipe (blocking,
- * within the sockets' timeouts). Returns the bytes moved. */
+/* One splice of a body, waiting in the fiber for the socket (fd, for
+ * events) within its timeout. */
+static ssize_t splice_wait(int in, int out, size_t n, int fd, short events)
+{
+	for (;;) {
+		ssize_t r = splice(in, NULL, out, NULL, n, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (r >= 0 || (errno != EAGAIN && errno != EINTR))
+			return r;
+		if (errno == EAGAIN && fiber_wait(fd, events, fiber_io_timeout(fd)) <= 0)
+			return -1;
+	}
+}
+
+/* Move up to len bytes from a socket to another through a pipe, within
+ * the sockets' timeouts. Returns the bytes moved. */
 static uint64_t splice_body(int from, int to, uint64_t len, uint64_t *count)
 {
 	int p[2];
@@ -766,11 +824,13 @@ static uint64_t splice_body(int from, int to, uint64_t len, uint64_t *count)
 	fcntl(p[0], F_SETPIPE_SZ, RELAY_PIPE);
 	while (moved < len) {
 		size_t want = len - moved > RELAY_PIPE ? RELAY_PIPE : (size_t)(len - moved);
-		ssize_t in = splice(from, NULL, p[1], NULL, want, SPLICE_F_MOVE);
+		/* The pipe is empty here: only the socket can make either
+		 * call wait. */
+		ssize_t in = splice_wait(from, p[1], want, from, POLLIN);
 		if (in <= 0)
 			break;
 		for (ssize_t out = 0; out < in;) {
-			ssize_t n = splice(p[0], NULL, to, NULL, (size_t)(in - out), SPLICE_F_MOVE);
+			ssize_t n = splice_wait(p[0], to, (size_t)(in - out), to, POLLOUT);
 			if (n <= 0)
 				goto out;
 			out += n;
@@ -1149,7 +1209,8 @@ static bool mcp_post_server(void *ctx, const char *body, size_t len)
 	bool ok = true;
 	if (m->c->cssl) {
 		ssl = SSL_new(upstream_ctx);
-		ok = ssl && tls_client_set_host(ssl, m->host, &err) >= 0 && SSL_set_fd(ssl, fd) && SSL_connect(ssl) == 1;
+		ok = ssl && tls_client_set_host(ssl, m->host, &err) >= 0 && SSL_set_fd(ssl, fd) &&
+		     ssl_handshake(ssl, fd, SSL_connect) == 1;
 		ERR_clear_error();
 	}
 	struct buf head = { 0 };
@@ -1779,7 +1840,7 @@ static void open_tunnel(struct conn *c, const char *target_host, uint16_t port, 
 		bool cert_sent = false;
 		SSL_set_app_data(c->cssl, &cert_sent);
 		SSL_set_info_callback(c->cssl, note_cert_sent);
-		int ar = SSL_set_fd(c->cssl, c->cfd) ? SSL_accept(c->cssl) : -1;
+		int ar = SSL_set_fd(c->cssl, c->cfd) ? ssl_handshake(c->cssl, c->cfd, SSL_accept) : -1;
 		SSL_set_info_callback(c->cssl, NULL);
 		SSL_set_app_data(c->cssl, NULL);
 		if (ar != 1) {
@@ -1966,9 +2027,13 @@ static void serve_redirected(struct conn *c)
 	}
 	unsigned char first;
 	ssize_t n;
-	do
+	for (;;) {
 		n = recv(c->cfd, &first, 1, MSG_PEEK);
-	while (n < 0 && errno == EINTR);
+		if (n >= 0 || (errno != EINTR && errno != EAGAIN))
+			break;
+		if (errno == EAGAIN && fiber_wait(c->cfd, POLLIN, fiber_io_timeout(c->cfd)) <= 0)
+			break;
+	}
 	if (n != 1)
 		return;
 	if (first == 0x16) {
@@ -2068,7 +2133,7 @@ static void *dns_main(void *arg)
 	return NULL;
 }
 
-static void *conn_main(void *arg)
+static void conn_main(void *arg)
 {
 	struct conn *c = arg;
 	set_timeout(c->cfd, PROXY_HEAD_SECONDS);
@@ -2086,7 +2151,79 @@ static void *conn_main(void *arg)
 	buf_free(&c->in);
 	free(c);
 	atomic_fetch_sub(&active, 1);
-	return NULL;
+}
+
+/* A connection the proxy takes: its fiber, or a 503 when it holds its
+ * bound of connections already. */
+static void admit(int fd, unsigned *next)
+{
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* The agent's end is in the sandbox's network namespace, on this
+	 * host. */
+	local_congestion(fd);
+	if ((unsigned)atomic_fetch_add(&active, 1) >= max_conns) {
+		atomic_fetch_sub(&active, 1);
+		static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 36\r\n"
+					   "Connection: close\r\n\r\nairlock: too many proxy connections\n";
+		(void)!send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+		close(fd);
+		return;
+	}
+	struct conn *c = calloc(1, sizeof(*c));
+	if (c) {
+		c->cfd = fd;
+		c->ufd = -1;
+	}
+	/* Round the workers: each gets every n-th connection. */
+	if (!c || !fiber_spawn_on((*next)++, conn_main, c)) {
+		free(c);
+		close(fd);
+		atomic_fetch_sub(&active, 1);
+	}
+}
+
+/* Worker 0's first fiber takes the connections for every worker. IPv6
+ * connections only exist in transparent mode, redirected to [::1]. */
+static void accept_main(void)
+{
+	struct pollfd lfds[2] = { { .fd = cfg->listen_fd, .events = POLLIN },
+				  { .fd = cfg->listen6_fd, .events = POLLIN } };
+	nfds_t nl = cfg->listen6_fd >= 0 ? 2 : 1;
+	unsigned next = 0;
+	for (;;) {
+		if (fiber_poll(lfds, nl, -1) <= 0)
+			continue;
+		for (nfds_t i = 0; i < nl; i++) {
+			if (!lfds[i].revents)
+				continue;
+			/* A burst is taken whole, but bounded: the
+			 * connections already taken get their turn. */
+			for (int k = 0; k < 64; k++) {
+				int fd = accept4(lfds[i].fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+				if (fd >= 0) {
+					admit(fd, &next);
+					continue;
+				}
+				if (errno == EINTR || errno == ECONNABORTED)
+					continue;
+				if (errno == EAGAIN)
+					break;
+				if (errno == EMFILE || errno == ENFILE || errno == ENOMEM || errno == ENOBUFS) {
+					fiber_sleep(10); /* out of resources: back off, do not spin */
+					break;
+				}
+				_exit(1);
+			}
+		}
+	}
+}
+
+static void worker_first(unsigned index, void *arg)
+{
+	(void)arg;
+	if (index == 0)
+		accept_main();
 }
 
 static void drop_privileges(void)
@@ -2143,72 +2280,25 @@ __attribute__((noreturn)) void proxy_main(const struct proxy_config *config)
 	body_budget = proxy_body_budget(cfg->policy);
 	max_conns = proxy_max_connections(cfg->policy);
 
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
 	if (cfg->transparent) {
+		pthread_attr_t attr;
 		pthread_t t;
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pthread_attr_setstacksize(&attr, 256 * 1024);
 		if (!(synth = dns_synth_new(PROXY_DNS_NAMES)) || cfg->dns_fd < 0 ||
 		    pthread_create(&t, &attr, dns_main, NULL) != 0)
 			_exit(1);
+		pthread_attr_destroy(&attr);
 	}
-	struct pollfd lfds[2] = { { .fd = cfg->listen_fd, .events = POLLIN },
-				  { .fd = cfg->listen6_fd, .events = POLLIN } };
-	nfds_t nl = cfg->listen6_fd >= 0 ? 2 : 1;
-	/* Two listeners: poll, then accept without blocking (the fds
-	 * accepted are blocking again: accept4 does not pass O_NONBLOCK on). */
-	if (nl == 2 && (fcntl(cfg->listen_fd, F_SETFL, O_NONBLOCK) < 0 || fcntl(cfg->listen6_fd, F_SETFL, O_NONBLOCK) < 0))
+	/* The listeners are waited on by the loop: an accept that found
+	 * nothing must not block the worker. */
+	if (fcntl(cfg->listen_fd, F_SETFL, O_NONBLOCK) < 0 ||
+	    (cfg->listen6_fd >= 0 && fcntl(cfg->listen6_fd, F_SETFL, O_NONBLOCK) < 0))
 		_exit(1);
-	for (;;) {
-		int fd = -1;
-		if (nl == 1) {
-			fd = accept4(cfg->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-		} else if (poll(lfds, nl, -1) > 0) {
-			/* IPv6 connections only exist in transparent mode,
-			 * redirected to [::1]. */
-			int which = (lfds[0].revents & POLLIN) ? 0 : 1;
-			fd = accept4(lfds[which].fd, NULL, NULL, SOCK_CLOEXEC);
-			if (fd < 0 && errno == EAGAIN)
-				continue;
-		} else {
-			continue;
-		}
-		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE ||
-			    errno == ENOMEM || errno == ENOBUFS) {
-				if (errno != EINTR && errno != ECONNABORTED)
-					usleep(10000); /* out of resources: back off, do not spin */
-				continue;
-			}
-			_exit(1);
-		}
-		int one = 1;
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		/* The agent's end is in the sandbox's network namespace, on
-		 * this host. */
-		local_congestion(fd);
-		if ((unsigned)atomic_fetch_add(&active, 1) >= max_conns) {
-			atomic_fetch_sub(&active, 1);
-			static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 36\r\n"
-						   "Connection: close\r\n\r\nairlock: too many proxy connections\n";
-			(void)!send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-			close(fd);
-			continue;
-		}
-		struct conn *c = calloc(1, sizeof(*c));
-		pthread_t t;
-		if (!c) {
-			close(fd);
-			atomic_fetch_sub(&active, 1);
-			continue;
-		}
-		c->cfd = fd;
-		c->ufd = -1;
-		if (pthread_create(&t, &attr, conn_main, c) != 0) {
-			close(fd);
-			free(c);
-			atomic_fetch_sub(&active, 1);
-		}
+	if (fiber_main(0, worker_first, NULL, &err) < 0) {
+		dprintf(2, "airlock: egress proxy: %s\n", err.msg);
+		_exit(1);
 	}
+	_exit(1);
 }
