@@ -487,12 +487,9 @@ static int arm(struct worker *w, struct fiber *f, int fd, short events)
 	return 0;
 }
 
-int fiber_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
+/* Park the fiber until one of fds has an event or timeout_ms passes. */
+static int park(struct worker *w, struct fiber *f, struct pollfd *fds, nfds_t n, int timeout_ms)
 {
-	struct worker *w = self;
-	struct fiber *f = w ? w->cur : NULL;
-	if (!f || timeout_ms == 0)
-		return poll(fds, n, timeout_ms);
 	f->gen++;
 	int now_ready = 0;
 	for (nfds_t i = 0; i < n; i++) {
@@ -535,10 +532,27 @@ int fiber_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 	return f->nready;
 }
 
+int fiber_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
+{
+	struct worker *w = self;
+	struct fiber *f = w ? w->cur : NULL;
+	if (!f || timeout_ms == 0)
+		return poll(fds, n, timeout_ms);
+	/* A relay's next look usually finds bytes waiting: one poll(2)
+	 * then, instead of arming each fd and a trip through the loop. */
+	int r = poll(fds, n, 0);
+	if (r != 0)
+		return r;
+	return park(w, f, fds, n, timeout_ms);
+}
+
+/* After a call said EAGAIN: no look first, the fd is armed at once. */
 int fiber_wait(int fd, short events, int timeout_ms)
 {
 	struct pollfd p = { .fd = fd, .events = events };
-	int r = fiber_poll(&p, 1, timeout_ms);
+	struct worker *w = self;
+	struct fiber *f = w ? w->cur : NULL;
+	int r = f && timeout_ms != 0 ? park(w, f, &p, 1, timeout_ms) : poll(&p, 1, timeout_ms);
 	if (r < 0)
 		return -errno;
 	return r ? (p.revents ? p.revents : POLLERR) : 0;

@@ -123,6 +123,15 @@ static void test_pingpong_two_workers(void **state)
 
 /* ---- timeouts, and an event of a wait that is over ---- */
 
+static int late_fd;
+
+static void late_writer(void *arg)
+{
+	(void)arg;
+	fiber_sleep(10);
+	need(write(late_fd, "x", 1) == 1, "write a");
+}
+
 static void waiter(void *arg)
 {
 	(void)arg;
@@ -139,8 +148,9 @@ static void waiter(void *arg)
 	errno = 0;
 	need(fiber_read(a[0], &c, 1) < 0 && errno == EAGAIN, "a read times out with EAGAIN");
 
-	/* Wait on both, a answers. */
-	need(write(a[1], "x", 1) == 1, "write a");
+	/* Wait on both, parked (nothing is there yet), a answers. */
+	late_fd = a[1];
+	need(fiber_spawn_on(0, late_writer, NULL), "spawn writer");
 	struct pollfd p[2] = { { .fd = a[0], .events = POLLIN }, { .fd = b[0], .events = POLLIN } };
 	need(fiber_poll(p, 2, 1000) == 1 && (p[0].revents & POLLIN) && !p[1].revents, "a wakes the pair wait");
 	need(read(a[0], &c, 1) == 1, "read a");
