@@ -804,13 +804,10 @@ static void splice_relay(int a, int b, uint64_t *ab, uint64_t *ba)
  * events) within its timeout. */
 static ssize_t splice_wait(int in, int out, size_t n, int fd, short events)
 {
-	for (;;) {
-		ssize_t r = splice(in, NULL, out, NULL, n, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-		if (r >= 0 || (errno != EAGAIN && errno != EINTR))
-			return r;
-		if (errno == EAGAIN && fiber_wait(fd, events, fiber_io_timeout(fd)) <= 0)
-			return -1;
-	}
+	ssize_t r;
+	while ((r = splice(in, NULL, out, NULL, n, SPLICE_F_MOVE | SPLICE_F_NONBLOCK)) < 0 && fiber_again(fd, events))
+		;
+	return r;
 }
 
 /* Move up to len bytes from a socket to another through a pipe, within
@@ -2027,13 +2024,8 @@ static void serve_redirected(struct conn *c)
 	}
 	unsigned char first;
 	ssize_t n;
-	for (;;) {
-		n = recv(c->cfd, &first, 1, MSG_PEEK);
-		if (n >= 0 || (errno != EINTR && errno != EAGAIN))
-			break;
-		if (errno == EAGAIN && fiber_wait(c->cfd, POLLIN, fiber_io_timeout(c->cfd)) <= 0)
-			break;
-	}
+	while ((n = recv(c->cfd, &first, 1, MSG_PEEK)) < 0 && fiber_again(c->cfd, POLLIN))
+		;
 	if (n != 1)
 		return;
 	if (first == 0x16) {

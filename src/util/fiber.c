@@ -626,38 +626,32 @@ int fiber_io_timeout(int fd)
 	return -1;
 }
 
+bool fiber_again(int fd, short events)
+{
+	if (errno == EINTR)
+		return true;
+	if (errno != EAGAIN)
+		return false;
+	if (fiber_wait(fd, events, fiber_io_timeout(fd)) > 0)
+		return true;
+	errno = EAGAIN;
+	return false;
+}
+
 ssize_t fiber_read(int fd, void *p, size_t n)
 {
-	for (;;) {
-		ssize_t r = read(fd, p, n);
-		if (r >= 0)
-			return r;
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN)
-			return -1;
-		if (fiber_wait(fd, POLLIN, fiber_io_timeout(fd)) <= 0) {
-			errno = EAGAIN;
-			return -1;
-		}
-	}
+	ssize_t r;
+	while ((r = read(fd, p, n)) < 0 && fiber_again(fd, POLLIN))
+		;
+	return r;
 }
 
 ssize_t fiber_send(int fd, const void *p, size_t n, int flags)
 {
-	for (;;) {
-		ssize_t r = send(fd, p, n, flags);
-		if (r >= 0)
-			return r;
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN)
-			return -1;
-		if (fiber_wait(fd, POLLOUT, fiber_io_timeout(fd)) <= 0) {
-			errno = EAGAIN;
-			return -1;
-		}
-	}
+	ssize_t r;
+	while ((r = send(fd, p, n, flags)) < 0 && fiber_again(fd, POLLOUT))
+		;
+	return r;
 }
 
 int fiber_connect(int fd, const struct sockaddr *sa, socklen_t len, int timeout_ms)

@@ -71,6 +71,11 @@ void fiber_sleep(int ms);
 void fiber_io_timeout_set(int fd, int ms);
 int fiber_io_timeout(int fd);
 
+/* After a call on the non-blocking fd failed: true when it is to be made
+ * again (EINTR, or EAGAIN and fd became ready for events within its
+ * timeout); false with errno set (EAGAIN when the timeout passed). */
+bool fiber_again(int fd, short events);
+
 /* read(2), send(2) and connect(2) on a non-blocking socket, waiting in
  * the fiber where they would block. EINTR is retried; a timeout fails
  * with EAGAIN (connect: ETIMEDOUT). */
