@@ -283,6 +283,20 @@ static ssize_t cread(struct conn *c, void *p, size_t n)
 	return io_read(c->cfd, c->cssl, p, n);
 }
 
+/* The read that follows our own write on the same exchange: the answer to
+ * a request just sent upstream, a keep-alive client's next request once
+ * it has its answer. Those bytes are not there yet, and a read first
+ * would only learn EAGAIN, for a system call of the few a request costs.
+ * Plain sockets only: a TLS session may hold part of a record already. */
+static ssize_t io_read_after_write(int fd, SSL *ssl, void *p, size_t n)
+{
+	if (!ssl && fiber_wait(fd, POLLIN, fiber_io_timeout(fd)) == 0) {
+		errno = EAGAIN;
+		return -1;
+	}
+	return io_read(fd, ssl, p, n);
+}
+
 static bool cwrite(struct conn *c, const void *p, size_t n)
 {
 	return io_write(c->cfd, c->cssl, p, n);
@@ -524,7 +538,7 @@ static void body_release(uint64_t *charged)
 
 /* Returns 1 with a parsed head, 0 on a clean EOF between requests, -1 after
  * answering an error (the connection must close). */
-static int read_head(struct conn *c, struct http_request *req)
+static int read_head(struct conn *c, struct http_request *req, bool after_answer)
 {
 	for (;;) {
 		if (c->in.len) {
@@ -546,7 +560,9 @@ static int read_head(struct conn *c, struct http_request *req)
 			return -1;
 		if (buf_reserve(&c->in, 16384) < 0)
 			return -1;
-		ssize_t n = cread(c, c->in.data + c->in.len, 16384);
+		ssize_t n = after_answer && c->in.len == 0 ?
+				    io_read_after_write(c->cfd, c->cssl, c->in.data + c->in.len, 16384) :
+				    cread(c, c->in.data + c->in.len, 16384);
 		if (n <= 0)
 			return n == 0 && c->in.len == 0 ? 0 : -1;
 		c->in.len += (size_t)n;
@@ -890,11 +906,13 @@ static bool leak_check(const struct http_request *req, const struct buf *body, c
 
 /* Read what the upstream has into rb's free space, first making room for
  * 16 KiB when less is left. Returns what io_read returned. */
-static ssize_t upstream_fill(struct conn *c, struct buf *rb)
+static ssize_t upstream_fill(struct conn *c, struct buf *rb, bool after_write)
 {
 	if (rb->cap - rb->len < 16384 + 1 && buf_reserve(rb, 16384) < 0)
 		return -1;
-	ssize_t n = io_read(c->ufd, c->ussl, rb->data + rb->len, rb->cap - rb->len - 1);
+	void *at = rb->data + rb->len;
+	size_t room = rb->cap - rb->len - 1;
+	ssize_t n = after_write ? io_read_after_write(c->ufd, c->ussl, at, room) : io_read(c->ufd, c->ussl, at, room);
 	if (n > 0)
 		rb->len += (size_t)n;
 	return n;
@@ -954,7 +972,8 @@ static bool forward_response(struct conn *c, const struct http_request *req, con
 		if (r < 0)
 			goto bad_gateway;
 		if (r == 0) {
-			if (upstream_fill(c, &rb) <= 0)
+			/* The head of the answer to the request just sent. */
+			if (upstream_fill(c, &rb, rb.len == 0) <= 0)
 				goto bad_gateway;
 			continue;
 		}
@@ -1046,7 +1065,7 @@ static bool forward_response(struct conn *c, const struct http_request *req, con
 	}
 	case HTTP_BODY_CHUNKED: {
 		while (chunked_end == 0) {
-			if (upstream_fill(c, &rb) <= 0)
+			if (upstream_fill(c, &rb, false) <= 0)
 				goto out;
 			size_t used = 0;
 			chunked_end = http_chunked_feed(&ch, rb.data, rb.len, &used);
@@ -1922,9 +1941,10 @@ static void serve_requests(struct conn *c)
 	 * (fields point into it, and the body follows at the start of c->in);
 	 * one buffer serves every request of the connection. */
 	struct buf head = { 0 };
+	bool answered = false;
 	for (;;) {
 		struct http_request req;
-		int r = read_head(c, &req);
+		int r = read_head(c, &req, answered);
 		if (r <= 0)
 			break;
 		if (req.form == HTTP_TARGET_AUTHORITY) {
@@ -1943,6 +1963,7 @@ static void serve_requests(struct conn *c)
 		buf_consume(&c->in, req.head_len);
 		if (!handle_request(c, &req))
 			break;
+		answered = true;
 	}
 	buf_free(&head);
 }
