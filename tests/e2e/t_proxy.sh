@@ -16,7 +16,7 @@ network:
   log: $T/net.jsonl
   upstream_ca: $T/srv/ca.pem
   resolve: { api.test: 127.0.0.1, secure.test: 127.0.0.1, tunnel.test: 127.0.0.1, other.test: 127.0.0.1, ws.test: 127.0.0.1 }
-  allow_private: [127.0.0.1:$HP, 127.0.0.1:$SP, 127.0.0.1:$WP]
+  allow_private: [127.0.0.1:$HP, 127.0.0.1:$SP, 127.0.0.1:$WP${NET_PRIVATE_EXTRA:-}]
   endpoints:
     - host: api.test
       id: api
@@ -253,6 +253,76 @@ PY
 	assert_contains "$OUT" "/public/desync 204" "the bodiless response"
 	assert_not_contains "$OUT" "SMUGGLED" "bytes after a bodiless response given to the next request"
 	assert_match "$OUT" '/public/next 200 \{"method": "GET", "path": "/public/next"' "the next request answered by the server"
+}
+
+# The proxy serves every connection from a few threads: a connection that
+# waits (a head sent a byte at a time, a body that stops halfway, a TLS
+# handshake never finished, an upstream that never answers) must never stop
+# another. Each kind is opened once per CPU in a row, so that it lands on
+# every worker; then a plain request must be answered while all of them
+# still wait.
+test_proxy_one_connection_waiting_stops_no_other() {
+	start_servers
+	# An upstream that takes connections and never answers.
+	/usr/bin/python3 -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+held = []
+while True:
+    c, _ = s.accept(); held.append(c)
+' "$T/mute.port" &
+	bg_register $!
+	local i
+	for i in $(seq 50); do [ -s "$T/mute.port" ] && break; sleep 0.1; done
+	local mp
+	mp=$(cat "$T/mute.port")
+	cat >"$WS/stall.py" <<'PY'
+import os, socket, sys, time
+hp, sp, mp = sys.argv[1:4]
+n = len(os.sched_getaffinity(0))
+def conn():
+    c = socket.create_connection(("127.0.0.1", 3128), timeout=20)
+    return c
+stalled = []
+for kind in ("head", "body", "handshake", "upstream"):
+    for _ in range(n):
+        c = conn()
+        if kind == "head":
+            c.sendall(f"GET http://api.test:{hp}/public/a HTTP/1.1\r\nHost: api.test:{hp}\r\nX-Slow: ".encode())
+        elif kind == "body":
+            c.sendall(f"POST http://api.test:{hp}/upload HTTP/1.1\r\nHost: api.test:{hp}\r\nContent-Length: 100\r\n\r\n0123456789".encode())
+        elif kind == "handshake":
+            c.sendall(f"CONNECT secure.test:{sp} HTTP/1.1\r\nHost: secure.test:{sp}\r\n\r\n".encode())
+            c.recv(4096)  # 200 Connection established; no ClientHello follows
+        else:
+            c.sendall(f"GET http://127.0.0.1:{mp}/ HTTP/1.1\r\nHost: 127.0.0.1:{mp}\r\n\r\n".encode())
+        stalled.append((kind, c))
+time.sleep(0.5)
+c = conn()
+c.sendall(f"GET http://api.test:{hp}/public/ok HTTP/1.1\r\nHost: api.test:{hp}\r\nConnection: close\r\n\r\n".encode())
+data = b""
+while True:
+    b = c.recv(65536)
+    if not b:
+        break
+    data += b
+print("plain:", data.split(b"\r\n")[0].decode())
+waiting = 0
+for kind, s in stalled:
+    s.setblocking(False)
+    try:
+        got = s.recv(1)
+        print("answered early:", kind, got)
+    except BlockingIOError:
+        waiting += 1
+print("still waiting:", waiting, "of", len(stalled))
+PY
+	NET_PRIVATE_EXTRA=", 127.0.0.1:$mp" al_policy "$(NET_PRIVATE_EXTRA=", 127.0.0.1:$mp" net_policy "    - { host: \"127.0.0.1\", id: mute, ports: [$mp] }")" -- \
+		/usr/bin/python3 ./stall.py "$HP" "$SP" "$mp"
+	assert_contains "$OUT" "plain: HTTP/1.1 200" "a plain request is answered while other connections wait"
+	assert_not_contains "$OUT" "answered early" "the waiting connections were not cut short"
+	assert_match "$OUT" "still waiting: ([0-9]+) of \1" "every stalled connection still waits"
 }
 
 # Inside an intercepted tunnel the upstream is the proxy's own connection:
