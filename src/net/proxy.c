@@ -143,6 +143,75 @@ static int format_record(const struct rec *r, size_t cap, struct buf *b)
 			       (unsigned long long)r->down);
 }
 
+/* ---- the records' way to the supervisor ---- */
+
+/* Each worker gathers the records of its fibers and sends them when it has
+ * no fiber left to run (records_idle, the loop's idle hook): one write(2)
+ * for a turn of the loop instead of one a request. A batch stays within
+ * PIPE_BUF, so that it is written whole and never interleaves with
+ * another worker's; a connection's records keep their order. HTTP records
+ * follow what they record (the answer is out), so a batch delays no
+ * decision; the MCP gateway's go out at once, before the message they
+ * decide passes (record_mcp_line). When the supervisor ends the session
+ * (SIGTERM) every worker sends what it holds before the proxy exits
+ * (on_term), and what comes after goes out at once. */
+static __thread char pending[PIPE_BUF];
+static __thread size_t pending_len;
+static __thread bool in_worker, worker_stopped;
+static atomic_bool stopping;
+static atomic_uint workers_stopped;
+static volatile sig_atomic_t loop_started;
+
+static bool records_write(const char *p, size_t n)
+{
+	ssize_t w;
+	do
+		w = write(cfg->records_fd, p, n);
+	while (w < 0 && errno == EINTR);
+	return w == (ssize_t)n;
+}
+
+static bool records_send_pending(void)
+{
+	bool ok = !pending_len || records_write(pending, pending_len);
+	pending_len = 0;
+	return ok;
+}
+
+/* One record line of at most PIPE_BUF bytes on its way; false when it
+ * cannot be written (the supervisor is gone). */
+static bool record_line(const char *line, size_t len, bool at_once)
+{
+	if (len > PIPE_BUF)
+		return false;
+	if (!in_worker)
+		return records_write(line, len); /* the DNS thread */
+	if (at_once || atomic_load(&stopping) || pending_len + len > sizeof(pending)) {
+		if (!records_send_pending())
+			return false;
+		if (at_once || atomic_load(&stopping))
+			return records_write(line, len);
+	}
+	memcpy(pending + pending_len, line, len);
+	pending_len += len;
+	return true;
+}
+
+static void wipe_and_exit(int sig);
+
+static void records_idle(void)
+{
+	if (!records_send_pending())
+		_exit(1); /* the supervisor is gone: nothing may pass unrecorded */
+	/* The session is ending: the last worker to have sent its records
+	 * ends the proxy. */
+	if (atomic_load(&stopping) && !worker_stopped) {
+		worker_stopped = true;
+		if (atomic_fetch_add(&workers_stopped, 1) + 1 == fiber_workers())
+			wipe_and_exit(0);
+	}
+}
+
 static void record(const struct rec *r)
 {
 	struct rec copy;
@@ -166,26 +235,17 @@ static void record(const struct rec *r)
 		if (b.len <= PIPE_BUF)
 			break;
 	}
-	ssize_t w;
-	do
-		w = write(cfg->records_fd, b.data, b.len);
-	while (w < 0 && errno == EINTR);
-	if (w != (ssize_t)b.len)
+	if (!record_line(b.data, b.len, false))
 		_exit(1); /* the supervisor is gone: nothing may pass unrecorded */
 	buf_free(&b);
 }
 
 /* A record of the MCP gateway (mcp_http.c), already one line of at most
- * PIPE_BUF bytes: written whole, like the proxy's own. */
+ * PIPE_BUF bytes: written at once, behind the worker's earlier ones, for
+ * the gateway lets its message pass only once the record is out. */
 static bool record_mcp_line(const char *line, size_t len)
 {
-	if (len > PIPE_BUF)
-		return false;
-	ssize_t w;
-	do
-		w = write(cfg->records_fd, line, len);
-	while (w < 0 && errno == EINTR);
-	return w == (ssize_t)len;
+	return record_line(line, len, true);
 }
 
 /* Observe mode: a denial the policy would make is recorded and the
@@ -2235,6 +2295,7 @@ static void accept_main(void)
 static void worker_first(unsigned index, void *arg)
 {
 	(void)arg;
+	in_worker = true;
 	if (index == 0)
 		accept_main();
 }
@@ -2263,15 +2324,26 @@ static void wipe_and_exit(int sig)
 	_exit(0);
 }
 
+/* SIGTERM: the supervisor ends the session. The workers send the records
+ * they hold, then the last of them wipes the secrets and exits
+ * (records_idle); before the loop runs nothing is held. */
+static void on_term(int sig)
+{
+	if (!loop_started)
+		wipe_and_exit(sig);
+	atomic_store(&stopping, true);
+	fiber_wake_all();
+}
+
 __attribute__((noreturn)) void proxy_main(const struct proxy_config *config)
 {
 	cfg = config;
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	prctl(PR_SET_NAME, "airlock-proxy");
 	signal(SIGPIPE, SIG_IGN);
-	/* The supervisor ends the session with SIGTERM: wipe the secrets,
-	 * then go. */
-	struct sigaction term = { .sa_handler = wipe_and_exit };
+	/* The supervisor ends the session with SIGTERM: send the records,
+	 * wipe the secrets, then go. */
+	struct sigaction term = { .sa_handler = on_term };
 	sigfillset(&term.sa_mask);
 	sigaction(SIGTERM, &term, NULL);
 
@@ -2309,6 +2381,8 @@ __attribute__((noreturn)) void proxy_main(const struct proxy_config *config)
 	if (fcntl(cfg->listen_fd, F_SETFL, O_NONBLOCK) < 0 ||
 	    (cfg->listen6_fd >= 0 && fcntl(cfg->listen6_fd, F_SETFL, O_NONBLOCK) < 0))
 		_exit(1);
+	fiber_set_idle(records_idle);
+	loop_started = 1;
 	if (fiber_main(0, worker_first, NULL, &err) < 0) {
 		dprintf(2, "airlock: egress proxy: %s\n", err.msg);
 		_exit(1);

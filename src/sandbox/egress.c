@@ -315,8 +315,9 @@ bool egress_reaped(struct egress *e, pid_t pid)
 void egress_stop(struct egress *e, struct trace_log *t)
 {
 	if (e->pid > 0) {
-		/* SIGTERM first: the proxy wipes the credentials' secrets and
-		 * exits at once; SIGKILL after 200 ms whatever it does. */
+		/* SIGTERM first: the proxy sends the records it holds, wipes
+		 * the credentials' secrets and exits; SIGKILL after 200 ms
+		 * whatever it does. The records are read after it is gone. */
 		kill(e->pid, SIGTERM);
 		bool reaped = false;
 		for (int i = 0; i < 200 && !reaped; i++) {

@@ -109,6 +109,7 @@ struct worker {
 static struct worker *workers;
 static unsigned n_workers;
 static atomic_bool quitting;
+static void (*idle_hook)(void);
 static bool with_ucontext;
 static __thread struct worker *self;
 
@@ -769,6 +770,8 @@ static void *worker_loop(void *arg)
 		}
 		if (atomic_load(&quitting))
 			return NULL;
+		if (idle_hook)
+			idle_hook();
 		int timeout = -1;
 		if (w->heap_n) {
 			int64_t left = w->heap[0]->deadline - clock_mono_ns();
@@ -815,6 +818,20 @@ static unsigned cpus(void)
 		return (unsigned)CPU_COUNT(&set);
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (unsigned)n : 1;
+}
+
+void fiber_set_idle(void (*idle)(void))
+{
+	idle_hook = idle;
+}
+
+void fiber_wake_all(void)
+{
+	/* Only write(2): a signal handler may call this. */
+	for (unsigned i = 0; i < n_workers; i++) {
+		uint64_t one = 1;
+		(void)!write(workers[i].wake, &one, sizeof(one));
+	}
 }
 
 void fiber_quit(void)

@@ -46,6 +46,14 @@ int fiber_main(unsigned workers, void (*first)(unsigned index, void *arg), void 
  * every fiber still parked is dropped with its stack (tests). */
 void fiber_quit(void);
 
+/* idle() runs on each worker whenever it has no fiber left to run, before
+ * it waits: the place to send what its fibers left buffered. Set before
+ * fiber_main. */
+void fiber_set_idle(void (*idle)(void));
+
+/* Wake every worker (each then runs idle()). Async-signal-safe. */
+void fiber_wake_all(void);
+
 /* Workers running (1 outside fiber_main). */
 unsigned fiber_workers(void);
 

@@ -325,6 +325,42 @@ PY
 	assert_match "$OUT" "still waiting: ([0-9]+) of \1" "every stalled connection still waits"
 }
 
+# The proxy's workers gather their records and send them between turns of
+# the loop: every request of a burst that ends the session, the last one
+# included, is in the log, once.
+test_proxy_records_every_request_up_to_the_last() {
+	start_servers
+	cat >"$WS/burst.py" <<'PY'
+import http.client, sys, threading
+hp = sys.argv[1]
+def worker(k):
+    c = http.client.HTTPConnection("127.0.0.1", 3128, timeout=20)
+    for i in range(20):
+        path = f"/public/burst-{k}-{i}"
+        c.request("GET", f"http://api.test:{hp}{path}", headers={"Host": f"api.test:{hp}"})
+        r = c.getresponse()
+        r.read()
+        if r.status != 200:
+            print("status", r.status, path)
+ts = [threading.Thread(target=worker, args=(k,)) for k in range(16)]
+for t in ts: t.start()
+for t in ts: t.join()
+print("done")
+PY
+	al_policy "$(net_policy)" -- /usr/bin/python3 ./burst.py "$HP"
+	assert_contains "$OUT" "done" "the burst ran"
+	assert_not_contains "$OUT" "status" "every request of the burst was answered 200"
+	local n k i missing=0
+	n=$(grep -c '"path":"/public/burst-' "$T/net.jsonl")
+	assert_eq 320 "$n" "every request of the burst is recorded once"
+	for k in 0 7 15; do
+		for i in 0 19; do
+			grep -q "\"path\":\"/public/burst-$k-$i\"" "$T/net.jsonl" || missing=$((missing + 1))
+		done
+	done
+	assert_eq 0 "$missing" "the first and the last requests of the connections are recorded"
+}
+
 # Inside an intercepted tunnel the upstream is the proxy's own connection:
 # when the server closes it while idle (its keep-alive ran out, or a
 # step-up wait outlasted it), the next request in the tunnel goes on a new
