@@ -313,6 +313,52 @@ static void test_run_blocking(void **state)
 	assert_int_equal(atomic_load(&finished), 2);
 }
 
+/* ---- the idle hook: each worker, before it waits; woken by wake_all ---- */
+
+static atomic_int idle_calls[2];
+static __thread int my_index = -1;
+
+static void count_idle(void)
+{
+	if (my_index >= 0)
+		atomic_fetch_add(&idle_calls[my_index], 1);
+}
+
+static void idle_checker(void *arg)
+{
+	(void)arg;
+	fiber_sleep(20);
+	int before0 = atomic_load(&idle_calls[0]), before1 = atomic_load(&idle_calls[1]);
+	need(before0 > 0 && before1 > 0, "each worker ran the hook before it first waited");
+	/* Worker 1 has nothing to run: only the wake-up brings it round. */
+	fiber_wake_all();
+	fiber_sleep(20);
+	need(atomic_load(&idle_calls[1]) > before1, "a woken worker runs the hook again");
+	need(atomic_load(&idle_calls[0]) > before0, "a worker whose fiber sleeps runs the hook");
+	done_one(1);
+}
+
+static void idle_first(unsigned index, void *arg)
+{
+	(void)arg;
+	my_index = (int)index;
+	if (index == 0)
+		need(fiber_spawn_on(0, idle_checker, NULL), "spawn checker");
+}
+
+static void test_idle_hook(void **state)
+{
+	(void)state;
+	struct error err = { 0 };
+	failures = 0;
+	atomic_store(&finished, 0);
+	fiber_set_idle(count_idle);
+	assert_int_equal(fiber_main(2, idle_first, NULL, &err), 0);
+	fiber_set_idle(NULL);
+	assert_int_equal(failures, 0);
+	assert_int_equal(atomic_load(&finished), 1);
+}
+
 /* Outside the loop the calls are the blocking calls they stand for. */
 static void test_outside_a_fiber(void **state)
 {
@@ -339,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_waits_ucontext),
 		cmocka_unit_test(test_many_parked),
 		cmocka_unit_test(test_run_blocking),
+		cmocka_unit_test(test_idle_hook),
 		cmocka_unit_test(test_outside_a_fiber),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
