@@ -66,7 +66,7 @@ int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a
 	char exe[PATH_MAX], key[PATH_MAX];
 	/* The key's place first: a log is not started without it. */
 	int r = auditlog_authority_path(key, sizeof(key), err);
-	if (r < 0 || (r = sibling_path("airlock-audit", exe, sizeof(exe), err)) < 0 ||
+	if (r < 0 || (r = sibling_path("airlock-audit-writer", exe, sizeof(exe), err)) < 0 ||
 	    (r = file_mkdir_p(dir, 0700, err)) < 0)
 		return r;
 	int ep[2], cs[2];

@@ -4,8 +4,8 @@
 
 /*
  * The supervisor's side of the signed decision log: it starts
- * airlock-audit (which alone holds the session's signing key and links
- * libcrypto), hands it every decision as one flat JSON line, and on exit
+ * airlock-audit-writer (which alone holds the session's signing key),
+ * hands it every decision as one flat JSON line, and on exit
  * lets it seal the log. If the writer dies, the run ends: no decision may
  * go unrecorded.
  */

@@ -139,7 +139,7 @@ test_audit_supervisor_killed_leaves_an_unsealed_intact_log() {
 		/bin/sh -c ': >started; sleep 30') >/dev/null 2>&1 </dev/null &
 	local apid=$! wpid
 	wait_for 20 test -e "$WS/started" || fail "the command did not start"
-	wpid=$(pgrep -P "$apid" -x airlock-audit) || fail "no audit writer under the supervisor"
+	wpid=$(pgrep -P "$apid" -f airlock-audit-writer) || fail "no audit writer under the supervisor"
 	kill -KILL "$apid"
 	wait "$apid" 2>/dev/null
 	# The writer outlives the supervisor until it has written what it had:
@@ -163,7 +163,7 @@ test_audit_writer_death_ends_the_run() {
 	local apid=$! i rc
 	wait_for 20 test -e "$WS/started" || fail "the command did not start"
 	for i in $(seq 100); do
-		pkill -KILL -P "$apid" -x airlock-audit 2>/dev/null && break
+		pkill -KILL -P "$apid" -f airlock-audit-writer 2>/dev/null && break
 		sleep 0.1
 	done
 	wait "$apid"
@@ -190,7 +190,7 @@ test_audit_writer_sleeps_through_a_quiet_run() {
 		>"$T/q.out" 2>"$T/q.err" </dev/null &
 	local apid=$! writer ticks hz
 	wait_for 20 test -e "$WS/started" || fail "the command did not start"
-	writer=$(pgrep -P "$apid" -x airlock-audit) || fail "no audit writer under $apid"
+	writer=$(pgrep -P "$apid" -f airlock-audit-writer) || fail "no audit writer under $apid"
 	sleep 12
 	hz=$(getconf CLK_TCK)
 	ticks=$(awk '{print $14 + $15}' "/proc/$writer/stat") || fail "the writer's /proc/PID/stat"
