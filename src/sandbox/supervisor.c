@@ -660,6 +660,28 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		r = error_sys(err, errno, "the sandbox died during setup");
 		goto out;
 	}
+	/* What the tracer judges by is made while the sandbox builds its tree
+	 * (the canonical paths of the Landlock rules cost a realpath each),
+	 * not after: the command's first exec waits for it. */
+	if (trace) {
+		if (!(s.ftrace = ftrace_new())) {
+			r = error_set(err, ENOMEM, "out of memory");
+			goto out;
+		}
+		if (observe)
+			ftrace_observe(s.ftrace, &rules);
+		else if (trace == SECCOMP_TRACE_WRITES) {
+			int abi = landlock_abi();
+			if (abi > 0 && fsrules_from_plan(&plan, landlock_fs_mask(abi), canon_path, &rules) < 0) {
+				r = error_set(err, ENOMEM, "out of memory");
+				goto out;
+			}
+			ftrace_landlock(s.ftrace, abi > 0 ? &rules : NULL);
+		}
+		/* The sandbox shows the workspace at its host path. */
+		if (protect.n && realpath(pol->sandbox.workspace, ws))
+			ftrace_set_protect(s.ftrace, &protect, ws);
+	}
 	char buf[ERROR_MSG_MAX + 2];
 	int fds[PROTO_MAX_FDS];
 	int n = proto_recv(s.sync, buf, sizeof(buf), fds);
@@ -710,39 +732,18 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		r = error_set(err, EIO, "sandbox setup failed: no proxy socket");
 		goto out;
 	}
-	if (trace) {
-		if (!(s.ftrace = ftrace_new())) {
-			if (root >= 0)
-				close(root);
-			r = error_set(err, ENOMEM, "out of memory");
+	if (trace == SECCOMP_TRACE_WRITES) {
+		if (root < 0) {
+			r = error_set(err, EIO, "sandbox setup failed: no root to note calls in");
 			goto out;
 		}
-		if (trace == SECCOMP_TRACE_WRITES) {
-			if (root < 0) {
-				r = error_set(err, EIO, "sandbox setup failed: no root to note calls in");
-				goto out;
-			}
-			ftrace_root(s.ftrace, root);
-			root = -1;
-		}
-		if (observe)
-			ftrace_observe(s.ftrace, &rules);
-		else if (trace == SECCOMP_TRACE_WRITES) {
-			int abi = landlock_abi();
-			if (abi > 0 && fsrules_from_plan(&plan, landlock_fs_mask(abi), canon_path, &rules) < 0) {
-				r = error_set(err, ENOMEM, "out of memory");
-				goto out;
-			}
-			ftrace_landlock(s.ftrace, abi > 0 ? &rules : NULL);
-		}
-		/* The sandbox shows the workspace at its host path. */
-		if (protect.n && realpath(pol->sandbox.workspace, ws))
-			ftrace_set_protect(s.ftrace, &protect, ws);
-		if (trace == SECCOMP_TRACE_ALL && (r = ftrace_attach(pid, err)) < 0)
-			goto out;
+		ftrace_root(s.ftrace, root);
+		root = -1;
 	}
 	if (root >= 0)
 		close(root);
+	if (trace == SECCOMP_TRACE_ALL && (r = ftrace_attach(pid, err)) < 0)
+		goto out;
 	/* The writer started before the sandbox was planned, and has usually
 	 * answered by now; the policy_loaded event above waited in the
 	 * socket. Where the command is held until the go below (a tracer to
@@ -852,7 +853,11 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	 * layer any more), and its flagged entries go into the log before
 	 * the seal. */
 	review_run_finish(&rr, plan.workspace, audit_dir ? &s.audit : NULL);
-	if (audit_dir) {
+	/* The writer seals the log while the rest is reported and cleaned
+	 * up; its answer is awaited last (below out). */
+	if (audit_dir)
+		auditlog_end(&s.audit, *exit_code);
+	if (audit_dir && !s.audit.ending) {
 		struct error aerr = { 0 };
 		if (auditlog_finish(&s.audit, *exit_code, &aerr) < 0) {
 			fprintf(stderr, "airlock: %s\n", aerr.msg);
@@ -895,13 +900,22 @@ out:
 		close(term.master);
 	mcpgw_stop(&s.mcp);
 	egress_stop(&s.egress, NULL);
-	if (s.audit.pid > 0 || s.audit.events >= 0) {
+	if (!s.audit.ending && (s.audit.pid > 0 || s.audit.events >= 0)) {
 		/* Setup failed: the log records that, and is sealed. */
 		struct error aerr = { 0 };
 		(void)auditlog_finish(&s.audit, SANDBOX_EXIT_SETUP, &aerr);
 	}
 	review_run_abort(&rr);
 	limits_cgroup_destroy(&cg);
+	if (s.audit.ending) {
+		/* The run's end is in the log: the seal must be too before
+		 * airlock exits (auditlog_end above). */
+		struct error aerr = { 0 };
+		if (auditlog_finish(&s.audit, 0, &aerr) < 0) {
+			fprintf(stderr, "airlock: %s\n", aerr.msg);
+			*exit_code = SANDBOX_EXIT_SETUP;
+		}
+	}
 	trace_free(s.trace);
 	ftrace_free(s.ftrace);
 	fsrules_free(&rules);
