@@ -7,6 +7,7 @@ pkgs=(
 	gcc clang make meson ninja-build pkg-config     # build; make for the real-tools test
 	libssl-dev                                      # TLS for the egress proxy
 	libseccomp-dev libyaml-dev                      # runtime libraries
+	libsodium-dev                                   # Ed25519 for the decision log's writer
 	libcmocka-dev libclang-rt-14-dev                # unit tests, fuzzing runtime
 	bubblewrap uidmap util-linux procps python3     # tests and the startup benchmark
 	openssl ca-certificates curl git                # the egress proxy's end-to-end tests

@@ -127,7 +127,11 @@ int audit_chain_flush(struct audit_chain *c, struct error *err);
 /* SHA-256 of buf as 64 lower-case hex digits. */
 void audit_sha256_hex(const void *buf, size_t len, char out[65]);
 
-/* ---- keys and signatures (Ed25519, libcrypto) ---- */
+/* ---- keys and signatures (Ed25519) ----
+ * sign.c implements these with libcrypto (the verifier, the proxy);
+ * key_sodium.c with libsodium, for airlock-audit-writer, which must start
+ * without loading libcrypto (writer.c). The key file and the signatures
+ * are the same from either. */
 
 #define AUDIT_PUB_LEN 32
 #define AUDIT_SIG_LEN 64
@@ -151,8 +155,11 @@ bool audit_sig_ok(const uint8_t pub[AUDIT_PUB_LEN], const void *msg, size_t len,
 /* A public key from a file: PEM (SubjectPublicKeyInfo), or one line of 64
  * hex digits. */
 int audit_pub_load(const char *path, uint8_t pub[AUDIT_PUB_LEN], struct error *err);
-/* A UUIDv7 (RFC 9562) in text form. */
+/* A UUIDv7 (RFC 9562) in text form (session.c). */
 int audit_uuid7(char out[37]);
+/* SHA-256 of the policy file's bytes, "none" for the built-in default,
+ * which has no file (session.c). */
+void audit_policy_sha256(const char *path, char out[65]);
 
 /* ---- verification ---- */
 

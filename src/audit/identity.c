@@ -112,7 +112,7 @@ static void iss_of(const uint8_t authority[AUDIT_PUB_LEN], char out[72])
 	snprintf(out, 72, "sha256:%s", h);
 }
 
-/* The certificate as airlock-audit writes it (audit_exec.c session_start). */
+/* The certificate as airlock-audit-writer writes it (writer.c session_start). */
 static int cert_read(const char *text, size_t len, struct cert_info *ci, struct error *err)
 {
 	static const char *const keys[] = { "agent", "session", "boundary", "policy_sha256", "host", "not_before",

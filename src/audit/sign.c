@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Ed25519 keys and signatures for the audit log, through libcrypto; the
- * session's UUIDv7.
+ * Ed25519 keys and signatures for the audit log, through libcrypto, for
+ * the verifier and the proxy's identity header. The log's writer signs
+ * with key_sodium.c, behind the same functions.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +14,6 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "audit/audit.h"
@@ -265,30 +265,5 @@ int audit_pub_load(const char *path, uint8_t pub[AUDIT_PUB_LEN], struct error *e
 	ERR_clear_error();
 	if (!ok)
 		return error_set(err, EINVAL, "%s: not an Ed25519 public key (PEM, or 64 hex digits)", path);
-	return 0;
-}
-
-int audit_uuid7(char out[37])
-{
-	uint8_t b[16];
-	size_t got = 0;
-	while (got < sizeof(b)) {
-		ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		got += (size_t)n;
-	}
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	uint64_t ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-	for (int i = 0; i < 6; i++)
-		b[i] = (uint8_t)(ms >> (40 - 8 * i));
-	b[6] = (uint8_t)(0x70 | (b[6] & 0x0f)); /* version 7 */
-	b[8] = (uint8_t)(0x80 | (b[8] & 0x3f)); /* variant 10 */
-	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
-		 b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 	return 0;
 }

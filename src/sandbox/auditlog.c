@@ -66,7 +66,7 @@ int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a
 	char exe[PATH_MAX], key[PATH_MAX];
 	/* The key's place first: a log is not started without it. */
 	int r = auditlog_authority_path(key, sizeof(key), err);
-	if (r < 0 || (r = sibling_path("airlock-audit", exe, sizeof(exe), err)) < 0 ||
+	if (r < 0 || (r = sibling_path("airlock-audit-writer", exe, sizeof(exe), err)) < 0 ||
 	    (r = file_mkdir_p(dir, 0700, err)) < 0)
 		return r;
 	int ep[2], cs[2];
@@ -334,10 +334,33 @@ bool auditlog_reaped(struct auditlog *a, pid_t pid)
 	return true;
 }
 
+/* session_end, then EOF on the events: the writer signs and writes the
+ * seal, and answers with one byte on the same socket once the seal is in
+ * the file. */
+static void send_end(struct auditlog *a, int exit_status)
+{
+	char line[128];
+	int n = snprintf(line, sizeof(line), "{\"kind\":\"session_end\",\"decision\":\"allow\",\"exit_status\":%d}\n",
+			 exit_status);
+	(void)auditlog_event(a, line, (size_t)n);
+	(void)shutdown(a->events, SHUT_WR);
+	a->ending = true;
+}
+
+void auditlog_end(struct auditlog *a, int exit_status)
+{
+	if (a->pid <= 0 || a->control >= 0 || a->events < 0 || a->ending)
+		return;
+	auditlog_identity_wipe(a);
+	flush_repeats(a);
+	send_end(a, exit_status);
+}
+
 int auditlog_finish(struct auditlog *a, int exit_status, struct error *err)
 {
 	auditlog_identity_wipe(a);
-	flush_repeats(a);
+	if (!a->ending)
+		flush_repeats(a);
 	if (a->pid <= 0) {
 		if (a->events >= 0)
 			close(a->events);
@@ -346,9 +369,6 @@ int auditlog_finish(struct auditlog *a, int exit_status, struct error *err)
 		return a->died && !a->full ? error_set(err, EIO, "the audit writer stopped before the end of the session")
 					   : 0;
 	}
-	char line[128];
-	int n = snprintf(line, sizeof(line), "{\"kind\":\"session_end\",\"decision\":\"allow\",\"exit_status\":%d}\n",
-			 exit_status);
 	/* Setup failed before the writer was waited for: let it finish
 	 * starting (it gives up on a session whose answer nobody reads), so
 	 * that the log it began is sealed with the failure. */
@@ -361,12 +381,11 @@ int auditlog_finish(struct auditlog *a, int exit_status, struct error *err)
 		a->pid = 0;
 		return -EIO;
 	}
-	(void)auditlog_event(a, line, (size_t)n);
-	/* EOF on its events: the writer signs and writes the seal, and answers
-	 * with one byte on the same socket once the seal is in the file; it
-	 * then syncs the file to disk, which the run does not wait for. No
-	 * byte (the writer failed or died) is a log left unsealed. */
-	(void)shutdown(a->events, SHUT_WR);
+	if (!a->ending)
+		send_end(a, exit_status);
+	/* The writer syncs the file to disk after its answer, which the run
+	 * does not wait for. No byte (the writer failed or died) is a log
+	 * left unsealed. */
 	char ack = 0;
 	ssize_t got;
 	do

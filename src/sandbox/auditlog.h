@@ -4,8 +4,8 @@
 
 /*
  * The supervisor's side of the signed decision log: it starts
- * airlock-audit (which alone holds the session's signing key and links
- * libcrypto), hands it every decision as one flat JSON line, and on exit
+ * airlock-audit-writer (which alone holds the session's signing key),
+ * hands it every decision as one flat JSON line, and on exit
  * lets it seal the log. If the writer dies, the run ends: no decision may
  * go unrecorded.
  */
@@ -38,6 +38,7 @@ struct auditlog {
 	int control;           /* our end of its control socket, -1 when none */
 	int events;            /* our end of its events socket, -1 when none */
 	bool died;             /* the writer exited while the sandbox ran */
+	bool ending;           /* auditlog_end sent the session's end; the seal is awaited */
 	bool full;             /* ... because the log reached audit.max_size (it sealed the log) */
 	uint64_t max_size;     /* audit.max_size */
 	struct auditlog_repeat *repeat; /* AUDITLOG_REPEAT_SLOTS, owned, or NULL */
@@ -101,7 +102,15 @@ bool auditlog_send(struct auditlog *a, const char *line, size_t len);
 bool auditlog_reaped(struct auditlog *a, pid_t pid);
 
 /* Record the session's end, let the writer seal the log and wait for it.
- * Returns 0 when the log was sealed. */
+ * Returns 0 when the log was sealed. After auditlog_end, only the wait
+ * (exit_status is the one auditlog_end recorded). */
 int auditlog_finish(struct auditlog *a, int exit_status, struct error *err);
+
+/* The first half of auditlog_finish, for a caller with work of its own
+ * before it exits: record the session's end and let the writer seal the
+ * log while that work is done; auditlog_finish then waits for the seal.
+ * Nothing more may be sent. Does nothing for a writer not yet ready or
+ * gone (auditlog_finish handles those). */
+void auditlog_end(struct auditlog *a, int exit_status);
 
 #endif

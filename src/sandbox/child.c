@@ -212,9 +212,17 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 	int pty_master = -1, pty_slave = -1;
 	if (plan->pty && open_pty(&pty_master, &pty_slave, &err) < 0)
 		fail(sync_fd, &err);
-	/* notify, pty master, listener, IPv6 listener, DNS, guard, layer: see
-	 * proto.h */
-	int fds[PROTO_MAX_FDS] = { -1, pty_master, -1, -1, -1, -1, layer };
+	/* notify, pty master, listener, IPv6 listener, DNS, guard, layer,
+	 * root: see proto.h */
+	int fds[PROTO_MAX_FDS] = { -1, pty_master, -1, -1, -1, -1, layer, -1 };
+	/* The root the noted calls' paths resolve in, handed over rather than
+	 * opened by the supervisor as /proc/1/root: the command may start
+	 * before the supervisor looks (nothing holds it at SECCOMP_TRACE_WRITES,
+	 * whose first exec waits for the supervisor instead), and init is not
+	 * dumpable by then, which an unprivileged supervisor needs to open
+	 * that link. */
+	if (plan->trace == SECCOMP_TRACE_WRITES && (fds[7] = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		(error_sys(&err, errno, "cannot open the sandbox's root"), fail(sync_fd, &err));
 	if (plan->proxy_port && netns_socket(AF_INET, SOCK_STREAM, plan->proxy_port, true, &fds[2], &err) < 0)
 		fail(sync_fd, &err);
 	if (plan->transparent) {
@@ -263,10 +271,11 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 	for (int i = 0; i < PROTO_MAX_FDS; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
-	/* Tracing: the supervisor must hold us (ptrace) before the command
-	 * starts, or the filter's trace stops would fail its calls. With a
-	 * decision log: the writer finished starting while we were built, and
-	 * the command must not run if it could not. */
+	/* Tracing every call: the supervisor must hold us (ptrace) before the
+	 * command starts, or the filter's trace stops would fail its calls.
+	 * (A decision log still starting holds nothing here: the command's
+	 * first exec is a noted call, and the supervisor answers none before
+	 * the writer is ready; see supervisor.c, audit_pending.) */
 	char ack;
 	if (plan->hold && (recv(sync_fd, &ack, 1, 0) != 1 || ack != PROTO_TRACED))
 		_exit(SANDBOX_EXIT_SETUP_CHILD);

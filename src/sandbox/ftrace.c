@@ -700,14 +700,11 @@ void ftrace_landlock(struct ftrace *f, const struct fsrules *rules)
 	f->landlock = rules;
 }
 
-int ftrace_root(struct ftrace *f, pid_t init, struct error *err)
+void ftrace_root(struct ftrace *f, int root)
 {
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/root", (int)init);
-	f->root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (f->root < 0)
-		return error_sys(err, errno, "cannot open the sandbox's root (%s)", path);
-	return 0;
+	if (f->root >= 0)
+		close(f->root);
+	f->root = root;
 }
 
 /* join_path, for a name a call will look up. */

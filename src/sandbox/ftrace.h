@@ -33,10 +33,11 @@ void ftrace_set_protect(struct ftrace *f, const struct protect_set *set, const c
 int ftrace_attach(pid_t init, struct error *err) WUR;
 
 /* SECCOMP_TRACE_WRITES: the supervisor traces nothing; the calls that
- * change the tree come as user notifications instead. ftrace_root opens
- * the sandbox's root (init's, once its tree is built), to look at what
- * those calls name as the sandbox sees it. */
-int ftrace_root(struct ftrace *f, pid_t init, struct error *err) WUR;
+ * change the tree come as user notifications instead. ftrace_root takes
+ * the sandbox's root (an O_PATH fd init opened once its tree was built,
+ * owned from here on), to look at what those calls name as the sandbox
+ * sees it. */
+void ftrace_root(struct ftrace *f, int root);
 
 /* And the Landlock rules the sandbox runs under (borrowed for the
  * tracer's lifetime), to name the refusals Landlock makes where the mount

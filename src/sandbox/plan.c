@@ -631,7 +631,10 @@ int plan_build(const struct policy *pol, char *const *argv, enum seccomp_trace t
 	p->review_tree_fd = -1;
 	p->argv = (char **)argv;
 	p->trace = trace;
-	p->hold = trace != SECCOMP_TRACE_OFF;
+	/* Only a ptracing supervisor holds the command: at WRITES its first
+	 * exec is a user notification, which waits for the supervisor
+	 * anyway. */
+	p->hold = trace == SECCOMP_TRACE_ALL;
 
 	/* The workspace must exist and be a directory. */
 	char ws[PATH_MAX];

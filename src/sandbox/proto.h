@@ -18,14 +18,16 @@
 #define PROTO_FD_LAYER 0x40 /* review and hold mode: the workspace overlay's mount (O_PATH), held
                              * so that its unmount, which syncs the whole filesystem under the
                              * layer, is not the sandbox's exit (review_run.c) */
-#define PROTO_TRACED 'T' /* supervisor -> child: start the command: ptrace attached (trace
-                          * mode), the audit writer ready (plan->hold) */
+#define PROTO_FD_ROOT 0x80 /* SECCOMP_TRACE_WRITES: the sandbox's root directory (O_PATH), the
+                            * noted calls' paths resolved beneath it (ftrace_root) */
+#define PROTO_TRACED 'T' /* supervisor -> child: start the command: ptrace attached
+                          * (SECCOMP_TRACE_ALL, plan->hold) */
 #define PROTO_EXIT 'X'   /* init -> supervisor: the command's raw wait status (int) */
 
 /* Exit status of the child when setup failed before it could report. */
 #define SANDBOX_EXIT_SETUP_CHILD 125
 
-#define PROTO_MAX_FDS 7
+#define PROTO_MAX_FDS 8
 
 /* Send msg[0..len) as one message with the n (<= PROTO_MAX_FDS) fds
  * attached (SCM_RIGHTS). Returns 0 or a negative errno. */
@@ -33,7 +35,7 @@ int proto_send(int sock, const void *msg, size_t len, const int *fds, size_t n);
 
 /* Send READY with the fds of fds[] that are >= 0, fds[i] being the one of
  * flag (1 << i): notify, pty master, listener, IPv6 listener, DNS, guard,
- * layer. */
+ * layer, root. */
 int proto_send_ready(int sock, const int fds[PROTO_MAX_FDS]);
 
 /* Receive one message into buf (NUL-terminated); fds[] receives attached

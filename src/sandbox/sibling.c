@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * airlock's helper executables (airlock-proxy, airlock-audit) live beside
+ * airlock's helper executables (airlock-proxy, airlock-audit-writer) live beside
  * airlock itself; the supervisor starts them with only the fds it names.
  */
 #include <errno.h>

@@ -123,6 +123,15 @@ struct run_state {
 	bool protect; /* creating calls come through the notify fd */
 	bool sockguard; /* so do connect and sendto (guard.c) */
 	struct guard_net net; /* what guard_handle_socket needs of the plan */
+	/* The decision log's writer has not answered yet (see
+	 * audit_now_ready): the command may have started, but no decision is
+	 * taken until the writer can take its record. */
+	bool audit_pending;
+	bool audit_failed;       /* it answered that it could not start, or died first */
+	struct error audit_err;  /* ... and why */
+	int net_fds[3];          /* the proxy's listener, IPv6 listener, DNS socket until then, or -1 */
+	const char *log_label;   /* sandbox_opts.log_label */
+	struct review_run *rr;
 };
 
 /* Denials the sandbox reports go to the audit log too. */
@@ -172,6 +181,54 @@ static void handle_notify(struct run_state *s)
 	(void)ioctl(s->notify, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 }
 
+/* The writer's answer: the log is open and its certificate written, or it
+ * could not start. With a log, this is the gate of every decision.
+ *
+ * At SECCOMP_TRACE_WRITES (the log on, the default) the command starts
+ * while the writer may still be starting: nothing holds it after the
+ * sandbox is built. What holds the agent instead is that every exec is a
+ * user notification, the command's first one too, and that the
+ * supervisor reads no notification, takes no MCP connection and gives
+ * the proxy no listener until this function has run (event_loop leaves
+ * them out of its poll while s->audit_pending). An agent racing its first
+ * exfiltration against the writer's start (a request to the proxy, a
+ * write to a protected path, a refused exec, an MCP call, sent the
+ * instant it runs) gets nothing answered, allowed or denied, before the
+ * writer can take the record: its first instruction runs only after its
+ * exec was let continue, and that exec waited in the kernel for the
+ * listener the supervisor does not read yet. A writer that cannot start
+ * ends the run with the command still blocked in that exec: nothing it
+ * would do ran.
+ *
+ * WARNING: every channel that produces a record must stay shut while
+ * s->audit_pending; a new one (a socket the supervisor serves, a helper
+ * that answers the agent) is shut there too, or is started from here.
+ *
+ * With start_proxy, the proxy gets the session key for the identity
+ * header, then its sockets (egress_start closes its control socket). */
+static int audit_now_ready(struct run_state *s, bool start_proxy, struct error *err)
+{
+	s->audit_pending = false;
+	/* Reaped before it answered: auditlog_ready, seeing no writer, would
+	 * take that for a run without a log. */
+	if (s->audit.died)
+		return error_set(err, EIO, "the audit writer did not start: it exited before answering");
+	int r = auditlog_ready(&s->audit, err);
+	if (r < 0)
+		return r;
+	if (s->log_label && s->audit.path[0])
+		fprintf(stderr, "%s: %s\n", s->log_label, s->audit.path);
+	if ((r = review_run_name(s->rr, s->audit.session[0] ? s->audit.session : NULL, err)) < 0 ||
+	    (r = egress_identity(&s->egress, &s->audit, err)) < 0)
+		return r;
+	if (start_proxy && s->net_fds[0] >= 0) {
+		r = egress_start(&s->egress, s->net_fds, err);
+		/* egress_start closed them, whatever it returned. */
+		s->net_fds[0] = s->net_fds[1] = s->net_fds[2] = -1;
+	}
+	return r;
+}
+
 /* One message from init: the command's exit status is the only one
  * expected after setup; any fd attached is refused. Returns false at EOF
  * (and closes the socket). */
@@ -212,17 +269,21 @@ static int event_loop(struct run_state *s, struct term *t, int sfd)
 	bool stdin_open = t->master >= 0;
 	int64_t records_resume = 0; /* the records pipe is left out of the poll until then */
 	for (;;) {
-		enum { P_SIG, P_SYNC, P_NOTIFY, P_TIMER, P_STDIN, P_MASTER, P_RECORDS, P_MCP, P_MCP_REC, P_N };
+		enum { P_SIG, P_SYNC, P_NOTIFY, P_TIMER, P_STDIN, P_MASTER, P_RECORDS, P_MCP, P_MCP_REC, P_AUDIT, P_N };
+		/* Until the writer answers, only it, the signals, the timer,
+		 * the terminal and init are heard (audit_now_ready). */
+		bool held = s->audit_pending;
 		struct pollfd p[P_N] = {
 			[P_SIG] = { .fd = sfd, .events = POLLIN },
 			[P_SYNC] = { .fd = s->sync, .events = POLLIN },
-			[P_NOTIFY] = { .fd = s->notify, .events = POLLIN },
+			[P_NOTIFY] = { .fd = held ? -1 : s->notify, .events = POLLIN },
 			[P_TIMER] = { .fd = s->timer, .events = POLLIN },
 			[P_STDIN] = { .fd = stdin_open ? STDIN_FILENO : -1, .events = POLLIN },
 			[P_MASTER] = { .fd = t->master, .events = POLLIN },
-			[P_RECORDS] = { .fd = s->egress.records, .events = POLLIN },
-			[P_MCP] = { .fd = s->mcp.listen, .events = POLLIN },
-			[P_MCP_REC] = { .fd = s->mcp.rec_rd, .events = POLLIN },
+			[P_RECORDS] = { .fd = held ? -1 : s->egress.records, .events = POLLIN },
+			[P_MCP] = { .fd = held ? -1 : s->mcp.listen, .events = POLLIN },
+			[P_MCP_REC] = { .fd = held ? -1 : s->mcp.rec_rd, .events = POLLIN },
+			[P_AUDIT] = { .fd = held ? s->audit.control : -1, .events = POLLIN },
 		};
 		struct timespec pause, *timeout = NULL;
 		if (records_resume) {
@@ -239,6 +300,13 @@ static int event_loop(struct run_state *s, struct term *t, int sfd)
 			if (errno == EINTR)
 				continue;
 			return -errno;
+		}
+		if ((p[P_AUDIT].revents & (POLLIN | POLLHUP | POLLERR)) &&
+		    audit_now_ready(s, true, &s->audit_err) < 0) {
+			/* Fail closed: the command is still in its first exec. */
+			s->audit_failed = true;
+			if (s->child > 0)
+				kill(s->child, SIGKILL);
 		}
 		if (p[P_MASTER].revents & (POLLIN | POLLHUP | POLLERR)) {
 			if (!copy_fd(t->master, t->out) && !(p[P_MASTER].revents & POLLIN)) {
@@ -378,7 +446,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	int sfd = -1, r;
 	int sv[2] = { -1, -1 };
 	struct run_state s = { .notify = -1, .guard = -1, .sync = -1, .cmd_status = -1, .timer = -1,
-			      .egress = EGRESS_INIT, .audit = AUDITLOG_INIT, .mcp = MCPGW_INIT };
+			      .egress = EGRESS_INIT, .audit = AUDITLOG_INIT, .mcp = MCPGW_INIT,
+			      .net_fds = { -1, -1, -1 }, .log_label = opts->log_label };
 	sigset_t mask, oldmask;
 	bool masked = false;
 	struct protect_set protect = { 0 };
@@ -386,6 +455,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	struct review_run rr = { 0 };
 	const char *ws_why;
 	bool review = review_run_mode(pol, &ws_why) != POLICY_WS_DIRECT;
+	s.rr = &rr;
 
 	if (pol->sandbox.boundary != POLICY_BOUNDARY_PROCESS)
 		return error_set(err, ENOTSUP,
@@ -452,7 +522,6 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		}
 		return r;
 	}
-	plan.hold = plan.hold || audit_dir;
 	if (review && (r = review_run_prepare(pol, &plan, &rr, err)) < 0)
 		goto out;
 	if (observe) {
@@ -591,89 +660,9 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		r = error_sys(err, errno, "the sandbox died during setup");
 		goto out;
 	}
-	char buf[ERROR_MSG_MAX + 2];
-	int fds[PROTO_MAX_FDS];
-	int n = proto_recv(s.sync, buf, sizeof(buf), fds);
-	if (n != 2 || buf[0] != PROTO_READY) {
-		for (int i = 0; i < PROTO_MAX_FDS; i++)
-			if (fds[i] >= 0)
-				close(fds[i]);
-		if (n > 0 && buf[0] == PROTO_ERROR)
-			r = error_set(err, EIO, "sandbox setup failed: %s", buf + 1);
-		else
-			r = error_set(err, EIO, "sandbox setup failed: the child exited before reporting");
-		goto out;
-	}
-	/* The writer finished starting (its log open, the session certificate
-	 * its first record) while the sandbox built its mounts; the
-	 * policy_loaded event above waited in the socket. The command is held
-	 * (plan.hold) until the go below: a writer that could not start ends
-	 * the run here, before the command runs or a decision is taken (fail
-	 * closed). */
-	if ((r = auditlog_ready(&s.audit, err)) < 0) {
-		for (int i = 0; i < PROTO_MAX_FDS; i++)
-			if (fds[i] >= 0)
-				close(fds[i]);
-		if (audit_default)
-			audit_default_hint(err, audit_dir);
-		goto out;
-	}
-	if (opts->log_label && s.audit.path[0])
-		fprintf(stderr, "%s: %s\n", opts->log_label, s.audit.path);
-	if ((r = review_run_name(&rr, audit_dir ? s.audit.session : NULL, err)) < 0) {
-		for (int i = 0; i < PROTO_MAX_FDS; i++)
-			if (fds[i] >= 0)
-				close(fds[i]);
-		goto out;
-	}
-	/* The session key, for the identity header, reaches the proxy before
-	 * its sockets do (egress_start closes the control socket). */
-	if ((r = egress_identity(&s.egress, &s.audit, err)) < 0) {
-		for (int i = 0; i < PROTO_MAX_FDS; i++)
-			if (fds[i] >= 0)
-				close(fds[i]);
-		goto out;
-	}
-	int k = 0;
-	if (buf[1] & PROTO_FD_NOTIFY) {
-		s.notify = fds[k++];
-		/* Linux 6.6+: the supervisor answers each call and then
-		 * sleeps, so waking the caller synchronously (on this CPU,
-		 * rather than wherever the scheduler would place it) saves a
-		 * migration on every guarded call. Older kernels: EINVAL,
-		 * and the ordinary wake-up. */
-		(void)ioctl(s.notify, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
-	}
-	if (buf[1] & PROTO_FD_PTY)
-		term_attach(&term, fds[k++]);
-	int net_fds[3] = { -1, -1, -1 }; /* listener, IPv6 listener, DNS */
-	if (buf[1] & PROTO_FD_LISTEN)
-		net_fds[0] = fds[k++];
-	if (buf[1] & PROTO_FD_LISTEN6)
-		net_fds[1] = fds[k++];
-	if (buf[1] & PROTO_FD_DNS)
-		net_fds[2] = fds[k++];
-	if (buf[1] & PROTO_FD_GUARD)
-		s.guard = fds[k++];
-	if (buf[1] & PROTO_FD_LAYER)
-		review_run_hold_layer(&rr, fds[k++]);
-	s.protect = plan.protect.n > 0;
-	s.sockguard = plan.sockguard;
-	s.net = (struct guard_net){ .named = plan.n_sockets > 0, .proxy_port = plan.proxy_port,
-				    .transparent = plan.transparent };
-	if ((s.protect || s.sockguard) && (s.guard < 0 || s.notify < 0)) {
-		r = error_set(err, EIO, "sandbox setup failed: no guard");
-		goto out;
-	}
-	if (s.guard >= 0 && s.notify >= 0)
-		guard_attach(s.guard, s.notify);
-	if (net_fds[0] >= 0) {
-		if ((r = egress_start(&s.egress, net_fds, err)) < 0)
-			goto out;
-	} else if (policy_net_mode(pol) != POLICY_NET_NONE) {
-		r = error_set(err, EIO, "sandbox setup failed: no proxy socket");
-		goto out;
-	}
+	/* What the tracer judges by is made while the sandbox builds its tree
+	 * (the canonical paths of the Landlock rules cost a realpath each),
+	 * not after: the command's first exec waits for it. */
 	if (trace) {
 		if (!(s.ftrace = ftrace_new())) {
 			r = error_set(err, ENOMEM, "out of memory");
@@ -692,8 +681,82 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		/* The sandbox shows the workspace at its host path. */
 		if (protect.n && realpath(pol->sandbox.workspace, ws))
 			ftrace_set_protect(s.ftrace, &protect, ws);
-		if ((r = trace == SECCOMP_TRACE_ALL ? ftrace_attach(pid, err) : ftrace_root(s.ftrace, pid, err)) < 0)
+	}
+	char buf[ERROR_MSG_MAX + 2];
+	int fds[PROTO_MAX_FDS];
+	int n = proto_recv(s.sync, buf, sizeof(buf), fds);
+	if (n != 2 || buf[0] != PROTO_READY) {
+		for (int i = 0; i < PROTO_MAX_FDS; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		if (n > 0 && buf[0] == PROTO_ERROR)
+			r = error_set(err, EIO, "sandbox setup failed: %s", buf + 1);
+		else
+			r = error_set(err, EIO, "sandbox setup failed: the child exited before reporting");
+		goto out;
+	}
+	int k = 0;
+	if (buf[1] & PROTO_FD_NOTIFY) {
+		s.notify = fds[k++];
+		/* Linux 6.6+: the supervisor answers each call and then
+		 * sleeps, so waking the caller synchronously (on this CPU,
+		 * rather than wherever the scheduler would place it) saves a
+		 * migration on every guarded call. Older kernels: EINVAL,
+		 * and the ordinary wake-up. */
+		(void)ioctl(s.notify, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+	}
+	if (buf[1] & PROTO_FD_PTY)
+		term_attach(&term, fds[k++]);
+	if (buf[1] & PROTO_FD_LISTEN)
+		s.net_fds[0] = fds[k++];
+	if (buf[1] & PROTO_FD_LISTEN6)
+		s.net_fds[1] = fds[k++];
+	if (buf[1] & PROTO_FD_DNS)
+		s.net_fds[2] = fds[k++];
+	if (buf[1] & PROTO_FD_GUARD)
+		s.guard = fds[k++];
+	if (buf[1] & PROTO_FD_LAYER)
+		review_run_hold_layer(&rr, fds[k++]);
+	int root = buf[1] & PROTO_FD_ROOT ? fds[k++] : -1;
+	s.protect = plan.protect.n > 0;
+	s.sockguard = plan.sockguard;
+	s.net = (struct guard_net){ .named = plan.n_sockets > 0, .proxy_port = plan.proxy_port,
+				    .transparent = plan.transparent };
+	if ((s.protect || s.sockguard) && (s.guard < 0 || s.notify < 0)) {
+		r = error_set(err, EIO, "sandbox setup failed: no guard");
+		goto out;
+	}
+	if (s.guard >= 0 && s.notify >= 0)
+		guard_attach(s.guard, s.notify);
+	if (s.net_fds[0] < 0 && policy_net_mode(pol) != POLICY_NET_NONE) {
+		r = error_set(err, EIO, "sandbox setup failed: no proxy socket");
+		goto out;
+	}
+	if (trace == SECCOMP_TRACE_WRITES) {
+		if (root < 0) {
+			r = error_set(err, EIO, "sandbox setup failed: no root to note calls in");
 			goto out;
+		}
+		ftrace_root(s.ftrace, root);
+		root = -1;
+	}
+	if (root >= 0)
+		close(root);
+	if (trace == SECCOMP_TRACE_ALL && (r = ftrace_attach(pid, err)) < 0)
+		goto out;
+	/* The writer started before the sandbox was planned, and has usually
+	 * answered by now; the policy_loaded event above waited in the
+	 * socket. Where the command is held until the go below (a tracer to
+	 * attach, plan.hold), or there is no log, its answer is taken here: a
+	 * writer that could not start ends the run before the command runs.
+	 * At SECCOMP_TRACE_WRITES the command is not held: the writer's
+	 * answer is taken in the event loop, and until then no decision is
+	 * (audit_now_ready says how). */
+	s.audit_pending = audit_dir && trace == SECCOMP_TRACE_WRITES && !plan.hold;
+	if (!s.audit_pending && (r = audit_now_ready(&s, true, err)) < 0) {
+		if (audit_default && audit_dir)
+			audit_default_hint(err, audit_dir);
+		goto out;
 	}
 	if (plan.hold) {
 		char ack = PROTO_TRACED;
@@ -707,6 +770,18 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	term_restore(&term);
 	if (r < 0) {
 		r = error_sys(err, -r, "supervisor loop");
+		goto out;
+	}
+	/* The run ended before the writer answered (init killed, the wall
+	 * clock): its answer names the session the log and any held change
+	 * belong to; the proxy is not started for a sandbox that is gone. */
+	if (s.audit_pending && audit_now_ready(&s, false, &s.audit_err) < 0)
+		s.audit_failed = true;
+	if (s.audit_failed) {
+		*err = s.audit_err;
+		if (audit_default)
+			audit_default_hint(err, audit_dir);
+		r = -(err->code ? err->code : EIO);
 		goto out;
 	}
 
@@ -778,7 +853,11 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	 * layer any more), and its flagged entries go into the log before
 	 * the seal. */
 	review_run_finish(&rr, plan.workspace, audit_dir ? &s.audit : NULL);
-	if (audit_dir) {
+	/* The writer seals the log while the rest is reported and cleaned
+	 * up; its answer is awaited last (below out). */
+	if (audit_dir)
+		auditlog_end(&s.audit, *exit_code);
+	if (audit_dir && !s.audit.ending) {
 		struct error aerr = { 0 };
 		if (auditlog_finish(&s.audit, *exit_code, &aerr) < 0) {
 			fprintf(stderr, "airlock: %s\n", aerr.msg);
@@ -812,19 +891,31 @@ out:
 		close(s.guard);
 	if (s.timer >= 0)
 		close(s.timer);
+	for (int i = 0; i < 3; i++)
+		if (s.net_fds[i] >= 0)
+			close(s.net_fds[i]);
 	if (sfd >= 0)
 		close(sfd);
 	if (term.master >= 0)
 		close(term.master);
 	mcpgw_stop(&s.mcp);
 	egress_stop(&s.egress, NULL);
-	if (s.audit.pid > 0 || s.audit.events >= 0) {
+	if (!s.audit.ending && (s.audit.pid > 0 || s.audit.events >= 0)) {
 		/* Setup failed: the log records that, and is sealed. */
 		struct error aerr = { 0 };
 		(void)auditlog_finish(&s.audit, SANDBOX_EXIT_SETUP, &aerr);
 	}
 	review_run_abort(&rr);
 	limits_cgroup_destroy(&cg);
+	if (s.audit.ending) {
+		/* The run's end is in the log: the seal must be too before
+		 * airlock exits (auditlog_end above). */
+		struct error aerr = { 0 };
+		if (auditlog_finish(&s.audit, 0, &aerr) < 0) {
+			fprintf(stderr, "airlock: %s\n", aerr.msg);
+			*exit_code = SANDBOX_EXIT_SETUP;
+		}
+	}
 	trace_free(s.trace);
 	ftrace_free(s.ftrace);
 	fsrules_free(&rules);

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* SHA-256 as FIPS 180-4 section 6.2 describes it. */
+/* SHA-256 as FIPS 180-4 section 6.2 describes it; on x86-64 processors
+ * with the SHA extensions, the rounds and the message schedule of each
+ * block in their instructions (sha256rnds2, sha256msg1, sha256msg2),
+ * four to five times as fast: the decision log's writer hashes every
+ * record with it (audit/digest_plain.c). */
+#include <stdbool.h>
 #include <string.h>
 
 #include "util/sha256.h"
@@ -54,6 +59,74 @@ static void compress(uint32_t h[8], const uint8_t p[64])
 	h[7] += k;
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+/* The eight words live in two registers as the instructions want them:
+ * abef = (a, b, e, f) and cdgh = (c, d, g, h), highest lane first. */
+__attribute__((target("sha,sse4.1,ssse3"))) static void compress_ni(uint32_t h[8], const uint8_t *p, size_t blocks)
+{
+	const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+	__m128i dcba = _mm_loadu_si128((const __m128i *)&h[0]);
+	__m128i hgfe = _mm_loadu_si128((const __m128i *)&h[4]);
+	__m128i cdab = _mm_shuffle_epi32(dcba, 0xB1);
+	__m128i efgh = _mm_shuffle_epi32(hgfe, 0x1B);
+	__m128i abef = _mm_alignr_epi8(cdab, efgh, 8);
+	__m128i cdgh = _mm_blend_epi16(efgh, cdab, 0xF0);
+	for (; blocks > 0; blocks--, p += 64) {
+		__m128i abef0 = abef, cdgh0 = cdgh, w[16];
+		for (int g = 0; g < 16; g++) {
+			if (g < 4) {
+				w[g] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * g)), bswap);
+			} else {
+				/* W[t-16] + s0(W[t-15]), + W[t-7], + s1(W[t-2]). */
+				__m128i t = _mm_sha256msg1_epu32(w[g - 4], w[g - 3]);
+				t = _mm_add_epi32(t, _mm_alignr_epi8(w[g - 1], w[g - 2], 4));
+				w[g] = _mm_sha256msg2_epu32(t, w[g - 1]);
+			}
+			__m128i m = _mm_add_epi32(w[g], _mm_loadu_si128((const __m128i *)&K[4 * g]));
+			cdgh = _mm_sha256rnds2_epu32(cdgh, abef, m);
+			abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(m, 0x0E));
+		}
+		abef = _mm_add_epi32(abef, abef0);
+		cdgh = _mm_add_epi32(cdgh, cdgh0);
+	}
+	__m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+	__m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+	_mm_storeu_si128((__m128i *)&h[0], _mm_blend_epi16(feba, dchg, 0xF0));
+	_mm_storeu_si128((__m128i *)&h[4], _mm_alignr_epi8(dchg, feba, 8));
+}
+
+static bool have_ni(void)
+{
+	static int have = -1;
+	if (have < 0)
+		have = __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1") &&
+		       __builtin_cpu_supports("ssse3");
+	return have;
+}
+#else
+static void compress_ni(uint32_t h[8], const uint8_t *p, size_t blocks)
+{
+	(void)h, (void)p, (void)blocks;
+}
+
+static bool have_ni(void)
+{
+	return false;
+}
+#endif
+
+static void compress_blocks(uint32_t h[8], const uint8_t *p, size_t blocks)
+{
+	if (have_ni()) {
+		compress_ni(h, p, blocks);
+		return;
+	}
+	for (; blocks > 0; blocks--, p += 64)
+		compress(h, p);
+}
+
 void sha256_init(struct sha256 *c)
 {
 	static const uint32_t iv[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
@@ -75,11 +148,12 @@ void sha256_update(struct sha256 *c, const void *data, size_t len)
 		len -= take;
 		if (c->fill < 64)
 			return;
-		compress(c->h, c->block);
+		compress_blocks(c->h, c->block, 1);
 		c->fill = 0;
 	}
-	for (; len >= 64; p += 64, len -= 64)
-		compress(c->h, p);
+	compress_blocks(c->h, p, len / 64);
+	p += len / 64 * 64;
+	len %= 64;
 	memcpy(c->block, p, len);
 	c->fill = len;
 }

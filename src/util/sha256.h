@@ -3,8 +3,9 @@
 #define AIRLOCK_UTIL_SHA256_H
 
 /* SHA-256 (FIPS 180-4) for the executables that do not link libcrypto:
- * content digests for the hand-off scanner's baselines. Signing and the
- * audit chain use libcrypto in airlock-audit. */
+ * content digests for the hand-off scanner's baselines, and the decision
+ * log's chain in airlock-audit-writer (the verifier checks it with
+ * libcrypto's). */
 
 #include <stddef.h>
 #include <stdint.h>

@@ -56,9 +56,11 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/tests/e2e" "$stage/tests/probe"
 install -m 755 "$airlock" "$stage/bin/airlock"
 # The egress proxy is its own executable, found beside airlock.
-if [ -x "$(dirname "$airlock")/airlock-audit" ]; then
-	install -m 755 "$(dirname "$airlock")/airlock-audit" "$stage/bin/airlock-audit"
-fi
+for helper in airlock-audit airlock-audit-writer; do
+	if [ -x "$(dirname "$airlock")/$helper" ]; then
+		install -m 755 "$(dirname "$airlock")/$helper" "$stage/bin/$helper"
+	fi
+done
 if [ -x "$(dirname "$airlock")/airlock-proxy" ]; then
 	install -m 755 "$(dirname "$airlock")/airlock-proxy" "$stage/bin/airlock-proxy"
 fi

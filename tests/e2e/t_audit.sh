@@ -139,7 +139,7 @@ test_audit_supervisor_killed_leaves_an_unsealed_intact_log() {
 		/bin/sh -c ': >started; sleep 30') >/dev/null 2>&1 </dev/null &
 	local apid=$! wpid
 	wait_for 20 test -e "$WS/started" || fail "the command did not start"
-	wpid=$(pgrep -P "$apid" -x airlock-audit) || fail "no audit writer under the supervisor"
+	wpid=$(pgrep -P "$apid" -f airlock-audit-writer) || fail "no audit writer under the supervisor"
 	kill -KILL "$apid"
 	wait "$apid" 2>/dev/null
 	# The writer outlives the supervisor until it has written what it had:
@@ -163,7 +163,7 @@ test_audit_writer_death_ends_the_run() {
 	local apid=$! i rc
 	wait_for 20 test -e "$WS/started" || fail "the command did not start"
 	for i in $(seq 100); do
-		pkill -KILL -P "$apid" -x airlock-audit 2>/dev/null && break
+		pkill -KILL -P "$apid" -f airlock-audit-writer 2>/dev/null && break
 		sleep 0.1
 	done
 	wait "$apid"
@@ -182,6 +182,76 @@ test_audit_writer_death_ends_the_run() {
 # /proc: a busy loop spends seconds there, a sleeping writer hundredths.
 # The neighbours: an event after the quiet stretch is still written, and a
 # checkpoint still comes five seconds after records that need one.
+# The command starts while the writer may still be starting; what holds it
+# is its first exec, a noted call the supervisor answers only once the
+# writer has answered. An agent that races its first exfiltration (a
+# request through the proxy, a refused write) against the writer's start
+# gets nothing through before the writer can take the record. The writer
+# is held at its start here: its authority key is a FIFO nobody writes
+# yet, so the test, not the scheduler, says when it is ready.
+
+# held_writer_run CMD: airlock run in the background, the proxy's policy
+# in direct mode (start_servers first), its writer held at its key. Waits
+# until the command is at its first exec. Sets APID.
+held_writer_run() {
+	write_client
+	NET_FS='sandbox: {workspace_mode: direct}' net_policy >"$T/policy.yaml"
+	mkdir -p "$T/held/airlock"
+	mkfifo -m 600 "$T/held/airlock/authority.key"
+	(cd "$WS" && HOME="$E2E_HOME" XDG_STATE_HOME="$T/held" exec "$AIRLOCK" run --policy "$T/policy.yaml" -- \
+		/bin/sh -c "$1") >"$T/h.out" 2>"$T/h.err" </dev/null &
+	APID=$!
+	bg_register "$APID"
+	wait_for 20 command_at_exec "$APID" ||
+		fail "the command did not wait at its first exec for the writer: $(cat "$T/h.err")"
+}
+
+# The sandbox's init has forked the command, which has not exec'd yet: both
+# still carry init's name.
+command_at_exec() { # SUPERVISOR-PID
+	local init
+	init=$(pgrep -P "$1" -x airlock-init) && pgrep -P "$init" -x airlock-init >/dev/null
+}
+
+test_audit_writer_still_starting_holds_the_first_decision() {
+	openssl genpkey -algorithm ed25519 -out "$T/key.pem" 2>/dev/null || fail "openssl genpkey"
+	start_servers
+	held_writer_run ": >started; python3 ./fetch.py GET http://api.test:$HP/public/a; touch /usr/airlock-e2e-early 2>/dev/null; : >done"
+	sleep 1
+	command_at_exec "$APID" || fail "the command went past its first exec before the writer was ready"
+	assert_no_file "$WS/started" "the command ran before the writer was ready"
+	[ -z "$(ls "$T"/held/airlock/audit/ 2>/dev/null)" ] || fail "a log exists before the writer read its key"
+	# The writer gets its key: the log opens, and the command runs.
+	cat "$T/key.pem" >"$T/held/airlock/authority.key"
+	wait "$APID"
+	local rc=$? log
+	assert_eq 0 "$rc" "the run once the writer was ready: $(cat "$T/h.err")"
+	assert_file "$WS/done" "the command ran to its end"
+	assert_contains "$(cat "$T/h.out")" "200" "its first request was answered"
+	log=$(ls "$T"/held/airlock/audit/*.jsonl) || fail "no log"
+	verify "$log"
+	assert_eq 0 "$VRC" "the log verifies: $VOUT"
+	# The first decisions are in the log: the request and the refused write.
+	assert_contains "$(cat "$log")" '/public/a' "the first request is recorded"
+	assert_contains "$(cat "$log")" 'airlock-e2e-early' "the first refused write is recorded"
+}
+
+test_audit_writer_that_cannot_start_lets_nothing_through() {
+	start_servers
+	held_writer_run ": >started; python3 ./fetch.py GET http://api.test:$HP/public/a; : >done"
+	assert_no_file "$WS/started" "the command ran before the writer was ready"
+	# The writer reads a key that is none: it refuses to start.
+	printf 'not a key\n' >"$T/held/airlock/authority.key"
+	wait "$APID"
+	local rc=$?
+	assert_eq 125 "$rc" "exit status when the writer cannot start"
+	assert_contains "$(cat "$T/h.err")" "the audit writer did not start" "the message says why"
+	assert_contains "$(cat "$T/h.err")" "not an Ed25519 private key" "and what the writer found"
+	assert_no_file "$WS/started" "the command ran although the writer never started"
+	assert_no_file "$WS/done" "the command ran although the writer never started"
+	assert_not_contains "$(cat "$T/h.out")" "200" "a request went through although the writer never started"
+}
+
 test_audit_writer_sleeps_through_a_quiet_run() {
 	mkdir -p "$T/audit"
 	printf 'version: 1\nsandbox:\n  workspace_mode: direct\n' >"$T/direct.yaml"
@@ -190,7 +260,7 @@ test_audit_writer_sleeps_through_a_quiet_run() {
 		>"$T/q.out" 2>"$T/q.err" </dev/null &
 	local apid=$! writer ticks hz
 	wait_for 20 test -e "$WS/started" || fail "the command did not start"
-	writer=$(pgrep -P "$apid" -x airlock-audit) || fail "no audit writer under $apid"
+	writer=$(pgrep -P "$apid" -f airlock-audit-writer) || fail "no audit writer under $apid"
 	sleep 12
 	hz=$(getconf CLK_TCK)
 	ticks=$(awk '{print $14 + $15}' "/proc/$writer/stat") || fail "the writer's /proc/PID/stat"

@@ -291,7 +291,7 @@ EOF2
 	wait_for 30 grep -q '"id":2,' "$WS/out.jsonl" || fail "the first call was not answered: $(cat "$T/d.err")"
 	pgrep -f "$T/srvdir/[s]ession-server.mjs" >/dev/null || fail "the server is not running"
 	for i in $(seq 100); do
-		pkill -KILL -P "$apid" -x airlock-audit 2>/dev/null && break
+		pkill -KILL -P "$apid" -f airlock-audit-writer 2>/dev/null && break
 		sleep 0.1
 	done
 	wait "$apid"

@@ -405,7 +405,7 @@ static void test_proto_fds(void **state)
 	int sv[2];
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
 	int a = open("/dev/null", O_RDONLY | O_CLOEXEC), b = open("/dev/zero", O_RDONLY | O_CLOEXEC);
-	assert_int_equal(proto_send_ready(sv[0], (int[PROTO_MAX_FDS]){ a, b, -1, -1, -1, -1, -1 }), 0);
+	assert_int_equal(proto_send_ready(sv[0], (int[PROTO_MAX_FDS]){ a, b, -1, -1, -1, -1, -1, -1 }), 0);
 	char buf[16];
 	int fds[PROTO_MAX_FDS];
 	assert_int_equal(proto_recv(sv[1], buf, sizeof(buf), fds), 2);
@@ -418,7 +418,7 @@ static void test_proto_fds(void **state)
 	for (int i = 0; i < 2; i++)
 		close(fds[i]);
 	/* The flags name each fd by its slot, the fds come in slot order. */
-	assert_int_equal(proto_send_ready(sv[0], (int[PROTO_MAX_FDS]){ -1, -1, a, -1, b, -1, -1 }), 0);
+	assert_int_equal(proto_send_ready(sv[0], (int[PROTO_MAX_FDS]){ -1, -1, a, -1, b, -1, -1, -1 }), 0);
 	assert_int_equal(proto_recv(sv[1], buf, sizeof(buf), fds), 2);
 	assert_int_equal(buf[1], PROTO_FD_LISTEN | PROTO_FD_DNS);
 	assert_int_equal(fstat(fds[1], &s1), 0);
@@ -428,14 +428,14 @@ static void test_proto_fds(void **state)
 	close(fds[1]);
 	/* The guard's socket (filesystem.protect), then the overlay's mount
 	 * (review and hold mode). */
-	assert_int_equal(proto_send_ready(sv[0], (int[PROTO_MAX_FDS]){ a, -1, -1, -1, -1, b, -1 }), 0);
+	assert_int_equal(proto_send_ready(sv[0], (int[PROTO_MAX_FDS]){ a, -1, -1, -1, -1, b, -1, -1 }), 0);
 	assert_int_equal(proto_recv(sv[1], buf, sizeof(buf), fds), 2);
 	assert_int_equal(buf[1], PROTO_FD_NOTIFY | PROTO_FD_GUARD);
 	assert_int_equal(fstat(fds[1], &s1), 0);
 	assert_int_equal(s1.st_rdev, s2.st_rdev);
 	close(fds[0]);
 	close(fds[1]);
-	assert_int_equal(proto_send_ready(sv[0], (int[PROTO_MAX_FDS]){ -1, -1, -1, -1, -1, a, b }), 0);
+	assert_int_equal(proto_send_ready(sv[0], (int[PROTO_MAX_FDS]){ -1, -1, -1, -1, -1, a, b, -1 }), 0);
 	assert_int_equal(proto_recv(sv[1], buf, sizeof(buf), fds), 2);
 	assert_int_equal(buf[1], PROTO_FD_GUARD | PROTO_FD_LAYER);
 	assert_int_equal(fstat(fds[1], &s1), 0);
@@ -443,7 +443,18 @@ static void test_proto_fds(void **state)
 	assert_int_equal(fds[2], -1);
 	close(fds[0]);
 	close(fds[1]);
-	assert_int_equal(proto_send_ready(sv[0], (int[PROTO_MAX_FDS]){ -1, -1, -1, -1, -1, -1, -1 }), 0);
+	/* The sandbox's root (SECCOMP_TRACE_WRITES), the last slot: its flag
+	 * is the byte's top bit. */
+	assert_int_equal(proto_send_ready(sv[0], (int[PROTO_MAX_FDS]){ a, -1, -1, -1, -1, -1, -1, b }), 0);
+	assert_int_equal(proto_recv(sv[1], buf, sizeof(buf), fds), 2);
+	assert_int_equal(buf[1] & 0xff, PROTO_FD_NOTIFY | PROTO_FD_ROOT);
+	assert_true(buf[1] & PROTO_FD_ROOT);
+	assert_int_equal(fstat(fds[1], &s1), 0);
+	assert_int_equal(s1.st_rdev, s2.st_rdev);
+	assert_int_equal(fds[2], -1);
+	close(fds[0]);
+	close(fds[1]);
+	assert_int_equal(proto_send_ready(sv[0], (int[PROTO_MAX_FDS]){ -1, -1, -1, -1, -1, -1, -1, -1 }), 0);
 	assert_int_equal(proto_recv(sv[1], buf, sizeof(buf), fds), 2);
 	assert_int_equal(buf[1], 0);
 	assert_int_equal(fds[0], -1);

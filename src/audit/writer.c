@@ -1,0 +1,425 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * airlock-audit-writer: the decision log's writer.
+ *
+ *   airlock-audit-writer write LOG-DIR AUTHORITY-KEY CONTROL-FD EVENTS-FD AGENT BOUNDARY MODE POLICY-FILE IDENTITY MAX-SIZE
+ *       started by `airlock run`: holds the session key, chains every
+ *       event read from EVENTS-FD (one flat JSON object per line) into
+ *       LOG-DIR/SESSION.jsonl, signs a checkpoint every AUDIT_CHECKPOINT_RECORDS records and
+ *       every AUDIT_CHECKPOINT_SECONDS, and seals the log when the events
+ *       end (EOF) or on SIGTERM. A log about to outgrow MAX-SIZE bytes
+ *       gets a log_budget record and the seal, the writer sends "B" on
+ *       EVENTS-FD and exits: the supervisor ends the run as it does when
+ *       the writer dies. Answers "S" + session id on CONTROL-FD
+ *       once the log is open, "E" + message when it cannot start; then,
+ *       when IDENTITY is "identity", the session key for the egress
+ *       proxy's identity header ("I", see identity_handoff).
+ *
+ * This is the only process that holds the authority key, and the session
+ * key's maker; it hands the session key on only for identity.header (to
+ * the proxy, through the supervisor). It parses nothing from the sandbox
+ * directly (events come from the supervisor, which also passes on the
+ * proxy's records).
+ *
+ * Its own executable, apart from airlock-audit (the verifier and the
+ * log's readers), so that it links neither libcrypto nor libyaml: every
+ * run with its log on starts it, and the sandboxed command waits until
+ * the log is open. It signs with libsodium (key_sodium.c says why) and
+ * hashes the chain with util/sha256.c (digest_plain.c); what it writes
+ * verifies with airlock-audit's libcrypto.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "util/buf.h"
+#include "util/clock.h"
+
+#define AUDIT_CHECKPOINT_RECORDS 1000
+#define AUDIT_CHECKPOINT_SECONDS 5
+#define CERT_VALID_MS (24LL * 3600 * 1000)
+/* Woken again sooner than this after a batch that emptied the socket, the
+ * writer pauses this long before it looks again, and keeps pausing while
+ * each look finds records: at a thousand records a second and more, the
+ * records of a millisecond are parsed, chained and written together, and
+ * the senders' records wake no one (a wake-up is the costliest part of a
+ * record for the proxy and the MCP gateway, which send before they
+ * forward). A look that finds nothing goes back to waiting. Below that
+ * rate a record is read as soon as it comes, and the session's end is
+ * not delayed. */
+#define AUDIT_COALESCE_NS 1000000LL
+/* Room kept below MAX-SIZE: the last record let in (at most
+ * AUDIT_LINE_MAX), a checkpoint, the log_budget record and the seal. */
+#define AUDIT_BUDGET_RESERVE (2 * AUDIT_LINE_MAX)
+
+static volatile sig_atomic_t terminated;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	terminated = 1;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void hex(const uint8_t *b, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+struct writer {
+	struct audit_chain chain;
+	struct audit_session s;
+	struct audit_key *session_key;
+	uint64_t since_checkpoint;
+	time_t last_checkpoint;
+	uint64_t bytes;    /* the log's size so far */
+	uint64_t max_size; /* audit.max_size */
+	struct buf cert;  /* the session certificate's JSON text */
+	char cert_sig[2 * AUDIT_SIG_LEN + 1]; /* the authority's signature over it */
+	struct buf line;  /* scratch for one record */
+	struct buf batch; /* records of a burst, written together */
+};
+
+/* Chain one event (a flat JSON line). */
+static int write_event(struct writer *w, const struct audit_event *ev, struct error *err)
+{
+	buf_reset(&w->line);
+	int r = audit_record_build(ev, &w->s, w->chain.seq, w->chain.prev, now_ms(), &w->line);
+	if (r < 0)
+		return error_set(err, -r, "cannot build a record");
+	r = audit_chain_append(&w->chain, &w->line, err);
+	if (r < 0)
+		return r;
+	w->bytes += w->line.len;
+	w->since_checkpoint++;
+	return 0;
+}
+
+static int write_json(struct writer *w, const char *json, struct error *err)
+{
+	struct audit_event *ev = malloc(sizeof(*ev));
+	if (!ev)
+		return error_set(err, ENOMEM, "out of memory");
+	int r = audit_event_parse(json, strlen(json), ev);
+	if (r == 0)
+		r = write_event(w, ev, err);
+	else
+		r = error_set(err, EINVAL, "internal event is not valid: %s", json);
+	free(ev);
+	return r;
+}
+
+/* A checkpoint (or the seal): the session key signs the chain head. */
+static int checkpoint(struct writer *w, bool seal, struct error *err)
+{
+	uint64_t covers = w->chain.seq - 1;
+	char msg[256], sig_hex[2 * AUDIT_SIG_LEN + 1];
+	uint8_t sig[AUDIT_SIG_LEN];
+	int n = snprintf(msg, sizeof(msg), "%s\n%s\n%llu\n%s\n", seal ? "airlock-seal" : "airlock-checkpoint",
+			 w->s.session_id, (unsigned long long)covers, w->chain.prev);
+	if (audit_sign(w->session_key, msg, (size_t)n, sig) < 0)
+		return error_set(err, EIO, "cannot sign a checkpoint");
+	hex(sig, sizeof(sig), sig_hex);
+	char json[512];
+	snprintf(json, sizeof(json), "{\"kind\":\"%s\",\"decision\":\"allow\",\"covers_seq\":%llu,\"head\":\"%s\","
+		 "\"sig\":\"%s\"}",
+		 seal ? "seal" : "checkpoint", (unsigned long long)covers, w->chain.prev, sig_hex);
+	int r = write_json(w, json, err);
+	w->since_checkpoint = 0;
+	w->last_checkpoint = time(NULL);
+	return r;
+}
+
+/* The first record: the session certificate, signed by the authority. */
+static int session_start(struct writer *w, struct audit_key *authority, struct error *err)
+{
+	uint8_t spub[AUDIT_PUB_LEN], apub[AUDIT_PUB_LEN], sig[AUDIT_SIG_LEN];
+	char spub_hex[65], apub_hex[65], sig_hex[2 * AUDIT_SIG_LEN + 1];
+	audit_key_public(w->session_key, spub);
+	audit_key_public(authority, apub);
+	hex(spub, sizeof(spub), spub_hex);
+	hex(apub, sizeof(apub), apub_hex);
+	int64_t t = now_ms();
+	struct buf cert = { 0 }, ev = { 0 };
+	int r = buf_puts(&cert, "{\"agent\":") ?: buf_json_string(&cert, w->s.agent, strlen(w->s.agent)) ?:
+		buf_printf(&cert, ",\"session\":\"%s\",\"boundary\":\"%s\",\"policy_sha256\":\"%s\",\"host\":",
+			   w->s.session_id, w->s.boundary, w->s.policy_sha256) ?:
+		buf_json_string(&cert, w->s.host, strlen(w->s.host)) ?:
+		buf_printf(&cert, ",\"not_before\":%lld,\"not_after\":%lld,\"session_key\":\"%s\",\"authority\":\"%s\"}",
+			   (long long)t, (long long)(t + CERT_VALID_MS), spub_hex, apub_hex);
+	if (r == 0 && audit_sign(authority, cert.data, cert.len, sig) < 0)
+		r = -EIO;
+	if (r == 0) {
+		hex(sig, sizeof(sig), sig_hex);
+		memcpy(w->cert_sig, sig_hex, sizeof(w->cert_sig));
+		r = buf_puts(&ev, "{\"kind\":\"session_start\",\"decision\":\"allow\",\"certificate\":") ?:
+			buf_json_string(&ev, cert.data, cert.len) ?:
+			buf_printf(&ev, ",\"certificate_sig\":\"%s\",\"authority\":\"%s\"}", sig_hex, apub_hex);
+	}
+	if (r == 0)
+		r = write_json(w, ev.data, err);
+	else
+		r = error_set(err, -r, "cannot make the session certificate");
+	w->cert = cert; /* kept for the identity hand-off */
+	buf_free(&ev);
+	return r;
+}
+
+/* identity.header: the session key's seed and the certificate go to the
+ * supervisor, which forwards them to the egress proxy over the proxy's
+ * control socket and wipes its copy ('I' seed(32) sig(128 hex) cert).
+ *
+ * Why this way: the proxy signs the identity header with the very key
+ * that signs this log and that the certificate names, so a downstream
+ * token and the log prove the same session. The control socket to the
+ * supervisor already exists, is a socketpair (no path in any file
+ * system), and both its ends live outside the sandbox, which was cloned
+ * before this message is read, so no copy of the key is in the sandbox's
+ * memory either. The alternatives were worse: a second key would need a
+ * second certificate and leave the log and the header unlinked, and
+ * passing the key through the environment or a file would let it leak
+ * into /proc or onto disk. */
+static int identity_handoff(struct writer *w, int control, struct error *err)
+{
+	size_t cap = 1 + 32 + 2 * AUDIT_SIG_LEN + w->cert.len;
+	uint8_t *msg = malloc(cap);
+	if (!msg)
+		return error_set(err, ENOMEM, "out of memory");
+	msg[0] = 'I';
+	int r = audit_key_seed(w->session_key, msg + 1);
+	if (r == 0) {
+		memcpy(msg + 33, w->cert_sig, 2 * AUDIT_SIG_LEN);
+		memcpy(msg + 33 + 2 * AUDIT_SIG_LEN, w->cert.data, w->cert.len);
+		if (send(control, msg, cap, MSG_NOSIGNAL) != (ssize_t)cap)
+			r = error_sys(err, errno, "cannot hand the session key to the supervisor");
+	} else {
+		r = error_set(err, EIO, "cannot read the session key's seed");
+	}
+	explicit_bzero(msg, cap);
+	free(msg);
+	return r;
+}
+
+__attribute__((noreturn)) static void refuse(int control, const char *msg)
+{
+	char buf[ERROR_MSG_MAX + 2];
+	int n = snprintf(buf, sizeof(buf), "E%s", msg);
+	(void)!send(control, buf, n > 0 && (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, MSG_NOSIGNAL);
+	_exit(1);
+}
+
+static int cmd_write(int argc, char **argv)
+{
+	/* Dies with the supervisor: a session whose supervisor was killed
+	 * stays unsealed, and verify says so. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (argc != 12) {
+		fprintf(stderr, "airlock-audit-writer: started by airlock run, not by hand\n");
+		return 2;
+	}
+	int control = atoi(argv[4]), events = atoi(argv[5]);
+	struct error err = { 0 };
+	struct writer w = { .chain = { .seq = 1 }, .max_size = strtoull(argv[11], NULL, 10) };
+	if (w.max_size < 2 * AUDIT_BUDGET_RESERVE)
+		refuse(control, "the decision log's budget is too small");
+	memset(w.chain.prev, '0', 64);
+	snprintf(w.s.agent, sizeof(w.s.agent), "%s", argv[6]);
+	snprintf(w.s.boundary, sizeof(w.s.boundary), "%s", argv[7]);
+	snprintf(w.s.mode, sizeof(w.s.mode), "%s", argv[8]);
+	audit_policy_sha256(argv[9], w.s.policy_sha256);
+	w.s.enforced = strcmp(w.s.mode, "observe") != 0;
+	if (gethostname(w.s.host, sizeof(w.s.host) - 1) < 0)
+		snprintf(w.s.host, sizeof(w.s.host), "unknown");
+	if (audit_uuid7(w.s.session_id) < 0)
+		refuse(control, "cannot make a session id");
+
+	struct audit_key *authority = NULL;
+	if (audit_key_load_or_create(argv[3], &authority, &err) < 0 || audit_key_generate(&w.session_key, &err) < 0)
+		refuse(control, err.msg);
+
+	/* One file per session, named by it, never overwritten. */
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s.jsonl", argv[2], w.s.session_id);
+	w.chain.fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (w.chain.fd < 0) {
+		error_sys(&err, errno, "cannot create the audit log %s", path);
+		refuse(control, err.msg);
+	}
+	if (session_start(&w, authority, &err) < 0)
+		refuse(control, err.msg);
+	audit_key_free(authority);
+
+	char ok[4200];
+	int n = snprintf(ok, sizeof(ok), "S%s\t%s", w.s.session_id, path);
+	if (send(control, ok, (size_t)n, MSG_NOSIGNAL) != n)
+		_exit(1);
+	if (strcmp(argv[10], "identity") == 0 && identity_handoff(&w, control, &err) < 0)
+		goto fatal;
+	close(control);
+
+	struct sigaction sa = { .sa_handler = on_term };
+	sigaction(SIGTERM, &sa, NULL);
+	w.last_checkpoint = time(NULL);
+	w.chain.batch = &w.batch;
+	struct buf in = { 0 };
+	struct audit_event *ev = malloc(sizeof(*ev));
+	if (!ev)
+		_exit(1);
+	bool eof = false, ended = false, slept = false;
+	int64_t last_wake = 0;
+	while (!eof && !terminated) {
+		bool soon = false, drained = false;
+		/* A checkpoint is due only for records it would cover: with
+		 * none since the last, the writer sleeps until an event comes.
+		 * (Waiting "until the checkpoint is due" regardless made every
+		 * quiet stretch past the first five seconds a busy loop: a
+		 * core taken from the agent's work for the rest of the run.) */
+		int wait = -1;
+		if (w.since_checkpoint) {
+			time_t left = w.last_checkpoint + AUDIT_CHECKPOINT_SECONDS - time(NULL);
+			wait = left < 0 ? 0 : (int)left * 1000;
+		}
+		struct pollfd p = { .fd = events, .events = POLLIN };
+		/* After a pause, only a look: what came during it is taken
+		 * without a wake-up; nothing came, and we wait again. */
+		int pr = poll(&p, 1, slept ? 0 : wait);
+		if (pr < 0 && errno != EINTR)
+			break;
+		if (pr == 0 && slept) {
+			slept = false;
+			continue;
+		}
+		if (pr > 0) {
+			if (buf_reserve(&in, 65536) < 0)
+				break;
+			int64_t t = clock_mono_ns();
+			/* Records close together, or ones that came during a
+			 * pause: the stream is busy, keep taking it in batches. */
+			soon = slept || t - last_wake < AUDIT_COALESCE_NS;
+			last_wake = t;
+			ssize_t got = read(events, in.data + in.len, 65536);
+			if (got < 0 && errno != EINTR && errno != EAGAIN)
+				break;
+			drained = got < 65536;
+			if (got == 0)
+				eof = true;
+			if (got > 0)
+				in.len += (size_t)got;
+			char *start = in.data, *nl;
+			while (start && (nl = memchr(start, '\n', in.len - (size_t)(start - in.data)))) {
+				if (w.bytes > w.max_size - AUDIT_BUDGET_RESERVE)
+					goto full;
+				if (audit_event_parse(start, (size_t)(nl - start), ev) == 0) {
+					if (write_event(&w, ev, &err) < 0)
+						goto fatal;
+					const char *kind = audit_event_str(ev, "kind");
+					ended = ended || (kind && strcmp(kind, "session_end") == 0);
+				} else if (write_json(&w, "{\"kind\":\"malformed_event\",\"decision\":\"deny\","
+							 "\"reason\":\"an event the audit writer could not read\"}",
+						      &err) < 0) {
+					goto fatal;
+				}
+				if (w.since_checkpoint >= AUDIT_CHECKPOINT_RECORDS && checkpoint(&w, false, &err) < 0)
+					goto fatal;
+				start = nl + 1;
+			}
+			if (start)
+				buf_consume(&in, (size_t)(start - in.data));
+			if (in.len > AUDIT_EVENT_MAX_LINE * 4) {
+				/* A line that never ends is not one of ours: it is
+				 * dropped, and the log says so. */
+				buf_reset(&in);
+				if (write_json(&w, "{\"kind\":\"malformed_event\",\"decision\":\"deny\","
+						   "\"reason\":\"an event line longer than the writer accepts\"}",
+					       &err) < 0)
+					goto fatal;
+			}
+		}
+		if (w.since_checkpoint && time(NULL) >= w.last_checkpoint + AUDIT_CHECKPOINT_SECONDS &&
+		    checkpoint(&w, false, &err) < 0)
+			goto fatal;
+		/* Everything read so far is on disk before we wait again. */
+		if (audit_chain_flush(&w.chain, &err) < 0)
+			goto fatal;
+		/* Never while a backlog waits, nor once the session ended:
+		 * only after a small batch of a busy stream. While we sleep
+		 * a sender's record wakes no one. */
+		slept = soon && drained && !eof && !ended;
+		if (slept) {
+			struct timespec d = { 0, AUDIT_COALESCE_NS };
+			nanosleep(&d, NULL);
+		}
+	}
+	/* Sealed only when the supervisor ended the session (or asked with
+	 * SIGTERM): events that stop without an end mean the supervisor
+	 * died, and the log says so by staying unsealed. */
+	if (eof && !ended && !terminated) {
+		if (audit_chain_flush(&w.chain, &err) < 0)
+			goto fatal;
+		fsync(w.chain.fd);
+		_exit(1);
+	}
+	if (checkpoint(&w, true, &err) < 0 || audit_chain_flush(&w.chain, &err) < 0)
+		goto fatal;
+	/* The seal is written: the supervisor, which waits for this byte,
+	 * may end the run. The fsync that makes the log durable then runs on
+	 * its own time rather than the run's (a millisecond to tens of them):
+	 * we outlive the supervisor for it, holding none of its caller's
+	 * descriptors, so that nobody waiting on those waits for the disk. */
+	prctl(PR_SET_PDEATHSIG, 0);
+	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int fd = 0; fd <= 2 && devnull >= 0; fd++)
+		(void)dup2(devnull, fd);
+	(void)!send(events, "S", 1, MSG_NOSIGNAL);
+	fsync(w.chain.fd);
+	_exit(0);
+full:
+	/* audit.max_size: an agent that floods the log (junk DNS names,
+	 * denied requests by the thousand) must not fill the host's disk, nor
+	 * go on unrecorded. The log says why it ends and is sealed; the
+	 * supervisor reads "B" and ends the run (fail closed). What was sent
+	 * after this point is not in the log: the run it came from is being
+	 * ended. */
+	{
+		char json[512];
+		snprintf(json, sizeof(json),
+			 "{\"kind\":\"log_budget\",\"decision\":\"deny\",\"reason\":\"the decision log reached "
+			 "audit.max_size (%llu bytes); the run was ended\"}",
+			 (unsigned long long)w.max_size);
+		if (write_json(&w, json, &err) < 0 || checkpoint(&w, true, &err) < 0 ||
+		    audit_chain_flush(&w.chain, &err) < 0)
+			goto fatal;
+		(void)shutdown(events, SHUT_RD);
+		(void)!send(events, "B", 1, MSG_NOSIGNAL);
+		fsync(w.chain.fd);
+		_exit(0);
+	}
+fatal:
+	fprintf(stderr, "airlock-audit: %s\n", err.msg);
+	_exit(1);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "write") == 0)
+		return cmd_write(argc, argv);
+	fprintf(stderr, "airlock-audit-writer: started by airlock run, not by hand\n");
+	return 2;
+}
