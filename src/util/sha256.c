@@ -20,6 +20,8 @@ static const uint32_t K[64] = {
 	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 };
 
+static bool portable; /* tests: the portable rounds whatever the processor has */
+
 static inline uint32_t ror(uint32_t x, unsigned n)
 {
 	return (x >> n) | (x << (32 - n));
@@ -60,15 +62,30 @@ static void compress(uint32_t h[8], const uint8_t p[64])
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
+
+/* Unaligned 16-byte loads and stores, as movdqu, without a cast that
+ * claims an alignment the words do not have. */
+static inline __m128i load128(const void *p)
+{
+	__m128i x;
+	memcpy(&x, p, sizeof(x));
+	return x;
+}
+
+static inline void store128(void *p, __m128i x)
+{
+	memcpy(p, &x, sizeof(x));
+}
 
 /* The eight words live in two registers as the instructions want them:
  * abef = (a, b, e, f) and cdgh = (c, d, g, h), highest lane first. */
 __attribute__((target("sha,sse4.1,ssse3"))) static void compress_ni(uint32_t h[8], const uint8_t *p, size_t blocks)
 {
 	const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
-	__m128i dcba = _mm_loadu_si128((const __m128i *)&h[0]);
-	__m128i hgfe = _mm_loadu_si128((const __m128i *)&h[4]);
+	__m128i dcba = load128(&h[0]);
+	__m128i hgfe = load128(&h[4]);
 	__m128i cdab = _mm_shuffle_epi32(dcba, 0xB1);
 	__m128i efgh = _mm_shuffle_epi32(hgfe, 0x1B);
 	__m128i abef = _mm_alignr_epi8(cdab, efgh, 8);
@@ -77,14 +94,14 @@ __attribute__((target("sha,sse4.1,ssse3"))) static void compress_ni(uint32_t h[8
 		__m128i abef0 = abef, cdgh0 = cdgh, w[16];
 		for (int g = 0; g < 16; g++) {
 			if (g < 4) {
-				w[g] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * g)), bswap);
+				w[g] = _mm_shuffle_epi8(load128(p + 16 * g), bswap);
 			} else {
 				/* W[t-16] + s0(W[t-15]), + W[t-7], + s1(W[t-2]). */
 				__m128i t = _mm_sha256msg1_epu32(w[g - 4], w[g - 3]);
 				t = _mm_add_epi32(t, _mm_alignr_epi8(w[g - 1], w[g - 2], 4));
 				w[g] = _mm_sha256msg2_epu32(t, w[g - 1]);
 			}
-			__m128i m = _mm_add_epi32(w[g], _mm_loadu_si128((const __m128i *)&K[4 * g]));
+			__m128i m = _mm_add_epi32(w[g], load128(&K[4 * g]));
 			cdgh = _mm_sha256rnds2_epu32(cdgh, abef, m);
 			abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(m, 0x0E));
 		}
@@ -93,17 +110,24 @@ __attribute__((target("sha,sse4.1,ssse3"))) static void compress_ni(uint32_t h[8
 	}
 	__m128i feba = _mm_shuffle_epi32(abef, 0x1B);
 	__m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
-	_mm_storeu_si128((__m128i *)&h[0], _mm_blend_epi16(feba, dchg, 0xF0));
-	_mm_storeu_si128((__m128i *)&h[4], _mm_alignr_epi8(dchg, feba, 8));
+	store128(&h[0], _mm_blend_epi16(feba, dchg, 0xF0));
+	store128(&h[4], _mm_alignr_epi8(dchg, feba, 8));
 }
 
+static _Atomic int have_sha = -1; /* the processor's SHA extensions: unknown, no, yes */
+
+/* CPUID leaf 1: SSSE3 (ECX bit 9), SSE4.1 (bit 19); leaf 7: SHA (EBX bit
+ * 29). Asked once: in a VM each CPUID is an exit to the hypervisor. */
 static bool have_ni(void)
 {
-	static int have = -1;
-	if (have < 0)
-		have = __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1") &&
-		       __builtin_cpu_supports("ssse3");
-	return have;
+	int h = have_sha;
+	if (h < 0) {
+		unsigned a, b, c, d;
+		bool sse = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 9)) && (c & (1u << 19));
+		bool sha = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 29));
+		have_sha = h = sse && sha;
+	}
+	return h && !portable;
 }
 #else
 static void compress_ni(uint32_t h[8], const uint8_t *p, size_t blocks)
@@ -113,9 +137,14 @@ static void compress_ni(uint32_t h[8], const uint8_t *p, size_t blocks)
 
 static bool have_ni(void)
 {
-	return false;
+	return portable && false;
 }
 #endif
+
+void sha256_force_portable(bool on)
+{
+	portable = on;
+}
 
 static void compress_blocks(uint32_t h[8], const uint8_t *p, size_t blocks)
 {

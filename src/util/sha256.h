@@ -7,6 +7,7 @@
  * log's chain in airlock-audit-writer (the verifier checks it with
  * libcrypto's). */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,5 +23,8 @@ void sha256_update(struct sha256 *c, const void *data, size_t len);
 void sha256_final(struct sha256 *c, uint8_t out[32]);
 /* The digest of data as 64 lower-case hex digits and a NUL. */
 void sha256_hex(const void *data, size_t len, char out[65]);
+/* Tests: the portable rounds even where the processor's SHA instructions
+ * would be used. */
+void sha256_force_portable(bool on);
 
 #endif
