@@ -12,13 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "audit/audit.h"
 #include "util/base64.h"
 #include "util/cleanup.h"
+#include "util/entropy.h"
 #include "util/file.h"
 #include "util/hex.h"
 
@@ -42,16 +42,10 @@ int audit_key_generate(struct audit_key **out, struct error *err)
 	 * deterministic). getrandom without flags waits until the kernel's
 	 * pool is initialised. */
 	uint8_t seed[32];
-	size_t got = 0;
-	while (got < sizeof(seed)) {
-		ssize_t n = getrandom(seed + got, sizeof(seed) - got, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			explicit_bzero(seed, sizeof(seed));
-			return error_sys(err, n < 0 ? errno : EIO, "cannot make an Ed25519 key: getrandom");
-		}
-		got += (size_t)n;
+	int e = entropy_fill(seed, sizeof(seed));
+	if (e < 0) {
+		explicit_bzero(seed, sizeof(seed));
+		return error_sys(err, -e, "cannot make an Ed25519 key: getrandom");
 	}
 	struct audit_key *k = calloc(1, sizeof(*k));
 	if (!k) {
