@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "audit/ed25519_pem.h"
 #include "util/base64.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
@@ -39,12 +40,6 @@ struct audit_key {
 	uint8_t pk[crypto_sign_PUBLICKEYBYTES];
 };
 
-static const char pem_head[] = "-----BEGIN PRIVATE KEY-----\n", pem_tail[] = "\n-----END PRIVATE KEY-----\n";
-/* SEQUENCE { INTEGER 0, SEQUENCE { OID 1.3.101.112 }, OCTET STRING {
- * OCTET STRING (32) } }: RFC 8410 section 7, then the 32-byte seed. */
-static const uint8_t der_head[16] = { 0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06,
-				      0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20 };
-#define PEM_LEN (sizeof(pem_head) - 1 + 64 + sizeof(pem_tail) - 1)
 
 static void key_freep(struct audit_key **k)
 {
@@ -92,25 +87,22 @@ int audit_key_load(const char *path, struct audit_key **out, struct error *err)
 	if (fstat(fd, &st) == 0 && (st.st_mode & 077))
 		return error_set(err, EPERM, "%s: the authority key is readable by others (mode %o); chmod 600 it",
 				 path, st.st_mode & 0777);
-	char text[PEM_LEN + 1];
-	uint8_t der[48];
+	char text[ED25519_PEM_LEN + 1];
+	uint8_t seed[32];
 	ssize_t n;
 	do
 		n = read(fd, text, sizeof(text));
 	while (n < 0 && errno == EINTR);
 	int r = 0;
-	if (n == (ssize_t)PEM_LEN && memcmp(text, pem_head, sizeof(pem_head) - 1) == 0 &&
-	    memcmp(text + sizeof(pem_head) - 1 + 64, pem_tail, sizeof(pem_tail) - 1) == 0 &&
-	    base64_decode(text + sizeof(pem_head) - 1, 64, der, sizeof(der)) == (ssize_t)sizeof(der) &&
-	    memcmp(der, der_head, sizeof(der_head)) == 0)
-		r = key_from_seed(der + sizeof(der_head), out, err);
+	if (n > 0 && ed25519_pem_seed(text, (size_t)n, seed))
+		r = key_from_seed(seed, out, err);
 	else
 		r = error_set(err, EINVAL,
 			      "%s: not an Ed25519 private key in the PEM form `openssl genpkey -algorithm ed25519` "
 			      "writes (PKCS#8, one base64 line)",
 			      path);
 	explicit_bzero(text, sizeof(text));
-	explicit_bzero(der, sizeof(der));
+	explicit_bzero(seed, sizeof(seed));
 	return r;
 }
 
@@ -132,12 +124,8 @@ int audit_key_load_or_create(const char *path, struct audit_key **out, struct er
 	_cleanup_(key_freep) struct audit_key *k = NULL;
 	if ((r = audit_key_generate(&k, err)) < 0)
 		return r;
-	uint8_t der[48];
-	memcpy(der, der_head, sizeof(der_head));
-	memcpy(der + sizeof(der_head), k->sk, 32);
 	struct buf pem = { 0 };
-	r = buf_puts(&pem, pem_head) ?: base64_encode(der, sizeof(der), &pem) ?: buf_puts(&pem, pem_tail);
-	explicit_bzero(der, sizeof(der));
+	r = ed25519_pem_write(k->sk, &pem); /* libsodium's key starts with the seed */
 	/* Written whole under a name of its own, then linked into place:
 	 * the key's name never shows a partial file, and two first runs at
 	 * once do not overwrite each other's key (link refuses an existing

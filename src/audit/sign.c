@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "audit/ed25519_pem.h"
 #include "util/base64.h"
 #include "util/cleanup.h"
 #include "util/entropy.h"
@@ -68,22 +69,14 @@ int audit_key_generate(struct audit_key **out, struct error *err)
  * the caller hands to PEM_read_PrivateKey. */
 static EVP_PKEY *ed25519_pkcs8_fast(FILE *f)
 {
-	static const char head[] = "-----BEGIN PRIVATE KEY-----\n", tail[] = "\n-----END PRIVATE KEY-----\n";
-	/* SEQUENCE { INTEGER 0, SEQUENCE { OID 1.3.101.112 }, OCTET STRING {
-	 * OCTET STRING (32) } }: RFC 8410 section 7. */
-	static const uint8_t der_head[16] = { 0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06,
-					      0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20 };
-	char text[sizeof(head) - 1 + 64 + sizeof(tail) - 1 + 1];
-	uint8_t der[48];
+	char text[ED25519_PEM_LEN + 1];
+	uint8_t seed[32];
 	EVP_PKEY *pkey = NULL;
 	size_t n = fread(text, 1, sizeof(text), f);
-	if (n == sizeof(text) - 1 && memcmp(text, head, sizeof(head) - 1) == 0 &&
-	    memcmp(text + sizeof(head) - 1 + 64, tail, sizeof(tail) - 1) == 0 &&
-	    base64_decode(text + sizeof(head) - 1, 64, der, sizeof(der)) == (ssize_t)sizeof(der) &&
-	    memcmp(der, der_head, sizeof(der_head)) == 0)
-		pkey = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, der + sizeof(der_head), 32);
+	if (ed25519_pem_seed(text, n, seed))
+		pkey = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, seed, sizeof(seed));
 	explicit_bzero(text, sizeof(text));
-	explicit_bzero(der, sizeof(der));
+	explicit_bzero(seed, sizeof(seed));
 	if (!pkey)
 		rewind(f);
 	return pkey;
