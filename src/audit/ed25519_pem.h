@@ -2,11 +2,11 @@
 #ifndef AIRLOCK_AUDIT_ED25519_PEM_H
 #define AIRLOCK_AUDIT_ED25519_PEM_H
 
-/* The authority key's file: an Ed25519 private key in the one-line PKCS#8
- * PEM form (RFC 8410) that `openssl genpkey -algorithm ed25519` and
- * PEM_write_PrivateKey write. One reader and one writer of it, for the
- * libcrypto side (sign.c) and the log's writer (key_sodium.c): the two
- * must agree byte for byte. */
+/* The authority key: a new key's seed, and its file, an Ed25519 private
+ * key in the one-line PKCS#8 PEM form (RFC 8410) that `openssl genpkey
+ * -algorithm ed25519` and PEM_write_PrivateKey write. One maker, reader
+ * and writer, for the libcrypto side (sign.c) and the log's writer
+ * (key_sodium.c): the two must agree byte for byte. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -14,6 +14,8 @@
 
 #include "util/base64.h"
 #include "util/buf.h"
+#include "util/entropy.h"
+#include "util/error.h"
 
 #define ED25519_PEM_HEAD "-----BEGIN PRIVATE KEY-----\n"
 #define ED25519_PEM_TAIL "\n-----END PRIVATE KEY-----\n"
@@ -23,6 +25,16 @@
  * OCTET STRING (32) } }: RFC 8410 section 7, then the 32-byte seed. */
 static const uint8_t ed25519_der_head[16] = { 0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06,
 					      0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20 };
+
+/* A new key's seed: an Ed25519 private key is 32 random bytes (RFC 8032
+ * section 5.1.5), taken from the kernel (entropy_fill), not from a
+ * library's generator that would first have to be built and seeded. The
+ * caller wipes seed, whatever the result. */
+static inline int ed25519_seed_new(uint8_t seed[32], struct error *err)
+{
+	int e = entropy_fill(seed, 32);
+	return e < 0 ? error_sys(err, -e, "cannot make an Ed25519 key: getrandom") : 0;
+}
 
 /* The seed of text (len bytes) when it is exactly that form; false for
  * anything else. The caller wipes text and seed. */

@@ -32,7 +32,6 @@
 #include "util/base64.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
-#include "util/entropy.h"
 #include "util/file.h"
 
 struct audit_key {
@@ -64,16 +63,8 @@ static int key_from_seed(const uint8_t seed[32], struct audit_key **out, struct 
 
 int audit_key_generate(struct audit_key **out, struct error *err)
 {
-	/* An Ed25519 private key is 32 random bytes (RFC 8032 section
-	 * 5.1.5). getrandom without flags waits until the kernel's pool is
-	 * initialised. */
 	uint8_t seed[32];
-	int e = entropy_fill(seed, sizeof(seed));
-	if (e < 0) {
-		explicit_bzero(seed, sizeof(seed));
-		return error_sys(err, -e, "cannot make an Ed25519 key: getrandom");
-	}
-	int r = key_from_seed(seed, out, err);
+	int r = ed25519_seed_new(seed, err) ?: key_from_seed(seed, out, err);
 	explicit_bzero(seed, sizeof(seed));
 	return r;
 }

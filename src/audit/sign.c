@@ -19,7 +19,6 @@
 #include "audit/ed25519_pem.h"
 #include "util/base64.h"
 #include "util/cleanup.h"
-#include "util/entropy.h"
 #include "util/file.h"
 #include "util/hex.h"
 
@@ -34,33 +33,30 @@ static int ssl_fail(struct error *err, const char *what)
 	return error_set(err, EIO, "%s: %s", what, e ? ERR_reason_error_string(e) : "libcrypto failed");
 }
 
-int audit_key_generate(struct audit_key **out, struct error *err)
+static int key_from_seed(const uint8_t seed[32], struct audit_key **out, struct error *err)
 {
-	/* An Ed25519 private key is 32 random bytes (RFC 8032 section 5.1.5),
-	 * taken here from the kernel: libcrypto's own generator would first
-	 * build and seed its DRBGs, a quarter of the writer's start-up, and
-	 * nothing else in the writer needs them (Ed25519 signing is
-	 * deterministic). getrandom without flags waits until the kernel's
-	 * pool is initialised. */
-	uint8_t seed[32];
-	int e = entropy_fill(seed, sizeof(seed));
-	if (e < 0) {
-		explicit_bzero(seed, sizeof(seed));
-		return error_sys(err, -e, "cannot make an Ed25519 key: getrandom");
-	}
 	struct audit_key *k = calloc(1, sizeof(*k));
-	if (!k) {
-		explicit_bzero(seed, sizeof(seed));
+	if (!k)
 		return error_set(err, ENOMEM, "out of memory");
-	}
-	k->pkey = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, seed, sizeof(seed));
-	explicit_bzero(seed, sizeof(seed));
+	k->pkey = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, seed, 32);
 	if (!k->pkey) {
 		free(k);
 		return ssl_fail(err, "cannot make an Ed25519 key");
 	}
 	*out = k;
 	return 0;
+}
+
+/* The seed from the kernel (ed25519_seed_new): libcrypto's own generator
+ * would first build and seed its DRBGs, a quarter of the writer's
+ * start-up, and nothing else needs them (Ed25519 signing is
+ * deterministic). */
+int audit_key_generate(struct audit_key **out, struct error *err)
+{
+	uint8_t seed[32];
+	int r = ed25519_seed_new(seed, err) ?: key_from_seed(seed, out, err);
+	explicit_bzero(seed, sizeof(seed));
+	return r;
 }
 
 /* The key as PEM_write_PrivateKey writes an Ed25519 key (PKCS#8, one base64
