@@ -47,7 +47,8 @@
 uint64_t proxy_body_budget(const struct policy *pol);
 
 /* What one open connection may make the proxy hold besides a body: its
- * thread's stack, the head and response buffers, two TLS states. */
+ * fiber's stack (256 KiB, util/fiber.c), the head and response buffers,
+ * two TLS states. */
 #define PROXY_CONN_COST (512ULL * 1024)
 #define PROXY_MIN_CONNECTIONS 32
 
