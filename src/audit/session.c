@@ -7,10 +7,10 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "util/buf.h"
+#include "util/entropy.h"
 #include "util/file.h"
 
 void audit_policy_sha256(const char *path, char out[65])
@@ -26,16 +26,9 @@ void audit_policy_sha256(const char *path, char out[65])
 int audit_uuid7(char out[37])
 {
 	uint8_t b[16];
-	size_t got = 0;
-	while (got < sizeof(b)) {
-		ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		got += (size_t)n;
-	}
+	int e = entropy_fill(b, sizeof(b));
+	if (e < 0)
+		return e;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	uint64_t ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;

@@ -7,11 +7,11 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 
 #include "net/gitproto.h"
 #include "net/netpolicy.h"
 #include "util/base64.h"
+#include "util/entropy.h"
 
 #define MAX_PUSH_COMMANDS 256
 #define PUSH_PREFIX_MAX 65536 /* the command list is read from this much of the body */
@@ -109,16 +109,9 @@ bool broker_complete(const struct broker *b)
 int broker_make_placeholder(char out[BROKER_PLACEHOLDER_LEN + 1])
 {
 	uint8_t rnd[20];
-	size_t got = 0;
-	while (got < sizeof(rnd)) {
-		ssize_t n = getrandom(rnd + got, sizeof(rnd) - got, 0);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		got += (size_t)n;
-	}
+	int e = entropy_fill(rnd, sizeof(rnd));
+	if (e < 0)
+		return e;
 	memcpy(out, BROKER_PREFIX, BROKER_PREFIX_LEN);
 	for (size_t i = 0; i < sizeof(rnd); i++)
 		snprintf(out + BROKER_PREFIX_LEN + 2 * i, 3, "%02x", rnd[i]);
