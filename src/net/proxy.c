@@ -437,7 +437,7 @@ static void upstream_close(struct conn *c)
 		c->ussl = NULL;
 	}
 	if (c->ufd >= 0)
-		close(c->ufd);
+		fiber_fd_close(c->ufd);
 	c->ufd = -1;
 	c->uhost[0] = '\0';
 	c->uport = 0;
@@ -539,6 +539,7 @@ static int upstream_connect(const char *host, bool is_ip, const struct net_addr 
 			last = errno;
 			continue;
 		}
+		fiber_fd_own(fd);
 		if (addr_classify(&addrs[i]) == ADDR_LOOPBACK)
 			local_congestion(fd);
 		int cr = fiber_connect(fd, (struct sockaddr *)&ss, len, 30 * 1000);
@@ -549,7 +550,7 @@ static int upstream_connect(const char *host, bool is_ip, const struct net_addr 
 			return fd;
 		}
 		last = -cr;
-		close(fd);
+		fiber_fd_close(fd);
 	}
 	snprintf(reason, reason_len, "cannot connect to %s:%u: %s", host, port, strerror(last));
 	return -last;
@@ -1322,7 +1323,7 @@ static bool mcp_post_server(void *ctx, const char *body, size_t len)
 	buf_free(&head);
 	if (ssl)
 		SSL_free(ssl);
-	close(fd);
+	fiber_fd_close(fd);
 	rec.decision = ok ? "allow" : "deny";
 	rec.rule = d.rule;
 	rec.reason = ok ? "the MCP gateway's refusal of a server request" : "upstream write failed";
@@ -2209,6 +2210,7 @@ static void *dns_main(void *arg)
 static void conn_main(void *arg)
 {
 	struct conn *c = arg;
+	fiber_fd_own(c->cfd);
 	set_timeout(c->cfd, PROXY_HEAD_SECONDS);
 	c->deadline = time(NULL) + PROXY_TOTAL_SECONDS;
 	if (cfg->transparent)
@@ -2220,7 +2222,7 @@ static void conn_main(void *arg)
 		SSL_shutdown(c->cssl);
 		SSL_free(c->cssl);
 	}
-	close(c->cfd);
+	fiber_fd_close(c->cfd);
 	buf_free(&c->in);
 	free(c);
 	atomic_fetch_sub(&active, 1);

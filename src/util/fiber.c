@@ -10,6 +10,12 @@
  * waiting on (the other half of a two-fd wait, a fiber that ended and whose
  * slot was reused) carries an old generation and is dropped, never
  * delivered to the wrong wait.
+ *
+ * A connection's own sockets, waited on at every turn of its exchange, are
+ * instead added once, edge-triggered (fiber_fd_own): an edge that comes
+ * while the fiber waits on something else is kept as a pending bit on the
+ * fiber, and the next wait for it returns at once. That spares the
+ * epoll_ctl each wait on them would cost.
  */
 #include "util/fiber.h"
 
@@ -48,6 +54,12 @@
 #define FIBER_GUARD 4096
 #define FIBER_TIMEOUTS 6
 #define FIBER_ARMED 8
+#define FIBER_OWNED 4
+/* In an owned fd's event data, beside its fd, slot and the fiber's life. */
+#define TAG_OWNED (1u << 31)
+/* States that stay once seen: a wait on an owned fd reports them again,
+ * as poll(2) would, though their edge was taken by an earlier wait. */
+#define OWNED_STICKY (EPOLLHUP | EPOLLERR | EPOLLRDHUP)
 #define FIBER_CACHE 32 /* ended fibers kept, stack and all, per worker */
 #define EV_BATCH 128
 #define TAG_WAKE UINT64_MAX
@@ -72,6 +84,12 @@ struct fiber {
 		int fd, ms;
 	} timeouts[FIBER_TIMEOUTS];
 	int armed[FIBER_ARMED]; /* fds this fiber added to the epoll set */
+	uint16_t life;		/* which fiber of this slot: owned fds' events name it */
+	struct {
+		int fd;
+		bool added;
+		uint32_t pending; /* epoll events come while no wait took them */
+	} owned[FIBER_OWNED];
 	void *asan_fake;
 };
 
@@ -378,7 +396,7 @@ static struct fiber *fiber_new(struct worker *w, fiber_fn fn, void *arg)
 					w->slots = s;
 				if (fs)
 					w->free_slots = fs;
-				if (!s || !fs || cap > UINT16_MAX + 1u)
+				if (!s || !fs || cap > TAG_OWNED >> 16)
 					goto fail;
 				w->cap_slots = cap;
 			}
@@ -396,6 +414,9 @@ static struct fiber *fiber_new(struct worker *w, fiber_fn fn, void *arg)
 		f->timeouts[i].fd = -1;
 	for (size_t i = 0; i < FIBER_ARMED; i++)
 		f->armed[i] = -1;
+	f->life++;
+	for (size_t i = 0; i < FIBER_OWNED; i++)
+		f->owned[i].fd = -1;
 	f->asan_fake = NULL;
 	if (stack_prepare(f) == 0)
 		return f;
@@ -488,6 +509,47 @@ static int arm(struct worker *w, struct fiber *f, int fd, short events)
 	return 0;
 }
 
+static uint64_t owned_tag(const struct fiber *f, int fd)
+{
+	return (uint64_t)(uint32_t)fd << 32 | TAG_OWNED | (uint64_t)f->slot << 16 | f->life;
+}
+
+static int owned_index(const struct fiber *f, int fd)
+{
+	for (int i = 0; i < FIBER_OWNED; i++)
+		if (f->owned[i].fd == fd)
+			return i;
+	return -1;
+}
+
+/* What a wait for `events` on owned fd i may report without parking: the
+ * bits that came while nobody waited, as poll(2) revents (an end of the
+ * peer's writing is readable). Bits reported are taken, but for the ones
+ * that stay. The first wait adds the fd; the kernel then queues an edge
+ * for whatever is ready already. */
+static int arm_owned(struct worker *w, struct fiber *f, int i, short events, short *revents)
+{
+	uint32_t *pend = &f->owned[i].pending;
+	if (!f->owned[i].added) {
+		int fd = f->owned[i].fd;
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+					  .data.u64 = owned_tag(f, fd) };
+		int r = epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev);
+		if (r < 0 && errno == EEXIST)
+			r = epoll_ctl(w->ep, EPOLL_CTL_MOD, fd, &ev);
+		if (r < 0)
+			return -errno;
+		f->owned[i].added = true;
+	}
+	uint32_t want = (uint32_t)events | EPOLLHUP | EPOLLERR;
+	uint32_t have = *pend & (want | EPOLLRDHUP);
+	if (have & EPOLLRDHUP)
+		have = (have & ~(uint32_t)EPOLLRDHUP) | ((uint32_t)events & (POLLIN | POLLRDHUP));
+	*pend &= ~(have & ~(uint32_t)OWNED_STICKY);
+	*revents = (short)have;
+	return 0;
+}
+
 /* Park the fiber until one of fds has an event or timeout_ms passes. */
 static int park(struct worker *w, struct fiber *f, struct pollfd *fds, nfds_t n, int timeout_ms)
 {
@@ -497,7 +559,13 @@ static int park(struct worker *w, struct fiber *f, struct pollfd *fds, nfds_t n,
 		fds[i].revents = 0;
 		if (fds[i].fd < 0)
 			continue;
-		int r = arm(w, f, fds[i].fd, fds[i].events);
+		int o = owned_index(f, fds[i].fd);
+		int r = o >= 0 ? arm_owned(w, f, o, fds[i].events, &fds[i].revents) :
+				 arm(w, f, fds[i].fd, fds[i].events);
+		if (r == 0 && fds[i].revents) {
+			now_ready++;
+			continue;
+		}
 		if (r == -EBADF) {
 			fds[i].revents = POLLNVAL;
 			now_ready++;
@@ -571,8 +639,40 @@ void fiber_sleep(int ms)
 
 /* An event for (fd, slot, generation): delivered only to the wait that
  * armed it. */
+static void deliver_owned(struct worker *w, uint64_t data, uint32_t events)
+{
+	int fd = (int)(data >> 32);
+	uint32_t slot = (uint32_t)(data >> 16) & ((TAG_OWNED >> 16) - 1);
+	struct fiber *f = slot < w->n_slots ? w->slots[slot] : NULL;
+	if (!f || f->done || f->life != (uint16_t)data)
+		return;
+	int o = owned_index(f, fd);
+	if (o < 0 || !f->owned[o].added)
+		return; /* closed, or a number owned again but not yet added */
+	f->owned[o].pending |= events;
+	if (!f->waiting)
+		return;
+	for (nfds_t i = 0; i < f->npfds; i++)
+		if (f->pfds[i].fd == fd) {
+			short got;
+			if (arm_owned(w, f, o, f->pfds[i].events, &got) == 0 && got) {
+				if (!f->pfds[i].revents)
+					f->nready++;
+				f->pfds[i].revents |= got;
+			}
+		}
+	if (f->nready) {
+		heap_remove(w, f);
+		make_ready(w, f);
+	}
+}
+
 static void deliver(struct worker *w, uint64_t data, uint32_t events)
 {
+	if (data & TAG_OWNED) {
+		deliver_owned(w, data, events);
+		return;
+	}
 	int fd = (int)(data >> 32);
 	uint32_t slot = (uint32_t)(data >> 16) & 0xffff;
 	uint16_t gen = (uint16_t)data;
@@ -644,6 +744,12 @@ ssize_t fiber_read(int fd, void *p, size_t n)
 	ssize_t r;
 	while ((r = read(fd, p, n)) < 0 && fiber_again(fd, POLLIN))
 		;
+	/* A full buffer may have left bytes behind, and no edge will come
+	 * for them: the next wait on an owned fd must not park. */
+	struct fiber *f = self ? self->cur : NULL;
+	int o = f && r > 0 && (size_t)r == n ? owned_index(f, fd) : -1;
+	if (o >= 0)
+		f->owned[o].pending |= EPOLLIN;
 	return r;
 }
 
@@ -671,6 +777,34 @@ int fiber_connect(int fd, const struct sockaddr *sa, socklen_t len, int timeout_
 	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) < 0)
 		return -errno;
 	return -e;
+}
+
+/* ---- fds a fiber keeps ---- */
+
+void fiber_fd_own(int fd)
+{
+	struct fiber *f = self ? self->cur : NULL;
+	if (!f || fd < 0)
+		return;
+	int i = owned_index(f, fd);
+	for (int j = 0; i < 0 && j < FIBER_OWNED; j++)
+		if (f->owned[j].fd < 0)
+			i = j;
+	if (i < 0)
+		return; /* full: this fd is armed per wait, as any other */
+	/* A number owned before was closed: this is a new file, to add. */
+	f->owned[i].fd = fd;
+	f->owned[i].added = false;
+	f->owned[i].pending = 0;
+}
+
+int fiber_fd_close(int fd)
+{
+	struct fiber *f = self ? self->cur : NULL;
+	int i = f ? owned_index(f, fd) : -1;
+	if (i >= 0)
+		f->owned[i].fd = -1;
+	return close(fd);
 }
 
 /* ---- a blocking call on a thread of its own ---- */

@@ -91,6 +91,18 @@ ssize_t fiber_read(int fd, void *p, size_t n);
 ssize_t fiber_send(int fd, const void *p, size_t n, int flags);
 int fiber_connect(int fd, const struct sockaddr *sa, socklen_t len, int timeout_ms);
 
+/* fd, a socket this fiber waits on at every turn of an exchange (a
+ * connection's client and server sides), stays in the worker's epoll set,
+ * edge-triggered, until fiber_fd_close, instead of being armed for each
+ * wait. Each new fd is owned anew, even under a number owned before.
+ * WARNING: a wait on it parks until a new edge unless a call on it said
+ * EAGAIN since the last one, or it was last read with fiber_read (a read
+ * that fills its buffer marks the fd readable still). Outside a fiber, or
+ * with FIBER_OWNED fds owned already, it is armed per wait as any other. */
+void fiber_fd_own(int fd);
+/* close(2), forgetting that fd was owned. */
+int fiber_fd_close(int fd);
+
 /* Run fn(arg) on a thread of its own and wait for it in the fiber: for a
  * call that blocks and has no non-blocking form (getaddrinfo). Outside a
  * fiber, or when no thread can be made, fn runs here. */

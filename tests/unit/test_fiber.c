@@ -4,7 +4,8 @@
  * sockets wait and wake each other, a wait times out, an event for a wait
  * that is over never wakes a later one, fibers go to other workers, a
  * blocking call runs beside the loop without stopping it, and all of it
- * with the assembly switch and with ucontext.
+ * with the assembly switch and with ucontext. An owned fd keeps the edges
+ * that came while its fiber waited elsewhere.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -359,6 +360,80 @@ static void test_idle_hook(void **state)
 	assert_int_equal(atomic_load(&finished), 1);
 }
 
+/* ---- owned fds: added once, edge-triggered ---- */
+
+static void owner(void *arg)
+{
+	(void)arg;
+	int x[2], y[2], z[2];
+	char buf[8];
+	need(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, x) == 0 &&
+		     socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, y) == 0,
+	     "pairs");
+	fiber_fd_own(x[0]);
+	fiber_fd_own(y[0]);
+	/* The first wait adds x, and sees what is there already. */
+	need(write(x[1], "a", 1) == 1, "write x");
+	need(fiber_wait(x[0], POLLIN, 1000) > 0 && read(x[0], buf, sizeof(buf)) == 1, "x added and read");
+	need(read(x[0], buf, sizeof(buf)) < 0 && errno == EAGAIN, "x drained");
+
+	/* x's edge comes while the fiber waits on y: it is kept, and the
+	 * next wait on x ends at once. Dropped, that wait would park for an
+	 * edge that never comes again. */
+	need(write(x[1], "b", 1) == 1 && write(y[1], "c", 1) == 1, "write x and y");
+	need(fiber_wait(y[0], POLLIN, 1000) > 0 && read(y[0], buf, sizeof(buf)) == 1, "y wakes its wait");
+	need(fiber_wait(x[0], POLLIN, 300) > 0, "x's edge, come while waiting on y, is kept");
+	need(read(x[0], buf, sizeof(buf)) == 1, "x read");
+
+	/* A read that fills its buffer may leave bytes behind, with no edge
+	 * to come for them. */
+	need(write(x[1], "12345678", 8) == 8, "write 8");
+	need(fiber_wait(x[0], POLLIN, 1000) > 0, "x readable");
+	need(fiber_read(x[0], buf, 4) == 4, "a full read of 4");
+	need(fiber_wait(x[0], POLLIN, 300) > 0, "the bytes behind a full read are seen");
+	need(fiber_read(x[0], buf, 8) == 4, "the other 4");
+
+	/* The peer's end of writing is seen by every later wait, as poll(2)
+	 * says, though its one edge was taken. */
+	need(shutdown(x[1], SHUT_WR) == 0, "shutdown");
+	need(fiber_wait(x[0], POLLIN, 1000) > 0 && read(x[0], buf, sizeof(buf)) == 0, "the end is read");
+	need(fiber_wait(x[0], POLLRDHUP, 300) & POLLRDHUP, "the end stays seen");
+	need(fiber_wait(x[0], POLLIN, 300) & POLLIN, "and readable");
+
+	/* Closed and its number taken again: the new socket is added anew. */
+	int old = x[0];
+	need(fiber_fd_close(x[0]) == 0, "close x");
+	need(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, z) == 0 && z[0] == old, "z takes x's number");
+	fiber_fd_own(z[0]);
+	need(fiber_wait(z[0], POLLIN, 50) == 0, "z is empty");
+	need(write(z[1], "d", 1) == 1, "write z");
+	need(fiber_wait(z[0], POLLIN, 1000) > 0, "z, under x's number, is waited on");
+	fiber_fd_close(z[0]);
+	close(z[1]);
+	close(x[1]);
+	fiber_fd_close(y[0]);
+	close(y[1]);
+	done_one(1);
+}
+
+static void owner_first(unsigned index, void *arg)
+{
+	(void)index;
+	(void)arg;
+	need(fiber_spawn_on(0, owner, NULL), "spawn owner");
+}
+
+static void test_owned_fds(void **state)
+{
+	(void)state;
+	struct error err = { 0 };
+	failures = 0;
+	atomic_store(&finished, 0);
+	assert_int_equal(fiber_main(1, owner_first, NULL, &err), 0);
+	assert_int_equal(failures, 0);
+	assert_int_equal(atomic_load(&finished), 1);
+}
+
 /* Outside the loop the calls are the blocking calls they stand for. */
 static void test_outside_a_fiber(void **state)
 {
@@ -386,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_many_parked),
 		cmocka_unit_test(test_run_blocking),
 		cmocka_unit_test(test_idle_hook),
+		cmocka_unit_test(test_owned_fds),
 		cmocka_unit_test(test_outside_a_fiber),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
