@@ -804,77 +804,121 @@ out:
 	free(b);
 }
 
-/* A plain tunnel: splice through a pipe each way, no copy to user space. */
+/* One direction of a plain tunnel: a socket, the pipe its bytes wait in,
+ * the socket they go to. What each socket may do without waiting is
+ * known from the last call on it: a splice that said EAGAIN clears it,
+ * a poll that says so sets it again. */
+struct leg {
+	int from, to, pipe[2];
+	size_t held, cap; /* bytes in the pipe, and what it holds at most */
+	bool readable, eof, shut;
+	bool full; /* EAGAIN with bytes held: the pipe's slots may be used up */
+	uint64_t *moved;
+};
+
+/* Bytes into the pipe and on out of it. False: the tunnel failed. */
+static bool leg_turn(struct leg *l, bool *writable_to, bool *progress)
+{
+	if (l->readable && !l->eof && !l->full && l->held < l->cap) {
+		ssize_t n = splice(l->from, NULL, l->pipe[1], NULL, l->cap - l->held, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n > 0) {
+			l->held += (size_t)n;
+			*progress = true;
+		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+			l->eof = true;
+			*progress = true;
+		} else if (errno == EAGAIN) {
+			/* The socket is empty or the pipe full: a pipe's slots
+			 * can run out before its bytes do. Waiting for the socket
+			 * while the pipe is full would spin on a socket that is
+			 * readable all along, so with bytes held it waits for
+			 * them to leave first. */
+			l->readable = false;
+			l->full = l->held > 0;
+		}
+	}
+	if (l->held && *writable_to) {
+		ssize_t n = splice(l->pipe[0], NULL, l->to, NULL, l->held, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n > 0) {
+			l->held -= (size_t)n;
+			*l->moved += (uint64_t)n;
+			l->full = false;
+			l->readable = true;
+			*progress = true;
+		} else if (n < 0 && errno == EAGAIN) {
+			*writable_to = false;
+		} else if (n < 0 && errno != EINTR) {
+			return false;
+		}
+	}
+	if (l->eof && !l->held && !l->shut) {
+		shutdown(l->to, SHUT_WR);
+		l->shut = true;
+	}
+	return true;
+}
+
+static short leg_wants(const struct leg *l, bool readable_from, const struct leg *back, bool writable)
+{
+	short ev = 0;
+	if (!readable_from && !l->eof && !l->full && l->held < l->cap)
+		ev |= POLLIN;
+	if (back->held && !writable)
+		ev |= POLLOUT;
+	return ev;
+}
+
+/* A plain tunnel: splice through a pipe each way, no copy to user space.
+ * A wait comes only when neither way moved: a bulk transfer runs on the
+ * splices alone, giving the worker's other fibers their turn every few
+ * rounds. */
 static void splice_relay(int a, int b, uint64_t *ab, uint64_t *ba)
 {
-	int p1[2], p2[2];
-	if (pipe2(p1, O_CLOEXEC | O_NONBLOCK) < 0)
-		return;
-	if (pipe2(p2, O_CLOEXEC | O_NONBLOCK) < 0) {
-		close(p1[0]);
-		close(p1[1]);
-		return;
+	struct leg up = { .from = a, .to = b, .moved = ab, .readable = true, .pipe = { -1, -1 } };
+	struct leg down = { .from = b, .to = a, .moved = ba, .readable = true, .pipe = { -1, -1 } };
+	if (pipe2(up.pipe, O_CLOEXEC | O_NONBLOCK) < 0 || pipe2(down.pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		goto out;
+	/* Larger pipes mean fewer trips round the loop for bulk tunnels; the
+	 * size the kernel granted is the bound (pipe-max-size may refuse). */
+	struct leg *legs[2] = { &up, &down };
+	for (int i = 0; i < 2; i++) {
+		fcntl(legs[i]->pipe[0], F_SETPIPE_SZ, RELAY_PIPE);
+		int sz = fcntl(legs[i]->pipe[0], F_GETPIPE_SZ);
+		legs[i]->cap = sz > 0 ? (size_t)sz : 65536;
 	}
-	/* Larger pipes mean fewer trips round the loop for bulk tunnels. */
-	fcntl(p1[0], F_SETPIPE_SZ, RELAY_PIPE);
-	fcntl(p2[0], F_SETPIPE_SZ, RELAY_PIPE);
 	fcntl(a, F_SETFL, fcntl(a, F_GETFL) | O_NONBLOCK);
 	fcntl(b, F_SETFL, fcntl(b, F_GETFL) | O_NONBLOCK);
-	size_t in1 = 0, in2 = 0; /* bytes sitting in each pipe */
-	bool a_eof = false, b_eof = false;
-	for (;;) {
-		struct pollfd p[2] = {
-			{ .fd = a, .events = (short)((!a_eof && in1 < RELAY_PIPE ? POLLIN : 0) | (in2 ? POLLOUT : 0)) },
-			{ .fd = b, .events = (short)((!b_eof && in2 < RELAY_PIPE ? POLLIN : 0) | (in1 ? POLLOUT : 0)) },
-		};
-		if ((a_eof && in1 == 0) && (b_eof && in2 == 0))
+	bool a_out = true, b_out = true;
+	for (unsigned turns = 1;; turns++) {
+		if (up.eof && !up.held && down.eof && !down.held)
 			break;
-		if ((a_eof && in1 == 0 && in2 == 0) || (b_eof && in2 == 0 && in1 == 0))
+		if ((up.eof && !up.held && !down.held) || (down.eof && !down.held && !up.held))
 			break; /* one side is done and nothing is left for the other */
-		int r = fiber_poll(p, 2, PROXY_IDLE_SECONDS * 1000);
-		if (r <= 0)
+		bool progress = false;
+		if (!leg_turn(&up, &b_out, &progress) || !leg_turn(&down, &a_out, &progress))
 			break;
-		if (p[0].revents & (POLLIN | POLLHUP | POLLERR) && !a_eof && in1 < RELAY_PIPE) {
-			ssize_t n = splice(a, NULL, p1[1], NULL, RELAY_PIPE - in1, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-			if (n > 0)
-				in1 += (size_t)n;
-			else if (n == 0 || (errno != EAGAIN && errno != EINTR))
-				a_eof = true;
+		if (progress) {
+			if (turns % 16 == 0)
+				fiber_yield();
+			continue;
 		}
-		if (p[1].revents & (POLLIN | POLLHUP | POLLERR) && !b_eof && in2 < RELAY_PIPE) {
-			ssize_t n = splice(b, NULL, p2[1], NULL, RELAY_PIPE - in2, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-			if (n > 0)
-				in2 += (size_t)n;
-			else if (n == 0 || (errno != EAGAIN && errno != EINTR))
-				b_eof = true;
-		}
-		if (in1) {
-			ssize_t n = splice(p1[0], NULL, b, NULL, in1, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-			if (n > 0) {
-				in1 -= (size_t)n;
-				*ab += (uint64_t)n;
-			} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-				break;
-			}
-		}
-		if (in2) {
-			ssize_t n = splice(p2[0], NULL, a, NULL, in2, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-			if (n > 0) {
-				in2 -= (size_t)n;
-				*ba += (uint64_t)n;
-			} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-				break;
-			}
-		}
-		if (a_eof && in1 == 0)
-			shutdown(b, SHUT_WR);
-		if (b_eof && in2 == 0)
-			shutdown(a, SHUT_WR);
+		struct pollfd p[2] = { { .fd = a, .events = leg_wants(&up, up.readable, &down, a_out) },
+				       { .fd = b, .events = leg_wants(&down, down.readable, &up, b_out) } };
+		if (fiber_poll(p, 2, PROXY_IDLE_SECONDS * 1000) <= 0)
+			break;
+		const short gone = POLLHUP | POLLERR;
+		up.readable |= (p[0].revents & (POLLIN | gone)) != 0;
+		a_out |= (p[0].revents & (POLLOUT | gone)) != 0;
+		down.readable |= (p[1].revents & (POLLIN | gone)) != 0;
+		b_out |= (p[1].revents & (POLLOUT | gone)) != 0;
 	}
-	close(p1[0]);
-	close(p1[1]);
-	close(p2[0]);
-	close(p2[1]);
+out:
+	for (int i = 0; i < 2; i++) {
+		if (up.pipe[i] >= 0)
+			close(up.pipe[i]);
+		if (down.pipe[i] >= 0)
+			close(down.pipe[i]);
+	}
 }
 
 /* One splice of a body, waiting in the fiber for the socket (fd, for

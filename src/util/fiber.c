@@ -112,6 +112,7 @@ struct worker {
 	struct fiber *cache;
 	unsigned n_cache;
 	struct fiber *ready, *ready_tail;
+	struct fiber *yielded; /* run again after the loop's next look at epoll */
 	struct fiber **heap;
 	size_t heap_n, heap_cap;
 	struct fiber *cur;
@@ -637,6 +638,20 @@ void fiber_sleep(int ms)
 		(void)poll(NULL, 0, ms);
 }
 
+void fiber_yield(void)
+{
+	struct worker *w = self;
+	struct fiber *f = w ? w->cur : NULL;
+	if (!f)
+		return;
+	/* Not the run queue: the loop runs that empty before it looks at
+	 * epoll, and a fiber that always yields would keep it from looking. */
+	f->queued = true;
+	f->next = w->yielded;
+	w->yielded = f;
+	to_worker(f);
+}
+
 /* An event for (fd, slot, generation): delivered only to the wait that
  * armed it. */
 static void deliver_owned(struct worker *w, uint64_t data, uint32_t events)
@@ -906,8 +921,8 @@ static void *worker_loop(void *arg)
 			return NULL;
 		if (idle_hook)
 			idle_hook();
-		int timeout = -1;
-		if (w->heap_n) {
+		int timeout = w->yielded ? 0 : -1;
+		if (w->heap_n && timeout) {
 			int64_t left = w->heap[0]->deadline - clock_mono_ns();
 			timeout = left <= 0 ? 0 : (int)((left + 999999) / 1000000);
 		}
@@ -923,6 +938,11 @@ static void *worker_loop(void *arg)
 			f = w->heap[0];
 			heap_remove(w, f);
 			make_ready(w, f); /* nready 0: the timeout */
+		}
+		while ((f = w->yielded)) {
+			w->yielded = f->next;
+			f->queued = false;
+			make_ready(w, f);
 		}
 	}
 	return NULL;

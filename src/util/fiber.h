@@ -72,6 +72,11 @@ int fiber_poll(struct pollfd *fds, nfds_t n, int timeout_ms);
 
 void fiber_sleep(int ms);
 
+/* Let the worker's other fibers run, and look at epoll for them, before
+ * this one goes on: for a loop that may never have to wait (a bulk
+ * tunnel), every so many turns. */
+void fiber_yield(void);
+
 /* How long the calls below wait on fd before they fail with EAGAIN, as
  * SO_RCVTIMEO and SO_SNDTIMEO would (ms < 0: for ever). In a fiber the
  * timeout is the fiber's own (a few fds each); outside one it is set on

@@ -434,6 +434,52 @@ static void test_owned_fds(void **state)
 	assert_int_equal(atomic_load(&finished), 1);
 }
 
+/* ---- a fiber that never waits lets the others run ---- */
+
+static atomic_bool reader_ran;
+
+static void yield_reader(void *arg)
+{
+	(void)arg;
+	char c;
+	need(fiber_read(sp[0], &c, 1) == 1, "the reader's byte");
+	atomic_store(&reader_ran, true);
+	done_one(2);
+}
+
+static void yield_spinner(void *arg)
+{
+	(void)arg;
+	need(write(sp[1], "k", 1) == 1, "write");
+	/* Always ready: only the loop's look at epoll between turns lets
+	 * the reader, parked on its socket, see the byte. */
+	for (int i = 0; i < 100000 && !atomic_load(&reader_ran); i++)
+		fiber_yield();
+	need(atomic_load(&reader_ran), "the reader ran while the spinner yielded");
+	done_one(2);
+}
+
+static void yield_first(unsigned index, void *arg)
+{
+	(void)index;
+	(void)arg;
+	need(fiber_spawn_on(0, yield_reader, NULL), "spawn reader");
+	need(fiber_spawn_on(0, yield_spinner, NULL), "spawn spinner");
+}
+
+static void test_yield(void **state)
+{
+	(void)state;
+	struct error err = { 0 };
+	setup_pair();
+	atomic_store(&reader_ran, false);
+	assert_int_equal(fiber_main(1, yield_first, NULL, &err), 0);
+	close(sp[0]);
+	close(sp[1]);
+	assert_int_equal(failures, 0);
+	assert_int_equal(atomic_load(&finished), 2);
+}
+
 /* Outside the loop the calls are the blocking calls they stand for. */
 static void test_outside_a_fiber(void **state)
 {
@@ -462,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_run_blocking),
 		cmocka_unit_test(test_idle_hook),
 		cmocka_unit_test(test_owned_fds),
+		cmocka_unit_test(test_yield),
 		cmocka_unit_test(test_outside_a_fiber),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
