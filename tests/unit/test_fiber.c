@@ -56,6 +56,20 @@ static void done_one(int of)
 		fiber_quit();
 }
 
+/* Run first() as the first fiber of one worker until the fibers it
+ * started call done_one(fibers) between them; none may have failed. */
+static void run_one_worker(void (*first)(unsigned, void *), bool ucontext, int fibers)
+{
+	struct error err = { 0 };
+	failures = 0;
+	atomic_store(&finished, 0);
+	fiber_force_ucontext(ucontext);
+	assert_int_equal(fiber_main(1, first, NULL, &err), 0);
+	fiber_force_ucontext(false);
+	assert_int_equal(failures, 0);
+	assert_int_equal(atomic_load(&finished), fibers);
+}
+
 /* ---- ping-pong: each side waits for the other ROUNDS times ---- */
 
 static void pinger(void *arg)
@@ -183,14 +197,7 @@ static void waiter_first(unsigned index, void *arg)
 
 static void run_waits(bool ucontext)
 {
-	struct error err = { 0 };
-	failures = 0;
-	atomic_store(&finished, 0);
-	fiber_force_ucontext(ucontext);
-	assert_int_equal(fiber_main(1, waiter_first, NULL, &err), 0);
-	fiber_force_ucontext(false);
-	assert_int_equal(failures, 0);
-	assert_int_equal(atomic_load(&finished), 1);
+	run_one_worker(waiter_first, ucontext, 1);
 }
 
 static void test_waits_asm(void **state)
@@ -306,12 +313,7 @@ static void blocking_first(unsigned index, void *arg)
 static void test_run_blocking(void **state)
 {
 	(void)state;
-	struct error err = { 0 };
-	failures = 0;
-	atomic_store(&finished, 0);
-	assert_int_equal(fiber_main(1, blocking_first, NULL, &err), 0);
-	assert_int_equal(failures, 0);
-	assert_int_equal(atomic_load(&finished), 2);
+	run_one_worker(blocking_first, false, 2);
 }
 
 /* ---- the idle hook: each worker, before it waits; woken by wake_all ---- */
@@ -426,12 +428,7 @@ static void owner_first(unsigned index, void *arg)
 static void test_owned_fds(void **state)
 {
 	(void)state;
-	struct error err = { 0 };
-	failures = 0;
-	atomic_store(&finished, 0);
-	assert_int_equal(fiber_main(1, owner_first, NULL, &err), 0);
-	assert_int_equal(failures, 0);
-	assert_int_equal(atomic_load(&finished), 1);
+	run_one_worker(owner_first, false, 1);
 }
 
 /* ---- a fiber that never waits lets the others run ---- */
@@ -470,14 +467,11 @@ static void yield_first(unsigned index, void *arg)
 static void test_yield(void **state)
 {
 	(void)state;
-	struct error err = { 0 };
 	setup_pair();
 	atomic_store(&reader_ran, false);
-	assert_int_equal(fiber_main(1, yield_first, NULL, &err), 0);
+	run_one_worker(yield_first, false, 2);
 	close(sp[0]);
 	close(sp[1]);
-	assert_int_equal(failures, 0);
-	assert_int_equal(atomic_load(&finished), 2);
 }
 
 /* Outside the loop the calls are the blocking calls they stand for. */
