@@ -269,7 +269,7 @@ static int add_file(struct suggest *s, const struct suggest_denial *d)
 	 * decision. The reason is guard.c's. */
 	if (strstr(why, "[protected: a host socket"))
 		return none(s, "a host socket: filesystem.sockets names the ones the agent may reach (what each grants: "
-			       "README, \"Host sockets\")",
+			       "docs/sandbox.md, \"Host sockets\")",
 			    ex);
 	if (exec) {
 		int r = list_add(&s->exec, path, ex, 1);

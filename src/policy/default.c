@@ -38,7 +38,7 @@ int policy_init_defaults(struct policy *p, const struct policy_ctx *ctx, struct 
 	p->sandbox.boundary = POLICY_BOUNDARY_PROCESS;
 	p->sandbox.mode = POLICY_MODE_ENFORCE;
 	/* Hand-off files the agent makes are held for a person rather than
-	 * refused, so that npm, venv and git work (README, Review mode). */
+	 * refused, so that npm, venv and git work (docs/handoff.md, Hold mode). */
 	p->sandbox.workspace_mode = POLICY_WS_HOLD;
 	p->sandbox.host_uid = -1;
 	p->sandbox.host_gid = -1;

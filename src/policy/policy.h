@@ -222,7 +222,7 @@ struct policy {
 		struct policy_loc workspace_loc;
 		enum policy_mode mode;
 		enum policy_workspace_mode workspace_mode;
-		int64_t host_uid;           /* -1 = auto (see README) */
+		int64_t host_uid;           /* -1 = auto (docs/policy.md) */
 		int64_t host_gid;           /* -1 = auto */
 		struct policy_limits limits;
 	} sandbox;

@@ -150,7 +150,7 @@ static int close_all_except(const struct sandbox_plan *plan, int sync_fd)
  * CAP_SYS_ADMIN over the namespace: so only a privileged start, and only
  * before we become the sandbox's ids. Linux < 6.3 has no such setting
  * (ENOENT), and a host /proc/sys mounted read-only (EROFS) cannot take
- * it: the run goes on as an unprivileged one does, and the README says
+ * it: the run goes on as an unprivileged one does, and docs/sandbox.md says
  * what that leaves. */
 static int memfd_noexec(const struct sandbox_plan *plan, struct error *err)
 {

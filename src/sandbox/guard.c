@@ -48,7 +48,7 @@
  * The guard also performs every connect, and every sendto with an
  * address, whether or not paths are protected: a unix pathname address
  * reaches a socket only when it is one filesystem.sockets names or one
- * bound inside the sandbox (g_sock). See the README, "Host sockets".
+ * bound inside the sandbox (g_sock). See docs/sandbox.md, "Host sockets".
  */
 #include <dirent.h>
 #include <errno.h>
@@ -1599,7 +1599,7 @@ void guard_handle_socket(int notify, int guard, const struct seccomp_notif *req,
 		 * type, which are in registers). Its sendmsg could name any
 		 * socket, and no filter sees that address: refused, unless the
 		 * policy names a socket (a datagram one, perhaps), and then
-		 * let through with the limit the README states. Letting it
+		 * let through with the limit docs/sandbox.md states. Letting it
 		 * continue is safe here: the decision reads no memory of the
 		 * caller's, only the registers the kernel already judged. */
 		struct seccomp_notif_resp r = { .id = req->id };

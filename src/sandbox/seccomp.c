@@ -96,7 +96,7 @@ bool seccomp_caller_fsids(pid_t pid, uid_t *uid, gid_t *gid)
  * pages are charged to whoever touches them: the sandbox. MFD_EXEC never
  * gets here (the filter refuses it). Linux before 6.3 knows no
  * MFD_NOEXEC_SEAL: the call goes on as the caller made it, executable, as
- * the README says. */
+ * docs/sandbox.md says. */
 bool seccomp_memfd_handle(int notify, const struct seccomp_notif *req)
 {
 	struct seccomp_notif_resp resp = { .id = req->id };

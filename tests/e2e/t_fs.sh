@@ -311,7 +311,7 @@ test_noexec_refuses_libraries_outside_the_exec_set() {
 # process.exec narrows the exec mounts too: listing /usr alone leaves the
 # workspace noexec (the loader and mmap refused there as execve is),
 # while /usr's programs run. Within an exec mount the loader still runs
-# any readable file (the README says so): ld.so of /usr's echo runs
+# any readable file (docs/sandbox.md says so): ld.so of /usr's echo runs
 # although process.exec names only /usr/bin/env and the shell.
 test_noexec_follows_process_exec() {
 	local ldso sh

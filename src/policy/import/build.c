@@ -275,8 +275,7 @@ static int emit(struct imp_build *b, struct buf *o)
 	int r;
 	char *name = NULL;
 
-	if ((r = put_comment(o, "", "", "airlock policy imported from a settings file; see the README, "
-			     "\"Importing policies from other runtimes\"")) < 0)
+	if ((r = put_comment(o, "", "", "airlock policy imported from a settings file; see docs/import.md")) < 0)
 		return r;
 	if (asprintf(&name, "source: %s (%s)", b->file, b->format) < 0)
 		return -ENOMEM;

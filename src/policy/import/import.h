@@ -4,8 +4,7 @@
 
 /*
  * Converting other runtimes' sandbox settings into an airlock policy, and
- * airlock policies into theirs (README: "Importing policies from other
- * runtimes"). A conversion is faithful or refused: every field of the
+ * airlock policies into theirs (docs/import.md). A conversion is faithful or refused: every field of the
  * source is either expressed, or named in an error with its FILE:LINE:COL.
  * The one exception is asked for by name: with `narrow`, a field whose
  * airlock form grants strictly less than the source is accepted and listed
