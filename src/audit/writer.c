@@ -12,14 +12,15 @@
  *       EVENTS-FD and exits: the supervisor ends the run as it does when
  *       the writer dies. Answers "S" + session id on CONTROL-FD
  *       once the log is open, "E" + message when it cannot start; then,
- *       when IDENTITY is "identity", the session key for the egress
- *       proxy's identity header ("I", see identity_handoff).
+ *       when IDENTITY is "identity", the session certificate and the
+ *       egress proxy's end of the signing channel ("I", see
+ *       identity_handoff), on which it signs the proxy's identity tokens.
  *
- * This is the only process that holds the authority key, and the session
- * key's maker; it hands the session key on only for identity.header (to
- * the proxy, through the supervisor). It parses nothing from the sandbox
- * directly (events come from the supervisor, which also passes on the
- * proxy's records).
+ * This is the only process that holds the authority key and the session
+ * key; neither leaves it. It parses nothing from the sandbox directly
+ * (events come from the supervisor, which also passes on the proxy's
+ * records); the proxy's signing requests are checked against the one
+ * shape they may have (audit/signproto.h).
  *
  * Its own executable, apart from airlock-audit (the verifier and the
  * log's readers), so that it links neither libcrypto nor libyaml: every
@@ -42,6 +43,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "audit/signproto.h"
 #include "util/buf.h"
 #include "util/clock.h"
 
@@ -93,6 +95,10 @@ struct writer {
 	uint64_t max_size; /* audit.max_size */
 	struct buf cert;  /* the session certificate's JSON text */
 	char cert_sig[2 * AUDIT_SIG_LEN + 1]; /* the authority's signature over it */
+	uint8_t authority[AUDIT_PUB_LEN];     /* the key that made that signature */
+	int64_t not_after;                    /* the certificate's, epoch ms */
+	int sign_fd;                          /* identity.header: the signing channel, or -1 */
+	struct signproto_expect expect;       /* what an identity token it signs must say */
 	struct buf line;  /* scratch for one record */
 	struct buf batch; /* records of a burst, written together */
 };
@@ -169,6 +175,8 @@ static int session_start(struct writer *w, struct audit_key *authority, struct e
 	if (r == 0) {
 		hex(sig, sizeof(sig), sig_hex);
 		memcpy(w->cert_sig, sig_hex, sizeof(w->cert_sig));
+		memcpy(w->authority, apub, sizeof(apub));
+		w->not_after = t + CERT_VALID_MS;
 		r = buf_puts(&ev, "{\"kind\":\"session_start\",\"decision\":\"allow\",\"certificate\":") ?:
 			buf_json_string(&ev, cert.data, cert.len) ?:
 			buf_printf(&ev, ",\"certificate_sig\":\"%s\",\"authority\":\"%s\"}", sig_hex, apub_hex);
@@ -182,39 +190,74 @@ static int session_start(struct writer *w, struct audit_key *authority, struct e
 	return r;
 }
 
-/* identity.header: the session key's seed and the certificate go to the
- * supervisor, which forwards them to the egress proxy over the proxy's
- * control socket and wipes its copy ('I' seed(32) sig(128 hex) cert).
- *
- * Why this way: the proxy signs the identity header with the very key
- * that signs this log and that the certificate names, so a downstream
- * token and the log prove the same session. The control socket to the
- * supervisor already exists, is a socketpair (no path in any file
- * system), and both its ends live outside the sandbox, which was cloned
- * before this message is read, so no copy of the key is in the sandbox's
- * memory either. The alternatives were worse: a second key would need a
- * second certificate and leave the log and the header unlinked, and
- * passing the key through the environment or a file would let it leak
- * into /proc or onto disk. */
+/* identity.header: the proxy's identity tokens are signed with the
+ * session key, so that a token downstream and this log prove the same
+ * session; the key stays here and the proxy asks for each signature
+ * (audit/signproto.h), as OpenSSH's monitor signs for its unprivileged
+ * child. The channel is a socketpair made now, after the sandbox was
+ * cloned: the proxy's end goes to the supervisor with the certificate
+ * ('I' sig(128 hex) cert, the end attached), and from it to the proxy
+ * over the proxy's control socket; no path names it. */
 static int identity_handoff(struct writer *w, int control, struct error *err)
 {
-	size_t cap = 1 + 32 + 2 * AUDIT_SIG_LEN + w->cert.len;
-	uint8_t *msg = malloc(cap);
-	if (!msg)
-		return error_set(err, ENOMEM, "out of memory");
-	msg[0] = 'I';
-	int r = audit_key_seed(w->session_key, msg + 1);
-	if (r == 0) {
-		memcpy(msg + 33, w->cert_sig, 2 * AUDIT_SIG_LEN);
-		memcpy(msg + 33 + 2 * AUDIT_SIG_LEN, w->cert.data, w->cert.len);
-		if (send(control, msg, cap, MSG_NOSIGNAL) != (ssize_t)cap)
-			r = error_sys(err, errno, "cannot hand the session key to the supervisor");
-	} else {
-		r = error_set(err, EIO, "cannot read the session key's seed");
+	int sp[2];
+	int r = signproto_expect_init(&w->expect, w->cert.data, w->cert.len, w->cert_sig, w->s.agent, w->s.session_id,
+				      w->s.policy_sha256, w->s.boundary, w->authority, w->not_after);
+	if (r < 0)
+		return error_set(err, -r, "cannot describe the identity tokens to sign");
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return error_sys(err, errno, "socketpair");
+	struct buf msg = { 0 };
+	r = buf_puts(&msg, "I") ?: buf_append(&msg, w->cert_sig, 2 * AUDIT_SIG_LEN) ?:
+		buf_append(&msg, w->cert.data, w->cert.len);
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} cm = { 0 };
+	struct iovec iov = { .iov_base = msg.data, .iov_len = msg.len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b, .msg_controllen = sizeof(cm.b) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &sp[1], sizeof(int));
+	if (r < 0)
+		r = error_set(err, ENOMEM, "out of memory");
+	else if (sendmsg(control, &mh, MSG_NOSIGNAL) != (ssize_t)msg.len)
+		r = error_sys(err, errno, "cannot hand the signing channel to the supervisor");
+	buf_free(&msg);
+	close(sp[1]);
+	if (r < 0) {
+		close(sp[0]);
+		return r;
 	}
-	explicit_bzero(msg, cap);
-	free(msg);
-	return r;
+	w->sign_fd = sp[0];
+	return 0;
+}
+
+/* Answer the proxy's signing requests waiting on the channel, a few at a
+ * time so that the events are not kept waiting. The proxy gone (EOF, an
+ * error), the channel is closed and the proxy's later requests fail. */
+static void serve_signing(struct writer *w)
+{
+	uint8_t req[SIGNPROTO_REQ_MAX + 1], ans[SIGNPROTO_ANSWER_CAP];
+	for (int i = 0; i < 8 && w->sign_fd >= 0; i++) {
+		/* One more byte than a request may have: a longer one is
+		 * cut there, and refused for its length. */
+		ssize_t n = recv(w->sign_fd, req, sizeof(req), MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n <= 0) {
+			close(w->sign_fd);
+			w->sign_fd = -1;
+			return;
+		}
+		size_t m = signproto_answer(&w->expect, w->session_key, req, (size_t)n, time(NULL), ans);
+		if (m && send(w->sign_fd, ans, m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno != EAGAIN) {
+			close(w->sign_fd);
+			w->sign_fd = -1;
+		}
+	}
 }
 
 __attribute__((noreturn)) static void refuse(int control, const char *msg)
@@ -236,7 +279,7 @@ static int cmd_write(int argc, char **argv)
 	}
 	int control = atoi(argv[4]), events = atoi(argv[5]);
 	struct error err = { 0 };
-	struct writer w = { .chain = { .seq = 1 }, .max_size = strtoull(argv[11], NULL, 10) };
+	struct writer w = { .chain = { .seq = 1 }, .max_size = strtoull(argv[11], NULL, 10), .sign_fd = -1 };
 	if (w.max_size < 2 * AUDIT_BUDGET_RESERVE)
 		refuse(control, "the decision log's budget is too small");
 	memset(w.chain.prev, '0', 64);
@@ -296,17 +339,19 @@ static int cmd_write(int argc, char **argv)
 			time_t left = w.last_checkpoint + AUDIT_CHECKPOINT_SECONDS - time(NULL);
 			wait = left < 0 ? 0 : (int)left * 1000;
 		}
-		struct pollfd p = { .fd = events, .events = POLLIN };
+		struct pollfd p[2] = { { .fd = events, .events = POLLIN }, { .fd = w.sign_fd, .events = POLLIN } };
 		/* After a pause, only a look: what came during it is taken
 		 * without a wake-up; nothing came, and we wait again. */
-		int pr = poll(&p, 1, slept ? 0 : wait);
+		int pr = poll(p, 2, slept ? 0 : wait);
 		if (pr < 0 && errno != EINTR)
 			break;
+		if (pr > 0 && p[1].revents)
+			serve_signing(&w);
 		if (pr == 0 && slept) {
 			slept = false;
 			continue;
 		}
-		if (pr > 0) {
+		if (pr > 0 && p[0].revents) {
 			if (buf_reserve(&in, 65536) < 0)
 				break;
 			int64_t t = clock_mono_ns();
