@@ -37,15 +37,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "audit/audit.h"
 #include "audit/signproto.h"
 #include "util/buf.h"
+#include "util/cleanup.h"
 #include "util/clock.h"
+
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_restrict_self 446
+#endif
 
 #define AUDIT_CHECKPOINT_RECORDS 1000
 #define AUDIT_CHECKPOINT_SECONDS 5
@@ -260,6 +272,135 @@ static void serve_signing(struct writer *w)
 	}
 }
 
+/* ---- the writer's own confinement ---- */
+
+/* Once every file it will use is open, the writer needs no path, no
+ * network and no other process. What it reads comes from processes that
+ * parse the agent's bytes (the events the supervisor forwards from the
+ * proxy and the MCP gateway, the proxy's signing requests): a writer
+ * taken over through them would hold both keys and the log. Landlock
+ * leaves it no file to open, make or remove, no TCP port and (ABI 6) no
+ * abstract socket or signal beyond itself; the seccomp allow-list leaves
+ * it the calls of its loop, and kills it for any other (the supervisor
+ * then ends the run). */
+#define LL_FS_ALL_V1 ((1ULL << 13) - 1)
+#define LL_FS_REFER (1ULL << 13)      /* ABI 2 */
+#define LL_FS_TRUNCATE (1ULL << 14)   /* ABI 3 */
+#define LL_FS_IOCTL_DEV (1ULL << 15)  /* ABI 5 */
+#define LL_NET_TCP 3ULL               /* ABI 4: bind and connect */
+#define LL_SCOPE_ALL 3ULL             /* ABI 6: abstract unix sockets, signals */
+
+static int landlock_self(void)
+{
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1 /* LANDLOCK_CREATE_RULESET_VERSION */);
+	if (abi < 1)
+		return 0; /* a kernel without Landlock: the allow-list still holds */
+	struct {
+		uint64_t fs, net, scoped;
+	} attr = { .fs = LL_FS_ALL_V1 };
+	size_t size = sizeof(uint64_t);
+	if (abi >= 2)
+		attr.fs |= LL_FS_REFER;
+	if (abi >= 3)
+		attr.fs |= LL_FS_TRUNCATE;
+	if (abi >= 4) {
+		attr.net = LL_NET_TCP;
+		size = 2 * sizeof(uint64_t);
+	}
+	if (abi >= 5)
+		attr.fs |= LL_FS_IOCTL_DEV;
+	if (abi >= 6) {
+		attr.scoped = LL_SCOPE_ALL;
+		size = sizeof(attr);
+	}
+	int fd = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+	if (fd < 0)
+		return -errno;
+	int r = syscall(SYS_landlock_restrict_self, fd, 0) < 0 ? -errno : 0;
+	close(fd);
+	return r;
+}
+
+#if defined(__x86_64__)
+#define WRITER_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define WRITER_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WRITER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define WRITER_ASAN 1
+#endif
+
+static int seccomp_self(void)
+{
+#if defined(WRITER_ARCH) && !defined(WRITER_ASAN)
+	/* WARNING: every call the loop, a checkpoint, the seal, the budget's
+	 * end and the error path make (libc's and libsodium's included)
+	 * must be here, or the writer dies at it. */
+	static const int allowed[] = {
+		SYS_read, SYS_write, SYS_writev, SYS_recvfrom, SYS_sendto, SYS_close, SYS_shutdown, SYS_fsync,
+		SYS_ppoll, SYS_clock_gettime, SYS_clock_nanosleep, SYS_nanosleep, SYS_dup3, SYS_prctl,
+		SYS_brk, SYS_mmap, SYS_munmap, SYS_mremap, SYS_madvise, SYS_mprotect, SYS_futex, SYS_getrandom,
+		SYS_newfstatat, SYS_rt_sigreturn, SYS_rt_sigprocmask, SYS_rt_sigaction, SYS_getpid, SYS_gettid,
+		SYS_tgkill, SYS_restart_syscall, SYS_exit, SYS_exit_group,
+#ifdef SYS_poll
+		SYS_poll,
+#endif
+#ifdef SYS_dup2
+		SYS_dup2,
+#endif
+#ifdef SYS_fstat
+		SYS_fstat,
+#endif
+#ifdef SYS_time
+		SYS_time,
+#endif
+#ifdef SYS_gettimeofday
+		SYS_gettimeofday,
+#endif
+	};
+	struct sock_filter prog[8 + 2 * ARRAY_SIZE(allowed)];
+	size_t n = 0;
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+	prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, WRITER_ARCH, 1, 0);
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+#if defined(__x86_64__)
+	/* x32 calls, numbered from 0x40000000 under the same arch. */
+	prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1);
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+#endif
+	for (size_t i = 0; i < ARRAY_SIZE(allowed); i++) {
+		prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)allowed[i], 0, 1);
+		prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	}
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+	struct sock_fprog fp = { .len = (unsigned short)n, .filter = prog };
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp) < 0 ? -errno : 0;
+#else
+	return 0;
+#endif
+}
+
+/* Both, after PR_SET_NO_NEW_PRIVS (which each needs). */
+static int confine(struct error *err)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return error_sys(err, errno, "PR_SET_NO_NEW_PRIVS");
+	int r = landlock_self();
+	if (r < 0)
+		return error_sys(err, -r, "cannot confine the audit writer with Landlock");
+	r = seccomp_self();
+	if (r < 0)
+		return error_sys(err, -r, "cannot confine the audit writer with seccomp");
+	return 0;
+}
+
 __attribute__((noreturn)) static void refuse(int control, const char *msg)
 {
 	char buf[ERROR_MSG_MAX + 2];
@@ -319,6 +460,10 @@ static int cmd_write(int argc, char **argv)
 
 	struct sigaction sa = { .sa_handler = on_term };
 	sigaction(SIGTERM, &sa, NULL);
+	/* Opened now: no path can be opened once confined. */
+	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (confine(&err) < 0)
+		goto fatal;
 	w.last_checkpoint = time(NULL);
 	w.chain.batch = &w.batch;
 	struct buf in = { 0 };
@@ -429,7 +574,6 @@ static int cmd_write(int argc, char **argv)
 	 * we outlive the supervisor for it, holding none of its caller's
 	 * descriptors, so that nobody waiting on those waits for the disk. */
 	prctl(PR_SET_PDEATHSIG, 0);
-	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	for (int fd = 0; fd <= 2 && devnull >= 0; fd++)
 		(void)dup2(devnull, fd);
 	(void)!send(events, "S", 1, MSG_NOSIGNAL);
