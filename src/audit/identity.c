@@ -154,29 +154,37 @@ static int cert_read(const char *text, size_t len, struct cert_info *ci, struct 
 
 /* ---- signing ---- */
 
-/* One exchange on the channel to the writer (audit/signproto.h): the
- * signing input out, the signature back. Exchanges are one at a time:
- * s->busy is taken by a fiber that then waits for its answer, and a
- * fiber that finds it taken sleeps (giving its worker to the others)
- * and tries again. WARNING: not a pthread mutex, which a fiber waiting
- * here would hold while its worker's other fibers block on it
- * (util/fiber.h). The rate is low: one signature per destination every
- * half lifetime. */
-static int sign_remote(struct identity_signer *s, const char *msg, size_t len, uint8_t sig[AUDIT_SIG_LEN])
+/* The channel to the writer carries one exchange at a time: s->busy is
+ * taken by a fiber that then waits for its answer, and a fiber that finds
+ * it taken sleeps (giving its worker to the others) and tries again.
+ * WARNING: not a pthread mutex, which a fiber waiting here would hold
+ * while its worker's other fibers block on it (util/fiber.h). The rate is
+ * low: one signature per destination every half lifetime. */
+static int channel_take(struct identity_signer *s, int64_t deadline)
+{
+	while (atomic_exchange(&s->busy, true)) {
+		if (clock_mono_ns() >= deadline)
+			return -ETIMEDOUT;
+		fiber_sleep(1);
+	}
+	return 0;
+}
+
+static void channel_release(struct identity_signer *s)
+{
+	atomic_store(&s->busy, false);
+}
+
+/* One exchange, the channel taken: the signing input out, the signature
+ * back, checked. */
+static int sign_remote(struct identity_signer *s, const char *msg, size_t len, int64_t deadline,
+		       uint8_t sig[AUDIT_SIG_LEN])
 {
 	if (len > SIGNPROTO_INPUT_MAX)
 		return -E2BIG;
 	uint8_t *req = malloc(SIGNPROTO_HDR + len);
 	if (!req)
 		return -ENOMEM;
-	int64_t deadline = clock_mono_ns() + (int64_t)SIGNPROTO_TIMEOUT_MS * 1000000;
-	while (atomic_exchange(&s->busy, true)) {
-		if (clock_mono_ns() >= deadline) {
-			free(req);
-			return -ETIMEDOUT;
-		}
-		fiber_sleep(1);
-	}
 	uint32_t id = ++s->next_id;
 	req[0] = SIGNPROTO_REQ_IDENTITY;
 	memcpy(req + 1, &id, 4);
@@ -214,12 +222,16 @@ static int sign_remote(struct identity_signer *s, const char *msg, size_t len, u
 			memcpy(sig, ans + SIGNPROTO_HDR, AUDIT_SIG_LEN);
 		r = ans[0] == SIGNPROTO_ANS_SIG && n == SIGNPROTO_HDR + AUDIT_SIG_LEN ? 1 : -EPERM;
 	}
-	atomic_store(&s->busy, false);
 	if (r < 0)
 		return r;
 	/* A writer that signed with another key would have the proxy send
 	 * tokens no verifier accepts: refused here, where it shows. */
 	return audit_sig_ok(s->cert.session_key, msg, len, sig) ? 0 : -EIO;
+}
+
+static int64_t deadline_from_now(void)
+{
+	return clock_mono_ns() + (int64_t)SIGNPROTO_TIMEOUT_MS * 1000000;
 }
 
 int identity_signer_new(int sign_fd, const char *cert, size_t cert_len, const char *cert_sig_hex,
@@ -264,7 +276,8 @@ void identity_signer_free(struct identity_signer *s)
 	free(s);
 }
 
-int identity_token_sign(struct identity_signer *s, const char *aud, int64_t now, struct buf *out)
+/* identity_token_sign with the channel taken. */
+static int token_sign(struct identity_signer *s, const char *aud, int64_t now, int64_t deadline, struct buf *out)
 {
 	uint8_t rnd[16], sig[AUDIT_SIG_LEN];
 	char jti[33];
@@ -295,7 +308,7 @@ int identity_token_sign(struct identity_signer *s, const char *aud, int64_t now,
 		base64url_encode((const uint8_t *)claims.data, claims.len, out);
 	buf_free(&claims);
 	if (r == 0)
-		r = sign_remote(s, out->data + start, out->len - start, sig);
+		r = sign_remote(s, out->data + start, out->len - start, deadline, sig);
 	if (r == 0)
 		r = buf_puts(out, ".") ?: base64url_encode(sig, sizeof(sig), out);
 	if (r < 0) {
@@ -303,6 +316,17 @@ int identity_token_sign(struct identity_signer *s, const char *aud, int64_t now,
 		if (out->data)
 			out->data[start] = '\0';
 	}
+	return r;
+}
+
+int identity_token_sign(struct identity_signer *s, const char *aud, int64_t now, struct buf *out)
+{
+	int64_t deadline = deadline_from_now();
+	int r = channel_take(s, deadline);
+	if (r < 0)
+		return r;
+	r = token_sign(s, aud, now, deadline, out);
+	channel_release(s);
 	return r;
 }
 
@@ -315,22 +339,40 @@ static struct cache_entry *cached(struct identity_signer *s, const char *aud)
 	return NULL;
 }
 
-int identity_token_get(struct identity_signer *s, const char *aud, int64_t now, struct buf *out)
+/* The cached token for aud when it is fresh at now: appended to out, and
+ * true with *r the result. */
+static bool from_cache(struct identity_signer *s, const char *aud, int64_t now, struct buf *out, int *r)
 {
 	pthread_mutex_lock(&s->lock);
 	struct cache_entry *e = cached(s, aud);
 	/* Re-signed after half its lifetime, and when the clock went back. */
-	if (e && now >= e->iat && now - e->iat < IDENTITY_LIFETIME / 2) {
-		int r = buf_append(out, e->token.data, e->token.len);
-		pthread_mutex_unlock(&s->lock);
+	bool fresh = e && now >= e->iat && now - e->iat < IDENTITY_LIFETIME / 2;
+	if (fresh)
+		*r = buf_append(out, e->token.data, e->token.len);
+	pthread_mutex_unlock(&s->lock);
+	return fresh;
+}
+
+int identity_token_get(struct identity_signer *s, const char *aud, int64_t now, struct buf *out)
+{
+	int r = 0;
+	if (from_cache(s, aud, now, out, &r))
+		return r;
+	/* WARNING: s->lock is not held while the writer signs (a fiber
+	 * waits for it; util/fiber.h). The channel is: and once a fiber has
+	 * it, the cache is read again, so that the connections that all
+	 * found no token at once (a client's first burst) share the one
+	 * their first fiber had signed rather than each ask for another. */
+	int64_t deadline = deadline_from_now();
+	if ((r = channel_take(s, deadline)) < 0)
+		return r;
+	if (from_cache(s, aud, now, out, &r)) {
+		channel_release(s);
 		return r;
 	}
-	/* WARNING: the lock is not held while the writer signs (a fiber
-	 * waits for it; util/fiber.h). Two fibers may then sign for one
-	 * audience at once: both tokens are good, the later one is kept. */
-	pthread_mutex_unlock(&s->lock);
 	struct buf token = { 0 };
-	int r = identity_token_sign(s, aud, now, &token);
+	r = token_sign(s, aud, now, deadline, &token);
+	channel_release(s);
 	if (r == 0)
 		r = buf_append(out, token.data, token.len);
 	if (r < 0) {
@@ -338,7 +380,7 @@ int identity_token_get(struct identity_signer *s, const char *aud, int64_t now, 
 		return r;
 	}
 	pthread_mutex_lock(&s->lock);
-	e = cached(s, aud);
+	struct cache_entry *e = cached(s, aud);
 	if (!e) {
 		e = &s->cache[s->next];
 		s->next = (s->next + 1) % IDENTITY_CACHE;

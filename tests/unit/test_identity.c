@@ -47,6 +47,7 @@ static void hex(const uint8_t *b, size_t n, char *out)
  * airlock-audit-writer does (signproto_answer), its clock at writer_now,
  * with key. */
 static _Atomic int64_t writer_now;
+static atomic_int writer_signed; /* requests it answered with a signature */
 
 /* A session as the writer makes one: an authority, a session key, the
  * certificate the authority signed, the writer's end of the signing
@@ -70,6 +71,8 @@ static void *writer_main(void *arg)
 	ssize_t n;
 	while ((n = recv(f->wfd, req, sizeof(req), 0)) > 0) {
 		size_t m = signproto_answer(&f->expect, f->writer_key, req, (size_t)n, atomic_load(&writer_now), ans);
+		if (m && ans[0] == SIGNPROTO_ANS_SIG)
+			atomic_fetch_add(&writer_signed, 1);
 		if (m && send(f->wfd, ans, m, MSG_NOSIGNAL) < 0)
 			break;
 	}
@@ -679,6 +682,41 @@ static void *asker_main(void *arg)
 	return NULL;
 }
 
+/* Connections that all find no token for one audience at once (a
+ * client's first burst) share one signature. */
+static void *same_aud_main(void *arg)
+{
+	struct asker *a = arg;
+	struct buf t = { 0 };
+	struct identity_claims cl;
+	char why[256];
+	if (identity_token_get(a->f->signer, AUD, T0 + 50, &t) < 0 || check(t.data, a->f->apub, AUD, T0 + 50, &cl, why) < 0)
+		a->failures++;
+	buf_free(&t);
+	return NULL;
+}
+
+static void test_one_signature_for_a_burst(void **state)
+{
+	(void)state;
+	struct fixture f;
+	pthread_t th[ASKERS];
+	struct asker as[ASKERS];
+	fixture_init(&f);
+	atomic_store(&writer_now, T0 + 50);
+	atomic_store(&writer_signed, 0);
+	for (int i = 0; i < ASKERS; i++) {
+		as[i] = (struct asker){ .f = &f, .index = i };
+		assert_int_equal(pthread_create(&th[i], NULL, same_aud_main, &as[i]), 0);
+	}
+	for (int i = 0; i < ASKERS; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(as[i].failures, 0);
+	}
+	assert_int_equal(atomic_load(&writer_signed), 1);
+	fixture_fini(&f);
+}
+
 static void test_concurrent_requests(void **state)
 {
 	(void)state;
@@ -707,6 +745,7 @@ int main(void)
 		cmocka_unit_test(test_signer_refuses),
 		cmocka_unit_test(test_signer_fails_closed),
 		cmocka_unit_test(test_concurrent_requests),
+		cmocka_unit_test(test_one_signature_for_a_burst),
 		cmocka_unit_test(test_tampered),
 		cmocka_unit_test(test_claims_must_match_the_certificate),
 		cmocka_unit_test(test_other_authority),
