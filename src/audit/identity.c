@@ -7,17 +7,22 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "audit/audit.h"
 #include "audit/json.h"
+#include "audit/signproto.h"
 #include "util/base64.h"
 #include "util/cleanup.h"
+#include "util/clock.h"
+#include "util/fiber.h"
 
 /* Decoded sizes: the header is the certificate escaped (at most six
  * bytes for one) plus a few members; the claims are short fields. */
@@ -40,7 +45,9 @@ struct cache_entry {
 };
 
 struct identity_signer {
-	uint8_t seed[IDENTITY_SEED_LEN];
+	int fd;            /* the channel to the writer, which holds the key (audit/signproto.h) */
+	atomic_bool busy;  /* an exchange on fd is under way */
+	uint32_t next_id;  /* the last request's id; under busy */
 	struct cert_info cert;
 	char iss[72];
 	struct buf header; /* the protected header, base64url: the same for every token */
@@ -147,28 +154,90 @@ static int cert_read(const char *text, size_t len, struct cert_info *ci, struct 
 
 /* ---- signing ---- */
 
-static int sign_raw(const uint8_t seed[IDENTITY_SEED_LEN], const void *msg, size_t len, uint8_t sig[AUDIT_SIG_LEN])
+/* The channel to the writer carries one exchange at a time: s->busy is
+ * taken by a fiber that then waits for its answer, and a fiber that finds
+ * it taken sleeps (giving its worker to the others) and tries again.
+ * WARNING: not a pthread mutex, which a fiber waiting here would hold
+ * while its worker's other fibers block on it (util/fiber.h). The rate is
+ * low: one signature per destination every half lifetime. */
+static int channel_take(struct identity_signer *s, int64_t deadline)
 {
-	/* The key is made from the seed for each signature and freed at
-	 * once (OpenSSL clears it): between signatures the only copy is our
-	 * seed, which a signal handler can wipe. Signatures are rare (one
-	 * per audience every half lifetime), so the derivation costs
-	 * nothing that matters. */
-	EVP_PKEY *pkey = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, seed, IDENTITY_SEED_LEN);
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
-	size_t slen = AUDIT_SIG_LEN;
-	int ok = pkey && md && EVP_DigestSignInit(md, NULL, NULL, NULL, pkey) > 0 &&
-		 EVP_DigestSign(md, sig, &slen, msg, len) > 0 && slen == AUDIT_SIG_LEN;
-	EVP_MD_CTX_free(md);
-	EVP_PKEY_free(pkey);
-	ERR_clear_error();
-	return ok ? 0 : -EIO;
+	while (atomic_exchange(&s->busy, true)) {
+		if (clock_mono_ns() >= deadline)
+			return -ETIMEDOUT;
+		fiber_sleep(1);
+	}
+	return 0;
 }
 
-int identity_signer_new(const uint8_t seed[IDENTITY_SEED_LEN], const char *cert, size_t cert_len,
-			const char *cert_sig_hex, struct identity_signer **out, struct error *err)
+static void channel_release(struct identity_signer *s)
 {
-	uint8_t sig[AUDIT_SIG_LEN], pub[AUDIT_PUB_LEN];
+	atomic_store(&s->busy, false);
+}
+
+/* One exchange, the channel taken: the signing input out, the signature
+ * back, checked. */
+static int sign_remote(struct identity_signer *s, const char *msg, size_t len, int64_t deadline,
+		       uint8_t sig[AUDIT_SIG_LEN])
+{
+	if (len > SIGNPROTO_INPUT_MAX)
+		return -E2BIG;
+	uint8_t *req = malloc(SIGNPROTO_HDR + len);
+	if (!req)
+		return -ENOMEM;
+	uint32_t id = ++s->next_id;
+	req[0] = SIGNPROTO_REQ_IDENTITY;
+	memcpy(req + 1, &id, 4);
+	memcpy(req + SIGNPROTO_HDR, msg, len);
+	int r = -EAGAIN;
+	while (r == -EAGAIN) {
+		int left = (int)((deadline - clock_mono_ns()) / 1000000);
+		if (send(s->fd, req, SIGNPROTO_HDR + len, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)(SIGNPROTO_HDR + len))
+			r = 0;
+		else if (errno != EAGAIN && errno != EINTR)
+			r = -errno; /* the writer is gone: EPIPE, ECONNRESET */
+		else if (left <= 0 || (errno == EAGAIN && fiber_wait(s->fd, POLLOUT, left) <= 0))
+			r = -ETIMEDOUT;
+	}
+	free(req);
+	uint8_t ans[SIGNPROTO_ANSWER_CAP + 1];
+	while (r == 0) {
+		int left = (int)((deadline - clock_mono_ns()) / 1000000);
+		ssize_t n = recv(s->fd, ans, sizeof(ans), MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+			if (left <= 0 || (errno == EAGAIN && fiber_wait(s->fd, POLLIN, left) <= 0))
+				r = -ETIMEDOUT;
+			continue;
+		}
+		if (n <= 0) {
+			r = n == 0 ? -EPIPE : -errno;
+			break;
+		}
+		uint32_t got = 0;
+		if (n >= SIGNPROTO_HDR)
+			memcpy(&got, ans + 1, 4);
+		if (n < SIGNPROTO_HDR || got != id)
+			continue; /* the answer to an exchange that timed out */
+		if (ans[0] == SIGNPROTO_ANS_SIG && n == SIGNPROTO_HDR + AUDIT_SIG_LEN)
+			memcpy(sig, ans + SIGNPROTO_HDR, AUDIT_SIG_LEN);
+		r = ans[0] == SIGNPROTO_ANS_SIG && n == SIGNPROTO_HDR + AUDIT_SIG_LEN ? 1 : -EPERM;
+	}
+	if (r < 0)
+		return r;
+	/* A writer that signed with another key would have the proxy send
+	 * tokens no verifier accepts: refused here, where it shows. */
+	return audit_sig_ok(s->cert.session_key, msg, len, sig) ? 0 : -EIO;
+}
+
+static int64_t deadline_from_now(void)
+{
+	return clock_mono_ns() + (int64_t)SIGNPROTO_TIMEOUT_MS * 1000000;
+}
+
+int identity_signer_new(int sign_fd, const char *cert, size_t cert_len, const char *cert_sig_hex,
+			struct identity_signer **out, struct error *err)
+{
+	uint8_t sig[AUDIT_SIG_LEN];
 	struct cert_info ci;
 	int r = cert_read(cert, cert_len, &ci, err);
 	if (r < 0)
@@ -176,55 +245,39 @@ int identity_signer_new(const uint8_t seed[IDENTITY_SEED_LEN], const char *cert,
 	if (!unhex(cert_sig_hex, strlen(cert_sig_hex), sig, sizeof(sig)) ||
 	    !audit_sig_ok(ci.authority, cert, cert_len, sig))
 		return error_set(err, EINVAL, "the session certificate's signature does not verify");
-	EVP_PKEY *pkey = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, seed, IDENTITY_SEED_LEN);
-	size_t plen = sizeof(pub);
-	bool same = pkey && EVP_PKEY_get_raw_public_key(pkey, pub, &plen) > 0 && plen == sizeof(pub) &&
-		    memcmp(pub, ci.session_key, sizeof(pub)) == 0;
-	EVP_PKEY_free(pkey);
-	ERR_clear_error();
-	if (!same)
-		return error_set(err, EINVAL, "the session key is not the one the certificate names");
-
 	struct identity_signer *s = calloc(1, sizeof(*s));
 	if (!s)
 		return error_set(err, ENOMEM, "out of memory");
-	memcpy(s->seed, seed, IDENTITY_SEED_LEN);
 	s->cert = ci;
 	iss_of(ci.authority, s->iss);
 	pthread_mutex_init(&s->lock, NULL);
-	struct buf h = { 0 };
-	r = buf_printf(&h, "{\"alg\":\"EdDSA\",\"typ\":\"" IDENTITY_TYP "\",\"kid\":\"%s\",\"airlock_cert\":",
-		       ci.session) ?:
-		buf_json_string(&h, cert, cert_len) ?: buf_printf(&h, ",\"airlock_cert_sig\":\"%s\"}", cert_sig_hex) ?:
-		base64url_encode((const uint8_t *)h.data, h.len, &s->header);
-	buf_free(&h);
+	atomic_init(&s->busy, false);
+	s->fd = -1;
+	r = signproto_header(ci.session, cert, cert_len, cert_sig_hex, &s->header);
 	if (r < 0) {
 		identity_signer_free(s);
 		return error_set(err, ENOMEM, "out of memory");
 	}
+	s->fd = sign_fd;
 	*out = s;
 	return 0;
-}
-
-void identity_signer_wipe(struct identity_signer *s)
-{
-	if (s)
-		explicit_bzero(s->seed, sizeof(s->seed));
 }
 
 void identity_signer_free(struct identity_signer *s)
 {
 	if (!s)
 		return;
-	identity_signer_wipe(s);
 	for (size_t i = 0; i < IDENTITY_CACHE; i++)
 		buf_free(&s->cache[i].token);
 	buf_free(&s->header);
+	if (s->fd >= 0)
+		close(s->fd);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
-int identity_token_sign(struct identity_signer *s, const char *aud, int64_t now, struct buf *out)
+/* identity_token_sign with the channel taken. */
+static int token_sign(struct identity_signer *s, const char *aud, int64_t now, int64_t deadline, struct buf *out)
 {
 	uint8_t rnd[16], sig[AUDIT_SIG_LEN];
 	char jti[33];
@@ -255,7 +308,7 @@ int identity_token_sign(struct identity_signer *s, const char *aud, int64_t now,
 		base64url_encode((const uint8_t *)claims.data, claims.len, out);
 	buf_free(&claims);
 	if (r == 0)
-		r = sign_raw(s->seed, out->data + start, out->len - start, sig);
+		r = sign_remote(s, out->data + start, out->len - start, deadline, sig);
 	if (r == 0)
 		r = buf_puts(out, ".") ?: base64url_encode(sig, sizeof(sig), out);
 	if (r < 0) {
@@ -266,32 +319,78 @@ int identity_token_sign(struct identity_signer *s, const char *aud, int64_t now,
 	return r;
 }
 
-int identity_token_get(struct identity_signer *s, const char *aud, int64_t now, struct buf *out)
+int identity_token_sign(struct identity_signer *s, const char *aud, int64_t now, struct buf *out)
+{
+	int64_t deadline = deadline_from_now();
+	int r = channel_take(s, deadline);
+	if (r < 0)
+		return r;
+	r = token_sign(s, aud, now, deadline, out);
+	channel_release(s);
+	return r;
+}
+
+/* The cache's entry for aud, or NULL; under s->lock. */
+static struct cache_entry *cached(struct identity_signer *s, const char *aud)
+{
+	for (size_t i = 0; i < IDENTITY_CACHE; i++)
+		if (s->cache[i].token.len && strcmp(s->cache[i].aud, aud) == 0)
+			return &s->cache[i];
+	return NULL;
+}
+
+/* The cached token for aud when it is fresh at now: appended to out, and
+ * true with *r the result. */
+static bool from_cache(struct identity_signer *s, const char *aud, int64_t now, struct buf *out, int *r)
 {
 	pthread_mutex_lock(&s->lock);
-	struct cache_entry *e = NULL;
-	for (size_t i = 0; i < IDENTITY_CACHE && !e; i++)
-		if (s->cache[i].token.len && strcmp(s->cache[i].aud, aud) == 0)
-			e = &s->cache[i];
-	int r = 0;
+	struct cache_entry *e = cached(s, aud);
 	/* Re-signed after half its lifetime, and when the clock went back. */
-	if (!e || now < e->iat || now - e->iat >= IDENTITY_LIFETIME / 2) {
-		if (!e) {
-			e = &s->cache[s->next];
-			s->next = (s->next + 1) % IDENTITY_CACHE;
-		}
-		buf_reset(&e->token);
-		e->aud[0] = '\0';
-		r = identity_token_sign(s, aud, now, &e->token);
-		if (r == 0) {
-			snprintf(e->aud, sizeof(e->aud), "%s", aud);
-			e->iat = now;
-		}
-	}
-	if (r == 0)
-		r = buf_append(out, e->token.data, e->token.len);
+	bool fresh = e && now >= e->iat && now - e->iat < IDENTITY_LIFETIME / 2;
+	if (fresh)
+		*r = buf_append(out, e->token.data, e->token.len);
 	pthread_mutex_unlock(&s->lock);
-	return r;
+	return fresh;
+}
+
+int identity_token_get(struct identity_signer *s, const char *aud, int64_t now, struct buf *out)
+{
+	int r = 0;
+	if (from_cache(s, aud, now, out, &r))
+		return r;
+	/* WARNING: s->lock is not held while the writer signs (a fiber
+	 * waits for it; util/fiber.h). The channel is: and once a fiber has
+	 * it, the cache is read again, so that the connections that all
+	 * found no token at once (a client's first burst) share the one
+	 * their first fiber had signed rather than each ask for another. */
+	int64_t deadline = deadline_from_now();
+	if ((r = channel_take(s, deadline)) < 0)
+		return r;
+	if (from_cache(s, aud, now, out, &r)) {
+		channel_release(s);
+		return r;
+	}
+	struct buf token = { 0 };
+	r = token_sign(s, aud, now, deadline, &token);
+	channel_release(s);
+	if (r == 0)
+		r = buf_append(out, token.data, token.len);
+	if (r < 0) {
+		buf_free(&token);
+		return r;
+	}
+	pthread_mutex_lock(&s->lock);
+	struct cache_entry *e = cached(s, aud);
+	if (!e) {
+		e = &s->cache[s->next];
+		s->next = (s->next + 1) % IDENTITY_CACHE;
+	}
+	buf_free(&e->token);
+	e->token = token;
+	snprintf(e->aud, sizeof(e->aud), "%s", aud);
+	e->iat = now;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
 }
 
 int identity_audience(const char *scheme, const char *host, uint16_t port, char out[IDENTITY_AUD_MAX + 1])

@@ -9,7 +9,9 @@
  * one, and `airlock identity verify TOKEN`.
  *
  * The token is a compact JWS (RFC 7515) signed with EdDSA (RFC 8037) by
- * the session key, the one that signs the session's audit log. Its
+ * the session key, the one that signs the session's audit log, which
+ * never leaves airlock-audit-writer: the proxy asks it for each signature
+ * (audit/signproto.h). Its
  * protected header carries the session certificate (the JSON text the
  * local authority signed, and that signature), so a verifier needs only
  * the authority's public key:
@@ -39,7 +41,6 @@
 
 #define IDENTITY_HEADER_NAME "Airlock-Identity"
 #define IDENTITY_TYP "airlock-id+jwt"
-#define IDENTITY_SEED_LEN 32
 #define IDENTITY_LIFETIME 300      /* seconds a token is valid */
 #define IDENTITY_MAX_LIFETIME 3600 /* the longest a verifier accepts */
 #define IDENTITY_SKEW 60           /* seconds of clock difference tolerated on iat */
@@ -50,31 +51,35 @@
 
 struct identity_signer;
 
-/* A signer from the session key's 32-byte seed and the session
- * certificate (cert: its JSON text, cert_sig: the authority's signature
- * in 128 hex digits). Refused when the certificate does not parse, its
- * signature does not verify with the authority it names, or the seed's
- * public key is not the certificate's session_key. The seed is copied;
- * the caller wipes its own. *out is the caller's, freed with
+/* A signer for the session certificate (cert: its JSON text, cert_sig:
+ * the authority's signature in 128 hex digits) whose signatures are made
+ * by airlock-audit-writer, which alone holds the session key: sign_fd is
+ * the proxy's end of the writer's signing channel (audit/signproto.h),
+ * the signer's on success, still the caller's on failure. Refused when
+ * the certificate does not parse or its signature does not verify with
+ * the authority it names. *out is the caller's, freed with
  * identity_signer_free. */
-int identity_signer_new(const uint8_t seed[IDENTITY_SEED_LEN], const char *cert, size_t cert_len,
-			const char *cert_sig_hex, struct identity_signer **out, struct error *err) WUR;
+int identity_signer_new(int sign_fd, const char *cert, size_t cert_len, const char *cert_sig_hex,
+			struct identity_signer **out, struct error *err) WUR;
 
-/* Wipe the seed: async-signal-safe (the proxy calls it on SIGTERM). */
-void identity_signer_wipe(struct identity_signer *s);
-
-/* Wipe and free; NULL is fine. */
+/* Close the channel and free; NULL is fine. */
 void identity_signer_free(struct identity_signer *s);
 
 /* Sign a new token for audience aud issued at now (epoch seconds), valid
  * for IDENTITY_LIFETIME seconds but never past the certificate's
- * not_after. Appends it to out. */
+ * not_after: the writer is asked to sign it, and the fiber waits for the
+ * answer (util/fiber.h; outside a fiber the thread blocks). Appends it to
+ * out. Fails closed: -EKEYEXPIRED when the certificate does not cover
+ * now; -EPIPE, -ECONNRESET or -ETIMEDOUT when the writer is gone or does
+ * not answer within SIGNPROTO_TIMEOUT_MS; -EPERM when it refused; -EIO
+ * when its signature is not the certified key's. */
 int identity_token_sign(struct identity_signer *s, const char *aud, int64_t now, struct buf *out) WUR;
 
 /* The token for aud at now, from a cache of IDENTITY_CACHE audiences: a
  * cached token is re-signed once half its lifetime has passed, so a
- * token handed out has at least half its lifetime left. Thread-safe.
- * Appends it to out. */
+ * token handed out has at least half its lifetime left. Thread-safe, and
+ * holds no lock while the writer signs. Appends it to out; fails as
+ * identity_token_sign. */
 int identity_token_get(struct identity_signer *s, const char *aud, int64_t now, struct buf *out) WUR;
 
 /* The destination as a token's audience: scheme://host[:port], the port

@@ -12,14 +12,15 @@
  *       EVENTS-FD and exits: the supervisor ends the run as it does when
  *       the writer dies. Answers "S" + session id on CONTROL-FD
  *       once the log is open, "E" + message when it cannot start; then,
- *       when IDENTITY is "identity", the session key for the egress
- *       proxy's identity header ("I", see identity_handoff).
+ *       when IDENTITY is "identity", the session certificate and the
+ *       egress proxy's end of the signing channel ("I", see
+ *       identity_handoff), on which it signs the proxy's identity tokens.
  *
- * This is the only process that holds the authority key, and the session
- * key's maker; it hands the session key on only for identity.header (to
- * the proxy, through the supervisor). It parses nothing from the sandbox
- * directly (events come from the supervisor, which also passes on the
- * proxy's records).
+ * This is the only process that holds the authority key and the session
+ * key; neither leaves it. It parses nothing from the sandbox directly
+ * (events come from the supervisor, which also passes on the proxy's
+ * records); the proxy's signing requests are checked against the one
+ * shape they may have (audit/signproto.h).
  *
  * Its own executable, apart from airlock-audit (the verifier and the
  * log's readers), so that it links neither libcrypto nor libyaml: every
@@ -36,14 +37,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "audit/signproto.h"
 #include "util/buf.h"
+#include "util/cleanup.h"
 #include "util/clock.h"
+
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_restrict_self 446
+#endif
 
 #define AUDIT_CHECKPOINT_RECORDS 1000
 #define AUDIT_CHECKPOINT_SECONDS 5
@@ -93,6 +107,10 @@ struct writer {
 	uint64_t max_size; /* audit.max_size */
 	struct buf cert;  /* the session certificate's JSON text */
 	char cert_sig[2 * AUDIT_SIG_LEN + 1]; /* the authority's signature over it */
+	uint8_t authority[AUDIT_PUB_LEN];     /* the key that made that signature */
+	int64_t not_after;                    /* the certificate's, epoch ms */
+	int sign_fd;                          /* identity.header: the signing channel, or -1 */
+	struct signproto_expect expect;       /* what an identity token it signs must say */
 	struct buf line;  /* scratch for one record */
 	struct buf batch; /* records of a burst, written together */
 };
@@ -169,6 +187,8 @@ static int session_start(struct writer *w, struct audit_key *authority, struct e
 	if (r == 0) {
 		hex(sig, sizeof(sig), sig_hex);
 		memcpy(w->cert_sig, sig_hex, sizeof(w->cert_sig));
+		memcpy(w->authority, apub, sizeof(apub));
+		w->not_after = t + CERT_VALID_MS;
 		r = buf_puts(&ev, "{\"kind\":\"session_start\",\"decision\":\"allow\",\"certificate\":") ?:
 			buf_json_string(&ev, cert.data, cert.len) ?:
 			buf_printf(&ev, ",\"certificate_sig\":\"%s\",\"authority\":\"%s\"}", sig_hex, apub_hex);
@@ -182,39 +202,203 @@ static int session_start(struct writer *w, struct audit_key *authority, struct e
 	return r;
 }
 
-/* identity.header: the session key's seed and the certificate go to the
- * supervisor, which forwards them to the egress proxy over the proxy's
- * control socket and wipes its copy ('I' seed(32) sig(128 hex) cert).
- *
- * Why this way: the proxy signs the identity header with the very key
- * that signs this log and that the certificate names, so a downstream
- * token and the log prove the same session. The control socket to the
- * supervisor already exists, is a socketpair (no path in any file
- * system), and both its ends live outside the sandbox, which was cloned
- * before this message is read, so no copy of the key is in the sandbox's
- * memory either. The alternatives were worse: a second key would need a
- * second certificate and leave the log and the header unlinked, and
- * passing the key through the environment or a file would let it leak
- * into /proc or onto disk. */
+/* identity.header: the proxy's identity tokens are signed with the
+ * session key, so that a token downstream and this log prove the same
+ * session; the key stays here and the proxy asks for each signature
+ * (audit/signproto.h), as OpenSSH's monitor signs for its unprivileged
+ * child. The channel is a socketpair made now, after the sandbox was
+ * cloned: the proxy's end goes to the supervisor with the certificate
+ * ('I' sig(128 hex) cert, the end attached), and from it to the proxy
+ * over the proxy's control socket; no path names it. */
 static int identity_handoff(struct writer *w, int control, struct error *err)
 {
-	size_t cap = 1 + 32 + 2 * AUDIT_SIG_LEN + w->cert.len;
-	uint8_t *msg = malloc(cap);
-	if (!msg)
-		return error_set(err, ENOMEM, "out of memory");
-	msg[0] = 'I';
-	int r = audit_key_seed(w->session_key, msg + 1);
-	if (r == 0) {
-		memcpy(msg + 33, w->cert_sig, 2 * AUDIT_SIG_LEN);
-		memcpy(msg + 33 + 2 * AUDIT_SIG_LEN, w->cert.data, w->cert.len);
-		if (send(control, msg, cap, MSG_NOSIGNAL) != (ssize_t)cap)
-			r = error_sys(err, errno, "cannot hand the session key to the supervisor");
-	} else {
-		r = error_set(err, EIO, "cannot read the session key's seed");
+	int sp[2];
+	int r = signproto_expect_init(&w->expect, w->cert.data, w->cert.len, w->cert_sig, w->s.agent, w->s.session_id,
+				      w->s.policy_sha256, w->s.boundary, w->authority, w->not_after);
+	if (r < 0)
+		return error_set(err, -r, "cannot describe the identity tokens to sign");
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return error_sys(err, errno, "socketpair");
+	struct buf msg = { 0 };
+	r = buf_puts(&msg, "I") ?: buf_append(&msg, w->cert_sig, 2 * AUDIT_SIG_LEN) ?:
+		buf_append(&msg, w->cert.data, w->cert.len);
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} cm = { 0 };
+	struct iovec iov = { .iov_base = msg.data, .iov_len = msg.len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b, .msg_controllen = sizeof(cm.b) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &sp[1], sizeof(int));
+	if (r < 0)
+		r = error_set(err, ENOMEM, "out of memory");
+	else if (sendmsg(control, &mh, MSG_NOSIGNAL) != (ssize_t)msg.len)
+		r = error_sys(err, errno, "cannot hand the signing channel to the supervisor");
+	buf_free(&msg);
+	close(sp[1]);
+	if (r < 0) {
+		close(sp[0]);
+		return r;
 	}
-	explicit_bzero(msg, cap);
-	free(msg);
+	w->sign_fd = sp[0];
+	return 0;
+}
+
+/* Answer the proxy's signing requests waiting on the channel, a few at a
+ * time so that the events are not kept waiting. The proxy gone (EOF, an
+ * error), the channel is closed and the proxy's later requests fail. */
+static void serve_signing(struct writer *w)
+{
+	uint8_t req[SIGNPROTO_REQ_MAX + 1], ans[SIGNPROTO_ANSWER_CAP];
+	for (int i = 0; i < 8 && w->sign_fd >= 0; i++) {
+		/* One more byte than a request may have: a longer one is
+		 * cut there, and refused for its length. */
+		ssize_t n = recv(w->sign_fd, req, sizeof(req), MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n <= 0) {
+			close(w->sign_fd);
+			w->sign_fd = -1;
+			return;
+		}
+		size_t m = signproto_answer(&w->expect, w->session_key, req, (size_t)n, time(NULL), ans);
+		if (m && send(w->sign_fd, ans, m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno != EAGAIN) {
+			close(w->sign_fd);
+			w->sign_fd = -1;
+		}
+	}
+}
+
+/* ---- the writer's own confinement ---- */
+
+/* Once every file it will use is open, the writer needs no path, no
+ * network and no other process. What it reads comes from processes that
+ * parse the agent's bytes (the events the supervisor forwards from the
+ * proxy and the MCP gateway, the proxy's signing requests): a writer
+ * taken over through them would hold both keys and the log. Landlock
+ * leaves it no file to open, make or remove, no TCP port and (ABI 6) no
+ * abstract socket or signal beyond itself; the seccomp allow-list leaves
+ * it the calls of its loop, and kills it for any other (the supervisor
+ * then ends the run). */
+#define LL_FS_ALL_V1 ((1ULL << 13) - 1)
+#define LL_FS_REFER (1ULL << 13)      /* ABI 2 */
+#define LL_FS_TRUNCATE (1ULL << 14)   /* ABI 3 */
+#define LL_FS_IOCTL_DEV (1ULL << 15)  /* ABI 5 */
+#define LL_NET_TCP 3ULL               /* ABI 4: bind and connect */
+#define LL_SCOPE_ALL 3ULL             /* ABI 6: abstract unix sockets, signals */
+
+static int landlock_self(void)
+{
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1 /* LANDLOCK_CREATE_RULESET_VERSION */);
+	if (abi < 1)
+		return 0; /* a kernel without Landlock: the allow-list still holds */
+	struct {
+		uint64_t fs, net, scoped;
+	} attr = { .fs = LL_FS_ALL_V1 };
+	size_t size = sizeof(uint64_t);
+	if (abi >= 2)
+		attr.fs |= LL_FS_REFER;
+	if (abi >= 3)
+		attr.fs |= LL_FS_TRUNCATE;
+	if (abi >= 4) {
+		attr.net = LL_NET_TCP;
+		size = 2 * sizeof(uint64_t);
+	}
+	if (abi >= 5)
+		attr.fs |= LL_FS_IOCTL_DEV;
+	if (abi >= 6) {
+		attr.scoped = LL_SCOPE_ALL;
+		size = sizeof(attr);
+	}
+	int fd = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+	if (fd < 0)
+		return -errno;
+	int r = syscall(SYS_landlock_restrict_self, fd, 0) < 0 ? -errno : 0;
+	close(fd);
 	return r;
+}
+
+#if defined(__x86_64__)
+#define WRITER_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define WRITER_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WRITER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define WRITER_ASAN 1
+#endif
+
+static int seccomp_self(void)
+{
+#if defined(WRITER_ARCH) && !defined(WRITER_ASAN)
+	/* WARNING: every call the loop, a checkpoint, the seal, the budget's
+	 * end and the error path make (libc's and libsodium's included)
+	 * must be here, or the writer dies at it. */
+	static const int allowed[] = {
+		SYS_read, SYS_write, SYS_writev, SYS_recvfrom, SYS_sendto, SYS_close, SYS_shutdown, SYS_fsync,
+		SYS_ppoll, SYS_clock_gettime, SYS_clock_nanosleep, SYS_nanosleep, SYS_dup3, SYS_prctl,
+		SYS_brk, SYS_mmap, SYS_munmap, SYS_mremap, SYS_madvise, SYS_mprotect, SYS_futex, SYS_getrandom,
+		SYS_newfstatat, SYS_rt_sigreturn, SYS_rt_sigprocmask, SYS_rt_sigaction, SYS_getpid, SYS_gettid,
+		SYS_tgkill, SYS_restart_syscall, SYS_exit, SYS_exit_group,
+#ifdef SYS_poll
+		SYS_poll,
+#endif
+#ifdef SYS_dup2
+		SYS_dup2,
+#endif
+#ifdef SYS_fstat
+		SYS_fstat,
+#endif
+#ifdef SYS_time
+		SYS_time,
+#endif
+#ifdef SYS_gettimeofday
+		SYS_gettimeofday,
+#endif
+	};
+	struct sock_filter prog[8 + 2 * ARRAY_SIZE(allowed)];
+	size_t n = 0;
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+	prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, WRITER_ARCH, 1, 0);
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+#if defined(__x86_64__)
+	/* x32 calls, numbered from 0x40000000 under the same arch. */
+	prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1);
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+#endif
+	for (size_t i = 0; i < ARRAY_SIZE(allowed); i++) {
+		prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)allowed[i], 0, 1);
+		prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	}
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+	struct sock_fprog fp = { .len = (unsigned short)n, .filter = prog };
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp) < 0 ? -errno : 0;
+#else
+	return 0;
+#endif
+}
+
+/* Both, after PR_SET_NO_NEW_PRIVS (which each needs). */
+static int confine(struct error *err)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return error_sys(err, errno, "PR_SET_NO_NEW_PRIVS");
+	int r = landlock_self();
+	if (r < 0)
+		return error_sys(err, -r, "cannot confine the audit writer with Landlock");
+	r = seccomp_self();
+	if (r < 0)
+		return error_sys(err, -r, "cannot confine the audit writer with seccomp");
+	return 0;
 }
 
 __attribute__((noreturn)) static void refuse(int control, const char *msg)
@@ -236,7 +420,7 @@ static int cmd_write(int argc, char **argv)
 	}
 	int control = atoi(argv[4]), events = atoi(argv[5]);
 	struct error err = { 0 };
-	struct writer w = { .chain = { .seq = 1 }, .max_size = strtoull(argv[11], NULL, 10) };
+	struct writer w = { .chain = { .seq = 1 }, .max_size = strtoull(argv[11], NULL, 10), .sign_fd = -1 };
 	if (w.max_size < 2 * AUDIT_BUDGET_RESERVE)
 		refuse(control, "the decision log's budget is too small");
 	memset(w.chain.prev, '0', 64);
@@ -276,6 +460,10 @@ static int cmd_write(int argc, char **argv)
 
 	struct sigaction sa = { .sa_handler = on_term };
 	sigaction(SIGTERM, &sa, NULL);
+	/* Opened now: no path can be opened once confined. */
+	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (confine(&err) < 0)
+		goto fatal;
 	w.last_checkpoint = time(NULL);
 	w.chain.batch = &w.batch;
 	struct buf in = { 0 };
@@ -296,17 +484,19 @@ static int cmd_write(int argc, char **argv)
 			time_t left = w.last_checkpoint + AUDIT_CHECKPOINT_SECONDS - time(NULL);
 			wait = left < 0 ? 0 : (int)left * 1000;
 		}
-		struct pollfd p = { .fd = events, .events = POLLIN };
+		struct pollfd p[2] = { { .fd = events, .events = POLLIN }, { .fd = w.sign_fd, .events = POLLIN } };
 		/* After a pause, only a look: what came during it is taken
 		 * without a wake-up; nothing came, and we wait again. */
-		int pr = poll(&p, 1, slept ? 0 : wait);
+		int pr = poll(p, 2, slept ? 0 : wait);
 		if (pr < 0 && errno != EINTR)
 			break;
+		if (pr > 0 && p[1].revents)
+			serve_signing(&w);
 		if (pr == 0 && slept) {
 			slept = false;
 			continue;
 		}
-		if (pr > 0) {
+		if (pr > 0 && p[0].revents) {
 			if (buf_reserve(&in, 65536) < 0)
 				break;
 			int64_t t = clock_mono_ns();
@@ -384,7 +574,6 @@ static int cmd_write(int argc, char **argv)
 	 * we outlive the supervisor for it, holding none of its caller's
 	 * descriptors, so that nobody waiting on those waits for the disk. */
 	prctl(PR_SET_PDEATHSIG, 0);
-	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	for (int fd = 0; fd <= 2 && devnull >= 0; fd++)
 		(void)dup2(devnull, fd);
 	(void)!send(events, "S", 1, MSG_NOSIGNAL);

@@ -1254,24 +1254,26 @@ static bool forward_scanned(struct conn *c, const struct http_request *req, stru
 /* identity.header: the signed Airlock-Identity header, for the
  * destination as its audience, at the end of head (built by
  * http_build_upstream_head, which always drops one the agent sent: the
- * agent cannot speak for the session). false only when out of memory;
- * when no token can be made (the certificate has expired) the request
- * goes without one, as it would with the feature off. */
-static bool add_identity(const struct conn *c, const char *host, uint16_t port, struct buf *head)
+ * agent cannot speak for the session). When the certificate has expired
+ * the request goes without one, as it would with the feature off (0).
+ * Any other failure (out of memory, the audit writer gone, refusing or
+ * not answering) is returned, and the request is not sent: it fails
+ * closed rather than go unsigned. */
+static int add_identity(const struct conn *c, const char *host, uint16_t port, struct buf *head)
 {
 	char aud[IDENTITY_AUD_MAX + 1];
 	if (!cfg->identity || head->len < 4 || identity_audience(c->cssl ? "https" : "http", host, port, aud) < 0)
-		return true;
+		return 0;
 	size_t end = head->len;
 	head->len -= 2; /* before the empty line */
 	int r = buf_puts(head, IDENTITY_HEADER_NAME ": ");
-	if (r == 0 && (r = identity_token_get(cfg->identity, aud, time(NULL), head)) < 0 && r != -ENOMEM) {
+	if (r == 0 && (r = identity_token_get(cfg->identity, aud, time(NULL), head)) == -EKEYEXPIRED) {
 		memcpy(head->data + end - 2, "\r\n", 2);
 		head->len = end;
 		head->data[end] = '\0';
-		return true;
+		return 0;
 	}
-	return r == 0 && buf_puts(head, "\r\n\r\n") == 0;
+	return r ?: buf_puts(head, "\r\n\r\n");
 }
 
 /* An MCP exchange's view of the connection and the request. */
@@ -1695,8 +1697,10 @@ static bool handle_request(struct conn *c, struct http_request *req)
 	}
 
 	struct buf head = { 0 };
+	int unsigned_id = 0;
 	bool ok = http_build_upstream_head(req, req->upgrade_websocket, &head) == 0 &&
-		  (!mx || mcp_http_fix_head(&head, body.len > 0, body.len) == 0) && add_identity(c, host, port, &head) && io_write(c->ufd, c->ussl, head.data, head.len) &&
+		  (!mx || mcp_http_fix_head(&head, body.len > 0, body.len) == 0) &&
+		  (unsigned_id = add_identity(c, host, port, &head)) == 0 && io_write(c->ufd, c->ussl, head.data, head.len) &&
 		  (!body.len || io_write(c->ufd, c->ussl, body.data, body.len));
 	rec.up = head.len + body.len;
 	bool answered_early = false;
@@ -1715,9 +1719,14 @@ static bool handle_request(struct conn *c, struct http_request *req)
 	buf_free(&head);
 	buf_free(&side);
 	if (!ok) {
-		answer(c, 502, "bad gateway", "the upstream connection failed");
+		answer(c, 502, "bad gateway",
+		       unsigned_id ? "the identity header could not be signed" : "the upstream connection failed");
 		upstream_close(c);
-		if (!rec.observed) {
+		if (unsigned_id) {
+			rec.reason = "identity.header: the audit writer did not sign the Airlock-Identity header";
+			rec.decision = "deny";
+			rec.observed = false;
+		} else if (!rec.observed) {
 			rec.reason = "upstream write failed";
 			rec.decision = injected ? "modify" : "allow";
 		}
@@ -2365,8 +2374,6 @@ static void wipe_and_exit(int sig)
 	for (size_t i = 0; b && i < b->n; i++)
 		if (b->v[i].secret)
 			explicit_bzero(b->v[i].secret, b->v[i].secret_len);
-	if (cfg)
-		identity_signer_wipe(cfg->identity);
 	_exit(0);
 }
 

@@ -7,9 +7,9 @@
  * serves the listening socket created inside the sandbox's network
  * namespace. Every request is decided by the policy; every decision is
  * sent as one JSON line on records_fd to the supervisor, which logs it.
- * The proxy holds no file of the supervisor's, and no signing key unless
- * identity.header is on (then the session key, to sign the
- * Airlock-Identity header); it drops to an unprivileged uid before it
+ * The proxy holds no file of the supervisor's and no signing key: with
+ * identity.header the audit writer signs the Airlock-Identity header for
+ * it (audit/signproto.h). It drops to an unprivileged uid before it
  * reads a byte from the sandbox.
  */
 
@@ -69,7 +69,7 @@ struct proxy_config {
 	struct dlp *dlp;               /* secrets to refuse sending out; may be NULL */
 	struct broker *broker;         /* credentials to swap in where bound; may be NULL */
 	struct tls_ca *ca;             /* the session CA, when some endpoint intercepts */
-	struct identity_signer *identity; /* identity.header: signs Airlock-Identity; else NULL */
+	struct identity_signer *identity; /* identity.header: has Airlock-Identity signed; else NULL */
 	bool observe;                  /* sandbox.mode: observe: record what the policy would deny, let it through */
 	int step_up_fd;                /* listening control socket for MCP step-up over HTTP, or -1 */
 	const char *step_up_path;      /* its path, for the prompt */

@@ -12,8 +12,9 @@
  * its (the supervisor's) environment with the leak scanner, makes the
  * session CA when an endpoint intercepts TLS and sends its certificate on
  * CONTROL-FD ("C" + PEM, or "N"; "E" + message on failure), then waits
- * there for the credentials ('K'), the session key for the identity
- * header ('I', with identity.header) and the listening socket
+ * there for the credentials ('K'), the session certificate and a channel
+ * to the audit writer, which signs the identity header ('I', with
+ * identity.header), and the listening socket
  * (SCM_RIGHTS), and serves it.
  */
 #include <ctype.h>
@@ -160,19 +161,17 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (buf[0] == 'I') {
-			/* The session key and certificate (auditlog.h's 'I'
-			 * message), once: identity_signer_new checks that the
-			 * key is the one the certificate names. */
+			/* The session certificate and the channel to the
+			 * writer, which signs for us (auditlog.h's 'I'
+			 * message), once. */
 			char sig[2 * 64 + 1];
-			if (identity || n < 1 + IDENTITY_SEED_LEN + 128 + 2)
+			if (identity || fds[0] < 0 || n < 1 + 128 + 2)
 				_exit(1);
-			memcpy(sig, buf + 1 + IDENTITY_SEED_LEN, 128);
+			memcpy(sig, buf + 1, 128);
 			sig[128] = '\0';
-			const char *cert = buf + 1 + IDENTITY_SEED_LEN + 128;
-			if (identity_signer_new((const uint8_t *)buf + 1, cert, (size_t)(buf + n - cert), sig, &identity,
-						&err) < 0)
+			const char *cert = buf + 1 + 128;
+			if (identity_signer_new(fds[0], cert, (size_t)(buf + n - cert), sig, &identity, &err) < 0)
 				refuse(control, err.msg);
-			explicit_bzero(buf, cap);
 			continue;
 		}
 		const char *name = buf + 1;

@@ -110,18 +110,22 @@ int auditlog_ready(struct auditlog *a, struct error *err)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	if (n > 1 && msg[0] == 'S' && a->want_identity) {
-		/* The session key for the proxy's identity header: held only
-		 * until egress_identity has sent it on. */
+		/* The certificate and the signing channel for the proxy's
+		 * identity header: held only until egress_identity has sent
+		 * them on. */
 		a->identity = malloc(AUDITLOG_IDENTITY_MAX + 1);
 		int k = a->identity ? proto_recv(a->control, (char *)a->identity, AUDITLOG_IDENTITY_MAX + 1, fds) : -1;
-		for (int i = 0; k >= 0 && i < PROTO_MAX_FDS; i++)
-			if (fds[i] >= 0)
+		for (int i = 0; k >= 0 && i < PROTO_MAX_FDS; i++) {
+			if (i == 0)
+				a->sign_fd = fds[0];
+			else if (fds[i] >= 0)
 				close(fds[i]);
-		if (k < 1 + 32 + 128 + 2 || a->identity[0] != 'I') {
-			auditlog_identity_wipe(a);
+		}
+		if (k < 1 + 128 + 2 || a->identity[0] != 'I' || a->sign_fd < 0) {
+			auditlog_identity_close(a);
 			close(a->control);
 			a->control = -1;
-			return error_set(err, EIO, "the audit writer did not hand over the session key for identity.header");
+			return error_set(err, EIO, "the audit writer did not hand over its signing channel for identity.header");
 		}
 		a->identity_len = (size_t)k;
 	}
@@ -139,13 +143,14 @@ int auditlog_ready(struct auditlog *a, struct error *err)
 	return 0;
 }
 
-void auditlog_identity_wipe(struct auditlog *a)
+void auditlog_identity_close(struct auditlog *a)
 {
-	if (a->identity)
-		explicit_bzero(a->identity, AUDITLOG_IDENTITY_MAX + 1);
 	free(a->identity);
 	a->identity = NULL;
 	a->identity_len = 0;
+	if (a->sign_fd >= 0)
+		close(a->sign_fd);
+	a->sign_fd = -1;
 }
 
 static bool send_all(struct auditlog *a, const char *line, size_t len)
@@ -351,14 +356,14 @@ void auditlog_end(struct auditlog *a, int exit_status)
 {
 	if (a->pid <= 0 || a->control >= 0 || a->events < 0 || a->ending)
 		return;
-	auditlog_identity_wipe(a);
+	auditlog_identity_close(a);
 	flush_repeats(a);
 	send_end(a, exit_status);
 }
 
 int auditlog_finish(struct auditlog *a, int exit_status, struct error *err)
 {
-	auditlog_identity_wipe(a);
+	auditlog_identity_close(a);
 	if (!a->ending)
 		flush_repeats(a);
 	if (a->pid <= 0) {

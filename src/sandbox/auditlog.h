@@ -45,17 +45,19 @@ struct auditlog {
 	struct buf out;        /* a batch as it goes to the writer */
 	char session[37];
 	char path[4096];       /* the session's log */
-	bool want_identity;    /* identity.header: the writer hands over the session key */
-	uint8_t *identity;     /* its 'I' message until the proxy has it, or NULL; wiped */
+	bool want_identity;    /* identity.header: the writer hands over a signing channel */
+	uint8_t *identity;     /* its 'I' message until the proxy has it, or NULL */
 	size_t identity_len;
+	int sign_fd;           /* the proxy's end of the writer's signing channel until the proxy has it, or -1 */
 };
 
-/* The 'I' message: 'I', the session key's seed (32 bytes), the
- * certificate's signature (128 hex digits), the certificate's JSON text
- * (at most 2048 bytes, IDENTITY_CERT_MAX). */
-#define AUDITLOG_IDENTITY_MAX (1 + 32 + 128 + 2048)
+/* The 'I' message: 'I', the certificate's signature (128 hex digits), the
+ * certificate's JSON text (at most 2048 bytes, IDENTITY_CERT_MAX), and
+ * attached the proxy's end of the writer's signing channel
+ * (audit/signproto.h). No key: the session key never leaves the writer. */
+#define AUDITLOG_IDENTITY_MAX (1 + 128 + 2048)
 
-#define AUDITLOG_INIT { .control = -1, .events = -1 }
+#define AUDITLOG_INIT { .control = -1, .events = -1, .sign_fd = -1 }
 
 /* Where the local authority key lives: authority.key in airlock's state
  * directory (util/statedir.h). 0, or a negative errno with err set when
@@ -76,11 +78,13 @@ int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a
 
 /* Wait for the writer's answer: the log is open and its first record
  * (the session certificate) written. With identity.header, also take the
- * session key and certificate for the proxy into a->identity. */
+ * certificate and the signing channel for the proxy into a->identity and
+ * a->sign_fd. */
 int auditlog_ready(struct auditlog *a, struct error *err) WUR;
 
-/* Wipe and free the identity message, if any. */
-void auditlog_identity_wipe(struct auditlog *a);
+/* Free the identity message and close the signing channel's end, if
+ * any. */
+void auditlog_identity_close(struct auditlog *a);
 
 /* Decisions: whole lines, each a flat JSON object with its newline, in
  * order. false when the writer is gone. A denial identical to one sent

@@ -172,13 +172,12 @@ int egress_identity(struct egress *e, struct auditlog *a, struct error *err)
 {
 	if (!a->identity)
 		return 0;
-	int r = 0;
-	/* Like a credential: over the control socket, never through the
-	 * sandbox, and our copy wiped as soon as it is sent. */
-	if (e->control < 0 || send(e->control, a->identity, a->identity_len, MSG_NOSIGNAL) != (ssize_t)a->identity_len)
-		r = error_sys(err, e->control < 0 ? EPIPE : errno, "cannot hand the session key to the egress proxy");
-	auditlog_identity_wipe(a);
-	return r;
+	/* Over the control socket, never through the sandbox; our end of
+	 * the channel is closed once sent, so that only the proxy can ask
+	 * the writer to sign. */
+	int r = e->control < 0 ? -EPIPE : proto_send(e->control, a->identity, a->identity_len, &a->sign_fd, 1);
+	auditlog_identity_close(a);
+	return r < 0 ? error_sys(err, -r, "cannot hand the egress proxy its channel to the audit writer") : 0;
 }
 
 int egress_start(struct egress *e, const int fds[3], struct error *err)

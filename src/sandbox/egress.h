@@ -39,9 +39,9 @@ struct egress {
 int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct egress *e,
 		   struct error *err) WUR;
 
-/* identity.header: send the session key and certificate the audit writer
- * handed over (a->identity) to the proxy, then wipe them. Before
- * egress_start. Nothing to do without them. */
+/* identity.header: send the certificate and the signing channel the
+ * audit writer handed over (a->identity, a->sign_fd) to the proxy, then
+ * drop our copies. Before egress_start. Nothing to do without them. */
 int egress_identity(struct egress *e, struct auditlog *a, struct error *err) WUR;
 
 /* Hand the proxy its sockets from inside the sandbox: fds[0] the

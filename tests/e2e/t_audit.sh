@@ -275,6 +275,35 @@ test_audit_writer_sleeps_through_a_quiet_run() {
 	[ "$(grep -c '"kind":"checkpoint"' "$log")" -ge 1 ] || fail "no timed checkpoint: $(cat "$log")"
 }
 
+# The writer confines itself once its log is open (audit/writer.c,
+# confine): no new privileges, Landlock (which /proc does not show) and a
+# seccomp allow-list that kills it for any other call. The neighbours:
+# what it does after that (the command's records, the seal, the log's
+# fsync) all still works, and the log verifies. A sanitized build's
+# writer goes without the allow-list (its runtime's calls are not ours).
+test_audit_writer_confines_itself() {
+	mkdir -p "$T/audit"
+	printf 'version: 1\nsandbox:\n  workspace_mode: direct\n' >"$T/direct.yaml"
+	(cd "$WS" && HOME="$E2E_HOME" exec "$AIRLOCK" run --policy "$T/direct.yaml" --audit "$T/audit" -- \
+		/bin/sh -c ': >started; while [ ! -e release ]; do sleep 0.1; done; touch /usr/airlock-e2e-late 2>/dev/null; : >done') \
+		>"$T/c.out" 2>"$T/c.err" </dev/null &
+	local apid=$! writer status log
+	wait_for 20 test -e "$WS/started" || fail "the command did not start"
+	writer=$(pgrep -P "$apid" -f airlock-audit-writer) || fail "no audit writer under $apid"
+	status=$(cat "/proc/$writer/status")
+	touch "$WS/release"
+	wait "$apid" || fail "the run: $(cat "$T/c.err")"
+	assert_match "$status" '^NoNewPrivs:[[:space:]]+1$' "the writer set no_new_privs"
+	[ -n "${ASAN_OPTIONS:-}" ] ||
+		assert_match "$status" '^Seccomp:[[:space:]]+2$' "the writer runs under a seccomp filter"
+	assert_file "$WS/done" "the command ran to its end"
+	log=$(ls "$T"/audit/*.jsonl) || fail "no log"
+	verify "$log"
+	assert_eq 0 "$VRC" "the confined writer's log verifies, sealed: $VOUT"
+	assert_contains "$(cat "$log")" "/usr/airlock-e2e-late" "the refusal after confinement is recorded"
+	assert_contains "$(cat "$log")" '"kind":"seal"' "and the seal"
+}
+
 test_audit_from_the_policy_with_the_agents_name() {
 	printf 'version: 1\nidentity: {agent: "nightly-refactor-bot"}\naudit: {dir: %s}\n' "$T/plog" >"$T/p.yaml"
 	al --policy "$T/p.yaml" -- /bin/true

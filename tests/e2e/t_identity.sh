@@ -200,3 +200,83 @@ credentials:
 	assert_eq 0 "$VRC" "the brokered request's token verifies: $VOUT"
 	assert_match "$VOUT" 'agent +e2e-bot' "naming the agent"
 }
+
+# The processes below PID, one a line.
+id_descendants() {
+	local c
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		echo "$c"
+		id_descendants "$c"
+	done
+}
+
+# The session key never leaves the audit writer: the proxy asks it for
+# each signature (docs/audit.md, "How the proxy gets its tokens signed").
+# While a session with identity.header runs, the key's seed, found in the
+# writer's memory (the neighbour: the search finds it where it is), is
+# neither in the proxy's memory or environment nor in the supervisor's;
+# and the tokens the proxy sends before and after still verify.
+test_identity_key_stays_in_the_writer() {
+	[ -r "/proc/$$/task/$$/children" ] || skip "no /proc/PID/task/TID/children on this kernel"
+	python3 -c 'import cryptography' 2>/dev/null || skip "python3-cryptography is not installed"
+	start_servers
+	write_client
+	mkdir -p "$T/audit"
+	# Host and sandbox signal each other through the workspace.
+	NET_FS=$'sandbox:\n  workspace_mode: direct' id_policy true >"$T/policy.yaml"
+	local n=$((++E2E_RUN)) sup i d proxy="" writer="" scan=""
+	LAST_CMD="airlock run --policy $T/policy.yaml -- (fetch, wait, fetch)"
+	(cd "$WS" && exec env HOME="$E2E_HOME" timeout -k 5 "$E2E_TIMEOUT" "$AIRLOCK" run --policy "$T/policy.yaml" -- \
+		/bin/sh -c "python3 ./fetch.py GET http://api.test:$HP/public/a; echo >started; while [ ! -e release ]; do sleep 0.1; done; python3 ./fetch.py GET https://secure.test:$SP/ok/b" \
+		>"$T/run$n.out" 2>"$T/run$n.err" </dev/null) &
+	sup=$!
+	for i in $(seq 1 300); do
+		[ -e "$WS/started" ] && break
+		kill -0 "$sup" 2>/dev/null || break
+		sleep 0.1
+	done
+	if [ ! -e "$WS/started" ]; then
+		wait "$sup"
+		fail "the run did not start: $(cat "$T/run$n.err")"
+	fi
+	local airlock_pid
+	airlock_pid=$(cat /proc/"$sup"/task/*/children 2>/dev/null | head -n1)
+	for d in $(id_descendants "$sup"); do
+		case "$(cat /proc/"$d"/comm 2>/dev/null)" in
+		airlock-proxy) proxy=$d ;;
+		airlock-audit-w*) writer=$d ;;
+		esac
+	done
+	local pub
+	pub=$(python3 -c '
+import re, sys
+m = re.search(r"session_key\\*\"\s*:\s*\\*\"([0-9a-f]{64})", open(sys.argv[1]).readline())
+print(m.group(1) if m else "")' "$(ls "$T"/audit/*.jsonl)")
+	if [ -n "$proxy" ] && [ -n "$writer" ] && [ -n "$pub" ]; then
+		scan=$(python3 "$here/keyscan.py" "$pub" "$writer" "$proxy" $airlock_pid 2>&1)
+		scan="$scan (rc $?)"
+	fi
+	touch "$WS/release"
+	wait "$sup"
+	RC=$?
+	OUT=$(cat "$T/run$n.out")
+	ERR=$(cat "$T/run$n.err")
+	assert_rc 0 "the session"
+	[ -n "$proxy" ] || fail "no airlock-proxy found below the run$(e2e_last_run)"
+	[ -n "$writer" ] || fail "no airlock-audit-writer found below the run$(e2e_last_run)"
+	[ -n "$pub" ] || fail "no session key in the log's certificate$(e2e_last_run)"
+	# The tokens, signed by the writer before and after the scan, verify.
+	authority_pub
+	SESSION=$(basename "$(ls "$T"/audit/*.jsonl)" .jsonl)
+	idverify "$(received_token 1)" --authority "$T/authority.pub" --audience "http://api.test:$HP"
+	assert_eq 0 "$VRC" "the plain request's token verifies: $VOUT"
+	assert_match "$VOUT" "session +$SESSION" "for the audit log's session"
+	idverify "$(received_token 2)" --authority "$T/authority.pub" --audience "https://secure.test:$SP"
+	assert_eq 0 "$VRC" "the intercepted request's token verifies: $VOUT"
+	case "$scan" in
+	*"(rc 3)") skip "the proxy's memory is readable by root only (tokens checked)" ;;
+	esac
+	assert_contains "$scan" "seed found" "the search finds the key in the writer's memory: $scan"
+	assert_contains "$scan" "$proxy airlock-proxy absent" "the proxy holds no copy of the session key: $scan"
+	assert_no_match "$scan" '^[0-9]+ .* found$' "no process but the writer holds the session key: $scan"
+}

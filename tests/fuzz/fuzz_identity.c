@@ -4,13 +4,16 @@
  * which `airlock identity verify` runs on tokens from anyone, and for the
  * strict base64url decoder under it.
  *
- * The first byte picks what the rest is:
+ * The first byte picks what the rest is (below 0xf0, modulo 3):
  *   0  a whole token;
  *   1  the claims' JSON, in a token whose header is genuine and whose
  *      signature by the session key is right, so that mutations reach
  *      the claims' checks past the signature;
  *   2  the protected header's JSON, with genuine claims, signed the same
- *      way: mutations reach the certificate's parser and its checks.
+ *      way: mutations reach the certificate's parser and its checks;
+ *   0xf0 and up: the claims' JSON in a signing input the proxy asks the
+ *      audit writer to sign (audit/signproto.c), after the genuine
+ *      header: what the writer accepts, signed, must verify.
  * Keys and certificate are fixed (made once from constant seeds).
  *
  * Besides crashes and sanitizer reports it checks that verification
@@ -29,6 +32,7 @@
 
 #include "audit/audit.h"
 #include "audit/identity.h"
+#include "audit/signproto.h"
 #include "util/base64.h"
 #include "util/buf.h"
 
@@ -44,9 +48,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define T0 1800000000LL
 
+#define SESSION "0190b5a2-7c1e-7abc-8def-0123456789ab"
+
 static uint8_t apub[32];
 static uint8_t session_seed[32];
 static struct buf header_b64, claims_b64;
+static struct signproto_expect expect;
 
 static EVP_PKEY *key_of(const uint8_t seed[32])
 {
@@ -90,23 +97,48 @@ static void init(void)
 	hexs(spub, 32, sh);
 	struct buf cert = { 0 };
 	CHECK(buf_printf(&cert,
-			 "{\"agent\":\"fuzz-agent\",\"session\":\"0190b5a2-7c1e-7abc-8def-0123456789ab\","
+			 "{\"agent\":\"fuzz-agent\",\"session\":\"" SESSION "\","
 			 "\"boundary\":\"process\",\"policy_sha256\":\"none\",\"host\":\"fuzzhost\",\"not_before\":%lld,"
 			 "\"not_after\":%lld,\"session_key\":\"%s\",\"authority\":\"%s\"}",
 			 T0 * 1000, (T0 + 86400) * 1000, sh, ah) == 0);
 	sign(aseed, cert.data, cert.len, sig);
 	hexs(sig, 64, sigh);
-	struct identity_signer *signer;
-	struct error err = { 0 };
-	CHECK(identity_signer_new(session_seed, cert.data, cert.len, sigh, &signer, &err) == 0);
-	struct buf tok = { 0 };
-	CHECK(identity_token_sign(signer, "https://a.example", T0 + 10, &tok) == 0);
-	char *dot1 = strchr(tok.data, '.'), *dot2 = strchr(dot1 + 1, '.');
-	CHECK(buf_append(&header_b64, tok.data, (size_t)(dot1 - tok.data)) == 0);
-	CHECK(buf_append(&claims_b64, dot1 + 1, (size_t)(dot2 - dot1 - 1)) == 0);
-	identity_signer_free(signer);
-	buf_free(&tok);
+	CHECK(signproto_expect_init(&expect, cert.data, cert.len, sigh, "fuzz-agent", SESSION, "none", "process", apub,
+				    (T0 + 86400) * 1000) == 0);
+	CHECK(buf_append(&header_b64, expect.header.data, expect.header.len) == 0);
+	struct buf claims = { 0 };
+	CHECK(buf_printf(&claims,
+			 "{\"iss\":\"%s\",\"sub\":\"fuzz-agent\",\"sid\":\"" SESSION "\",\"aud\":\"https://a.example\","
+			 "\"iat\":%lld,\"exp\":%lld,\"jti\":\"00112233445566778899aabbccddeeff\",\"policy_sha256\":\"none\","
+			 "\"boundary\":\"process\"}",
+			 expect.iss, T0 + 10, T0 + 310) == 0);
+	CHECK(base64url_encode((const uint8_t *)claims.data, claims.len, &claims_b64) == 0);
+	buf_free(&claims);
 	buf_free(&cert);
+}
+
+/* What the audit writer agrees to sign for the proxy: claims after the
+ * genuine header. Anything it accepts, once signed, is a token that
+ * verifies (it signs nothing a verifier would refuse), and it refuses
+ * with -EPERM and a reason. */
+static void check_sign_request(const uint8_t *body, size_t n)
+{
+	struct buf t = { 0 };
+	struct error err = { 0 };
+	CHECK(buf_append(&t, header_b64.data, header_b64.len) == 0 && buf_puts(&t, ".") == 0 &&
+	      base64url_encode(body, n, &t) == 0);
+	int r = signproto_input_check(&expect, t.data, t.len, T0 + 10, &err);
+	CHECK(r == 0 || r == -EPERM);
+	if (r < 0) {
+		CHECK(err.msg[0] != '\0');
+	} else {
+		uint8_t sig[64];
+		struct identity_claims c;
+		sign(session_seed, t.data, t.len, sig);
+		CHECK(buf_puts(&t, ".") == 0 && base64url_encode(sig, sizeof(sig), &t) == 0);
+		CHECK(identity_token_verify(t.data, t.len, apub, NULL, T0 + 10, &c, &err) == 0);
+	}
+	buf_free(&t);
 }
 
 static void check_verify(const char *tok, size_t len)
@@ -178,6 +210,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *rest = malloc(n ? n : 1);
 	CHECK(rest);
 	memcpy(rest, data + 1, n);
+	if (data[0] >= 0xf0) {
+		check_sign_request((const uint8_t *)rest, n);
+		free(rest);
+		return 0;
+	}
 	switch (data[0] % 3) {
 	case 0:
 		check_verify(rest, n);

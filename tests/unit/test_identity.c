@@ -2,7 +2,8 @@
 /*
  * Unit tests for the identity assertion (audit/identity.c): base64url, the
  * audience, tokens signed with real Ed25519 keys and a certificate built
- * as airlock-audit builds it, and the verifier. Every refusal is checked
+ * as airlock-audit builds it, signed through the writer's signing channel
+ * (audit/signproto.h) served by a thread, and the verifier. Every refusal is checked
  * next to the token it was made from, which verifies: a good token; each
  * claim and header member changed; tokens whose signature is right but
  * whose claims disagree with their certificate; another authority;
@@ -11,18 +12,23 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "audit/audit.h"
 #include "audit/identity.h"
+#include "audit/signproto.h"
 #include "util/base64.h"
 #include "util/buf.h"
 
@@ -37,15 +43,52 @@ static void hex(const uint8_t *b, size_t n, char *out)
 		snprintf(out + 2 * i, 3, "%02x", b[i]);
 }
 
+/* The writer's side of the signing channel, in a thread: answers as
+ * airlock-audit-writer does (signproto_answer), its clock at writer_now,
+ * with key. */
+static _Atomic int64_t writer_now;
+static atomic_int writer_signed; /* requests it answered with a signature */
+
 /* A session as the writer makes one: an authority, a session key, the
- * certificate the authority signed, and a signer for it. */
+ * certificate the authority signed, the writer's end of the signing
+ * channel served by a thread, and a signer for the proxy's end. */
 struct fixture {
 	struct audit_key *authority, *session_key;
-	uint8_t apub[AUDIT_PUB_LEN], seed[IDENTITY_SEED_LEN];
+	const struct audit_key *writer_key; /* what the writer signs with: the session key */
+	uint8_t apub[AUDIT_PUB_LEN];
 	struct buf cert;
 	char cert_sig[2 * AUDIT_SIG_LEN + 1];
+	struct signproto_expect expect;
+	int wfd; /* the writer's end, or -1 */
+	pthread_t writer;
 	struct identity_signer *signer;
 };
+
+static void *writer_main(void *arg)
+{
+	struct fixture *f = arg;
+	uint8_t req[SIGNPROTO_REQ_MAX + 1], ans[SIGNPROTO_ANSWER_CAP];
+	ssize_t n;
+	while ((n = recv(f->wfd, req, sizeof(req), 0)) > 0) {
+		size_t m = signproto_answer(&f->expect, f->writer_key, req, (size_t)n, atomic_load(&writer_now), ans);
+		if (m && ans[0] == SIGNPROTO_ANS_SIG)
+			atomic_fetch_add(&writer_signed, 1);
+		if (m && send(f->wfd, ans, m, MSG_NOSIGNAL) < 0)
+			break;
+	}
+	return NULL;
+}
+
+/* The writer gone: its end shut, its thread joined. */
+static void writer_stop(struct fixture *f)
+{
+	if (f->wfd < 0)
+		return;
+	shutdown(f->wfd, SHUT_RDWR);
+	pthread_join(f->writer, NULL);
+	close(f->wfd);
+	f->wfd = -1;
+}
 
 static void make_cert(struct fixture *f, const char *agent)
 {
@@ -70,17 +113,26 @@ static void make_cert(struct fixture *f, const char *agent)
 static void fixture_init(struct fixture *f)
 {
 	struct error err = { 0 };
+	int sp[2];
 	memset(f, 0, sizeof(*f));
 	assert_int_equal(audit_key_generate(&f->authority, &err), 0);
 	assert_int_equal(audit_key_generate(&f->session_key, &err), 0);
 	audit_key_public(f->authority, f->apub);
-	assert_int_equal(audit_key_seed(f->session_key, f->seed), 0);
 	make_cert(f, "test-agent");
-	assert_int_equal(identity_signer_new(f->seed, f->cert.data, f->cert.len, f->cert_sig, &f->signer, &err), 0);
+	assert_int_equal(signproto_expect_init(&f->expect, f->cert.data, f->cert.len, f->cert_sig, "test-agent", SESSION,
+					       POLICY_SHA, "process", f->apub, (T0 + 86400) * 1000),
+			 0);
+	f->writer_key = f->session_key;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	f->wfd = sp[1];
+	assert_int_equal(pthread_create(&f->writer, NULL, writer_main, f), 0);
+	assert_int_equal(identity_signer_new(sp[0], f->cert.data, f->cert.len, f->cert_sig, &f->signer, &err), 0);
 }
 
 static void fixture_fini(struct fixture *f)
 {
+	writer_stop(f);
+	signproto_expect_fini(&f->expect);
 	identity_signer_free(f->signer);
 	audit_key_free(f->authority);
 	audit_key_free(f->session_key);
@@ -90,6 +142,7 @@ static void fixture_fini(struct fixture *f)
 static char *sign_token(struct fixture *f, const char *aud, int64_t now)
 {
 	struct buf b = { 0 };
+	atomic_store(&writer_now, now);
 	assert_int_equal(identity_token_sign(f->signer, aud, now, &b), 0);
 	return b.data;
 }
@@ -268,16 +321,9 @@ static void test_signer_refuses(void **state)
 	struct error err = { 0 };
 	struct identity_signer *s = NULL;
 	fixture_init(&f);
-	/* Another key than the certificate's. */
-	struct audit_key *other;
-	uint8_t oseed[IDENTITY_SEED_LEN];
-	assert_int_equal(audit_key_generate(&other, &err), 0);
-	assert_int_equal(audit_key_seed(other, oseed), 0);
-	assert_int_equal(identity_signer_new(oseed, f.cert.data, f.cert.len, f.cert_sig, &s, &err), -EINVAL);
-	assert_non_null(strstr(err.msg, "not the one the certificate names"));
 	/* A certificate its authority did not sign. */
 	char *cert = replaced(f.cert.data, "test-agent", "test-agenT");
-	assert_int_equal(identity_signer_new(f.seed, cert, strlen(cert), f.cert_sig, &s, &err), -EINVAL);
+	assert_int_equal(identity_signer_new(-1, cert, strlen(cert), f.cert_sig, &s, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "signature"));
 	free(cert);
 	assert_null(s);
@@ -291,6 +337,50 @@ static void test_signer_refuses(void **state)
 	assert_int_equal(check(tok, f.apub, AUD, T0 + 86400 - 5, &c, why), 0);
 	assert_int_equal(c.exp, T0 + 86400);
 	free(tok);
+	fixture_fini(&f);
+}
+
+/* The writer is the only signer, and the proxy takes nothing from it
+ * unchecked: a signature by another key than the certified one, a
+ * refusal, a writer gone, each fails the token, and nothing is sent
+ * unsigned. */
+static void test_signer_fails_closed(void **state)
+{
+	(void)state;
+	struct fixture f;
+	struct error err = { 0 };
+	struct audit_key *other;
+	struct buf b = { 0 };
+	fixture_init(&f);
+	assert_int_equal(audit_key_generate(&other, &err), 0);
+	atomic_store(&writer_now, T0 + 10);
+	f.writer_key = other;
+	assert_int_equal(identity_token_sign(f.signer, AUD, T0 + 10, &b), -EIO);
+	assert_int_equal(b.len, 0);
+	f.writer_key = f.session_key;
+	/* The writer refuses what its clock says is not now. */
+	atomic_store(&writer_now, T0 + 10 + IDENTITY_SKEW + 1);
+	assert_int_equal(identity_token_sign(f.signer, AUD, T0 + 10, &b), -EPERM);
+	assert_int_equal(b.len, 0);
+	/* The neighbour: the same request at the writer's now is signed. */
+	atomic_store(&writer_now, T0 + 10);
+	assert_int_equal(identity_token_get(f.signer, AUD, T0 + 10, &b), 0);
+	buf_reset(&b);
+	/* The writer gone: no new token; the one already signed is still
+	 * served until half its life has passed. */
+	writer_stop(&f);
+	int r = identity_token_sign(f.signer, "https://new.example", T0 + 10, &b);
+	assert_true(r == -EPIPE || r == -ECONNRESET || r == -ENOTCONN);
+	assert_int_equal(b.len, 0);
+	r = identity_token_get(f.signer, "https://new.example", T0 + 10, &b);
+	assert_true(r == -EPIPE || r == -ECONNRESET || r == -ENOTCONN);
+	assert_int_equal(b.len, 0);
+	assert_int_equal(identity_token_get(f.signer, AUD, T0 + 11, &b), 0);
+	buf_reset(&b);
+	r = identity_token_get(f.signer, AUD, T0 + 10 + IDENTITY_LIFETIME / 2, &b);
+	assert_true(r == -EPIPE || r == -ECONNRESET || r == -ENOTCONN);
+	assert_int_equal(b.len, 0);
+	buf_free(&b);
 	audit_key_free(other);
 	fixture_fini(&f);
 }
@@ -533,11 +623,16 @@ static void test_cache(void **state)
 	struct fixture f;
 	fixture_init(&f);
 	struct buf a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 };
+	atomic_store(&writer_now, T0 + 10);
 	assert_int_equal(identity_token_get(f.signer, AUD, T0 + 10, &a), 0);
+	/* A cached token needs no writer. */
+	atomic_store(&writer_now, 0);
 	assert_int_equal(identity_token_get(f.signer, AUD, T0 + 10 + IDENTITY_LIFETIME / 2 - 1, &b), 0);
 	assert_string_equal(a.data, b.data); /* cached */
+	atomic_store(&writer_now, T0 + 20);
 	assert_int_equal(identity_token_get(f.signer, "http://other.example", T0 + 20, &c), 0);
 	assert_string_not_equal(a.data, c.data); /* its own audience */
+	atomic_store(&writer_now, T0 + 10 + IDENTITY_LIFETIME / 2);
 	assert_int_equal(identity_token_get(f.signer, AUD, T0 + 10 + IDENTITY_LIFETIME / 2, &d), 0);
 	assert_string_not_equal(a.data, d.data); /* re-signed at half its life */
 	struct identity_claims cl;
@@ -545,6 +640,7 @@ static void test_cache(void **state)
 	assert_int_equal(check(d.data, f.apub, AUD, T0 + 10 + IDENTITY_LIFETIME, &cl, why), 0);
 	assert_int_equal(check(c.data, f.apub, "http://other.example", T0 + 20, &cl, why), 0);
 	/* More audiences than the cache holds: each still gets its own. */
+	atomic_store(&writer_now, T0 + 30);
 	for (int i = 0; i < 2 * IDENTITY_CACHE; i++) {
 		char aud[64];
 		struct buf t = { 0 };
@@ -557,12 +653,86 @@ static void test_cache(void **state)
 	buf_free(&b);
 	buf_free(&c);
 	buf_free(&d);
-	/* Wiped: no more signatures from it (a zero seed is another key). */
-	identity_signer_wipe(f.signer);
-	struct buf w = { 0 };
-	assert_int_equal(identity_token_sign(f.signer, AUD, T0 + 10, &w), 0);
-	expect_refused(w.data, f.apub, NULL, T0 + 10, "bad token signature");
-	buf_free(&w);
+	fixture_fini(&f);
+}
+
+/* Several threads asking at once, each for audiences of its own: every
+ * token comes back signed for the audience asked (answers are matched to
+ * their requests). */
+#define ASKERS 4
+struct asker {
+	struct fixture *f;
+	int index, failures;
+};
+
+static void *asker_main(void *arg)
+{
+	struct asker *a = arg;
+	struct identity_claims cl;
+	char why[256];
+	for (int i = 0; i < 20; i++) {
+		char aud[64];
+		struct buf t = { 0 };
+		snprintf(aud, sizeof(aud), "https://t%d-%d.example", a->index, i);
+		if (identity_token_sign(a->f->signer, aud, T0 + 40, &t) < 0 ||
+		    check(t.data, a->f->apub, aud, T0 + 40, &cl, why) < 0)
+			a->failures++;
+		buf_free(&t);
+	}
+	return NULL;
+}
+
+/* Connections that all find no token for one audience at once (a
+ * client's first burst) share one signature. */
+static void *same_aud_main(void *arg)
+{
+	struct asker *a = arg;
+	struct buf t = { 0 };
+	struct identity_claims cl;
+	char why[256];
+	if (identity_token_get(a->f->signer, AUD, T0 + 50, &t) < 0 || check(t.data, a->f->apub, AUD, T0 + 50, &cl, why) < 0)
+		a->failures++;
+	buf_free(&t);
+	return NULL;
+}
+
+static void test_one_signature_for_a_burst(void **state)
+{
+	(void)state;
+	struct fixture f;
+	pthread_t th[ASKERS];
+	struct asker as[ASKERS];
+	fixture_init(&f);
+	atomic_store(&writer_now, T0 + 50);
+	atomic_store(&writer_signed, 0);
+	for (int i = 0; i < ASKERS; i++) {
+		as[i] = (struct asker){ .f = &f, .index = i };
+		assert_int_equal(pthread_create(&th[i], NULL, same_aud_main, &as[i]), 0);
+	}
+	for (int i = 0; i < ASKERS; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(as[i].failures, 0);
+	}
+	assert_int_equal(atomic_load(&writer_signed), 1);
+	fixture_fini(&f);
+}
+
+static void test_concurrent_requests(void **state)
+{
+	(void)state;
+	struct fixture f;
+	pthread_t th[ASKERS];
+	struct asker as[ASKERS];
+	fixture_init(&f);
+	atomic_store(&writer_now, T0 + 40);
+	for (int i = 0; i < ASKERS; i++) {
+		as[i] = (struct asker){ .f = &f, .index = i };
+		assert_int_equal(pthread_create(&th[i], NULL, asker_main, &as[i]), 0);
+	}
+	for (int i = 0; i < ASKERS; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(as[i].failures, 0);
+	}
 	fixture_fini(&f);
 }
 
@@ -573,6 +743,9 @@ int main(void)
 		cmocka_unit_test(test_audience),
 		cmocka_unit_test(test_good_token),
 		cmocka_unit_test(test_signer_refuses),
+		cmocka_unit_test(test_signer_fails_closed),
+		cmocka_unit_test(test_concurrent_requests),
+		cmocka_unit_test(test_one_signature_for_a_burst),
 		cmocka_unit_test(test_tampered),
 		cmocka_unit_test(test_claims_must_match_the_certificate),
 		cmocka_unit_test(test_other_authority),
