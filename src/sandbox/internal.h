@@ -228,6 +228,17 @@ int landlock_apply(const struct sandbox_plan *plan, struct error *err) WUR;
 /* A nested domain that only scopes signals and abstract sockets: the
  * command cannot signal its init (ABI 6+; a no-op before). */
 int landlock_scope_self(void) WUR;
+/* A helper of airlock's own (airlock-proxy) confines itself: access
+ * beneath each grant's path (a missing path grants nothing), no other
+ * file access anywhere, no TCP bind (ABI 4+), no signal or abstract
+ * socket beyond its domain (ABI 6+). For the calling thread and the
+ * threads it starts later. Returns the ABI, or a negative errno with err
+ * set (-ENOSYS: the kernel has no Landlock). */
+struct landlock_grant {
+	const char *path;
+	uint64_t access; /* LL_* rights (landlock_abi.h) */
+};
+int landlock_confine(const struct landlock_grant *grants, size_t n, struct error *err) WUR;
 
 /* seccomp.c: installs the filter; when plan->trace, *notify_fd receives
  * the user-notification listener. */
