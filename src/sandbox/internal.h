@@ -129,9 +129,10 @@ bool intercepts(const struct policy *pol);
 /* sibling.c: the helper executables beside airlock's own. */
 int sibling_path(const char *name, char *out, size_t len, struct error *err) WUR;
 /* Start argv[0] with keep_a as its fd 3, keep_b as its fd 4, stdio, and
- * nothing else open (argv names them "3" and "4"); the child's pid, or -1
- * (errno) when it could not be started. */
-pid_t sibling_spawn(char *const argv[], int keep_a, int keep_b);
+ * nothing else open (argv names them "3" and "4"), with the environment
+ * envp (NULL: airlock's own); the child's pid, or -1 (errno) when it
+ * could not be started. */
+pid_t sibling_spawn(char *const argv[], char *const envp[], int keep_a, int keep_b);
 
 /* jks.c: the certificates of a PEM bundle as a Java KeyStore of trusted
  * certificates (store password "changeit"); out is the caller's. 0,
