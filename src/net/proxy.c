@@ -2410,11 +2410,17 @@ __attribute__((noreturn)) void proxy_main(const struct proxy_config *config)
 		dprintf(2, "airlock: egress proxy: %s\n", err.msg);
 		_exit(1);
 	}
+	drop_privileges();
+	/* Its own sandbox before any thread starts and before the agent's
+	 * first byte. */
+	if (cfg->contain && cfg->contain(cfg->policy, &err) < 0) {
+		dprintf(2, "airlock: egress proxy: %s\n", err.msg);
+		_exit(1);
+	}
 	if (cfg->step_up_fd >= 0 && mcp_http_step_up_serve(cfg->step_up_fd, cfg->step_up_path, &err) < 0) {
 		dprintf(2, "airlock: egress proxy: %s\n", err.msg);
 		_exit(1);
 	}
-	drop_privileges();
 	body_budget = proxy_body_budget(cfg->policy);
 	max_conns = proxy_max_connections(cfg->policy);
 

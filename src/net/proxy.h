@@ -75,7 +75,17 @@ struct proxy_config {
 	const char *step_up_path;      /* its path, for the prompt */
 	uid_t drop_uid;                /* ids to drop to when started as root */
 	gid_t drop_gid;
+	/* The proxy's own sandbox (airlock-proxy: proxy_contain), entered
+	 * after the ids are dropped and before any thread starts or a byte
+	 * of the agent's is read; NULL for none (the unit tests). Returns 0
+	 * or a negative errno with err set: the proxy then exits. */
+	int (*contain)(const struct policy *pol, struct error *err);
 };
+
+/* proxy_contain.c, linked into airlock-proxy alone: the proxy's own
+ * Landlock domain and seccomp filter, for every thread, started or to
+ * come (proxy_config.contain). */
+int proxy_contain(const struct policy *pol, struct error *err) WUR;
 
 /* Run the proxy until the listening socket's sandbox is gone (the
  * supervisor kills us). Never returns. */

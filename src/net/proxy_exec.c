@@ -8,16 +8,19 @@
  *
  *   airlock-proxy POLICY CWD HOME CONTROL-FD RECORDS-FD DROP-UID DROP-GID
  *
- * It loads the same policy the supervisor loaded, registers the secrets of
- * its (the supervisor's) environment with the leak scanner, makes the
- * session CA when an endpoint intercepts TLS and sends its certificate on
- * CONTROL-FD ("C" + PEM, or "N"; "E" + message on failure), then waits
- * there for the credentials ('K'), the session certificate and a channel
- * to the audit writer, which signs the identity header ('I', with
- * identity.header), and the listening socket
- * (SCM_RIGHTS), and serves it.
+ * with an environment cleared but for the few variables egress.c names
+ * (HOME, the TLS trust store's and the resolver's): the user's secrets
+ * are never in its environment, where /proc/PID/environ would show them.
+ *
+ * It loads the same policy the supervisor loaded, makes the session CA
+ * when an endpoint intercepts TLS and sends its certificate on CONTROL-FD
+ * ("C" + PEM, or "N"; "E" + message on failure), then waits there for the
+ * credentials ('K'), the secret-looking values of the supervisor's
+ * environment for the leak scanner ('V'), the step-up socket ('S'), the
+ * session certificate and a channel to the audit writer, which signs the
+ * identity header ('I', with identity.header), and the listening socket
+ * (SCM_RIGHTS), and serves it in a sandbox of its own (proxy_contain.c).
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,61 +34,11 @@
 #include "net/proxy.h"
 #include "net/tls.h"
 #include "policy/layer.h"
+#include "sandbox/creds.h"
 #include "sandbox/internal.h"
 #include "sandbox/proto.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
-
-extern char **environ;
-
-/* Names under which environments usually carry secrets. */
-static bool secret_name(const char *name, size_t len)
-{
-	static const char *const words[] = { "TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "APIKEY",
-					     "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL", "AUTH" };
-	char up[256];
-	if (len >= sizeof(up))
-		len = sizeof(up) - 1;
-	for (size_t i = 0; i < len; i++)
-		up[i] = (char)toupper((unsigned char)name[i]);
-	up[len] = '\0';
-	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
-		if (strstr(up, words[i]))
-			return true;
-	return false;
-}
-
-static bool passed_in(const struct policy *pol, const char *name, size_t len)
-{
-	for (size_t i = 0; i < pol->process.n_env_pass; i++)
-		if (strlen(pol->process.env_pass[i]) == len && strncmp(pol->process.env_pass[i], name, len) == 0)
-			return true;
-	return false;
-}
-
-/* The supervisor's environment holds secrets the sandbox never sees (it
- * is cleared); if one turns up in a request anyway (read from a file the
- * agent could reach, say), the proxy refuses to send it. */
-static int add_env_secrets(const struct policy *pol, struct dlp *d)
-{
-	for (char **e = environ; e && *e; e++) {
-		const char *eq = strchr(*e, '=');
-		if (!eq)
-			continue;
-		size_t nlen = (size_t)(eq - *e);
-		size_t vlen = strlen(eq + 1);
-		if (vlen < 8 || !secret_name(*e, nlen) || passed_in(pol, *e, nlen))
-			continue;
-		char name[128];
-		snprintf(name, sizeof(name), "%.*s", (int)(nlen < 100 ? nlen : 100), *e);
-		int r = dlp_add_secret(d, name, (const uint8_t *)eq + 1, vlen);
-		if (r == -E2BIG)
-			break;
-		if (r < 0 && r != -EINVAL)
-			return r;
-	}
-	return 0;
-}
 
 __attribute__((noreturn)) static void refuse(int control, const char *msg)
 {
@@ -103,7 +56,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int control = atoi(argv[4]);
-	struct policy_ctx ctx = { .cwd = argv[2], .home = argv[3] };
+	struct policy_ctx ctx = { .cwd = argv[2], .home = argv[3], .no_env = true };
 	struct error err = { 0 };
 	struct policy *pol = NULL;
 	if ((strcmp(argv[1], "<default>") == 0 ? policy_default(&ctx, &pol, &err)
@@ -120,7 +73,7 @@ int main(int argc, char **argv)
 			refuse(control, err.msg);
 	}
 	struct dlp *dlp = dlp_new();
-	if (!dlp || add_env_secrets(pol, dlp) < 0)
+	if (!dlp)
 		refuse(control, "cannot set up the leak scanner");
 
 	struct tls_ca *ca = NULL;
@@ -138,11 +91,14 @@ int main(int argc, char **argv)
 	buf_free(&msg);
 
 	/* The credentials, one 'K' message each: name, placeholder and
-	 * secret (creds.c). Then 'L' and one letter per socket attached
-	 * (egress.c): '4' the listener, '6' its IPv6 twin, 'D' the DNS
-	 * socket. */
+	 * secret (creds.c); the environment's secrets, one 'V' message each:
+	 * name and value (creds.c). Then 'L' and one letter per socket
+	 * attached (egress.c): '4' the listener, '6' its IPv6 twin, 'D' the
+	 * DNS socket. */
 	struct broker *broker = broker_new(pol);
 	size_t cap = 1 + 65 + BROKER_PLACEHOLDER_LEN + 1 + BROKER_MAX_SECRET + 1;
+	if (cap < CREDS_ENV_MSG_MAX + 1)
+		cap = CREDS_ENV_MSG_MAX + 1;
 	char *buf = malloc(cap);
 	int fds[PROTO_MAX_FDS];
 	int n;
@@ -151,7 +107,27 @@ int main(int argc, char **argv)
 	struct identity_signer *identity = NULL;
 	int step_up_fd = -1;
 	char *step_up_path = NULL;
-	while ((n = proto_recv(control, buf, cap, fds)) > 0 && (buf[0] == 'K' || buf[0] == 'I' || buf[0] == 'S')) {
+	bool env_full = false;
+	while ((n = proto_recv(control, buf, cap, fds)) > 0 &&
+	       (buf[0] == 'K' || buf[0] == 'V' || buf[0] == 'I' || buf[0] == 'S')) {
+		if (buf[0] == 'V') {
+			/* The supervisor's environment holds secrets the sandbox
+			 * never sees (it is cleared); if one turns up in a request
+			 * anyway (read from a file the agent could reach, say),
+			 * the proxy refuses to send it. After the credentials,
+			 * which the scanner's room is kept for first. */
+			const char *nul = memchr(buf + 1, '\0', (size_t)n - 1);
+			if (!nul)
+				_exit(1);
+			int r = env_full ? 0
+					 : dlp_add_secret(dlp, buf + 1, (const uint8_t *)nul + 1, (size_t)(buf + n - nul - 1));
+			if (r == -E2BIG)
+				env_full = true; /* no room left: the rest go unscanned, as before */
+			else if (r < 0 && r != -EINVAL)
+				_exit(1);
+			explicit_bzero(buf, cap);
+			continue;
+		}
 		if (buf[0] == 'S') {
 			/* MCP step-up over HTTP: the control socket the
 			 * supervisor made, and its path (egress.c). */
@@ -222,6 +198,7 @@ int main(int argc, char **argv)
 		.step_up_path = step_up_path,
 		.drop_uid = (uid_t)strtoul(argv[6], NULL, 10),
 		.drop_gid = (gid_t)strtoul(argv[7], NULL, 10),
+		.contain = proxy_contain,
 	};
 	proxy_main(&pc);
 }

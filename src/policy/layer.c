@@ -2422,7 +2422,9 @@ int policy_apply_enterprise(struct policy *p, char *const *files, size_t n, cons
 	if (getpwuid_r(getuid(), &pw, pwbuf, sizeof(pwbuf), &pwp) == 0 && pwp && pwp->pw_dir &&
 	    pwp->pw_dir[0] == '/')
 		snprintf(home, sizeof(home), "%s", pwp->pw_dir);
-	struct policy_ctx ectx = { .home = home, .cwd = p->sandbox.workspace ? p->sandbox.workspace : ctx->cwd };
+	struct policy_ctx ectx = { .home = home,
+				   .cwd = p->sandbox.workspace ? p->sandbox.workspace : ctx->cwd,
+				   .no_env = ctx->no_env };
 	if (!(es = calloc(n, sizeof(*es))))
 		return error_set(err, ENOMEM, "enterprise: out of memory");
 	walk_locs(p, mark_developer, NULL);

@@ -615,6 +615,8 @@ static int load_socket_path(struct loader *l, const struct policy_ynode *n, cons
 	const char *s = n->str;
 	if (s[0] != '$' || strncmp(s, "$WORKSPACE", 10) == 0)
 		return load_path(l, n, field, true, out);
+	if (l->ctx->no_env)
+		return (*out = strdup(s)) ? 0 : oom(l);
 	bool brace = s[1] == '{';
 	const char *name = s + 1 + brace, *e = name;
 	while (*e == '_' || (*e >= 'A' && *e <= 'Z') || (*e >= 'a' && *e <= 'z') || (e > name && *e >= '0' && *e <= '9'))

@@ -294,6 +294,10 @@ struct policy {
 struct policy_ctx {
 	const char *home; /* invoking user's home directory */
 	const char *cwd;  /* current directory: the default workspace */
+	/* Loaded without airlock's environment (airlock-proxy, whose own is
+	 * cleared): a socket path's $NAME is kept as written, unresolved;
+	 * the sandbox's sockets are none of the proxy's business. */
+	bool no_env;
 };
 
 /* Parse a policy file. On success *out is a new policy owned by the caller.

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,8 @@
 #include "util/cleanup.h"
 
 #define COMMAND_SECONDS 30
+
+extern char **environ;
 
 /* Read fd to EOF into out[0..cap), bounded in bytes and (when deadline
  * is not 0) in time. Returns the length, -E2BIG when longer than cap,
@@ -194,6 +197,64 @@ int creds_hand_over(const struct policy *pol, struct sandbox_plan *plan, int con
 			r = error_set(err, ENOMEM, "out of memory");
 	}
 	explicit_bzero(msg, cap);
+	free(msg);
+	return r;
+}
+
+/* Names under which environments usually carry secrets. */
+static bool secret_name(const char *name, size_t len)
+{
+	static const char *const words[] = { "TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "APIKEY",
+					     "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL", "AUTH" };
+	char up[256];
+	if (len >= sizeof(up))
+		len = sizeof(up) - 1;
+	for (size_t i = 0; i < len; i++)
+		up[i] = (char)toupper((unsigned char)name[i]);
+	up[len] = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (strstr(up, words[i]))
+			return true;
+	return false;
+}
+
+/* A variable the policy passes into the sandbox (process.env.pass) is the
+ * agent's to send: not scanned for. */
+static bool passed_in(const struct policy *pol, const char *name, size_t len)
+{
+	for (size_t i = 0; i < pol->process.n_env_pass; i++)
+		if (strlen(pol->process.env_pass[i]) == len && strncmp(pol->process.env_pass[i], name, len) == 0)
+			return true;
+	return false;
+}
+
+int creds_env_hand_over(const struct policy *pol, int control, struct error *err)
+{
+	/* 'V' name NUL value: one message per secret-looking variable. */
+	uint8_t *msg = malloc(CREDS_ENV_MSG_MAX);
+	if (!msg)
+		return error_set(err, ENOMEM, "out of memory");
+	int r = 0;
+	for (char **e = environ; e && *e && r == 0; e++) {
+		const char *eq = strchr(*e, '=');
+		if (!eq)
+			continue;
+		size_t nlen = (size_t)(eq - *e), vlen = strlen(eq + 1);
+		/* A short value would match by accident; a longer one than the
+		 * bound is no token. */
+		if (vlen < 8 || vlen > CREDS_ENV_VALUE_MAX || !secret_name(*e, nlen) || passed_in(pol, *e, nlen))
+			continue;
+		if (nlen > CREDS_ENV_NAME_MAX)
+			nlen = CREDS_ENV_NAME_MAX; /* the scanner's label only */
+		msg[0] = 'V';
+		memcpy(msg + 1, *e, nlen);
+		msg[1 + nlen] = '\0';
+		memcpy(msg + 2 + nlen, eq + 1, vlen);
+		ssize_t sent = send(control, msg, 2 + nlen + vlen, MSG_NOSIGNAL);
+		if (sent != (ssize_t)(2 + nlen + vlen))
+			r = error_sys(err, errno, "cannot hand the environment's secrets to the egress proxy");
+		explicit_bzero(msg, 2 + nlen + vlen);
+	}
 	free(msg);
 	return r;
 }

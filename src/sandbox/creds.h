@@ -23,4 +23,18 @@
  * the secret). */
 int creds_hand_over(const struct policy *pol, struct sandbox_plan *plan, int control, struct error *err) WUR;
 
+/* The secret-looking variables of airlock's own environment (a name with
+ * TOKEN, SECRET, PASSWORD, API_KEY... and a value of 8 to
+ * CREDS_ENV_VALUE_MAX bytes), but those process.env.pass hands the
+ * sandbox: sent to the proxy on control as one 'V' message each (name,
+ * cut to CREDS_ENV_NAME_MAX bytes, NUL, value) for its leak scanner. The
+ * proxy's own environment is cleared: this is the only way they reach
+ * it. After creds_hand_over. Returns 0 or a negative errno with err set
+ * (never naming a value). */
+int creds_env_hand_over(const struct policy *pol, int control, struct error *err) WUR;
+
+#define CREDS_ENV_NAME_MAX 100
+#define CREDS_ENV_VALUE_MAX 65536
+#define CREDS_ENV_MSG_MAX (1 + CREDS_ENV_NAME_MAX + 1 + CREDS_ENV_VALUE_MAX)
+
 #endif

@@ -21,6 +21,8 @@
 #include "util/cleanup.h"
 #include "util/file.h"
 
+extern char **environ;
+
 const char *const plan_system_bundles[PLAN_SYSTEM_BUNDLES_N] = {
 	"/etc/ssl/certs/ca-certificates.crt", /* Debian, Ubuntu, Alpine */
 	"/etc/pki/tls/certs/ca-bundle.crt",   /* Fedora, RHEL */
@@ -66,6 +68,33 @@ static int step_up_socket(const struct policy *pol, struct egress *e, struct err
 	return r < 0 ? error_sys(err, -r, "cannot hand the proxy its step-up socket") : 0;
 }
 
+/* The proxy's whole environment: the user's secrets stay out of it (a
+ * process of the same uid reads /proc/PID/environ, and a proxy taken over
+ * would read its own), and reach its leak scanner over the control
+ * socket instead (creds_env_hand_over). What it keeps, when set:
+ *   HOME             the policy's ~/ paths (mcp.servers.*.pins), read
+ *                    again by the proxy as the supervisor read them;
+ *   SSL_CERT_FILE, SSL_CERT_DIR, OPENSSL_CONF
+ *                    the trust store the proxy verifies upstreams with;
+ *   RES_OPTIONS, LOCALDOMAIN
+ *                    glibc's resolver settings for the names it resolves;
+ *   ASAN_OPTIONS, UBSAN_OPTIONS, LSAN_OPTIONS
+ *                    the sanitizers' settings in a sanitized build.
+ * envp[] receives pointers into airlock's environment, home into buf. */
+static void proxy_env(const char *home, char *buf, size_t len, char *envp[], size_t max)
+{
+	static const char *const kept[] = { "SSL_CERT_FILE", "SSL_CERT_DIR", "OPENSSL_CONF",  "RES_OPTIONS",
+					    "LOCALDOMAIN",   "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS" };
+	size_t n = 0;
+	snprintf(buf, len, "HOME=%s", home);
+	envp[n++] = buf;
+	for (char **e = environ; e && *e && n + 1 < max; e++)
+		for (size_t i = 0; i < ARRAY_SIZE(kept); i++)
+			if (!strncmp(*e, kept[i], strlen(kept[i])) && (*e)[strlen(kept[i])] == '=')
+				envp[n++] = *e;
+	envp[n] = NULL;
+}
+
 int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct egress *e, struct error *err)
 {
 	*e = (struct egress)EGRESS_INIT;
@@ -104,7 +133,9 @@ int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct e
 	snprintf(gid, sizeof(gid), "%u", plan->host_gid);
 	/* The enterprise files the policy was narrowed by follow: the proxy
 	 * reads the policy again and must narrow it the same way. */
-	char *fixed[] = { exe, pol->file, cwd, (char *)(home && home[0] == '/' ? home : "/"), "3", "4", uid, gid };
+	if (!home || home[0] != '/')
+		home = "/";
+	char *fixed[] = { exe, pol->file, cwd, (char *)home, "3", "4", uid, gid };
 	size_t nfixed = sizeof(fixed) / sizeof(*fixed);
 	char **argv = calloc(nfixed + pol->n_layer_files + 1, sizeof(*argv));
 	if (!argv) {
@@ -115,7 +146,9 @@ int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct e
 	memcpy(argv, fixed, sizeof(fixed));
 	for (size_t i = 0; i < pol->n_layer_files; i++)
 		argv[nfixed + i] = pol->layer_files[i];
-	pid_t pid = sibling_spawn(argv, cs[1], rp[1]);
+	char home_var[PATH_MAX + 8], *envp[16];
+	proxy_env(home, home_var, sizeof(home_var), envp, ARRAY_SIZE(envp));
+	pid_t pid = sibling_spawn(argv, envp, cs[1], rp[1]);
 	free(argv);
 	if (pid < 0)
 		return error_sys(err, errno, "cannot start the egress proxy");
@@ -162,6 +195,8 @@ int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct e
 	/* The credentials' secrets go to the proxy now, their placeholders
 	 * into the sandbox's environment. */
 	r = creds_hand_over(pol, plan, e->control, err);
+	if (r >= 0)
+		r = creds_env_hand_over(pol, e->control, err);
 	return r < 0 ? r : step_up_socket(pol, e, err);
 oom:
 	free(msg);

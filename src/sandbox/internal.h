@@ -129,9 +129,10 @@ bool intercepts(const struct policy *pol);
 /* sibling.c: the helper executables beside airlock's own. */
 int sibling_path(const char *name, char *out, size_t len, struct error *err) WUR;
 /* Start argv[0] with keep_a as its fd 3, keep_b as its fd 4, stdio, and
- * nothing else open (argv names them "3" and "4"); the child's pid, or -1
- * (errno) when it could not be started. */
-pid_t sibling_spawn(char *const argv[], int keep_a, int keep_b);
+ * nothing else open (argv names them "3" and "4"), with the environment
+ * envp (NULL: airlock's own); the child's pid, or -1 (errno) when it
+ * could not be started. */
+pid_t sibling_spawn(char *const argv[], char *const envp[], int keep_a, int keep_b);
 
 /* jks.c: the certificates of a PEM bundle as a Java KeyStore of trusted
  * certificates (store password "changeit"); out is the caller's. 0,
@@ -228,6 +229,17 @@ int landlock_apply(const struct sandbox_plan *plan, struct error *err) WUR;
 /* A nested domain that only scopes signals and abstract sockets: the
  * command cannot signal its init (ABI 6+; a no-op before). */
 int landlock_scope_self(void) WUR;
+/* A helper of airlock's own (airlock-proxy) confines itself: access
+ * beneath each grant's path (a missing path grants nothing), no other
+ * file access anywhere, no TCP bind (ABI 4+), no signal or abstract
+ * socket beyond its domain (ABI 6+). For the calling thread and the
+ * threads it starts later. Returns the ABI, or a negative errno with err
+ * set (-ENOSYS: the kernel has no Landlock). */
+struct landlock_grant {
+	const char *path;
+	uint64_t access; /* LL_* rights (landlock_abi.h) */
+};
+int landlock_confine(const struct landlock_grant *grants, size_t n, struct error *err) WUR;
 
 /* seccomp.c: installs the filter; when plan->trace, *notify_fd receives
  * the user-notification listener. */

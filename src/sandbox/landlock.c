@@ -66,6 +66,30 @@ uint64_t landlock_fs_mask(int abi)
 	return m;
 }
 
+/* Grant access beneath path (a file: its file rights alone). A path that
+ * does not exist grants nothing. */
+static int add_path_rule(int ruleset, const char *path, uint64_t access, struct error *err)
+{
+	_cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0; /* nothing there to grant */
+		return error_sys(err, errno, "landlock: cannot open %s", path);
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return error_sys(err, errno, "landlock: fstat %s", path);
+	/* Directory-only rights are invalid on a file rule. */
+	if (!S_ISDIR(st.st_mode))
+		access &= LL_FS_FILE_RIGHTS;
+	if (!access)
+		return 0;
+	struct ll_path_beneath_attr pb = { .allowed_access = access, .parent_fd = fd };
+	if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0) < 0)
+		return error_sys(err, errno, "landlock_add_rule %s", path);
+	return 0;
+}
+
 int landlock_apply(const struct sandbox_plan *plan, struct error *err)
 {
 	int abi = landlock_abi();
@@ -101,25 +125,9 @@ int landlock_apply(const struct sandbox_plan *plan, struct error *err)
 		return error_sys(err, errno, "landlock_create_ruleset (ABI %d)", abi);
 
 	for (size_t i = 0; i < plan->n_rules; i++) {
-		const struct ll_rule *rule = &plan->rules[i];
-		_cleanup_close_ int fd = open(rule->path, O_PATH | O_CLOEXEC);
-		if (fd < 0) {
-			if (errno == ENOENT)
-				continue; /* nothing there to grant */
-			return error_sys(err, errno, "landlock: cannot open %s", rule->path);
-		}
-		struct stat st;
-		if (fstat(fd, &st) < 0)
-			return error_sys(err, errno, "landlock: fstat %s", rule->path);
-		uint64_t access = rule->access & attr.handled_access_fs;
-		/* Directory-only rights are invalid on a file rule. */
-		if (!S_ISDIR(st.st_mode))
-			access &= LL_FS_FILE_RIGHTS;
-		if (!access)
-			continue;
-		struct ll_path_beneath_attr pb = { .allowed_access = access, .parent_fd = fd };
-		if (syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0) < 0)
-			return error_sys(err, errno, "landlock_add_rule %s", rule->path);
+		int r = add_path_rule(ruleset, plan->rules[i].path, plan->rules[i].access & attr.handled_access_fs, err);
+		if (r < 0)
+			return r;
 	}
 
 	if (abi >= 4 && plan->proxy_port && !plan->transparent) {
@@ -162,4 +170,41 @@ int landlock_scope_self(void)
 	int e = errno;
 	close(fd);
 	return r < 0 ? -e : 0;
+}
+
+int landlock_confine(const struct landlock_grant *grants, size_t n, struct error *err)
+{
+	int abi = landlock_abi();
+	if (abi < 1)
+		return error_set(err, ENOSYS,
+				 "Landlock is not available (kernel 5.13+ with landlock in the lsm= list is required); "
+				 "airlock refuses to run without it");
+	/* Every file right the kernel knows is handled: what no grant names
+	 * (execute, any write, creating a device or a link) is refused
+	 * everywhere. */
+	struct ll_ruleset_attr attr = { .handled_access_fs = landlock_fs_mask(abi) };
+	size_t attr_size = sizeof(uint64_t);
+	if (abi >= 4) {
+		/* No TCP bind: no listener for a process that only connects. */
+		attr.handled_access_net = LL_NET_BIND_TCP;
+		attr_size = 2 * sizeof(uint64_t);
+	}
+	if (abi >= 6) {
+		/* No signal to a process outside the domain (the supervisor runs
+		 * as the same uid, unprivileged), no abstract unix socket of
+		 * the host's (a desktop's, a container runtime's). */
+		attr.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
+		attr_size = sizeof(attr);
+	}
+	_cleanup_close_ int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0);
+	if (ruleset < 0)
+		return error_sys(err, errno, "landlock_create_ruleset (ABI %d)", abi);
+	for (size_t i = 0; i < n; i++) {
+		int r = add_path_rule(ruleset, grants[i].path, grants[i].access & attr.handled_access_fs, err);
+		if (r < 0)
+			return r;
+	}
+	if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
+		return error_sys(err, errno, "landlock_restrict_self");
+	return abi;
 }

@@ -63,6 +63,21 @@ int seccomp_apply(const struct sandbox_plan *plan, int *notify_fd, struct error 
 	return 0;
 }
 
+int seccomp_apply_proxy(bool pins, struct error *err)
+{
+	unsigned long len = pins ? seccomp_bpf_proxy_pins_len : seccomp_bpf_proxy_len;
+	struct sock_fprog fprog = {
+		.len = (unsigned short)(len / sizeof(struct sock_filter)),
+		.filter = (struct sock_filter *)(uintptr_t)(pins ? seccomp_bpf_proxy_pins : seccomp_bpf_proxy),
+	};
+	/* TSYNC: a thread a library started before this call is filtered
+	 * too, or refused (a thread with a filter of its own). */
+	long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &fprog);
+	if (r != 0) /* > 0: the id of a thread that could not be synchronised */
+		return error_sys(err, r < 0 ? errno : EBUSY, "cannot install the egress proxy's seccomp filter");
+	return 0;
+}
+
 /* The file-system uid and gid of task pid, as the host sees them. */
 bool seccomp_caller_fsids(pid_t pid, uid_t *uid, gid_t *gid)
 {

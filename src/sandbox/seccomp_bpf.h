@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "util/error.h"
+
 /* How much of the sandbox's file activity stops for the supervisor's
  * ptrace (ftrace.c), to record what was refused:
  *   OFF     nothing.
@@ -30,6 +32,11 @@ enum seccomp_trace { SECCOMP_TRACE_OFF, SECCOMP_TRACE_WRITES, SECCOMP_TRACE_ALL 
 extern const unsigned char *const seccomp_bpf_progs[SECCOMP_BPF_PROGS];
 extern const unsigned long *const seccomp_bpf_lens[SECCOMP_BPF_PROGS];
 
+/* airlock-proxy's own programs (seccomp_rules_build_proxy), generated
+ * with the others: files read only, or the MCP pins files written too. */
+extern const unsigned char seccomp_bpf_proxy[], seccomp_bpf_proxy_pins[];
+extern const unsigned long seccomp_bpf_proxy_len, seccomp_bpf_proxy_pins_len;
+
 static inline int seccomp_bpf_index(enum seccomp_trace trace, bool protect, bool sockets)
 {
 	return ((sockets ? 2 : 0) + (protect ? 1 : 0)) * SECCOMP_TRACE_LEVELS + (int)trace;
@@ -40,6 +47,11 @@ static inline int seccomp_bpf_index(enum seccomp_trace trace, bool protect, bool
  * (MFD_NOEXEC_SEAL), installed in the caller. See seccomp.c. Returns
  * false, having answered nothing, for a call the caller must refuse. */
 bool seccomp_memfd_handle(int notify, const struct seccomp_notif *req);
+
+/* airlock-proxy: install its program (with pins: the one that writes
+ * the MCP pins files) on every thread of the process (TSYNC).
+ * no_new_privs must be set. Returns 0 or a negative errno with err set. */
+int seccomp_apply_proxy(bool pins, struct error *err) WUR;
 
 /* The file-system uid and gid of task pid, as the host sees them (from
  * /proc/PID/status). */

@@ -13,14 +13,8 @@
 #include "sandbox/seccomp_bpf.h"
 #include "sandbox/seccomp_rules.h"
 
-static int emit(FILE *out, const char *name, enum seccomp_trace trace, bool protect, bool sockets)
+static int emit(FILE *out, const char *name, scmp_filter_ctx ctx)
 {
-	struct error err = { 0 };
-	scmp_filter_ctx ctx;
-	if (seccomp_rules_build(trace != SECCOMP_TRACE_OFF, trace, protect, sockets, &ctx, &err) < 0) {
-		fprintf(stderr, "seccomp-gen: %s\n", err.msg);
-		return -1;
-	}
 	int fd = memfd_create("bpf", MFD_CLOEXEC);
 	if (fd < 0 || seccomp_export_bpf(ctx, fd) < 0) {
 		fprintf(stderr, "seccomp-gen: cannot export BPF\n");
@@ -40,6 +34,13 @@ static int emit(FILE *out, const char *name, enum seccomp_trace trace, bool prot
 	return 0;
 }
 
+static int fail(const struct error *err)
+{
+	if (err->msg[0])
+		fprintf(stderr, "seccomp-gen: %s\n", err->msg);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -55,14 +56,22 @@ int main(int argc, char **argv)
 	fprintf(out, "#include \"sandbox/seccomp_bpf.h\"\n\n");
 	/* Indexed by seccomp_bpf_index() (seccomp_bpf.h). */
 	enum { N = SECCOMP_BPF_PROGS };
+	struct error err = { 0 };
 	for (int i = 0; i < N; i++) {
 		char name[64];
 		snprintf(name, sizeof(name), "seccomp_bpf_%d", i);
 		enum seccomp_trace trace = (enum seccomp_trace)(i % SECCOMP_TRACE_LEVELS);
-		if (seccomp_bpf_index(trace, i / SECCOMP_TRACE_LEVELS % 2, i / SECCOMP_TRACE_LEVELS / 2) != i ||
-		    emit(out, name, trace, i / SECCOMP_TRACE_LEVELS % 2, i / SECCOMP_TRACE_LEVELS / 2) < 0)
-			return 1;
+		bool protect = i / SECCOMP_TRACE_LEVELS % 2, sockets = i / SECCOMP_TRACE_LEVELS / 2;
+		scmp_filter_ctx ctx;
+		if (seccomp_bpf_index(trace, protect, sockets) != i ||
+		    seccomp_rules_build(trace != SECCOMP_TRACE_OFF, trace, protect, sockets, &ctx, &err) < 0 ||
+		    emit(out, name, ctx) < 0)
+			return fail(&err);
 	}
+	scmp_filter_ctx proxy;
+	if (seccomp_rules_build_proxy(false, &proxy, &err) < 0 || emit(out, "seccomp_bpf_proxy", proxy) < 0 ||
+	    seccomp_rules_build_proxy(true, &proxy, &err) < 0 || emit(out, "seccomp_bpf_proxy_pins", proxy) < 0)
+		return fail(&err);
 	fprintf(out, "const unsigned char *const seccomp_bpf_progs[%d] = {", N);
 	for (int i = 0; i < N; i++)
 		fprintf(out, " seccomp_bpf_%d,", i);

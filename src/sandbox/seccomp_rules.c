@@ -24,11 +24,13 @@
 #include <linux/sched.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -150,6 +152,71 @@ static const char *const denied[] = {
 	"nfsservctl", "uselib", "_sysctl", "name_to_handle_at", "open_by_handle_at",
 	"fanotify_init", "move_pages", "migrate_pages", "mbind", "set_mempolicy",
 	"set_mempolicy_home_node",
+};
+
+
+/* airlock-proxy's own filter (seccomp_rules_build_proxy): what an epoll
+ * proxy with worker threads, a thread per name resolution (getaddrinfo
+ * and the NSS modules it loads), splice, TLS and a records pipe calls
+ * once it serves. Everything else returns ENOSYS, as from an older
+ * kernel, so that libc takes its fallback (clone3, openat2, statx). */
+static const char *const proxy_allowed[] = {
+	/* memory: malloc, the fibers' stacks, thread stacks, dlopen of an
+	 * NSS module (mmap and mprotect are judged below) */
+	"brk", "munmap", "mremap", "madvise", "map_shadow_stack",
+	/* file descriptors and I/O: sockets, the splice pipes, the records
+	 * pipe, eventfds */
+	"read", "write", "readv", "writev", "pread64", "lseek", "close", "close_range", "dup",
+	"dup2", "dup3", "fcntl", "splice", "pipe2", "eventfd2",
+	/* the MCP gateway's buffers (net/mcp_http.c); never executed, as
+	 * nothing is: execve is fatal (a memfd's bytes could still be mapped
+	 * executable: the rules below narrow code injection, execve's death
+	 * is what stops a program from running) */
+	"memfd_create", "ftruncate",
+	/* reading name-resolution files and CA directories (Landlock
+	 * judges the path; open and openat are judged below) */
+	"fstat", "newfstatat", "stat", "lstat", "statx", "statfs", "fstatfs", "access",
+	"faccessat", "faccessat2", "readlink", "readlinkat",
+	/* threads */
+	"exit", "exit_group", "getpid", "gettid", "set_robust_list", "get_robust_list",
+	"rseq", "set_tid_address", "arch_prctl", "sched_yield", "sched_getaffinity", "getrlimit",
+	"getrusage", "uname", "sysinfo", "getcpu",
+	"getuid", "geteuid", "getgid", "getegid", "getresuid", "getresgid", "getgroups",
+	/* signals: SIGTERM's handler, SIGPIPE ignored, the fibers' context
+	 * switches */
+	"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "sigaltstack", "restart_syscall",
+	/* time and waiting */
+	"clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep", "gettimeofday", "time",
+	"futex", "futex_waitv", "futex_wake", "futex_wait", "futex_requeue", "poll", "ppoll",
+	"select", "pselect6", "epoll_create", "epoll_create1", "epoll_ctl", "epoll_wait",
+	"epoll_pwait", "epoll_pwait2",
+	/* sockets: the agent's connections, upstreams, the DNS socket, the
+	 * resolver's UDP and netlink queries, nscd's or resolved's unix
+	 * socket (socket is judged below) */
+	"connect", "accept", "accept4", "getsockname", "getpeername", "setsockopt", "getsockopt",
+	"shutdown", "recvfrom", "recvmsg", "recvmmsg", "sendto", "sendmsg", "sendmmsg",
+	"bind", /* glibc's netlink query for AI_ADDRCONFIG; Landlock refuses a TCP bind */
+	/* randomness: OpenSSL's seeding, the placeholders */
+	"getrandom",
+};
+
+/* Killed outright: calls a proxy never makes, and that a proxy taken over
+ * by a hostile request would: run a program (execve: a shell with the
+ * supervisor's uid, unprivileged), start a process outside the filter's
+ * reach, read or write another process's memory (the supervisor's, same
+ * uid), or reach kernel surface with a history of escapes. A process
+ * that makes one is compromised: it is not told EPERM to try another
+ * way. */
+static const char *const proxy_killed[] = {
+	"execve", "execveat", "fork", "vfork", "kill", "tkill", "rt_sigqueueinfo",
+	"rt_tgsigqueueinfo", "pidfd_open", "pidfd_send_signal", "seccomp",
+	"memfd_secret", "setuid", "setgid", "setreuid", "setregid", "setresuid",
+	"setresgid", "setfsuid", "setfsgid", "setgroups", "capset", "personality", "chdir",
+	"fchdir", "mknod", "mknodat", "symlink", "symlinkat", "link", "linkat",
+	"unlink", "unlinkat", "rename", "renameat", "renameat2", "mkdir", "mkdirat", "rmdir",
+	"truncate", "chmod", "fchmod", "fchmodat", "chown", "fchown", "lchown",
+	"fchownat", "landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self",
+	"listen", "socketpair", "shmget", "shmat", "msgget", "semget", "mq_open",
 };
 
 /* Protected paths (filesystem.protect): every call that can make a name
@@ -565,6 +632,170 @@ int seccomp_rules_build(bool notify, enum seccomp_trace trace, bool protect, boo
 			goto out;
 	}
 
+	*out = rc->ctx;
+	return 0;
+out:
+	seccomp_release(rc->ctx);
+	return r;
+}
+
+/* The pins file of an MCP server the proxy's gateway speaks to over HTTP
+ * (policy mcp.servers.*.pins): trust on first use writes it, under a lock
+ * file, through a temporary file renamed over it (mcp/pins.c). Landlock
+ * confines these calls to the pins files' directories. */
+static const char *const proxy_pins[] = { "rename", "unlink", "flock", "fsync" };
+
+/* open and openat of airlock-proxy: for reading alone. A proxy taken over
+ * cannot write a file (Landlock refuses it too, where the kernel has
+ * Landlock), nor create one to map as code. The deny rules overlap one
+ * another, never the allow rule. */
+static int add_open_readonly(struct rule_ctx *rc, const char *name, unsigned flagsarg, struct error *err)
+{
+	const uint64_t mask = O_ACCMODE | O_CREAT | TMPFILE_BIT | O_TRUNC;
+	static const uint64_t bad[][2] = { { O_ACCMODE, O_WRONLY }, { O_ACCMODE, O_RDWR }, { O_ACCMODE, O_ACCMODE },
+					   { O_CREAT, O_CREAT },      { TMPFILE_BIT, TMPFILE_BIT }, { O_TRUNC, O_TRUNC } };
+	struct scmp_arg_cmp c = SCMP_CMP(flagsarg, SCMP_CMP_MASKED_EQ, mask, 0);
+	int r = add(rc, SCMP_ACT_ALLOW, name, 1, &c, err);
+	for (size_t i = 0; i < ARRAY_SIZE(bad) && r == 0; i++) {
+		c = SCMP_CMP(flagsarg, SCMP_CMP_MASKED_EQ, bad[i][0], bad[i][1]);
+		r = add(rc, SCMP_ACT_ERRNO(EPERM), name, 1, &c, err);
+	}
+	return r;
+}
+
+int seccomp_rules_build_proxy(bool pins, scmp_filter_ctx *out, struct error *err)
+{
+	_cleanup_free_ struct rule_ctx *rc = calloc(1, sizeof(*rc));
+	if (!rc)
+		return error_set(err, ENOMEM, "seccomp rules: out of memory");
+	rc->ctx = seccomp_init(DEFAULT_ACTION);
+	rc->deny = SCMP_ACT_KILL_PROCESS;
+	if (!rc->ctx)
+		return error_set(err, ENOMEM, "seccomp_init failed");
+	int r;
+	if ((r = seccomp_attr_set(rc->ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0 ||
+	    (r = seccomp_attr_set(rc->ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0 ||
+	    (r = seccomp_attr_set(rc->ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)) < 0) {
+		r = error_sys(err, -r, "seccomp attributes");
+		goto out;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(proxy_allowed); i++)
+		if ((r = add(rc, SCMP_ACT_ALLOW, proxy_allowed[i], 0, NULL, err)) < 0)
+			goto out;
+	for (size_t i = 0; i < ARRAY_SIZE(denied); i++)
+		if ((r = add(rc, rc->deny, denied[i], 0, NULL, err)) < 0)
+			goto out;
+	for (size_t i = 0; i < ARRAY_SIZE(proxy_killed); i++)
+		if (!(pins && IN(proxy_pins, proxy_killed[i])) &&
+		    (r = add(rc, rc->deny, proxy_killed[i], 0, NULL, err)) < 0)
+			goto out;
+	for (size_t i = 0; pins && i < ARRAY_SIZE(proxy_pins); i++)
+		if ((r = add(rc, SCMP_ACT_ALLOW, proxy_pins[i], 0, NULL, err)) < 0)
+			goto out;
+
+	/* clone: threads only (CLONE_THREAD), in no new namespace. A fork
+	 * would be a process the supervisor does not know of, holding the
+	 * proxy's secrets; a namespace, kernel surface (unshare's). The
+	 * cases are disjoint: the namespace bits, then none of them with and
+	 * without CLONE_THREAD. clone3 hides its flags in memory: ENOSYS,
+	 * and glibc falls back to clone. */
+	for (int bit = 0; bit < 32; bit++) {
+		uint64_t f = 1ULL << bit;
+		if (!(NS_FLAGS & f))
+			continue;
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, f, f);
+		if ((r = add(rc, rc->deny, "clone", 1, &c, err)) < 0)
+			goto out;
+	}
+	{
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, NS_FLAGS | CLONE_THREAD, CLONE_THREAD);
+		if ((r = add(rc, SCMP_ACT_ALLOW, "clone", 1, &c, err)) < 0)
+			goto out;
+		c = SCMP_A0(SCMP_CMP_MASKED_EQ, NS_FLAGS | CLONE_THREAD, 0);
+		if ((r = add(rc, rc->deny, "clone", 1, &c, err)) < 0 ||
+		    (r = add(rc, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL, err)) < 0)
+			goto out;
+	}
+
+	/* Code injection: no memory both writable and executable, and none
+	 * made executable after the fact (systemd's MemoryDenyWriteExecute):
+	 * bytes a request wrote into the heap do not run.
+	 * dlopen maps an NSS module's code from its file with PROT_EXEC at
+	 * once, never through mprotect. EPERM rather than death: a library
+	 * asking for an executable stack fails to load, as it should. */
+	{
+		const uint64_t wx = PROT_WRITE | PROT_EXEC;
+		static const uint64_t ok[] = { 0, PROT_WRITE, PROT_EXEC };
+		for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
+			struct scmp_arg_cmp c = SCMP_A2(SCMP_CMP_MASKED_EQ, wx, ok[i]);
+			if ((r = add(rc, SCMP_ACT_ALLOW, "mmap", 1, &c, err)) < 0)
+				goto out;
+		}
+		struct scmp_arg_cmp c = SCMP_A2(SCMP_CMP_MASKED_EQ, wx, wx);
+		if ((r = add(rc, SCMP_ACT_ERRNO(EPERM), "mmap", 1, &c, err)) < 0)
+			goto out;
+		c = SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0);
+		if ((r = add(rc, SCMP_ACT_ALLOW, "mprotect", 1, &c, err)) < 0)
+			goto out;
+		c = SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC);
+		if ((r = add(rc, SCMP_ACT_ERRNO(EPERM), "mprotect", 1, &c, err)) < 0)
+			goto out;
+	}
+
+	if (pins) {
+		if ((r = add(rc, SCMP_ACT_ALLOW, "open", 0, NULL, err)) < 0 ||
+		    (r = add(rc, SCMP_ACT_ALLOW, "openat", 0, NULL, err)) < 0)
+			goto out;
+	} else if ((r = add_open_readonly(rc, "open", 1, err)) < 0 || (r = add_open_readonly(rc, "openat", 2, err)) < 0) {
+		goto out;
+	}
+	if ((r = add(rc, SCMP_ACT_ERRNO(ENOSYS), "openat2", 0, NULL, err)) < 0)
+		goto out;
+
+	/* ioctl: the resolver's FIONREAD and non-blocking switches, isatty's
+	 * TCGETS; no terminal injection (TIOCSTI) on the stderr it shares
+	 * with the user's terminal, and no device's ioctls. The number is an
+	 * int: the low 32 bits are compared. */
+	{
+		static const uint32_t ok[] = { FIONREAD, FIONBIO, FIOCLEX, FIONCLEX, TCGETS };
+		for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
+			struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, ok[i]);
+			if ((r = add(rc, SCMP_ACT_ALLOW, "ioctl", 1, &c, err)) < 0)
+				goto out;
+		}
+		struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCSTI);
+		if ((r = add(rc, rc->deny, "ioctl", 1, &c, err)) < 0)
+			goto out;
+	}
+
+	/* prctl: a thread's name (glibc names its threads' mappings with
+	 * PR_SET_VMA); never PR_SET_DUMPABLE back on (ptrace and
+	 * /proc/PID/mem of the proxy's memory by the user's other
+	 * processes), nor the other options. */
+	{
+		static const uint64_t ok[] = { PR_SET_NAME, PR_GET_NAME, 0x53564d41 /* PR_SET_VMA */ };
+		for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
+			struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_EQ, ok[i]);
+			if ((r = add(rc, SCMP_ACT_ALLOW, "prctl", 1, &c, err)) < 0)
+				goto out;
+		}
+	}
+
+	/* Another process of the same uid (the supervisor, unprivileged) is
+	 * neither signalled nor limited: tgkill sends SIGABRT alone (abort),
+	 * and Landlock's signal scope (6.12+) keeps even that at home;
+	 * prlimit64 only reads (getrlimit). */
+	{
+		struct scmp_arg_cmp c = SCMP_A2(SCMP_CMP_EQ, SIGABRT);
+		if ((r = add(rc, SCMP_ACT_ALLOW, "tgkill", 1, &c, err)) < 0)
+			goto out;
+		c = SCMP_A2(SCMP_CMP_EQ, 0);
+		if ((r = add(rc, SCMP_ACT_ALLOW, "prlimit64", 1, &c, err)) < 0)
+			goto out;
+	}
+
+	if ((r = add_socket(rc, "socket", err)) < 0)
+		goto out;
 	*out = rc->ctx;
 	return 0;
 out:

@@ -19,4 +19,11 @@
 int seccomp_rules_build(bool notify, enum seccomp_trace trace, bool protect, bool sockets, scmp_filter_ctx *out,
 			struct error *err);
 
+/* airlock-proxy's filter for itself, once it serves: an allow-list of
+ * what it calls (seccomp_rules.c), calls only an attacker would make
+ * killing the process, the rest ENOSYS. Files are opened for reading
+ * alone, unless pins: the MCP gateway's pins files are written too (the
+ * proxy's Landlock domain says where). *out as above. */
+int seccomp_rules_build_proxy(bool pins, scmp_filter_ctx *out, struct error *err);
+
 #endif

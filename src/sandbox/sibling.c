@@ -32,7 +32,7 @@ int sibling_path(const char *name, char *out, size_t len, struct error *err)
 /* posix_spawn rather than fork: glibc's shares the supervisor's memory
  * until the exec instead of copying its page tables, which took
  * milliseconds of the run's start (the writer is on its critical path). */
-pid_t sibling_spawn(char *const argv[], int keep_a, int keep_b)
+pid_t sibling_spawn(char *const argv[], char *const envp[], int keep_a, int keep_b)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -64,7 +64,7 @@ pid_t sibling_spawn(char *const argv[], int keep_a, int keep_b)
 	    (r = posix_spawn_file_actions_addclosefrom_np(&fa, 5)) == 0 &&
 	    (r = posix_spawnattr_setsigmask(&at, &none)) == 0 &&
 	    (r = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK)) == 0)
-		r = posix_spawn(&pid, argv[0], &fa, &at, argv, environ);
+		r = posix_spawn(&pid, argv[0], &fa, &at, argv, envp ? envp : environ);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	if (r != 0) {

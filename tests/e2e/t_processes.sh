@@ -1,0 +1,180 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+#
+# The processes of a session, read from /proc while it runs: each helper
+# that parses what the agent sends is at least as contained as the agent
+# (its own seccomp filter, no_new_privs, no capability, a uid other than
+# root's), and holds none of the user's secrets in its environment.
+
+# A session with network rules, so that airlock-proxy runs: an HTTP
+# endpoint and an intercepted HTTPS one on the loopback servers.
+proc_policy() {
+	cat <<YAML
+version: 1
+sandbox:
+  workspace_mode: direct # the host watches the workspace during the run
+network:
+  log: $T/net.jsonl
+  upstream_ca: $T/srv/ca.pem
+  resolve: { api.test: 127.0.0.1, secure.test: 127.0.0.1 }
+  allow_private: [127.0.0.1:$HP, 127.0.0.1:$SP]
+  endpoints:
+    - host: api.test
+      id: api
+      ports: [$HP]
+      rules:
+        - { id: api-read, methods: [GET], path: "/public/**" }
+        - { id: api-post, methods: [POST], path: /upload }
+    - host: secure.test
+      id: secure
+      ports: [$SP]
+      tls: intercept
+      rules:
+        - { id: secure-get, methods: [GET], path: "/ok/*" }
+YAML
+}
+
+# The agent: sends the secret it found in the workspace (the leak scanner
+# must refuse it), then requests the policy allows, over HTTP and through
+# the intercepted TLS; prints "NAME STATUS" for each, says "ready" in the
+# workspace and waits there for "go", so that the session runs while the
+# test reads /proc.
+write_agent() {
+	cat >"$WS/agent.py" <<'PY'
+import os, sys, time, urllib.request, urllib.error
+hp, sp = sys.argv[1], sys.argv[2]
+tok = open("found.txt").read()
+
+def go(name, method, url, data=None):
+    req = urllib.request.Request(url, data=data, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=20) as r:
+            status = r.status
+    except urllib.error.HTTPError as e:
+        status = e.code
+    except Exception as e:
+        status = "ERROR %s %s" % (type(e).__name__, e)
+    print(name, status, flush=True)
+
+go("secret", "POST", "http://api.test:%s/upload" % hp, tok.encode())
+go("plain", "POST", "http://api.test:%s/upload" % hp, b"harmless")
+go("read", "GET", "http://api.test:%s/public/x" % hp)
+go("tls", "GET", "https://secure.test:%s/ok/x" % sp)
+open("ready", "w").close()
+for _ in range(1200):
+    if os.path.exists("go"):
+        break
+    time.sleep(0.1)
+PY
+}
+
+# start_session SECRET: the agent in a session whose airlock holds SECRET
+# in a secret-looking variable; waits until the agent is ready. Sets APID.
+start_session() {
+	start_servers
+	write_agent
+	proc_policy >"$T/policy.yaml"
+	printf '%s' "$1" >"$WS/found.txt"
+	(cd "$WS" && DEPLOY_TOKEN="$1" HOME="$E2E_HOME" exec timeout -k 5 "$E2E_TIMEOUT" "$AIRLOCK" run \
+		--policy "$T/policy.yaml" -- /usr/bin/python3 ./agent.py "$HP" "$SP") \
+		>"$T/session.out" 2>"$T/session.err" </dev/null &
+	APID=$!
+	bg_register "$APID"
+	LAST_CMD="airlock run --policy $T/policy.yaml -- python3 agent.py (DEPLOY_TOKEN set)"
+	wait_for 60 test -e "$WS/ready" || {
+		OUT=$(cat "$T/session.out") ERR=$(cat "$T/session.err")
+		fail "the agent did not get ready$(e2e_last_run)"
+	}
+}
+
+# end_session: let the agent finish; sets OUT, ERR and RC.
+end_session() {
+	touch "$WS/go"
+	wait "$APID"
+	RC=$?
+	OUT=$(cat "$T/session.out")
+	ERR=$(cat "$T/session.err")
+}
+
+# proxy_pid: the session's airlock-proxy, a descendant of APID (airlock
+# run's child).
+proxy_pid() {
+	local p q
+	for p in $(pgrep -x airlock-proxy); do
+		q=$p
+		while [ -n "$q" ] && [ "$q" -gt 1 ]; do
+			q=$(sed -n 's/^.*) [A-Za-z] \([0-9]*\) .*/\1/p' "/proc/$q/stat" 2>/dev/null)
+			if [ "$q" = "$APID" ]; then
+				echo "$p"
+				return 0
+			fi
+		done
+	done
+	return 0
+}
+
+# status_field FILE FIELD: a field of a /proc status file.
+status_field() { awk -v f="$2:" '$1 == f { print $2 }' "$1"; }
+
+test_processes_proxy_is_contained_and_holds_no_secret_in_its_environment() {
+	local tok="proc-s3cr3t-$RANDOM$RANDOM-value" pid st env uid
+	start_session "$tok"
+	pid=$(proxy_pid)
+	[ -n "$pid" ] || fail "no airlock-proxy under airlock run $APID: $(cat "$T/session.out" "$T/session.err")"
+	st=/proc/$pid/status
+	assert_eq 2 "$(status_field "$st" Seccomp)" "the proxy runs under a seccomp filter (Seccomp: 2)"
+	assert_eq 1 "$(status_field "$st" NoNewPrivs)" "the proxy has no_new_privs"
+	assert_eq 0000000000000000 "$(status_field "$st" CapEff)" "the proxy holds no capability"
+	if e2e_is_root; then
+		# Started by root, it serves as the sandbox's host uid, never as
+		# root: real, effective, saved and file-system uids alike.
+		uid=$(awk '$1 == "Uid:" { print $2, $3, $4, $5 }' "$st")
+		assert_no_match "$uid" '(^| )0( |$)' "the proxy's uids ($uid)"
+		# Its environment: root may read it (an unprivileged proxy is not
+		# dumpable, and its environment is then the user's to read only
+		# through it). The value is nowhere in it.
+		env=$(tr '\0' '\n' <"/proc/$pid/environ") || fail "cannot read /proc/$pid/environ"
+		assert_contains "$env" "HOME=" "the proxy's environment was read"
+		assert_not_contains "$env" "$tok" "the secret in the proxy's environment"
+		assert_not_contains "$env" "DEPLOY_TOKEN" "the secret's variable in the proxy's environment"
+	else
+		assert_eq "$(id -u)" "$(awk '$1 == "Uid:" { print $3 }' "$st")" "an unprivileged proxy keeps the user's uid"
+	fi
+	end_session
+	assert_eq 0 "$RC" "the session$(e2e_last_run)"
+	# The neighbours: the leak scanner still knows the secret, which now
+	# reaches it over the control socket, and what the policy allows
+	# still passes, TLS interception included.
+	assert_contains "$OUT" "secret 403" "a request carrying airlock's secret is refused"
+	assert_contains "$OUT" "plain 200" "the same request without it passes"
+	assert_contains "$OUT" "read 200" "an allowed GET passes"
+	assert_contains "$OUT" "tls 200" "an allowed GET through the intercepted TLS passes"
+	assert_not_contains "$(cat "$T/net.jsonl")" "$tok" "the log never holds the secret"
+}
+
+test_processes_every_proxy_thread_is_filtered() {
+	local pid task n=0 filters
+	start_session "proc-other-$RANDOM$RANDOM-value"
+	pid=$(proxy_pid)
+	[ -n "$pid" ] || fail "no airlock-proxy under airlock run $APID: $(cat "$T/session.out" "$T/session.err")"
+	# Each thread's own status: the filter covers the workers and the
+	# resolver's threads as well as the main one. Seccomp_filters (Linux
+	# 5.9+) counts the filters stacked on it: at least the proxy's own.
+	# The kernel shows no task's Landlock domain in /proc; the unit tests
+	# (test_proxy_contain) run the proxy's domain and filter and try what
+	# they refuse.
+	for task in /proc/"$pid"/task/*; do
+		[ -r "$task/status" ] || continue
+		n=$((n + 1))
+		assert_eq 2 "$(status_field "$task/status" Seccomp)" "thread $(basename "$task") runs under the filter"
+		assert_eq 1 "$(status_field "$task/status" NoNewPrivs)" "thread $(basename "$task") has no_new_privs"
+		filters=$(status_field "$task/status" Seccomp_filters)
+		if [ -n "$filters" ]; then
+			[ "$filters" -ge 1 ] || fail "thread $(basename "$task"): Seccomp_filters $filters"
+		fi
+	done
+	[ "$n" -ge 2 ] || fail "the proxy shows $n threads; its workers were expected"
+	end_session
+	assert_eq 0 "$RC" "the session$(e2e_last_run)"
+	assert_contains "$OUT" "read 200" "the contained proxy still serves an allowed request"
+}
