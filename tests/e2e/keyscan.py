@@ -13,6 +13,10 @@ Then each PID's readable memory and environment are searched for the seed
 "PID COMM found|absent", after "seed found" (the writer) or
 "seed not-found" (then nothing else: the search cannot be trusted).
 Exits 3 when a process's memory cannot be read (not root).
+
+Mappings of a GiB or more are reservations, not data: a sanitizer's
+shadow memory, which would take hours to read page by page. They are
+left out; every heap, stack and library mapping is far smaller.
 """
 import base64
 import re
@@ -22,14 +26,18 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives import serialization
 
 CHUNK = 1 << 20
+RESERVATION = 1 << 30
 
 
 def regions(pid):
     with open(f"/proc/{pid}/maps") as f:
         for line in f:
             m = re.match(r"([0-9a-f]+)-([0-9a-f]+) (\S+)", line)
-            if m and m.group(3)[0] == "r":
-                yield int(m.group(1), 16), int(m.group(2), 16)
+            if not m or m.group(3)[0] != "r":
+                continue
+            start, end = int(m.group(1), 16), int(m.group(2), 16)
+            if end - start < RESERVATION:
+                yield start, end
 
 
 def scan(pid, needles):
