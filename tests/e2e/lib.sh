@@ -435,3 +435,12 @@ step_up_decide() {
 	"$AIRLOCK" "$decide" --socket "$sock" "$token" >"$T/decide2.out" 2>&1
 	assert_eq 1 "$?" "a call is decided once: $(cat "$T/decide2.out")"
 }
+
+# The processes below PID (children's children included), one a line.
+descendants() {
+	local c
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		echo "$c"
+		descendants "$c"
+	done
+}

@@ -42,14 +42,6 @@ test_failclosed_wall_timer_refused() {
 	assert_file "$WS/marker3" "the command ran"
 }
 
-# The processes airlock starts below the supervisor, one PID a line.
-fc_descendants() {
-	local c
-	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
-		echo "$c"
-		fc_descendants "$c"
-	done
-}
 
 # Without close_range (Linux < 5.9, or a filter that hides it) the
 # sandbox's processes still hold none of the descriptors airlock was
@@ -73,7 +65,7 @@ test_failclosed_close_range_refused_inherited_fd_closed() {
 		sleep 0.1
 	done
 	[ -e "$WS/started" ] || { wait "$sup"; fail "the run did not start: $(cat "$T/fc$n.err")"; }
-	for d in $(fc_descendants "$sup"); do
+	for d in $(descendants "$sup"); do
 		case "$(cat /proc/"$d"/comm 2>/dev/null)" in
 		airlock-guard | airlock-init) ;;
 		*) continue ;;

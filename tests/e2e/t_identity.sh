@@ -201,14 +201,6 @@ credentials:
 	assert_match "$VOUT" 'agent +e2e-bot' "naming the agent"
 }
 
-# The processes below PID, one a line.
-id_descendants() {
-	local c
-	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
-		echo "$c"
-		id_descendants "$c"
-	done
-}
 
 # The session key never leaves the audit writer: the proxy asks it for
 # each signature (docs/audit.md, "How the proxy gets its tokens signed").
@@ -241,7 +233,7 @@ test_identity_key_stays_in_the_writer() {
 	fi
 	local airlock_pid
 	airlock_pid=$(cat /proc/"$sup"/task/*/children 2>/dev/null | head -n1)
-	for d in $(id_descendants "$sup"); do
+	for d in $(descendants "$sup"); do
 		case "$(cat /proc/"$d"/comm 2>/dev/null)" in
 		airlock-proxy) proxy=$d ;;
 		airlock-audit-w*) writer=$d ;;
