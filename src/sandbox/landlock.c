@@ -90,42 +90,56 @@ static int add_path_rule(int ruleset, const char *path, uint64_t access, struct 
 	return 0;
 }
 
-int landlock_apply(const struct sandbox_plan *plan, struct error *err)
+/* A ruleset that handles every file right this kernel knows (*fs) and,
+ * where it can, the TCP rights in net and the scopes: abstract unix
+ * sockets and signals cannot cross the domain (not to the supervisor,
+ * the same uid unprivileged; not to a desktop's or a container runtime's
+ * abstract sockets). Without Landlock: ENOSYS, and airlock refuses to
+ * run. Returns the ruleset's fd (*abi_out: the kernel's Landlock ABI),
+ * or negative errno. */
+static int ruleset_create(uint64_t net, int *abi_out, uint64_t *fs, struct error *err)
 {
 	int abi = landlock_abi();
 	if (abi < 1)
 		return error_set(err, ENOSYS,
 				 "Landlock is not available (kernel 5.13+ with landlock in the lsm= list is required); "
 				 "airlock refuses to run without it");
-
 	struct ll_ruleset_attr attr = { .handled_access_fs = landlock_fs_mask(abi) };
 	size_t attr_size = sizeof(uint64_t); /* ABI 1-3 know only the fs field */
 	if (abi >= 4) {
-		/* Every TCP bind and connect is denied, but a connect to the
-		 * egress proxy's port. The sandbox's network namespace holds
-		 * only loopback anyway; this also closes loopback listeners
-		 * inside it to a compromised agent. */
-		attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
-		/* Transparent mode: a connect to any address and port is
-		 * redirected to the proxy after this check, so connect must
-		 * pass here; the redirect and the drop of everything else
-		 * (netfilter.c) are what confine it. Bind stays denied. */
-		if (plan->transparent)
-			attr.handled_access_net = LL_NET_BIND_TCP;
+		attr.handled_access_net = net;
 		attr_size = 2 * sizeof(uint64_t);
 	}
 	if (abi >= 6) {
-		/* Abstract unix sockets and signals cannot cross the domain. */
 		attr.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
 		attr_size = sizeof(attr);
 	}
-
-	_cleanup_close_ int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0);
+	int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0);
 	if (ruleset < 0)
 		return error_sys(err, errno, "landlock_create_ruleset (ABI %d)", abi);
+	*abi_out = abi;
+	*fs = attr.handled_access_fs;
+	return ruleset;
+}
+
+int landlock_apply(const struct sandbox_plan *plan, struct error *err)
+{
+	/* Every TCP bind and connect is denied, but a connect to the
+	 * egress proxy's port. The sandbox's network namespace holds only
+	 * loopback anyway; this also closes loopback listeners inside it to
+	 * a compromised agent. Transparent mode: a connect to any address
+	 * and port is redirected to the proxy after this check, so connect
+	 * must pass here; the redirect and the drop of everything else
+	 * (netfilter.c) are what confine it. Bind stays denied. */
+	int abi;
+	uint64_t fs;
+	_cleanup_close_ int ruleset = ruleset_create(
+		plan->transparent ? LL_NET_BIND_TCP : LL_NET_BIND_TCP | LL_NET_CONNECT_TCP, &abi, &fs, err);
+	if (ruleset < 0)
+		return ruleset;
 
 	for (size_t i = 0; i < plan->n_rules; i++) {
-		int r = add_path_rule(ruleset, plan->rules[i].path, plan->rules[i].access & attr.handled_access_fs, err);
+		int r = add_path_rule(ruleset, plan->rules[i].path, plan->rules[i].access & fs, err);
 		if (r < 0)
 			return r;
 	}
@@ -174,33 +188,17 @@ int landlock_scope_self(void)
 
 int landlock_confine(const struct landlock_grant *grants, size_t n, struct error *err)
 {
-	int abi = landlock_abi();
-	if (abi < 1)
-		return error_set(err, ENOSYS,
-				 "Landlock is not available (kernel 5.13+ with landlock in the lsm= list is required); "
-				 "airlock refuses to run without it");
 	/* Every file right the kernel knows is handled: what no grant names
 	 * (execute, any write, creating a device or a link) is refused
-	 * everywhere. */
-	struct ll_ruleset_attr attr = { .handled_access_fs = landlock_fs_mask(abi) };
-	size_t attr_size = sizeof(uint64_t);
-	if (abi >= 4) {
-		/* No TCP bind: no listener for a process that only connects. */
-		attr.handled_access_net = LL_NET_BIND_TCP;
-		attr_size = 2 * sizeof(uint64_t);
-	}
-	if (abi >= 6) {
-		/* No signal to a process outside the domain (the supervisor runs
-		 * as the same uid, unprivileged), no abstract unix socket of
-		 * the host's (a desktop's, a container runtime's). */
-		attr.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
-		attr_size = sizeof(attr);
-	}
-	_cleanup_close_ int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0);
+	 * everywhere. No TCP bind: no listener for a process that only
+	 * connects. */
+	int abi;
+	uint64_t fs;
+	_cleanup_close_ int ruleset = ruleset_create(LL_NET_BIND_TCP, &abi, &fs, err);
 	if (ruleset < 0)
-		return error_sys(err, errno, "landlock_create_ruleset (ABI %d)", abi);
+		return ruleset;
 	for (size_t i = 0; i < n; i++) {
-		int r = add_path_rule(ruleset, grants[i].path, grants[i].access & attr.handled_access_fs, err);
+		int r = add_path_rule(ruleset, grants[i].path, grants[i].access & fs, err);
 		if (r < 0)
 			return r;
 	}

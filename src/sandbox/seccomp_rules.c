@@ -412,6 +412,22 @@ static int add_except32(struct rule_ctx *rc, uint32_t action, const char *name, 
 	return add_except32(rc, action, name, arg, vals, nvals, mask | b, prefix | b, bit - 1, err);
 }
 
+/* clone with any namespace flag: one rule a bit, as a masked compare
+ * takes one mask (a namespace is kernel surface, unshare's). */
+static int deny_clone_namespaces(struct rule_ctx *rc, struct error *err)
+{
+	for (int bit = 0; bit < 32; bit++) {
+		uint64_t f = 1ULL << bit;
+		if (!(NS_FLAGS & f))
+			continue;
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, f, f);
+		int r = add(rc, rc->deny, "clone", 1, &c, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* Socket families (socket and socketpair take the same first three
  * arguments). AF_UNIX, AF_INET and AF_INET6, and AF_NETLINK for
  * NETLINK_ROUTE alone (getaddrinfo's AI_ADDRCONFIG, ip(8), interface
@@ -518,14 +534,8 @@ int seccomp_rules_build(bool notify, enum seccomp_trace trace, bool protect, boo
 
 	/* clone: creating any namespace is refused; plain fork and threads
 	 * pass. On x86_64 and most ABIs the flags are argument 0. */
-	for (int bit = 0; bit < 32; bit++) {
-		uint64_t f = 1ULL << bit;
-		if (!(NS_FLAGS & f))
-			continue;
-		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, f, f);
-		if ((r = add(rc, rc->deny, "clone", 1, &c, err)) < 0)
-			goto out;
-	}
+	if ((r = deny_clone_namespaces(rc, err)) < 0)
+		goto out;
 	{
 		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, NS_FLAGS, 0);
 		if ((r = add(rc, SCMP_ACT_ALLOW, "clone", 1, &c, err)) < 0)
@@ -699,14 +709,8 @@ int seccomp_rules_build_proxy(bool pins, scmp_filter_ctx *out, struct error *err
 	 * cases are disjoint: the namespace bits, then none of them with and
 	 * without CLONE_THREAD. clone3 hides its flags in memory: ENOSYS,
 	 * and glibc falls back to clone. */
-	for (int bit = 0; bit < 32; bit++) {
-		uint64_t f = 1ULL << bit;
-		if (!(NS_FLAGS & f))
-			continue;
-		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, f, f);
-		if ((r = add(rc, rc->deny, "clone", 1, &c, err)) < 0)
-			goto out;
-	}
+	if ((r = deny_clone_namespaces(rc, err)) < 0)
+		goto out;
 	{
 		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, NS_FLAGS | CLONE_THREAD, CLONE_THREAD);
 		if ((r = add(rc, SCMP_ACT_ALLOW, "clone", 1, &c, err)) < 0)
