@@ -12,6 +12,7 @@ pkgs=(
 	bubblewrap uidmap util-linux procps python3     # tests and the startup benchmark
 	openssl ca-certificates curl git                # the egress proxy's end-to-end tests
 	openssh-client                                  # a real ssh-agent for the host-socket tests
+	python3-cryptography                            # the key search of the identity tests
 	hyperfine
 )
 
