@@ -7,6 +7,7 @@
  * digest_plain.c instead.
  */
 #include "audit/audit.h"
+#include "util/hex.h"
 
 #include <openssl/evp.h>
 #include <pthread.h>
@@ -38,7 +39,6 @@ static void sha256_fetch(void)
 
 void audit_sha256_hex(const void *buf, size_t len, char out[65])
 {
-	static const char hex[] = "0123456789abcdef";
 	unsigned char md[32];
 	unsigned int mdlen = 0;
 	pthread_once(&sha256_once, sha256_fetch);
@@ -57,10 +57,6 @@ void audit_sha256_hex(const void *buf, size_t len, char out[65])
 		out[0] = '\0';
 		return;
 	}
-	for (size_t i = 0; i < sizeof(md); i++) {
-		out[2 * i] = hex[md[i] >> 4];
-		out[2 * i + 1] = hex[md[i] & 15];
-	}
-	out[64] = '\0';
+	hex_encode(md, sizeof(md), out);
 }
 

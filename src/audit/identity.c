@@ -23,6 +23,7 @@
 #include "util/cleanup.h"
 #include "util/clock.h"
 #include "util/fiber.h"
+#include "util/hex.h"
 
 /* Decoded sizes: the header is the certificate escaped (at most six
  * bytes for one) plus a few members; the claims are short fields. */
@@ -55,35 +56,6 @@ struct identity_signer {
 	struct cache_entry cache[IDENTITY_CACHE];
 	unsigned next;     /* the entry replaced next when aud is not cached */
 };
-
-static void tohex(const uint8_t *in, size_t n, char *out)
-{
-	static const char hex[] = "0123456789abcdef";
-	for (size_t k = 0; k < n; k++) {
-		out[2 * k] = hex[in[k] >> 4];
-		out[2 * k + 1] = hex[in[k] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
-static int hexval(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* Exactly 2n lower-case hex digits into out[n]. */
-static bool unhex(const char *s, size_t len, uint8_t *out, size_t n)
-{
-	if (len != 2 * n)
-		return false;
-	for (size_t k = 0; k < n; k++) {
-		int hi = hexval(s[2 * k]), lo = hexval(s[2 * k + 1]);
-		if (hi < 0 || lo < 0)
-			return false;
-		out[k] = (uint8_t)(hi << 4 | lo);
-	}
-	return true;
-}
 
 /* The string member key of object 0 into out; false when absent, not a
  * string, or too long. */
@@ -143,8 +115,8 @@ static int cert_read(const char *text, size_t len, struct cert_info *ci, struct 
 	if (!member_int(&j, "not_before", &ci->not_before) || !member_int(&j, "not_after", &ci->not_after))
 		return error_set(err, EINVAL, "the certificate lacks not_before or not_after");
 	if (!member_str(&j, "session_key", hex, sizeof(hex)) ||
-	    !unhex(hex, strlen(hex), ci->session_key, AUDIT_PUB_LEN) ||
-	    !member_str(&j, "authority", hex, sizeof(hex)) || !unhex(hex, strlen(hex), ci->authority, AUDIT_PUB_LEN))
+	    !hex_decode(hex, strlen(hex), ci->session_key, AUDIT_PUB_LEN) ||
+	    !member_str(&j, "authority", hex, sizeof(hex)) || !hex_decode(hex, strlen(hex), ci->authority, AUDIT_PUB_LEN))
 		return error_set(err, EINVAL, "the certificate's session_key or authority is not 64 hex digits");
 	/* Printed and compared as text: a UUID's characters only. */
 	if (strlen(ci->session) != 36 || strspn(ci->session, "0123456789abcdef-") != 36)
@@ -242,7 +214,7 @@ int identity_signer_new(int sign_fd, const char *cert, size_t cert_len, const ch
 	int r = cert_read(cert, cert_len, &ci, err);
 	if (r < 0)
 		return r;
-	if (!unhex(cert_sig_hex, strlen(cert_sig_hex), sig, sizeof(sig)) ||
+	if (!hex_decode(cert_sig_hex, strlen(cert_sig_hex), sig, sizeof(sig)) ||
 	    !audit_sig_ok(ci.authority, cert, cert_len, sig))
 		return error_set(err, EINVAL, "the session certificate's signature does not verify");
 	struct identity_signer *s = calloc(1, sizeof(*s));
@@ -293,7 +265,7 @@ static int token_sign(struct identity_signer *s, const char *aud, int64_t now, i
 		exp = last;
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 		return -EIO;
-	tohex(rnd, sizeof(rnd), jti);
+	hex_encode(rnd, sizeof(rnd), jti);
 	struct buf claims = { 0 };
 	size_t start = out->len;
 	int r = buf_printf(&claims, "{\"iss\":\"%s\",\"sub\":", s->iss) ?:
@@ -462,7 +434,7 @@ static int verify(const char *token, size_t len, const uint8_t *authority, const
 		return error_set(err, EINVAL, "the protected header has no airlock_cert, or a longer one than %d bytes",
 				 IDENTITY_CERT_MAX);
 	if (!member_str(&h, "airlock_cert_sig", sighex, sizeof(sighex)) ||
-	    !unhex(sighex, strlen(sighex), csig, sizeof(csig)))
+	    !hex_decode(sighex, strlen(sighex), csig, sizeof(csig)))
 		return error_set(err, EINVAL, "the protected header's airlock_cert_sig is not 128 hex digits");
 	struct cert_info ci;
 	int r = cert_read(b->cert, (size_t)clen, &ci, err);
@@ -470,11 +442,11 @@ static int verify(const char *token, size_t len, const uint8_t *authority, const
 		return error_prefix(err, "airlock_cert");
 	char got[65];
 	if (authority && memcmp(authority, ci.authority, AUDIT_PUB_LEN) != 0) {
-		tohex(ci.authority, AUDIT_PUB_LEN, got);
+		hex_encode(ci.authority, AUDIT_PUB_LEN, got);
 		return error_set(err, EINVAL, "the certificate is signed by authority %s, not the one given", got);
 	}
 	if (!audit_sig_ok(ci.authority, b->cert, (size_t)clen, csig)) {
-		tohex(ci.authority, AUDIT_PUB_LEN, got);
+		hex_encode(ci.authority, AUDIT_PUB_LEN, got);
 		return error_set(err, EINVAL, "bad certificate signature: it does not verify with authority %s", got);
 	}
 	if (!member_is(&h, "kid", ci.session))

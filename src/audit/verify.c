@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "util/cleanup.h"
+#include "util/hex.h"
 
 /* A record has about a hundred values; 512 leave room and bound the work
  * a hostile line can cause. */
@@ -117,25 +118,11 @@ static const char *shown(const struct audit_json *j, int t, char *buf, size_t ca
 	return buf;
 }
 
-static int hexval(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
+/* Hex a token holds: audit_json_is_hex checked its length and digits
+ * before any of these is decoded. */
 static void unhex(const char *s, uint8_t *out, size_t n)
 {
-	for (size_t k = 0; k < n; k++)
-		out[k] = (uint8_t)(hexval(s[2 * k]) << 4 | hexval(s[2 * k + 1]));
-}
-
-static void tohex(const uint8_t *in, size_t n, char *out)
-{
-	static const char hex[] = "0123456789abcdef";
-	for (size_t k = 0; k < n; k++) {
-		out[2 * k] = hex[in[k] >> 4];
-		out[2 * k + 1] = hex[in[k] & 15];
-	}
-	out[2 * n] = '\0';
+	(void)hex_decode(s, 2 * n, out, n);
 }
 
 /* Whether token t is the string literal s, as written (keys of our own
@@ -282,7 +269,7 @@ static void check_start(struct verifier *v, struct rec *r)
 	}
 	if (v->authority) {
 		char given[65];
-		tohex(v->authority, AUDIT_PUB_LEN, given);
+		hex_encode(v->authority, AUDIT_PUB_LEN, given);
 		if (memcmp(given, rec_auth, 64) != 0) {
 			problem(v, v->line, "signed by authority %.64s, not the one given", rec_auth);
 			return;

@@ -52,6 +52,7 @@
 #include "util/buf.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
+#include "util/hex.h"
 
 
 #ifndef SYS_landlock_create_ruleset
@@ -89,12 +90,6 @@ static int64_t now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void hex(const uint8_t *b, size_t n, char *out)
-{
-	for (size_t i = 0; i < n; i++)
-		snprintf(out + 2 * i, 3, "%02x", b[i]);
 }
 
 struct writer {
@@ -154,7 +149,7 @@ static int checkpoint(struct writer *w, bool seal, struct error *err)
 			 w->s.session_id, (unsigned long long)covers, w->chain.prev);
 	if (audit_sign(w->session_key, msg, (size_t)n, sig) < 0)
 		return error_set(err, EIO, "cannot sign a checkpoint");
-	hex(sig, sizeof(sig), sig_hex);
+	hex_encode(sig, sizeof(sig), sig_hex);
 	char json[512];
 	snprintf(json, sizeof(json), "{\"kind\":\"%s\",\"decision\":\"allow\",\"covers_seq\":%llu,\"head\":\"%s\","
 		 "\"sig\":\"%s\"}",
@@ -172,8 +167,8 @@ static int session_start(struct writer *w, struct audit_key *authority, struct e
 	char spub_hex[65], apub_hex[65], sig_hex[2 * AUDIT_SIG_LEN + 1];
 	audit_key_public(w->session_key, spub);
 	audit_key_public(authority, apub);
-	hex(spub, sizeof(spub), spub_hex);
-	hex(apub, sizeof(apub), apub_hex);
+	hex_encode(spub, sizeof(spub), spub_hex);
+	hex_encode(apub, sizeof(apub), apub_hex);
 	int64_t t = now_ms();
 	struct buf cert = { 0 }, ev = { 0 };
 	int r = buf_puts(&cert, "{\"agent\":") ?: buf_json_string(&cert, w->s.agent, strlen(w->s.agent)) ?:
@@ -185,7 +180,7 @@ static int session_start(struct writer *w, struct audit_key *authority, struct e
 	if (r == 0 && audit_sign(authority, cert.data, cert.len, sig) < 0)
 		r = -EIO;
 	if (r == 0) {
-		hex(sig, sizeof(sig), sig_hex);
+		hex_encode(sig, sizeof(sig), sig_hex);
 		memcpy(w->cert_sig, sig_hex, sizeof(w->cert_sig));
 		memcpy(w->authority, apub, sizeof(apub));
 		w->not_after = t + CERT_VALID_MS;

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "policy/diff.h"
+#include "analysis/diff.h"
 
 static const char diff_usage[] =
 	"usage: airlock policy diff OLD NEW [--json]\n"

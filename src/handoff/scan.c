@@ -24,6 +24,8 @@
 #include "util/buf.h"
 #include "util/cleanup.h"
 #include "util/sha256.h"
+#include "util/hex.h"
+#include "util/spawn.h"
 
 #define MAX_DEPTH 64
 #define MAX_ENTRIES 2000000
@@ -113,14 +115,12 @@ static int unescape(char *s)
 			*w++ = *p;
 			continue;
 		}
-		char hex[3] = { p[1], p[2], 0 };
-		char *end;
-		if (!p[1] || !p[2])
+		/* Two hex digits exactly: strtol would also take "%+1" or "% 1". */
+		int hi = hex_digit_value((unsigned char)p[1]);
+		int lo = hi < 0 ? -1 : hex_digit_value((unsigned char)p[2]);
+		if (lo < 0 || (hi | lo) == 0)
 			return -EINVAL;
-		long v = strtol(hex, &end, 16);
-		if (*end || v == 0)
-			return -EINVAL;
-		*w++ = (char)v;
+		*w++ = (char)(hi << 4 | lo);
 		p += 2;
 	}
 	*w = '\0';
@@ -689,57 +689,41 @@ int handoff_baseline_load(const char *file, struct handoff_baseline **out, struc
  * git's standard input (-1: /dev/null); its output comes back in out. */
 static int run_git(const char *dir, char *const args[], int stdin_fd, struct buf *out, struct error *err)
 {
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return error_sys(err, errno, "pipe");
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		return error_sys(err, errno, "fork");
-	}
-	if (pid == 0) {
-		char *argv[24];
-		size_t n = 0;
-		argv[n++] = "git";
-		argv[n++] = "-C";
-		argv[n++] = (char *)dir;
-		argv[n++] = "--no-replace-objects";
-		argv[n++] = "-c";
-		argv[n++] = "core.fsmonitor=false";
-		argv[n++] = "-c";
-		argv[n++] = "core.hooksPath=/dev/null";
-		argv[n++] = "-c";
-		argv[n++] = "safe.directory=*";
-		for (size_t i = 0; args[i] && n < 23; i++)
-			argv[n++] = args[i];
-		argv[n] = NULL;
-		int in = stdin_fd >= 0 ? stdin_fd : open("/dev/null", O_RDONLY);
-		if (in < 0 || dup2(in, 0) < 0 || dup2(p[1], 1) < 0)
-			_exit(127);
-		setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-		setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
-		unsetenv("GIT_DIR");
-		unsetenv("GIT_WORK_TREE");
-		execvp("git", argv);
-		_exit(127);
-	}
-	close(p[1]);
+	char *argv[24];
+	size_t n = 0;
+	argv[n++] = "git";
+	argv[n++] = "-C";
+	argv[n++] = (char *)dir;
+	argv[n++] = "--no-replace-objects";
+	argv[n++] = "-c";
+	argv[n++] = "core.fsmonitor=false";
+	argv[n++] = "-c";
+	argv[n++] = "core.hooksPath=/dev/null";
+	argv[n++] = "-c";
+	argv[n++] = "safe.directory=*";
+	for (size_t i = 0; args[i] && n < 23; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	static const char *const set_env[] = { "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", NULL };
+	static const char *const unset_env[] = { "GIT_DIR", "GIT_WORK_TREE", NULL };
+	struct spawn s = { .argv = argv, .stdin_fd = stdin_fd, .set_env = set_env, .unset_env = unset_env };
+	int fd;
+	pid_t pid = spawn_reader(&s, &fd);
+	if (pid < 0)
+		return error_sys(err, (int)-pid, "cannot run git");
 	char chunk[65536];
 	int r = 0;
 	for (;;) {
-		ssize_t n = read(p[0], chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR)
+		ssize_t got = read(fd, chunk, sizeof(chunk));
+		if (got < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (got <= 0)
 			break;
-		if (r == 0 && buf_append(out, chunk, (size_t)n) < 0)
+		if (r == 0 && buf_append(out, chunk, (size_t)got) < 0)
 			r = error_set(err, ENOMEM, "out of memory");
 	}
-	close(p[0]);
-	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	close(fd);
+	int status = spawn_wait(pid);
 	if (r == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
 		r = error_set(err, EINVAL, "git %s in %s failed (exit %d)", args[0], dir,
 			      WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));

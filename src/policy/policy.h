@@ -105,7 +105,7 @@ struct policy_endpoint {
 	size_t n_ports;
 	bool intercept;       /* tls: intercept */
 	/* protocol: mcp: POST bodies are MCP JSON-RPC messages, decided by
-	 * mcp.servers.<mcp_server> (src/net/mcp_http.c); NULL otherwise. */
+	 * mcp.servers.<mcp_server> (src/proxy/mcp_http.c); NULL otherwise. */
 	char *mcp_server;
 	struct policy_loc mcp_loc; /* of the protocol field */
 	struct policy_net_rule *rules; /* empty = every request to host:port */

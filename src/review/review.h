@@ -31,7 +31,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "handoff/protect.h"
+#include "policy/protect.h"
 #include "util/error.h"
 
 #define REVIEW_ID_MAX 64

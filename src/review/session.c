@@ -20,6 +20,7 @@
 #include "review/review.h"
 #include "util/cleanup.h"
 #include "util/file.h"
+#include "util/hex.h"
 #include "util/statedir.h"
 
 int review_root(char *out, size_t len, struct error *err)
@@ -74,17 +75,6 @@ char *review_escape(const char *s)
 	return out;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 bool review_unescape(char *s)
 {
 	char *o = s;
@@ -93,7 +83,7 @@ bool review_unescape(char *s)
 			*o++ = *p;
 			continue;
 		}
-		int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
+		int hi = hex_digit_value((unsigned char)p[1]), lo = hi < 0 ? -1 : hex_digit_value((unsigned char)p[2]);
 		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
 			return false;
 		*o++ = (char)(hi * 16 + lo);

@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include "net/broker.h"
+#include "proto/proxy.h"
 #include "util/cleanup.h"
+#include "util/spawn.h"
 
 #define COMMAND_SECONDS 30
 
@@ -60,33 +62,16 @@ static ssize_t read_bounded(int fd, uint8_t *out, size_t cap, time_t deadline)
  * line, is the secret. */
 static ssize_t run_command(char *const *argv, uint8_t *out, size_t cap, struct error *err, const char *who)
 {
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return error_sys(err, errno, "%s: pipe", who);
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		return error_sys(err, errno, "%s: cannot run %s", who, argv[0]);
-	}
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (null < 0 || dup2(null, 0) < 0 || dup2(p[1], 1) < 0)
-			_exit(127);
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(p[1]);
-	ssize_t n = read_bounded(p[0], out, cap, time(NULL) + COMMAND_SECONDS);
-	close(p[0]);
+	struct spawn s = { .argv = argv, .stdin_fd = -1 };
+	int fd;
+	pid_t pid = spawn_reader(&s, &fd);
+	if (pid < 0)
+		return error_sys(err, (int)-pid, "%s: cannot run %s", who, argv[0]);
+	ssize_t n = read_bounded(fd, out, cap, time(NULL) + COMMAND_SECONDS);
+	close(fd);
 	if (n < 0)
 		kill(pid, SIGKILL);
-	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	int status = spawn_wait(pid);
 	if (n == -ETIMEDOUT)
 		return error_set(err, ETIMEDOUT, "%s: %s did not finish within %d s", who, argv[0], COMMAND_SECONDS);
 	if (n < 0)
@@ -179,7 +164,7 @@ int creds_hand_over(const struct policy *pol, struct sandbox_plan *plan, int con
 			break;
 		}
 		size_t head = 1 + strlen(c->name) + 1 + strlen(ph) + 1;
-		msg[0] = 'K';
+		msg[0] = PROXY_MSG_CRED;
 		memcpy(msg + 1, c->name, strlen(c->name) + 1);
 		memcpy(msg + 1 + strlen(c->name) + 1, ph, strlen(ph) + 1);
 		ssize_t n = read_secret(c, msg + head, cap - head, err);
@@ -246,7 +231,7 @@ int creds_env_hand_over(const struct policy *pol, int control, struct error *err
 			continue;
 		if (nlen > CREDS_ENV_NAME_MAX)
 			nlen = CREDS_ENV_NAME_MAX; /* the scanner's label only */
-		msg[0] = 'V';
+		msg[0] = PROXY_MSG_ENV;
 		memcpy(msg + 1, *e, nlen);
 		msg[1 + nlen] = '\0';
 		memcpy(msg + 2 + nlen, eq + 1, vlen);

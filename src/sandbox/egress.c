@@ -16,6 +16,7 @@
 #include "audit/audit.h"
 #include "mcp/gateway.h"
 #include "policy/mcp.h"
+#include "proto/proxy.h"
 #include "sandbox/creds.h"
 #include "sandbox/proto.h"
 #include "util/cleanup.h"
@@ -165,13 +166,13 @@ int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct e
 	for (int i = 0; i < PROTO_MAX_FDS; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
-	if (n <= 0 || (msg[0] != 'C' && msg[0] != 'N')) {
+	if (n <= 0 || (msg[0] != PROXY_MSG_CA && msg[0] != PROXY_MSG_NO_CA)) {
 		r = error_set(err, EIO, "the egress proxy did not start: %s",
-			      n > 0 && msg[0] == 'E' ? msg + 1 : "no answer");
+			      n > 0 && msg[0] == PROXY_MSG_ERROR ? msg + 1 : "no answer");
 		free(msg);
 		return r;
 	}
-	if (msg[0] == 'C') {
+	if (msg[0] == PROXY_MSG_CA) {
 		struct buf bundle = { 0 };
 		for (size_t i = 0; i < ARRAY_SIZE(plan_system_bundles); i++) {
 			int rr = file_read_all(plan_system_bundles[i], 8u << 20, &bundle);
@@ -219,8 +220,8 @@ int egress_start(struct egress *e, const int fds[3], struct error *err)
 {
 	/* 'L', then one letter per fd attached, in order: '4' the listener,
 	 * '6' its IPv6 twin, 'D' the DNS socket. */
-	static const char names[3] = { '4', '6', 'D' };
-	char msg[4] = { 'L' };
+	static const char names[3] = { PROXY_SOCK_LISTEN4, PROXY_SOCK_LISTEN6, PROXY_SOCK_DNS };
+	char msg[4] = { PROXY_MSG_LISTEN };
 	int send_fds[3];
 	size_t n = 0;
 	for (size_t i = 0; i < 3; i++)

@@ -30,7 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "handoff/protect.h"
+#include "policy/protect.h"
 #include "sandbox/ftrace.h"
 #include "sandbox/fsrules.h"
 #include "sandbox/landlock_abi.h"

@@ -19,6 +19,7 @@
 
 #include "sandbox/internal.h"
 #include "util/cleanup.h"
+#include "util/spawn.h"
 
 #define GITID_MAX 256 /* longer than any name or address worth offering */
 
@@ -28,31 +29,17 @@
 static int git_config_get(const char *key, char *out, size_t len)
 {
 	out[0] = '\0';
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		close(p[0]);
-		close(p[1]);
-		return -e;
-	}
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(p[1], STDOUT_FILENO) < 0 ||
-		    dup2(null, STDERR_FILENO) < 0 || chdir("/") < 0)
-			_exit(127);
-		signal(SIGPIPE, SIG_DFL);
-		execlp("git", "git", "config", "--global", "--get", key, (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
+	char *argv[] = { "git", "config", "--global", "--get", (char *)key, NULL };
+	struct spawn s = { .argv = argv, .stdin_fd = -1, .stderr_null = true, .dir = "/" };
+	int fd;
+	pid_t pid = spawn_reader(&s, &fd);
+	if (pid < 0)
+		return (int)pid; /* -ENOENT: no git */
 	size_t got = 0;
 	bool big = false;
 	for (;;) {
 		char chunk[512];
-		ssize_t n = read(p[0], chunk, sizeof(chunk));
+		ssize_t n = read(fd, chunk, sizeof(chunk));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -64,17 +51,13 @@ static int git_config_get(const char *key, char *out, size_t len)
 		memcpy(out + got, chunk, (size_t)n);
 		got += (size_t)n;
 	}
-	close(p[0]);
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	close(fd);
+	int status = spawn_wait(pid);
 	out[got] = '\0';
 	if (big)
 		return out[0] = '\0', -E2BIG;
-	/* 1: the key is not set; 127: no git (execlp failed); anything
-	 * else but 0: git failed (an unreadable or malformed file). */
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-		return out[0] = '\0', -ENOENT;
+	/* 1: the key is not set; anything else but 0: git failed (an
+	 * unreadable or malformed file). */
 	if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 1))
 		return out[0] = '\0', -EIO;
 	if (got && out[got - 1] == '\n')

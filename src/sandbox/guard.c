@@ -80,7 +80,7 @@
 #include <unistd.h>
 
 #include "handoff/handoff.h"
-#include "handoff/protect.h"
+#include "policy/protect.h"
 #include "sandbox/ftrace.h"
 #include "sandbox/internal.h"
 #include "sandbox/proto.h"

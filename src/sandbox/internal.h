@@ -13,7 +13,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
-#include "handoff/protect.h"
+#include "policy/protect.h"
 #include "sandbox/seccomp_bpf.h"
 #include "policy/policy.h"
 #include "util/buf.h"

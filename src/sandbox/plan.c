@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "sandbox/internal.h"
-#include "net/proxy.h"
+#include "proto/proxy.h"
 #include "sandbox/landlock_abi.h"
 #include "sandbox/review_run.h"
 #include "util/cleanup.h"

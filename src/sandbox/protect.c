@@ -43,7 +43,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "handoff/protect.h"
+#include "policy/protect.h"
 #include "sandbox/internal.h"
 #include "util/cleanup.h"
 #include "util/fds.h"

@@ -168,7 +168,7 @@ static const char *const proxy_allowed[] = {
 	 * pipe, eventfds */
 	"read", "write", "readv", "writev", "pread64", "lseek", "close", "close_range", "dup",
 	"dup2", "dup3", "fcntl", "splice", "pipe2", "eventfd2",
-	/* the MCP gateway's buffers (net/mcp_http.c); never executed, as
+	/* the MCP gateway's buffers (proxy/mcp_http.c); never executed, as
 	 * nothing is: execve is fatal (a memfd's bytes could still be mapped
 	 * executable: the rules below narrow code injection, execve's death
 	 * is what stops a program from running) */

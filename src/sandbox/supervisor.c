@@ -37,7 +37,7 @@
 #include "sandbox/review_run.h"
 #include "sandbox/seccomp_bpf.h"
 #include "sandbox/trace.h"
-#include "handoff/protect.h"
+#include "policy/protect.h"
 #include "util/cleanup.h"
 #include "util/clock.h"
 #include "util/file.h"

@@ -198,7 +198,7 @@ void trace_record_file(struct trace_log *t, pid_t pid, const char *syscall, cons
 		return;
 	char comm[32], what[512];
 	comm_of(pid, comm, sizeof(comm));
-	/* WARNING: `airlock policy suggest` (src/audit/suggest.c) reads these
+	/* WARNING: `airlock policy suggest` (src/analysis/suggest.c) reads these
 	 * reasons to tell a read from a write; keep the two in step. */
 	const char *why = dir_hidden    ? "ENOENT [hidden: its directory exists outside the sandbox]"
 			  : err == EACCES ? "EACCES [filesystem]"

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "util/hex.h"
 #include "util/sha256.h"
 
 static const uint32_t K[64] = {
@@ -207,15 +208,10 @@ void sha256_final(struct sha256 *c, uint8_t out[32])
 
 void sha256_hex(const void *data, size_t len, char out[65])
 {
-	static const char digits[] = "0123456789abcdef";
 	struct sha256 c;
 	uint8_t d[32];
 	sha256_init(&c);
 	sha256_update(&c, data, len);
 	sha256_final(&c, d);
-	for (int i = 0; i < 32; i++) {
-		out[2 * i] = digits[d[i] >> 4];
-		out[2 * i + 1] = digits[d[i] & 15];
-	}
-	out[64] = '\0';
+	hex_encode(d, sizeof(d), out);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer harness for MCP over Streamable HTTP (src/net/mcp_http.c):
+ * libFuzzer harness for MCP over Streamable HTTP (src/proxy/mcp_http.c):
  * the SSE decoder, the chunked-body decoder and the agreement of the
  * routing headers with a message. The first byte picks the split point
  * for the incremental decoders; the rest is the input.
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "mcp/mcp.h"
-#include "net/mcp_http.h"
+#include "proxy/mcp_http.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

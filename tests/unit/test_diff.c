@@ -19,7 +19,7 @@
 
 #include "net/netpolicy.h"
 #include "util/cleanup.h"
-#include "policy/diff.h"
+#include "analysis/diff.h"
 
 static const struct policy_ctx ctx = { .home = "/home/u", .cwd = "/home/u/ws" };
 

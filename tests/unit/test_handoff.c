@@ -23,7 +23,7 @@
 #include <cmocka.h>
 
 #include "handoff/handoff.h"
-#include "handoff/protect.h"
+#include "policy/protect.h"
 #include "policy/policy.h"
 #include "util/sha256.h"
 

@@ -21,7 +21,7 @@
 #include "policy/internal.h"
 #include "mcp/mcp.h"
 #include "policy/layer.h"
-#include "policy/diff.h"
+#include "analysis/diff.h"
 #include "util/cleanup.h"
 
 static const struct policy_ctx ctx = { .home = "/home/u", .cwd = "/work/proj" };

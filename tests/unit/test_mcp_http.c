@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Unit tests for MCP over Streamable HTTP (src/net/mcp_http.c): the SSE
+ * Unit tests for MCP over Streamable HTTP (src/proxy/mcp_http.c): the SSE
  * decoder (line endings, joined data lines, kept and dropped fields,
  * bounds, byte-at-a-time feeding), the agreement of the 2026-07-28
  * routing headers with the message, the chunked-body decoder and the
@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "net/mcp_http.h"
+#include "proxy/mcp_http.h"
 #include "policy/policy.h"
 #include "policy/import/doc.h"
 #include "util/buf.h"

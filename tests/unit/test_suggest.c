@@ -24,7 +24,7 @@
 #include <cmocka.h>
 
 #include "audit/audit.h"
-#include "audit/suggest.h"
+#include "analysis/suggest.h"
 #include "policy/policy.h"
 #include "util/buf.h"
 #include "util/cleanup.h"

@@ -19,7 +19,7 @@
  * decided on host and port, and its ClientHello's SNI must name the same
  * host.
  */
-#include "net/proxy.h"
+#include "proxy/proxy.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -47,7 +47,7 @@
 #include "net/addr.h"
 #include "net/dns.h"
 #include "net/http.h"
-#include "net/mcp_http.h"
+#include "proxy/mcp_http.h"
 #include "net/netpolicy.h"
 #include "net/respscan.h"
 #include "util/buf.h"

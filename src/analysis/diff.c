@@ -13,10 +13,10 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "handoff/protect.h"
+#include "policy/protect.h"
 #include "net/addr.h"
 #include "net/netpolicy.h"
-#include "policy/diff.h"
+#include "analysis/diff.h"
 #include "policy/glob.h"
 #include "policy/mcp.h"
 #include "util/cleanup.h"

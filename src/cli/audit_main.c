@@ -31,7 +31,7 @@
 #include "audit/audit.h"
 #include "audit/identity.h"
 #include "audit/json.h"
-#include "audit/suggest.h"
+#include "analysis/suggest.h"
 #include "sandbox/auditlog.h"
 #include "util/buf.h"
 #include "util/cleanup.h"

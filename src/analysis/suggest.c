@@ -27,7 +27,7 @@
  *    address and port the proxy named.
  * Everything else is listed as not offered, with why.
  */
-#include "audit/suggest.h"
+#include "analysis/suggest.h"
 
 #include <errno.h>
 #include <stdarg.h>

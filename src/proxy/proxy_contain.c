@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/proxy.h"
+#include "proxy/proxy.h"
 #include "policy/mcp.h"
 #include "sandbox/internal.h"
 #include "sandbox/landlock_abi.h"

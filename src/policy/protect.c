@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "handoff/handoff.h"
-#include "handoff/protect.h"
+#include "policy/protect.h"
 
 /* A directory glob (DIR, '/', "**"): the length of DIR, else 0. */
 static size_t dir_glob_prefix(const char *pat)

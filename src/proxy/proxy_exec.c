@@ -14,12 +14,12 @@
  *
  * It loads the same policy the supervisor loaded, makes the session CA
  * when an endpoint intercepts TLS and sends its certificate on CONTROL-FD
- * ("C" + PEM, or "N"; "E" + message on failure), then waits there for the
- * credentials ('K'), the secret-looking values of the supervisor's
- * environment for the leak scanner ('V'), the step-up socket ('S'), the
- * session certificate and a channel to the audit writer, which signs the
- * identity header ('I', with identity.header), and the listening socket
- * (SCM_RIGHTS), and serves it in a sandbox of its own (proxy_contain.c).
+ * (or none, or why not), then waits there for the credentials, the
+ * secret-looking values of the supervisor's environment for the leak
+ * scanner, the step-up socket, the session certificate and a channel to
+ * the audit writer, which signs the identity header (with
+ * identity.header), and the listening sockets: proto/proxy.h holds the
+ * messages. It serves them in a sandbox of its own (proxy_contain.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -31,7 +31,8 @@
 
 #include "net/broker.h"
 #include "net/dlp.h"
-#include "net/proxy.h"
+#include "proto/proxy.h"
+#include "proxy/proxy.h"
 #include "net/tls.h"
 #include "policy/layer.h"
 #include "sandbox/creds.h"
@@ -43,7 +44,7 @@
 __attribute__((noreturn)) static void refuse(int control, const char *msg)
 {
 	char buf[ERROR_MSG_MAX + 2];
-	int n = snprintf(buf, sizeof(buf), "E%s", msg);
+	int n = snprintf(buf, sizeof(buf), "%c%s", PROXY_MSG_ERROR, msg);
 	(void)!send(control, buf, n > 0 && (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, MSG_NOSIGNAL);
 	_exit(1);
 }
@@ -81,9 +82,9 @@ int main(int argc, char **argv)
 	if (intercepts(pol)) {
 		if (tls_ca_new(&ca, &err) < 0)
 			refuse(control, err.msg);
-		if (buf_puts(&msg, "C") < 0 || buf_puts(&msg, tls_ca_cert_pem(ca)) < 0)
+		if (buf_append(&msg, &(char){ PROXY_MSG_CA }, 1) < 0 || buf_puts(&msg, tls_ca_cert_pem(ca)) < 0)
 			refuse(control, "out of memory");
-	} else if (buf_puts(&msg, "N") < 0) {
+	} else if (buf_append(&msg, &(char){ PROXY_MSG_NO_CA }, 1) < 0) {
 		refuse(control, "out of memory");
 	}
 	if (send(control, msg.data, msg.len, MSG_NOSIGNAL) != (ssize_t)msg.len)
@@ -109,8 +110,9 @@ int main(int argc, char **argv)
 	char *step_up_path = NULL;
 	bool env_full = false;
 	while ((n = proto_recv(control, buf, cap, fds)) > 0 &&
-	       (buf[0] == 'K' || buf[0] == 'V' || buf[0] == 'I' || buf[0] == 'S')) {
-		if (buf[0] == 'V') {
+	       (buf[0] == PROXY_MSG_CRED || buf[0] == PROXY_MSG_ENV || buf[0] == PROXY_MSG_IDENTITY ||
+		buf[0] == PROXY_MSG_STEP_UP)) {
+		if (buf[0] == PROXY_MSG_ENV) {
 			/* The supervisor's environment holds secrets the sandbox
 			 * never sees (it is cleared); if one turns up in a request
 			 * anyway (read from a file the agent could reach, say),
@@ -128,7 +130,7 @@ int main(int argc, char **argv)
 			explicit_bzero(buf, cap);
 			continue;
 		}
-		if (buf[0] == 'S') {
+		if (buf[0] == PROXY_MSG_STEP_UP) {
 			/* MCP step-up over HTTP: the control socket the
 			 * supervisor made, and its path (egress.c). */
 			if (step_up_fd >= 0 || fds[0] < 0 || n < 2 || !(step_up_path = strdup(buf + 1)))
@@ -136,7 +138,7 @@ int main(int argc, char **argv)
 			step_up_fd = fds[0];
 			continue;
 		}
-		if (buf[0] == 'I') {
+		if (buf[0] == PROXY_MSG_IDENTITY) {
 			/* The session certificate and the channel to the
 			 * writer, which signs for us (auditlog.h's 'I'
 			 * message), once. */
@@ -165,7 +167,7 @@ int main(int argc, char **argv)
 			_exit(1);
 		explicit_bzero(buf, cap);
 	}
-	if (n < 2 || buf[0] != 'L' || buf[1] != '4' || !broker_complete(broker))
+	if (n < 2 || buf[0] != PROXY_MSG_LISTEN || buf[1] != PROXY_SOCK_LISTEN4 || !broker_complete(broker))
 		_exit(1); /* the sandbox was never built */
 	if (pol->identity.header && !identity)
 		_exit(1); /* no request may leave without the header asked for */
@@ -173,9 +175,9 @@ int main(int argc, char **argv)
 	for (int i = 1; i < n; i++) {
 		if (fds[i - 1] < 0)
 			_exit(1);
-		if (buf[i] == '6')
+		if (buf[i] == PROXY_SOCK_LISTEN6)
 			listen6 = fds[i - 1];
-		else if (buf[i] == 'D')
+		else if (buf[i] == PROXY_SOCK_DNS)
 			dns = fds[i - 1];
 	}
 	close(control);

@@ -6,7 +6,7 @@
  * client) are memory files read back here. So a message is checked,
  * recorded and re-serialised by exactly the code that does it on stdio.
  */
-#include "net/mcp_http.h"
+#include "proxy/mcp_http.h"
 
 #include <errno.h>
 #include <limits.h>

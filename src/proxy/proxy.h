@@ -22,9 +22,7 @@
 #include "net/dlp.h"
 #include "net/tls.h"
 #include "policy/policy.h"
-
-/* Where the proxy listens inside the sandbox's network namespace. */
-#define PROXY_PORT 3128
+#include "proto/proxy.h"
 
 #define PROXY_MAX_CONNECTIONS 512
 #define PROXY_DNS_NAMES 65536       /* distinct names the sandbox's DNS answers */
