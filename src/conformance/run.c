@@ -44,6 +44,7 @@
 #include "conformance/conformance.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
+#include "util/hex.h"
 
 static inline void cleanup_bufp(struct buf *b)
 {
@@ -522,308 +523,321 @@ static void check_audit(const char *dir, struct conf_result *denials, bool *inta
 		 denies, why, denies ? "" : "; the probe's refused operations were not recorded");
 }
 
-int conf_run(const struct conf_opts *opts, struct conf_result *res, struct conf_info *info,
-	     struct error *err)
+/* One run of the suite: its scratch tree, its services and the batch the
+ * probe runs, shared by the steps below. */
+struct run {
+	const struct conf_opts *opts;
+	struct conf_info *info;
+	char probe[PATH_MAX], root[PATH_MAX], ws[PATH_MAX + 8], outside[PATH_MAX + 16], home[PATH_MAX + 8],
+		audit[PATH_MAX + 8], sock[PATH_MAX + 16], errlog[PATH_MAX + 16], wsprobe[PATH_MAX + 32],
+		batchpath[PATH_MAX + 32];
+	char canary[32], label[40], pidstr[16], tcpstr[16], udpstr[16];
+	const char *vars[27]; /* name, value, ..., NULL */
+	bool have_netns, have_vsock, uses_audit;
+	pid_t holder, server;
+	int lo_tcp, lo_udp, lo_fd, sock_fd;
+	int ns_fds[5];
+	struct buf script, output, batch;
+	struct entry *ent;
+	size_t nent, cap;
+	char **argv;
+	size_t argc, acap;
+	char **envp;
+	struct conf_line *lines;
+	char env[5][PATH_MAX + 8192]; /* the variables build_env sets */
+};
+
+/* The namespace first (every service must live in it), then vsock, a
+ * question for the host's kernel asked outside any runtime. */
+static void probe_host(struct run *u)
 {
-	char probe[PATH_MAX], root[PATH_MAX], ws[PATH_MAX + 8], outside[PATH_MAX + 16],
-		home[PATH_MAX + 8], audit[PATH_MAX + 8], sock[PATH_MAX + 16], errlog[PATH_MAX + 16],
-		wsprobe[PATH_MAX + 32], batchpath[PATH_MAX + 32];
-	int r;
-	/* Everything the exits below release, declared before the first
-	 * goto so that no cleanup ever runs on an uninitialised variable. */
-	pid_t holder = -1, server = -1;
-	int lo_tcp = 0, lo_udp = 0;
-	_cleanup_close_ int lo_fd = -1, sock_fd = -1, leak = -1;
-	int ns_fds[5] = { -1, -1, -1, -1, -1 }, ns_stream[5] = { 1, 1, 1, 0, 0 };
-	_cleanup_buf_ struct buf script = { 0 }, output = { 0 }, batch = { 0 };
-	bool uses_audit = false;
-	size_t nent = 0, cap = 0, argc = 0, acap = 0;
-	_cleanup_free_ struct entry *ent = NULL;
-	_cleanup_strv_ char **argv = NULL;
-	_cleanup_free_ char **envp = NULL;
-	_cleanup_free_ struct conf_line *lines = NULL;
-
-	memset(info, 0, sizeof(*info));
-	for (size_t i = 0; i < conf_nreqs; i++)
-		memset(&res[i], 0, sizeof(res[i]));
-	if ((r = find_probe(opts->probe, probe, sizeof(probe), err)) < 0)
-		return r;
-	snprintf(info->probe, sizeof(info->probe), "%s", probe);
-
-	/* The namespace first: every service below must live in it. */
 	struct error nserr = { 0 };
-	bool have_netns = enter_netns(&nserr) == 0;
-	if (have_netns)
-		snprintf(info->netns, sizeof(info->netns), "created: %s, %s, %s on its loopback%s", META_ADDR,
+	u->have_netns = enter_netns(&nserr) == 0;
+	if (u->have_netns)
+		snprintf(u->info->netns, sizeof(u->info->netns), "created: %s, %s, %s on its loopback%s", META_ADDR,
 			 PRIV_ADDR, PUB_ADDR, geteuid() == 0 ? "" : " (in a user namespace)");
 	else
-		snprintf(info->netns, sizeof(info->netns), "not available (%s)", nserr.msg);
-
-	/* vsock is not namespaced: the question is the host kernel's, and
-	 * is asked here, outside any runtime. Without it the row has nothing
-	 * to contain. Only a socket is made; nothing is sent. */
-	bool have_vsock = false;
-	{
-		int vs = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		have_vsock = vs >= 0;
-		if (have_vsock) {
-			close(vs);
-			snprintf(info->vsock, sizeof(info->vsock), "available");
-		} else {
-			snprintf(info->vsock, sizeof(info->vsock), "not available (socket(AF_VSOCK): %s)",
-				 strerror(errno));
-		}
+		snprintf(u->info->netns, sizeof(u->info->netns), "not available (%s)", nserr.msg);
+	/* Without vsock the row has nothing to contain. Only a socket is
+	 * made; nothing is sent. */
+	int vs = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	u->have_vsock = vs >= 0;
+	if (u->have_vsock) {
+		close(vs);
+		snprintf(u->info->vsock, sizeof(u->info->vsock), "available");
+	} else {
+		snprintf(u->info->vsock, sizeof(u->info->vsock), "not available (socket(AF_VSOCK): %s)",
+			 strerror(errno));
 	}
+}
 
+/* The scratch directory, its paths, and the canary the secrets carry. */
+static int make_root(struct run *u, struct error *err)
+{
 	const char *tmp = getenv("TMPDIR");
 	if (!tmp || tmp[0] != '/')
 		tmp = "/tmp";
-	if ((size_t)snprintf(root, sizeof(root), "%s/airlock-conformance.XXXXXX", tmp) >= sizeof(root) ||
-	    !mkdtemp(root))
+	if ((size_t)snprintf(u->root, sizeof(u->root), "%s/airlock-conformance.XXXXXX", tmp) >= sizeof(u->root) ||
+	    !mkdtemp(u->root)) {
+		u->root[0] = '\0';
 		return error_sys(err, errno, "cannot create a scratch directory in %s", tmp);
+	}
 	/* World-readable: a runtime that maps the agent to another uid must
 	 * be judged on its sandbox, not on this directory's mode. */
-	chmod(root, 0755);
-	snprintf(ws, sizeof(ws), "%s/ws", root);
-	snprintf(outside, sizeof(outside), "%s/outside", root);
-	snprintf(home, sizeof(home), "%s/home", root);
-	snprintf(audit, sizeof(audit), "%s/audit", root);
-	snprintf(sock, sizeof(sock), "%s/run/docker.sock", root);
-	snprintf(errlog, sizeof(errlog), "%s/runtime.stderr", root);
-	snprintf(wsprobe, sizeof(wsprobe), "%s/airlock-probe", ws);
-
+	chmod(u->root, 0755);
+	snprintf(u->ws, sizeof(u->ws), "%s/ws", u->root);
+	snprintf(u->outside, sizeof(u->outside), "%s/outside", u->root);
+	snprintf(u->home, sizeof(u->home), "%s/home", u->root);
+	snprintf(u->audit, sizeof(u->audit), "%s/audit", u->root);
+	snprintf(u->sock, sizeof(u->sock), "%s/run/docker.sock", u->root);
+	snprintf(u->errlog, sizeof(u->errlog), "%s/runtime.stderr", u->root);
+	snprintf(u->wsprobe, sizeof(u->wsprobe), "%s/airlock-probe", u->ws);
 	unsigned char rnd[12];
-	char canary[32], label[40];
-	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-		r = error_sys(err, errno, "getrandom");
-		goto out_rm;
-	}
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(canary + 2 * i, 3, "%02x", rnd[i]);
-	snprintf(label, sizeof(label), "c%s", canary);
-	char keytext[256];
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return error_sys(err, errno, "getrandom");
+	hex_encode(rnd, sizeof(rnd), u->canary);
+	snprintf(u->label, sizeof(u->label), "c%s", u->canary);
+	return 0;
+}
+
+/* The tree. Files the agent should not reach are world-readable and
+ * directories world-writable for the same reason as the root's mode. */
+static int make_tree(struct run *u, struct error *err)
+{
+	char keytext[256], awstext[256];
 	snprintf(keytext, sizeof(keytext),
 		 "-----BEGIN OPENSSH PRIVATE KEY-----\nairlock-conformance-%s\n-----END OPENSSH PRIVATE KEY-----\n",
-		 canary);
-	char awstext[256];
+		 u->canary);
 	snprintf(awstext, sizeof(awstext), "[default]\naws_access_key_id = AKIAAIRLOCKCONFORM\naws_secret_access_key = %s\n",
-		 canary);
-
-	/* The tree. Files the agent should not reach are world-readable and
-	 * directories world-writable for the same reason as above. */
-	if ((r = put_file(root, "ws", NULL, 0777, err)) < 0 ||
-	    (r = put_file(ws, "README.md", "the workspace of the conformance suite\n", 0666, err)) < 0 ||
-	    (r = put_file(ws, "src", NULL, 0777, err)) < 0 ||
-	    (r = put_file(ws, ".git/hooks", NULL, 0777, err)) < 0 ||
-	    (r = put_file(ws, ".git/config", "[core]\n\trepositoryformatversion = 0\n", 0666, err)) < 0 ||
-	    (r = put_file(ws, ".git/HEAD", "ref: refs/heads/main\n", 0666, err)) < 0 ||
-	    (r = put_file(ws, ".vscode", NULL, 0777, err)) < 0 ||
-	    (r = put_file(ws, ".github/workflows", NULL, 0777, err)) < 0 ||
-	    (r = put_file(ws, ".venv/bin/python", "#!/bin/sh\nexec /usr/bin/python3 \"$@\"\n", 0777, err)) < 0 ||
-	    (r = put_file(ws, "node_modules/.bin", NULL, 0777, err)) < 0 ||
-	    (r = put_file(root, "outside", NULL, 0777, err)) < 0 ||
-	    (r = put_file(outside, "notes.txt", "a host file outside the workspace\n", 0644, err)) < 0 ||
-	    (r = put_file(home, ".ssh/id_ed25519", keytext, 0644, err)) < 0 ||
-	    (r = put_file(home, ".aws/credentials", awstext, 0644, err)) < 0 ||
-	    (r = put_file(home, ".local/bin", NULL, 0777, err)) < 0 || (r = put_file(root, "run", NULL, 0777, err)) < 0 ||
-	    (r = put_file(root, "audit", NULL, 0700, err)) < 0)
-		goto out_rm;
+		 u->canary);
+	const struct {
+		int where; /* 0 the root, 1 the workspace, 2 outside, 3 home */
+		const char *rel, *text;
+		mode_t mode;
+	} tree[] = {
+		{ 0, "ws", NULL, 0777 },
+		{ 1, "README.md", "the workspace of the conformance suite\n", 0666 },
+		{ 1, "src", NULL, 0777 },
+		{ 1, ".git/hooks", NULL, 0777 },
+		{ 1, ".git/config", "[core]\n\trepositoryformatversion = 0\n", 0666 },
+		{ 1, ".git/HEAD", "ref: refs/heads/main\n", 0666 },
+		{ 1, ".vscode", NULL, 0777 },
+		{ 1, ".github/workflows", NULL, 0777 },
+		{ 1, ".venv/bin/python", "#!/bin/sh\nexec /usr/bin/python3 \"$@\"\n", 0777 },
+		{ 1, "node_modules/.bin", NULL, 0777 },
+		{ 0, "outside", NULL, 0777 },
+		{ 2, "notes.txt", "a host file outside the workspace\n", 0644 },
+		{ 3, ".ssh/id_ed25519", keytext, 0644 },
+		{ 3, ".aws/credentials", awstext, 0644 },
+		{ 3, ".local/bin", NULL, 0777 },
+		{ 0, "run", NULL, 0777 },
+		{ 0, "audit", NULL, 0700 },
+	};
+	const char *dirs[] = { u->root, u->ws, u->outside, u->home };
+	for (size_t i = 0; i < ARRAY_SIZE(tree); i++) {
+		int r = put_file(dirs[tree[i].where], tree[i].rel, tree[i].text, tree[i].mode, err);
+		if (r < 0)
+			return r;
+	}
 	/* The probe inside the workspace: every runtime shows its workspace,
 	 * and some execute nothing from anywhere else. */
-	{
-		_cleanup_close_ int in = open(probe, O_RDONLY | O_CLOEXEC);
-		_cleanup_close_ int o = open(wsprobe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
-		char b[65536];
-		ssize_t n;
-		if (in < 0 || o < 0) {
-			r = error_sys(err, errno, "copy %s into the workspace", probe);
-			goto out_rm;
-		}
-		while ((n = read(in, b, sizeof(b))) > 0)
-			if (write(o, b, (size_t)n) != n) {
-				r = error_sys(err, errno, "copy %s", probe);
-				goto out_rm;
-			}
-	}
+	_cleanup_close_ int in = open(u->probe, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int o = open(u->wsprobe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	char b[65536];
+	ssize_t n;
+	if (in < 0 || o < 0)
+		return error_sys(err, errno, "copy %s into the workspace", u->probe);
+	while ((n = read(in, b, sizeof(b))) > 0)
+		if (write(o, b, (size_t)n) != n)
+			return error_sys(err, errno, "copy %s", u->probe);
+	return 0;
+}
 
-	/* Services. */
-	lo_fd = listen_on("127.0.0.1", 0, SOCK_STREAM, &lo_tcp, err);
-	if (lo_fd < 0) {
-		r = lo_fd;
-		goto out_rm;
-	}
-	holder = spawn_holder(probe, canary, root, &lo_udp, err);
-	if (holder < 0) {
-		r = holder;
-		goto out_rm;
-	}
-	{
-		struct sockaddr_un sun = { .sun_family = AF_UNIX };
-		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", sock);
-		sock_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (sock_fd < 0 || bind(sock_fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
-		    listen(sock_fd, 16) < 0 || chmod(sock, 0666) < 0) {
-			r = error_sys(err, errno, "listen on %s", sock);
-			goto out_services;
-		}
-	}
-	if (have_netns) {
+/* The services the probe tries to reach: a loopback listener, the holder
+ * of a secret in its memory, a Docker socket, and in the namespace the
+ * metadata, private and public addresses. */
+static int start_services(struct run *u, struct error *err)
+{
+	u->lo_fd = listen_on("127.0.0.1", 0, SOCK_STREAM, &u->lo_tcp, err);
+	if (u->lo_fd < 0)
+		return u->lo_fd;
+	u->holder = spawn_holder(u->probe, u->canary, u->root, &u->lo_udp, err);
+	if (u->holder < 0)
+		return (int)u->holder;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", u->sock);
+	u->sock_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (u->sock_fd < 0 || bind(u->sock_fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
+	    listen(u->sock_fd, 16) < 0 || chmod(u->sock, 0666) < 0)
+		return error_sys(err, errno, "listen on %s", u->sock);
+	if (u->have_netns) {
+		static const int stream[5] = { 1, 1, 1, 0, 0 };
 		struct error e2 = { 0 };
-		ns_fds[0] = listen_on(META_ADDR, 80, SOCK_STREAM, NULL, &e2);
-		ns_fds[1] = listen_on(PRIV_ADDR, 80, SOCK_STREAM, NULL, &e2);
-		ns_fds[2] = listen_on(PUB_ADDR, 80, SOCK_STREAM, NULL, &e2);
-		ns_fds[3] = listen_on(PUB_ADDR, 53, SOCK_DGRAM, NULL, &e2);
-		ns_fds[4] = listen_on(PUB_ADDR, 7, SOCK_DGRAM, NULL, &e2);
+		u->ns_fds[0] = listen_on(META_ADDR, 80, SOCK_STREAM, NULL, &e2);
+		u->ns_fds[1] = listen_on(PRIV_ADDR, 80, SOCK_STREAM, NULL, &e2);
+		u->ns_fds[2] = listen_on(PUB_ADDR, 80, SOCK_STREAM, NULL, &e2);
+		u->ns_fds[3] = listen_on(PUB_ADDR, 53, SOCK_DGRAM, NULL, &e2);
+		u->ns_fds[4] = listen_on(PUB_ADDR, 7, SOCK_DGRAM, NULL, &e2);
 		for (size_t i = 0; i < 5; i++)
-			if (ns_fds[i] < 0) {
-				have_netns = false;
-				snprintf(info->netns, sizeof(info->netns), "created, but its servers could not start (%s)",
-					 e2.msg);
+			if (u->ns_fds[i] < 0) {
+				u->have_netns = false;
+				snprintf(u->info->netns, sizeof(u->info->netns),
+					 "created, but its servers could not start (%s)", e2.msg);
 			}
-		if (have_netns)
-			server = serve(ns_fds, ns_stream, 5);
+		if (u->have_netns)
+			u->server = serve(u->ns_fds, stream, 5);
 	}
-
-	/* The batch: every row's lines, in table order. */
-	char pidstr[16], tcpstr[16], udpstr[16];
-	snprintf(pidstr, sizeof(pidstr), "%d", (int)holder);
-	snprintf(tcpstr, sizeof(tcpstr), "%d", lo_tcp);
-	snprintf(udpstr, sizeof(udpstr), "%d", lo_udp);
-	const char *vars[] = { "ws", ws, "outside", outside, "home", home, "canary", canary,
-			       "label", label, "svc_pid", pidstr, "lo_tcp", tcpstr, "lo_udp", udpstr,
-			       "sock", sock, "audit", audit, "meta", META_ADDR, "priv", PRIV_ADDR,
+	snprintf(u->pidstr, sizeof(u->pidstr), "%d", (int)u->holder);
+	snprintf(u->tcpstr, sizeof(u->tcpstr), "%d", u->lo_tcp);
+	snprintf(u->udpstr, sizeof(u->udpstr), "%d", u->lo_udp);
+	const char *vars[] = { "ws", u->ws, "outside", u->outside, "home", u->home, "canary", u->canary,
+			       "label", u->label, "svc_pid", u->pidstr, "lo_tcp", u->tcpstr, "lo_udp", u->udpstr,
+			       "sock", u->sock, "audit", u->audit, "meta", META_ADDR, "priv", PRIV_ADDR,
 			       "pub", PUB_ADDR, NULL };
-	if ((r = build_script(opts->runtime, ws, home, audit, &uses_audit, &script, err)) < 0)
-		goto out_services;
+	_Static_assert(sizeof(vars) == sizeof(u->vars), "struct run holds every variable");
+	memcpy(u->vars, vars, sizeof(vars));
+	return 0;
+}
 
-#define PUSH_ARG(s)                                                                      \
-	do {                                                                             \
-		if (argc + 2 > acap) {                                                   \
-			acap = acap ? acap * 2 : 64;                                     \
-			char **na_ = realloc(argv, acap * sizeof(*argv));                \
-			if (!na_) {                                                      \
-				r = error_set(err, ENOMEM, "out of memory");             \
-				goto out_services;                                       \
-			}                                                                \
-			argv = na_;                                                      \
-		}                                                                        \
-		if (!(argv[argc] = strdup(s))) {                                         \
-			r = error_set(err, ENOMEM, "out of memory");                     \
-			goto out_services;                                               \
-		}                                                                        \
-		argv[++argc] = NULL;                                                     \
-	} while (0)
-	PUSH_ARG("/bin/sh");
-	PUSH_ARG("-c");
-	PUSH_ARG((char *)script.data);
-	PUSH_ARG("airlock-conformance");
+static int push_arg(struct run *u, const char *s, struct error *err)
+{
+	if (u->argc + 2 > u->acap) {
+		size_t acap = u->acap ? u->acap * 2 : 64;
+		char **na = realloc(u->argv, acap * sizeof(*na));
+		if (!na)
+			return error_set(err, ENOMEM, "out of memory");
+		u->argv = na;
+		u->acap = acap;
+	}
+	if (!(u->argv[u->argc] = strdup(s)))
+		return error_set(err, ENOMEM, "out of memory");
+	u->argv[++u->argc] = NULL;
+	return 0;
+}
+
+/* One probe line of row i into the batch, its place into ent. */
+static int batch_line(struct run *u, size_t i, int nb, size_t k, const char *probe_line, struct error *err)
+{
+	char tmpl[512], *save = NULL;
+	int r;
+	snprintf(tmpl, sizeof(tmpl), "%s", probe_line);
+	for (char *tok = strtok_r(tmpl, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		char arg[PATH_MAX + 64];
+		if ((r = conf_expand(tok, u->vars, arg, sizeof(arg), err)) < 0)
+			return r;
+		if (strpbrk(arg, "\t\n"))
+			return error_set(err, EINVAL, "%s: a tab or newline in a path of the suite", arg);
+		if ((tok != tmpl && buf_puts(&u->batch, "\t") < 0) || buf_puts(&u->batch, arg) < 0)
+			return error_set(err, ENOMEM, "out of memory");
+	}
+	if (buf_puts(&u->batch, "\n") < 0)
+		return error_set(err, ENOMEM, "out of memory");
+	if (u->nent == u->cap) {
+		size_t cap = u->cap ? u->cap * 2 : 64;
+		struct entry *ne = realloc(u->ent, cap * sizeof(*ne));
+		if (!ne)
+			return error_set(err, ENOMEM, "out of memory");
+		u->ent = ne;
+		u->cap = cap;
+	}
+	u->ent[u->nent++] = (struct entry){ .row = i, .neighbour = nb, .k = k };
+	return 0;
+}
+
+/* Whether row q can be asked here at all. */
+static bool row_runs(const struct run *u, const struct conf_req *q)
+{
+	return !((q->need == CONF_NEED_NETNS && !u->have_netns) || (q->need == CONF_NEED_AUDIT && !u->uses_audit) ||
+		 (q->need == CONF_NEED_VSOCK && !u->have_vsock));
+}
+
+/* The command line (the runtime's prefix around the probe) and the batch:
+ * every row's lines, in table order. The batch goes in a file beside the
+ * probe rather than on the command line: some runtimes cap their
+ * argument count. */
+static int build_batch(struct run *u, struct error *err)
+{
+	int r = build_script(u->opts->runtime, u->ws, u->home, u->audit, &u->uses_audit, &u->script, err);
+	if (r < 0)
+		return r;
+	snprintf(u->batchpath, sizeof(u->batchpath), "%s/airlock-probe.batch", u->ws);
 	/* Absolute paths: some runtimes (firejail) resolve no relative one. */
-	PUSH_ARG(wsprobe);
-	PUSH_ARG("batch-file");
-	snprintf(batchpath, sizeof(batchpath), "%s/airlock-probe.batch", ws);
-	PUSH_ARG(batchpath);
+	const char *args[] = { "/bin/sh", "-c", (char *)u->script.data, "airlock-conformance", u->wsprobe,
+			       "batch-file", u->batchpath };
+	for (size_t i = 0; i < ARRAY_SIZE(args); i++)
+		if ((r = push_arg(u, args[i], err)) < 0)
+			return r;
 	for (size_t i = 0; i < conf_nreqs; i++) {
 		const struct conf_req *q = &conf_reqs[i];
-		if ((q->need == CONF_NEED_NETNS && !have_netns) || (q->need == CONF_NEED_AUDIT && !uses_audit) ||
-		    (q->need == CONF_NEED_VSOCK && !have_vsock))
+		if (!row_runs(u, q))
 			continue;
 		for (int nb = 0; nb < 2; nb++) {
 			const char *const *pl = nb ? q->neighbours : q->attacks;
-			for (size_t k = 0; k < CONF_MAX_PROBES && pl[k]; k++) {
-				char tmpl[512], *save = NULL;
-				snprintf(tmpl, sizeof(tmpl), "%s", pl[k]);
-				for (char *tok = strtok_r(tmpl, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-					char arg[PATH_MAX + 64];
-					if ((r = conf_expand(tok, vars, arg, sizeof(arg), err)) < 0)
-						goto out_services;
-					if (strpbrk(arg, "\t\n")) {
-						r = error_set(err, EINVAL, "%s: a tab or newline in a path of the suite", arg);
-						goto out_services;
-					}
-					if ((tok != tmpl && buf_puts(&batch, "\t") < 0) || buf_puts(&batch, arg) < 0) {
-						r = error_set(err, ENOMEM, "out of memory");
-						goto out_services;
-					}
-				}
-				if (buf_puts(&batch, "\n") < 0) {
-					r = error_set(err, ENOMEM, "out of memory");
-					goto out_services;
-				}
-				if (nent == cap) {
-					cap = cap ? cap * 2 : 64;
-					struct entry *ne = realloc(ent, cap * sizeof(*ent));
-					if (!ne) {
-						r = error_set(err, ENOMEM, "out of memory");
-						goto out_services;
-					}
-					ent = ne;
-				}
-				ent[nent++] = (struct entry){ .row = i, .neighbour = nb, .k = k };
-			}
+			for (size_t k = 0; k < CONF_MAX_PROBES && pl[k]; k++)
+				if ((r = batch_line(u, i, nb, k, pl[k], err)) < 0)
+					return r;
 		}
 	}
-#undef PUSH_ARG
-	/* The batch goes in a file beside the probe rather than on the
-	 * command line: some runtimes cap their argument count. */
-	if ((r = put_file(ws, "airlock-probe.batch", batch.len ? batch.data : "", 0644, err)) < 0)
-		goto out_services;
+	return put_file(u->ws, "airlock-probe.batch", u->batch.len ? u->batch.data : "", 0644, err);
+}
 
-	/* The environment: the caller's, with the temporary HOME, the canary
-	 * under the names real secrets have, and a Docker socket to find. */
+/* The environment: the caller's, with the temporary HOME, the canary
+ * under the names real secrets have, and a Docker socket to find. */
+static int build_env(struct run *u, struct error *err)
+{
+	char(*e)[PATH_MAX + 8192] = u->env;
 	size_t nenv = 0;
-	for (char **e = environ; *e; e++)
+	for (char **v = environ; *v; v++)
 		nenv++;
-	envp = calloc(nenv + 8, sizeof(*envp));
-	char e_home[PATH_MAX + 16], e_gh[64], e_aws[64], e_docker[PATH_MAX + 32], e_path[8192];
-	if (!envp) {
-		r = error_set(err, ENOMEM, "out of memory");
-		goto out_services;
-	}
+	u->envp = calloc(nenv + 8, sizeof(*u->envp));
+	if (!u->envp)
+		return error_set(err, ENOMEM, "out of memory");
 	const char *path = getenv("PATH");
-	snprintf(e_home, sizeof(e_home), "HOME=%s", home);
-	snprintf(e_gh, sizeof(e_gh), "GITHUB_TOKEN=ghp_%s", canary);
-	snprintf(e_aws, sizeof(e_aws), "AWS_SECRET_ACCESS_KEY=%s", canary);
-	snprintf(e_docker, sizeof(e_docker), "DOCKER_HOST=unix://%s", sock);
-	snprintf(e_path, sizeof(e_path), "PATH=%s/.local/bin:%s", home, path ? path : "/usr/bin:/bin");
+	snprintf(e[0], sizeof(e[0]), "HOME=%s", u->home);
+	snprintf(e[1], sizeof(e[1]), "GITHUB_TOKEN=ghp_%s", u->canary);
+	snprintf(e[2], sizeof(e[2]), "AWS_SECRET_ACCESS_KEY=%s", u->canary);
+	snprintf(e[3], sizeof(e[3]), "DOCKER_HOST=unix://%s", u->sock);
+	snprintf(e[4], sizeof(e[4]), "PATH=%s/.local/bin:%s", u->home, path ? path : "/usr/bin:/bin");
 	size_t k = 0;
-	for (char **e = environ; *e; e++)
+	for (char **v = environ; *v; v++)
 		/* TMPDIR too: it names where the suite keeps its scratch tree
 		 * (and so the "outside" files), and runtimes give the agent's
 		 * TMPDIR to the agent (codex makes it writable; runsc puts its
 		 * own root there). */
-		if (strncmp(*e, "HOME=", 5) && strncmp(*e, "TMPDIR=", 7) && strncmp(*e, "GITHUB_TOKEN=", 13) &&
-		    strncmp(*e, "AWS_SECRET_ACCESS_KEY=", 22) && strncmp(*e, "DOCKER_HOST=", 12) &&
-		    strncmp(*e, "PATH=", 5))
-			envp[k++] = *e;
-	envp[k++] = e_home;
-	envp[k++] = e_gh;
-	envp[k++] = e_aws;
-	envp[k++] = e_docker;
-	envp[k++] = e_path;
-	envp[k] = NULL;
+		if (strncmp(*v, "HOME=", 5) && strncmp(*v, "TMPDIR=", 7) && strncmp(*v, "GITHUB_TOKEN=", 13) &&
+		    strncmp(*v, "AWS_SECRET_ACCESS_KEY=", 22) && strncmp(*v, "DOCKER_HOST=", 12) &&
+		    strncmp(*v, "PATH=", 5))
+			u->envp[k++] = *v;
+	for (size_t i = 0; i < 5; i++)
+		u->envp[k++] = e[i];
+	u->envp[k] = NULL;
+	return 0;
+}
 
+/* The runtime, with the probe's batch; its output into u->output and
+ * what became of it into info->runtime_status. */
+static int run_runtime(struct run *u, struct error *err)
+{
 	/* The deliberate leak: a host file open without O_CLOEXEC, as a
 	 * careless parent (an IDE, an agent framework) would hand down. */
-	leak = open(outside, O_RDONLY | O_DIRECTORY);
+	_cleanup_close_ int leak = open(u->outside, O_RDONLY | O_DIRECTORY);
 	int out_pipe[2];
-	if (leak < 0 || pipe2(out_pipe, O_CLOEXEC) < 0) {
-		r = error_sys(err, errno, "setup");
-		goto out_services;
-	}
+	if (leak < 0 || pipe2(out_pipe, O_CLOEXEC) < 0)
+		return error_sys(err, errno, "setup");
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
-		r = error_sys(err, errno, "fork");
+		int e = errno;
 		close(out_pipe[0]);
 		close(out_pipe[1]);
-		goto out_services;
+		return error_sys(err, e, "fork");
 	}
 	if (pid == 0) {
 		/* A process group of its own, so a timeout kills it all. */
 		setpgid(0, 0);
 		int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		int errfd = open(errlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (in < 0 || errfd < 0 || chdir(ws) < 0)
+		int errfd = open(u->errlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (in < 0 || errfd < 0 || chdir(u->ws) < 0)
 			_exit(127);
 		dup2(in, 0);
 		dup2(out_pipe[1], 1);
@@ -836,7 +850,7 @@ int conf_run(const struct conf_opts *opts, struct conf_result *res, struct conf_
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		execve("/bin/sh", argv, envp);
+		execve("/bin/sh", u->argv, u->envp);
 		_exit(127);
 	}
 	close(out_pipe[1]);
@@ -844,61 +858,57 @@ int conf_run(const struct conf_opts *opts, struct conf_result *res, struct conf_
 	leak = -1;
 	int status = 0;
 	bool timed_out = false;
-	r = read_output(out_pipe[0], pid, opts->timeout_s > 0 ? opts->timeout_s : 300, &output, &status,
-			&timed_out);
+	int r = read_output(out_pipe[0], pid, u->opts->timeout_s > 0 ? u->opts->timeout_s : 300, &u->output,
+			    &status, &timed_out);
 	close(out_pipe[0]);
-	if (r < 0) {
-		r = error_set(err, -r, "reading the probe's output");
-		goto out_services;
-	}
+	if (r < 0)
+		return error_set(err, -r, "reading the probe's output");
 	char errtail[200];
-	tail_of_file(errlog, errtail, sizeof(errtail));
+	struct conf_info *info = u->info;
+	tail_of_file(u->errlog, errtail, sizeof(errtail));
 	if (timed_out)
-		snprintf(info->runtime_status, sizeof(info->runtime_status), "killed after %d s", opts->timeout_s);
+		snprintf(info->runtime_status, sizeof(info->runtime_status), "killed after %d s", u->opts->timeout_s);
 	else if (WIFSIGNALED(status))
 		snprintf(info->runtime_status, sizeof(info->runtime_status), "killed by signal %d", WTERMSIG(status));
 	else
 		snprintf(info->runtime_status, sizeof(info->runtime_status), "exit status %d%s%s",
 			 WEXITSTATUS(status), errtail[0] ? "; last stderr line: " : "", errtail);
+	return 0;
+}
 
-	/* The lines, by index. */
-	lines = calloc(nent ? nent : 1, sizeof(*lines));
-	if (!lines) {
-		r = error_set(err, ENOMEM, "out of memory");
-		goto out_services;
-	}
-	if (buf_append(&output, "", 1) < 0) {
-		r = error_set(err, ENOMEM, "out of memory");
-		goto out_services;
-	}
+/* The probe's answers, by index, then what it left in the workspace as
+ * the host sees it (conf_host_view): a runtime that writes into a
+ * throwaway overlay (gVisor's runsc do) has contained a write, and a
+ * hand-off nobody on the host will find is no hand-off; a set-ID bit or a
+ * git redirect the host holds got through whatever the probe was told.
+ * The same holds for the neighbour: the agent's own work that never
+ * reaches the workspace on the host was not let through. */
+static int read_lines(struct run *u, struct error *err)
+{
+	u->lines = calloc(u->nent ? u->nent : 1, sizeof(*u->lines));
+	if (!u->lines || buf_append(&u->output, "", 1) < 0)
+		return error_set(err, ENOMEM, "out of memory");
 	bool ended = false;
 	char *save = NULL;
-	for (char *l = strtok_r((char *)output.data, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+	for (char *l = strtok_r((char *)u->output.data, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		size_t idx;
 		struct conf_line cl;
 		int pr = conf_parse_line(l, &idx, &cl);
 		if (pr == 1)
 			ended = true;
-		else if (pr == 0 && idx < nent) {
-			lines[idx] = cl;
-			info->ran = true;
+		else if (pr == 0 && idx < u->nent) {
+			u->lines[idx] = cl;
+			u->info->ran = true;
 		}
 	}
+	struct conf_info *info = u->info;
 	if (!ended && info->ran)
 		snprintf(info->runtime_status + strlen(info->runtime_status),
 			 sizeof(info->runtime_status) - strlen(info->runtime_status),
 			 "; the probe did not finish its batch");
-
-	/* What the probe left in the workspace counts as the host sees it
-	 * (conf_host_view): a runtime that writes into a throwaway overlay
-	 * (gVisor's runsc do) has contained a write, and a hand-off nobody on
-	 * the host will find is no hand-off; a set-ID bit or a git redirect
-	 * the host holds got through whatever the probe was told. The same
-	 * holds for the neighbour: the agent's own work that never reaches
-	 * the workspace on the host was not let through. */
-	for (size_t e = 0; e < nent; e++) {
-		const struct conf_req *q = &conf_reqs[ent[e].row];
-		const char *t = ent[e].neighbour ? q->neighbours[ent[e].k] : q->attacks[ent[e].k];
+	for (size_t e = 0; e < u->nent; e++) {
+		const struct conf_req *q = &conf_reqs[u->ent[e].row];
+		const char *t = u->ent[e].neighbour ? q->neighbours[u->ent[e].k] : q->attacks[u->ent[e].k];
 		char tmpl[512], name[64], expanded[4][PATH_MAX + 64], *tsave = NULL;
 		const char *args[4];
 		size_t nargs = 0;
@@ -908,90 +918,136 @@ int conf_run(const struct conf_opts *opts, struct conf_result *res, struct conf_
 		char *tok = strtok_r(tmpl, " ", &tsave);
 		snprintf(name, sizeof(name), "%s", tok ? tok : "");
 		while (ok && (tok = strtok_r(NULL, " ", &tsave))) {
-			ok = nargs < 4 && conf_expand(tok, vars, expanded[nargs], sizeof(expanded[nargs]), &xe) == 0;
+			ok = nargs < 4 && conf_expand(tok, u->vars, expanded[nargs], sizeof(expanded[nargs]), &xe) == 0;
 			if (ok) {
 				args[nargs] = expanded[nargs];
 				nargs++;
 			}
 		}
 		if (ok)
-			conf_host_view(name, args, nargs, &lines[e]);
+			conf_host_view(name, args, nargs, &u->lines[e]);
 	}
+	return 0;
+}
 
-	/* Judge. */
+/* Each row's verdict from its lines; then the log's rows from the log. */
+static void judge(struct run *u, struct conf_result *res)
+{
+	const struct conf_info *info = u->info;
 	for (size_t i = 0; i < conf_nreqs; i++) {
 		const struct conf_req *q = &conf_reqs[i];
 		struct conf_line att[CONF_MAX_PROBES], nb[CONF_MAX_PROBES];
 		size_t na = 0, nn = 0;
-		if (q->need == CONF_NEED_NETNS && !have_netns) {
-			res[i].verdict = CONF_NA;
-			snprintf(res[i].evidence, sizeof(res[i].evidence),
-				 "needs the suite's network namespace, which is %s", info->netns);
+		const char *why = NULL;
+		enum conf_verdict v = CONF_NA;
+		char text[sizeof(res[i].evidence)];
+		if (q->need == CONF_NEED_NETNS && !u->have_netns) {
+			snprintf(text, sizeof(text), "needs the suite's network namespace, which is %s", info->netns);
+			why = text;
+		} else if (q->need == CONF_NEED_VSOCK && !u->have_vsock) {
+			snprintf(text, sizeof(text), "this host's kernel offers no vsock: %s", info->vsock);
+			why = text;
+		} else if (q->need == CONF_NEED_AUDIT && !u->uses_audit) {
+			v = CONF_FAILED;
+			why = "no decision record: the runtime prefix names no {audit} directory to keep one in";
+		} else if (!info->ran) {
+			snprintf(text, sizeof(text), "the runtime did not run the probe (%s)", info->runtime_status);
+			why = text;
+		}
+		if (why) {
+			res[i].verdict = v;
+			snprintf(res[i].evidence, sizeof(res[i].evidence), "%s", why);
 			continue;
 		}
-		if (q->need == CONF_NEED_VSOCK && !have_vsock) {
-			res[i].verdict = CONF_NA;
-			snprintf(res[i].evidence, sizeof(res[i].evidence),
-				 "this host's kernel offers no vsock: %s", info->vsock);
-			continue;
-		}
-		if (q->need == CONF_NEED_AUDIT && !uses_audit) {
-			res[i].verdict = CONF_FAILED;
-			snprintf(res[i].evidence, sizeof(res[i].evidence),
-				 "no decision record: the runtime prefix names no {audit} directory to keep one in");
-			continue;
-		}
-		if (!info->ran) {
-			res[i].verdict = CONF_NA;
-			snprintf(res[i].evidence, sizeof(res[i].evidence), "the runtime did not run the probe (%s)",
-				 info->runtime_status);
-			continue;
-		}
-		for (size_t e = 0; e < nent; e++) {
-			if (ent[e].row != i)
+		for (size_t e = 0; e < u->nent; e++) {
+			if (u->ent[e].row != i)
 				continue;
-			if (ent[e].neighbour)
-				nb[nn++] = lines[e];
+			if (u->ent[e].neighbour)
+				nb[nn++] = u->lines[e];
 			else
-				att[na++] = lines[e];
+				att[na++] = u->lines[e];
 		}
 		conf_judge(q, att, na, nb, nn, &res[i]);
 	}
-	if (uses_audit && info->ran) {
-		bool intact;
-		char why[600];
-		for (size_t i = 0; i < conf_nreqs; i++) {
-			if (strcmp(conf_reqs[i].id, "audit.denials") != 0)
+	if (!u->uses_audit || !info->ran)
+		return;
+	bool intact;
+	char why[600];
+	for (size_t i = 0; i < conf_nreqs; i++) {
+		if (strcmp(conf_reqs[i].id, "audit.denials") != 0)
+			continue;
+		check_audit(u->audit, &res[i], &intact, why, sizeof(why));
+		for (size_t j = 0; j < conf_nreqs; j++) {
+			if (strcmp(conf_reqs[j].id, "audit.tamper") != 0)
 				continue;
-			check_audit(audit, &res[i], &intact, why, sizeof(why));
-			for (size_t j = 0; j < conf_nreqs; j++) {
-				if (strcmp(conf_reqs[j].id, "audit.tamper") != 0)
-					continue;
-				size_t used = strlen(res[j].evidence);
-				snprintf(res[j].evidence + used, sizeof(res[j].evidence) - used, "; after the run: %s", why);
-				if (!intact)
-					res[j].verdict = CONF_FAILED;
-			}
+			size_t used = strlen(res[j].evidence);
+			snprintf(res[j].evidence + used, sizeof(res[j].evidence) - used, "; after the run: %s", why);
+			if (!intact)
+				res[j].verdict = CONF_FAILED;
 		}
 	}
-	r = 0;
+}
 
-out_services:
-	if (server > 0) {
-		kill(server, SIGKILL);
-		waitpid(server, NULL, 0);
+static void run_release(struct run *u)
+{
+	if (u->server > 0) {
+		kill(u->server, SIGKILL);
+		waitpid(u->server, NULL, 0);
 	}
-	if (holder > 0) {
-		kill(holder, SIGKILL);
-		waitpid(holder, NULL, 0);
+	if (u->holder > 0) {
+		kill(u->holder, SIGKILL);
+		waitpid(u->holder, NULL, 0);
 	}
 	for (size_t i = 0; i < 5; i++)
-		if (ns_fds[i] >= 0)
-			close(ns_fds[i]);
-out_rm:
-	if (opts->keep)
-		snprintf(info->scratch, sizeof(info->scratch), "%s", root);
-	else
-		rm_tree(root);
+		if (u->ns_fds[i] >= 0)
+			close(u->ns_fds[i]);
+	if (u->lo_fd >= 0)
+		close(u->lo_fd);
+	if (u->sock_fd >= 0)
+		close(u->sock_fd);
+	if (u->root[0]) {
+		if (u->opts->keep)
+			snprintf(u->info->scratch, sizeof(u->info->scratch), "%s", u->root);
+		else
+			rm_tree(u->root);
+	}
+	buf_free(&u->script);
+	buf_free(&u->output);
+	buf_free(&u->batch);
+	free(u->ent);
+	for (size_t i = 0; u->argv && i < u->argc; i++)
+		free(u->argv[i]);
+	free(u->argv);
+	free(u->envp);
+	free(u->lines);
+	free(u);
+}
+
+int conf_run(const struct conf_opts *opts, struct conf_result *res, struct conf_info *info,
+	     struct error *err)
+{
+	memset(info, 0, sizeof(*info));
+	for (size_t i = 0; i < conf_nreqs; i++)
+		memset(&res[i], 0, sizeof(res[i]));
+	/* On the heap: the paths and variables are a few pages. */
+	struct run *u = calloc(1, sizeof(*u));
+	if (!u)
+		return error_set(err, ENOMEM, "out of memory");
+	*u = (struct run){ .opts = opts, .info = info, .holder = -1, .server = -1, .lo_fd = -1, .sock_fd = -1,
+			   .ns_fds = { -1, -1, -1, -1, -1 } };
+	int r = find_probe(opts->probe, u->probe, sizeof(u->probe), err);
+	if (r < 0) {
+		free(u);
+		return r;
+	}
+	snprintf(info->probe, sizeof(info->probe), "%s", u->probe);
+	probe_host(u);
+	if ((r = make_root(u, err)) >= 0 && (r = make_tree(u, err)) >= 0 && (r = start_services(u, err)) >= 0 &&
+	    (r = build_batch(u, err)) >= 0 && (r = build_env(u, err)) >= 0 &&
+	    (r = run_runtime(u, err)) >= 0 && (r = read_lines(u, err)) >= 0) {
+		judge(u, res);
+		r = 0;
+	}
+	run_release(u);
 	return r;
 }
