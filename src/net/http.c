@@ -1010,6 +1010,41 @@ static int request_semantics(struct ctx *x, struct http_request *req, const stru
 	return request_body_rules(x, req);
 }
 
+/* ---- the first line and the fields, for requests and responses ---- */
+
+/* Find the request or status line at the start of buf: 1 with *eol at its
+ * CR, 0 when more bytes are needed, or a negative errno with `long_status`
+ * answered when the line outgrows HTTP_MAX_REQUEST_LINE. */
+static int scan_first_line(struct ctx *x, const char *buf, size_t len, int long_status,
+			   const char *what, size_t *eol)
+{
+	switch (scan_line(x, buf, len, 0, HTTP_MAX_REQUEST_LINE, 1, eol)) {
+	case LINE_DONE:
+		return 1;
+	case LINE_MORE:
+		return 0;
+	case LINE_LONG:
+		return refuse(x, long_status, EMSGSIZE, "%s longer than %d bytes", what,
+			      HTTP_MAX_REQUEST_LINE);
+	case LINE_BAD:
+		break;
+	}
+	return x->rc;
+}
+
+/* Read the field lines after the first line (ending at eol) and what they
+ * mean together: the head's length, 0 when more bytes are needed, or a
+ * negative errno. */
+static int read_head(struct ctx *x, bool request, const char *buf, size_t len, size_t eol,
+		     struct http_header *hdrs, size_t *n_hdrs, struct fields *f)
+{
+	int r = read_field_lines(x, buf, len, eol + 2, hdrs, n_hdrs);
+	if (r <= 0)
+		return r;
+	int e = read_fields(x, request, hdrs, *n_hdrs, f);
+	return e < 0 ? e : r;
+}
+
 int http_parse_request(const char *buf, size_t len, struct http_request *req, int *status,
 		       struct error *err)
 {
@@ -1023,27 +1058,16 @@ int http_parse_request(const char *buf, size_t len, struct http_request *req, in
 		*status = 0;
 	if (!buf || len == 0)
 		return 0;
-	switch (scan_line(&x, buf, len, 0, HTTP_MAX_REQUEST_LINE, 1, &eol)) {
-	case LINE_DONE:
-		break;
-	case LINE_MORE:
-		return 0;
-	case LINE_LONG:
-		return refuse(&x, 414, EMSGSIZE, "request line longer than %d bytes",
-			      HTTP_MAX_REQUEST_LINE);
-	case LINE_BAD:
-		return x.rc;
-	}
+	r = scan_first_line(&x, buf, len, 414, "request line", &eol);
+	if (r <= 0)
+		return r;
 	r = parse_request_line(&x, req, buf, eol);
 	if (r < 0)
 		return r;
-	r = read_field_lines(&x, buf, len, eol + 2, req->headers, &req->n_headers);
+	r = read_head(&x, true, buf, len, eol, req->headers, &req->n_headers, &f);
 	if (r <= 0)
 		return r;
 	size_t head_len = (size_t)r;
-	r = read_fields(&x, true, req->headers, req->n_headers, &f);
-	if (r < 0)
-		return r;
 	r = request_semantics(&x, req, &f);
 	if (r < 0)
 		return r;
@@ -1122,27 +1146,16 @@ int http_parse_response(const char *buf, size_t len, const char *method, struct 
 	memset(resp, 0, sizeof(*resp));
 	if (!buf || len == 0)
 		return 0;
-	switch (scan_line(&x, buf, len, 0, HTTP_MAX_REQUEST_LINE, 1, &eol)) {
-	case LINE_DONE:
-		break;
-	case LINE_MORE:
-		return 0;
-	case LINE_LONG:
-		return refuse(&x, 502, EMSGSIZE, "status line longer than %d bytes",
-			      HTTP_MAX_REQUEST_LINE);
-	case LINE_BAD:
-		return x.rc;
-	}
+	r = scan_first_line(&x, buf, len, 502, "status line", &eol);
+	if (r <= 0)
+		return r;
 	r = parse_status_line(&x, resp, buf, eol);
 	if (r < 0)
 		return r;
-	r = read_field_lines(&x, buf, len, eol + 2, resp->headers, &resp->n_headers);
+	r = read_head(&x, false, buf, len, eol, resp->headers, &resp->n_headers, &f);
 	if (r <= 0)
 		return r;
 	size_t head_len = (size_t)r;
-	r = read_fields(&x, false, resp->headers, resp->n_headers, &f);
-	if (r < 0)
-		return r;
 	if (f.te && resp->minor == 0)
 		return BAD(&x, "Transfer-Encoding in an HTTP/1.0 response");
 
