@@ -131,11 +131,11 @@ int cli_policy_export(int argc, char **argv)
 {
 	const char *to = NULL, *file = NULL;
 	bool wider = false;
-	enum imp_format fmt;
-
 	int r = parse_args(argc, argv, "--to", "--accept-wider", &to, &wider, &file);
 	if (r >= 0)
 		return r;
+
+	enum imp_format fmt;
 	if (!imp_format_from_name(to, &fmt) || (fmt != IMP_FORMAT_SRT && fmt != IMP_FORMAT_MXC)) {
 		fprintf(stderr, "airlock policy export: cannot export to '%s' (srt or mxc)\n", to);
 		return SANDBOX_EXIT_USAGE;
