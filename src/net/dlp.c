@@ -316,37 +316,21 @@ enum pat {
 	PAT_COUNT,
 };
 
+/* One row a format: its name, which a refusal gives ("pattern NAME"), and what
+ * it matches. */
 const char *const dlp_patterns[][2] = {
-	[PAT_AWS] = { "aws-access-key-id",
-		      "AWS access key id: AKIA, ASIA, AGPA, AIDA, AROA, ANPA, ANVA or APKA "
-		      "and 16 characters of A-Z2-7" },
-	[PAT_GITHUB] = { "github-token",
-			 "GitHub token: ghp_, gho_, ghu_, ghs_ or ghr_ and 36 alphanumerics; "
-			 "github_pat_, 22 alphanumerics, _ and 59 alphanumerics" },
-	[PAT_GITLAB] = { "gitlab-token",
-			 "GitLab personal access token: glpat- and 20 of A-Za-z0-9_-" },
-	[PAT_SLACK] = { "slack-token",
-			"Slack token: xoxa-, xoxb-, xoxp-, xoxr- or xoxs- and at least 10 of "
-			"A-Za-z0-9-" },
-	[PAT_STRIPE] = { "stripe-secret-key",
-			 "Stripe live secret or restricted key: sk_live_ or rk_live_ and at "
-			 "least 24 alphanumerics" },
+	[PAT_AWS] = { "aws-access-key-id", "AWS access key id: AKIA, ASIA, AGPA, AIDA, AROA, ANPA, ANVA or APKA and 16 characters of A-Z2-7" },
+	[PAT_GITHUB] = { "github-token", "GitHub token: ghp_, gho_, ghu_, ghs_ or ghr_ and 36 alphanumerics; github_pat_, 22 alphanumerics, _ and 59 alphanumerics" },
+	[PAT_GITLAB] = { "gitlab-token", "GitLab personal access token: glpat- and 20 of A-Za-z0-9_-" },
+	[PAT_SLACK] = { "slack-token", "Slack token: xoxa-, xoxb-, xoxp-, xoxr- or xoxs- and at least 10 of A-Za-z0-9-" },
+	[PAT_STRIPE] = { "stripe-secret-key", "Stripe live secret or restricted key: sk_live_ or rk_live_ and at least 24 alphanumerics" },
 	[PAT_GOOGLE] = { "google-api-key", "Google API key: AIza and 35 of A-Za-z0-9_-" },
-	[PAT_OPENAI] = { "openai-api-key",
-			 "OpenAI API key: sk- (also sk-proj-) and at least 40 of A-Za-z0-9_-, "
-			 "not sk-ant-" },
-	[PAT_ANTHROPIC] = { "anthropic-api-key",
-			    "Anthropic API key: sk-ant- and at least 80 of A-Za-z0-9_-" },
-	[PAT_PEM] = { "private-key-pem",
-		      "PEM private key header: -----BEGIN, optional words such as RSA, EC, "
-		      "OPENSSH or ENCRYPTED, then PRIVATE KEY-----" },
-	[PAT_JWT] = { "jwt",
-		      "JSON Web Token: header and payload both starting with eyJ, three "
-		      "base64url parts separated by dots" },
+	[PAT_OPENAI] = { "openai-api-key", "OpenAI API key: sk- (also sk-proj-) and at least 40 of A-Za-z0-9_-, not sk-ant-" },
+	[PAT_ANTHROPIC] = { "anthropic-api-key", "Anthropic API key: sk-ant- and at least 80 of A-Za-z0-9_-" },
+	[PAT_PEM] = { "private-key-pem", "PEM private key header: -----BEGIN, optional words such as RSA, EC, OPENSSH or ENCRYPTED, then PRIVATE KEY-----" },
+	[PAT_JWT] = { "jwt", "JSON Web Token: header and payload both starting with eyJ, three base64url parts separated by dots" },
 	[PAT_NPM] = { "npm-token", "npm access token: npm_ and 36 alphanumerics" },
-	[PAT_PYPI] = { "pypi-token",
-		       "PyPI API token: pypi-AgEIcHlwaS5vcmc and at least 50 base64url "
-		       "characters" },
+	[PAT_PYPI] = { "pypi-token", "PyPI API token: pypi-AgEIcHlwaS5vcmc and at least 50 base64url characters" },
 	[PAT_COUNT] = { NULL, NULL },
 };
 

@@ -902,36 +902,39 @@ static int request_semantics(struct ctx *x, struct http_request *req, const stru
 
 /* ---- the first line and the fields, for requests and responses ---- */
 
-/* Find the request or status line at the start of buf: 1 with *eol at its
- * CR, 0 when more bytes are needed, or a negative errno with `long_status`
- * answered when the line outgrows HTTP_MAX_REQUEST_LINE. */
-static int scan_first_line(struct ctx *x, const char *buf, size_t len, int long_status,
-			   const char *what, size_t *eol)
+static int parse_status_line(struct ctx *x, struct http_response *resp, const char *s, size_t n);
+
+/* Read a message head: the request line (req) or the status line (resp),
+ * then the field lines and what they mean together (f). Returns the
+ * head's length, 0 when more bytes are needed, or a negative errno; a
+ * first line longer than HTTP_MAX_REQUEST_LINE is answered 414 for a
+ * request, 502 for a response. */
+static int read_message_head(struct ctx *x, const char *buf, size_t len, struct http_request *req,
+			     struct http_response *resp, struct fields *f)
 {
-	switch (scan_line(x, buf, len, 0, HTTP_MAX_REQUEST_LINE, 1, eol)) {
+	size_t eol = 0;
+	int r;
+
+	switch (scan_line(x, buf, len, 0, HTTP_MAX_REQUEST_LINE, 1, &eol)) {
 	case LINE_DONE:
-		return 1;
+		break;
 	case LINE_MORE:
 		return 0;
 	case LINE_LONG:
-		return refuse(x, long_status, EMSGSIZE, "%s longer than %d bytes", what,
-			      HTTP_MAX_REQUEST_LINE);
+		return refuse(x, req ? 414 : 502, EMSGSIZE, "%s longer than %d bytes",
+			      req ? "request line" : "status line", HTTP_MAX_REQUEST_LINE);
 	case LINE_BAD:
-		break;
+		return x->rc;
 	}
-	return x->rc;
-}
-
-/* Read the field lines after the first line (ending at eol) and what they
- * mean together: the head's length, 0 when more bytes are needed, or a
- * negative errno. */
-static int read_head(struct ctx *x, bool request, const char *buf, size_t len, size_t eol,
-		     struct http_header *hdrs, size_t *n_hdrs, struct fields *f)
-{
-	int r = read_field_lines(x, buf, len, eol + 2, hdrs, n_hdrs);
+	r = req ? parse_request_line(x, req, buf, eol) : parse_status_line(x, resp, buf, eol);
+	if (r < 0)
+		return r;
+	struct http_header *hdrs = req ? req->headers : resp->headers;
+	size_t *n_hdrs = req ? &req->n_headers : &resp->n_headers;
+	r = read_field_lines(x, buf, len, eol + 2, hdrs, n_hdrs);
 	if (r <= 0)
 		return r;
-	int e = read_fields(x, request, hdrs, *n_hdrs, f);
+	int e = read_fields(x, req != NULL, hdrs, *n_hdrs, f);
 	return e < 0 ? e : r;
 }
 
@@ -940,21 +943,13 @@ int http_parse_request(const char *buf, size_t len, struct http_request *req, in
 {
 	struct ctx x = { status, err, 0 };
 	struct fields f;
-	size_t eol = 0;
-	int r;
 
 	memset(req, 0, sizeof(*req));
 	if (status)
 		*status = 0;
 	if (!buf || len == 0)
 		return 0;
-	r = scan_first_line(&x, buf, len, 414, "request line", &eol);
-	if (r <= 0)
-		return r;
-	r = parse_request_line(&x, req, buf, eol);
-	if (r < 0)
-		return r;
-	r = read_head(&x, true, buf, len, eol, req->headers, &req->n_headers, &f);
+	int r = read_message_head(&x, buf, len, req, NULL, &f);
 	if (r <= 0)
 		return r;
 	size_t head_len = (size_t)r;
@@ -1030,19 +1025,11 @@ int http_parse_response(const char *buf, size_t len, const char *method, struct 
 	int status = 0;
 	struct ctx x = { &status, err, 0 };
 	struct fields f;
-	size_t eol = 0;
-	int r;
 
 	memset(resp, 0, sizeof(*resp));
 	if (!buf || len == 0)
 		return 0;
-	r = scan_first_line(&x, buf, len, 502, "status line", &eol);
-	if (r <= 0)
-		return r;
-	r = parse_status_line(&x, resp, buf, eol);
-	if (r < 0)
-		return r;
-	r = read_head(&x, false, buf, len, eol, resp->headers, &resp->n_headers, &f);
+	int r = read_message_head(&x, buf, len, NULL, resp, &f);
 	if (r <= 0)
 		return r;
 	size_t head_len = (size_t)r;
