@@ -92,6 +92,37 @@ static void ac_tmp_free(struct ac_tmp *t)
 	wipe_free(t->path, t->pathlen * sizeof(uint32_t));
 }
 
+/* What the sampled raw scan (ac_scan_sampled) needs beside the automaton:
+ * each node's depth, and the bitmap of the needles' leading 4-grams.
+ * Returns 0 or -ENOMEM. */
+static int ac_build_filter(struct ac *a, const struct dlp *d, uint32_t nnodes)
+{
+	a->depth = calloc(nnodes, sizeof(*a->depth));
+	if (!a->depth)
+		return -ENOMEM;
+	for (uint32_t p = 0; p < nnodes; p++)
+		for (uint32_t ch = a->node[p].child; ch < a->node[p].child + a->node[p].nchild; ch++)
+			a->depth[ch] = a->depth[p] + 1;
+	size_t minlen = SIZE_MAX;
+	for (size_t i = 0; i < d->nneedles; i++)
+		if (d->needles[i].len < minlen)
+			minlen = d->needles[i].len;
+	if (d->nneedles && minlen >= 4) {
+		a->grams = calloc(AC_GRAM_BITS / 64, sizeof(*a->grams));
+		if (!a->grams)
+			return -ENOMEM;
+		a->step = (uint32_t)(minlen - 3);
+		for (size_t i = 0; i < d->nneedles; i++) {
+			const uint8_t *nb = d->pool + d->needles[i].off;
+			for (size_t o = 0; o < a->step; o++) {
+				uint32_t h = gram_hash(nb + o);
+				a->grams[h >> 6] |= UINT64_C(1) << (h & 63);
+			}
+		}
+	}
+	return 0;
+}
+
 /* Build the automaton of all of d's needles. Returns 0 or -ENOMEM; on
  * success *out is a new automaton owned by the caller. */
 static int ac_build(const struct dlp *d, struct ac **out)
@@ -227,29 +258,8 @@ static int ac_build(const struct dlp *d, struct ac **out)
 	for (size_t k = 0; k < (size_t)a->ndense * a->ncls; k++)
 		a->dense[k] = ac_encode(a, a->dense[k]);
 
-	a->depth = calloc(nnodes, sizeof(*a->depth));
-	if (!a->depth)
+	if (ac_build_filter(a, d, nnodes) < 0)
 		goto out;
-	for (uint32_t p = 0; p < nnodes; p++)
-		for (uint32_t ch = a->node[p].child; ch < a->node[p].child + a->node[p].nchild; ch++)
-			a->depth[ch] = a->depth[p] + 1;
-	size_t minlen = SIZE_MAX;
-	for (size_t i = 0; i < d->nneedles; i++)
-		if (d->needles[i].len < minlen)
-			minlen = d->needles[i].len;
-	if (d->nneedles && minlen >= 4) {
-		a->grams = calloc(AC_GRAM_BITS / 64, sizeof(*a->grams));
-		if (!a->grams)
-			goto out;
-		a->step = (uint32_t)(minlen - 3);
-		for (size_t i = 0; i < d->nneedles; i++) {
-			const uint8_t *nb = d->pool + d->needles[i].off;
-			for (size_t o = 0; o < a->step; o++) {
-				uint32_t h = gram_hash(nb + o);
-				a->grams[h >> 6] |= UINT64_C(1) << (h & 63);
-			}
-		}
-	}
 	*out = steal_pointer(&a);
 	r = 0;
 out:

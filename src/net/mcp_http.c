@@ -766,6 +766,40 @@ static int error_copy(struct mcp_http_exchange *x, const char *body, size_t len,
 	return jsonrpc_error(out, id, (int)c, text);
 }
 
+/* The events of an SSE body, each through the gateway (on_event), then
+ * the end of the chunked body we send. False when the stream was cut. */
+static bool relay_events(struct mcp_http_exchange *x, struct relay *rl, struct body_in *bi, struct buf *body,
+			 struct mcp_sse *sse, bool *body_done)
+{
+	bool keep = true;
+	for (;;) {
+		buf_reset(body);
+		int r = body_next(bi, body);
+		if (r < 0) {
+			keep = false;
+			break;
+		}
+		if (body->len && mcp_sse_feed(sse, body->data, body->len, on_event, rl) < 0) {
+			if (!rl->failed) {
+				/* A bound exceeded: the stream ends here. */
+				static const char m[] = "airlock refused an event of more than the gateway's bound";
+				(void)record_refusal(x, "(oversized)", m);
+			}
+			keep = false;
+			break;
+		}
+		if (r == 0) {
+			*body_done = true;
+			break;
+		}
+	}
+	/* The end of the body we send, even after an error: the agent then
+	 * sees a complete, shorter stream. */
+	if (!rl->failed && !down(rl, "0\r\n\r\n", 5))
+		keep = false;
+	return keep;
+}
+
 bool mcp_http_response(struct mcp_http_exchange *x, const struct http_request *req, const struct mcp_http_io *io,
 		       uint64_t *down_bytes, int *status, bool *upstream_ok)
 {
@@ -822,30 +856,7 @@ bool mcp_http_response(struct mcp_http_exchange *x, const struct http_request *r
 			keep = false;
 			goto done_body;
 		}
-		for (;;) {
-			buf_reset(&body);
-			int r = body_next(&bi, &body);
-			if (r < 0) {
-				keep = false;
-				break;
-			}
-			if (body.len && mcp_sse_feed(&sse, body.data, body.len, on_event, &rl) < 0) {
-				if (!rl.failed) {
-					/* A bound exceeded: the stream ends here. */
-					static const char m[] = "airlock refused an event of more than the gateway's bound";
-					(void)record_refusal(x, "(oversized)", m);
-				}
-				keep = false;
-				break;
-			}
-			if (r == 0) {
-				body_done = true;
-				break;
-			}
-		}
-		/* The end of the body we send, even after an error: the
-		 * agent then sees a complete, shorter stream. */
-		if (!rl.failed && !down(&rl, "0\r\n\r\n", 5))
+		if (!relay_events(x, &rl, &bi, &body, &sse, &body_done))
 			keep = false;
 		goto done_body;
 	}

@@ -347,6 +347,26 @@ static bool websocket_switched(const struct http_response *resp, const char *acc
 	       a->value_len == WS_ACCEPT_LEN && memcmp(a->value, accept, WS_ACCEPT_LEN) == 0;
 }
 
+/* The rest of a Content-Length body, upstream to agent, through rb (empty
+ * here: every byte in it was body). Returns the bytes that did not come. */
+static uint64_t relay_length_body(struct conn *c, struct buf *rb, uint64_t left, uint64_t *down)
+{
+	/* Plain on both sides: move a large body through a pipe, never
+	 * copying it into user space. A pipe costs four system calls of its
+	 * own, more than copying a body of a few reads. */
+	if (left >= RELAY_CHUNK && !c->ussl && !c->cssl)
+		left -= splice_body(c->ufd, c->cfd, left, down);
+	while (left) {
+		size_t room = rb->cap - 1;
+		ssize_t n = proxy_io_read(c->ufd, c->ussl, rb->data, left < room ? (size_t)left : room);
+		if (n <= 0 || !cwrite(c, rb->data, (size_t)n))
+			break;
+		left -= (uint64_t)n;
+		*down += (uint64_t)n;
+	}
+	return left;
+}
+
 /* Forward the response: head, then the body by its framing. ws_accept
  * is the handshake's answer when the request may switch to WebSocket,
  * else NULL. Returns whether the client connection may carry another
@@ -440,22 +460,7 @@ static bool forward_response(struct conn *c, const struct http_request *req, con
 		up_keep = rb.len == 0;
 		break;
 	case HTTP_BODY_LENGTH: {
-		uint64_t left = resp.content_length - with;
-		/* Plain on both sides: move a large body through a pipe, never
-		 * copying it into user space. A pipe costs four system calls of
-		 * its own, more than copying a body of a few reads. */
-		if (left >= RELAY_CHUNK && !c->ussl && !c->cssl)
-			left -= splice_body(c->ufd, c->cfd, left, down);
-		/* rb is empty here (every byte in it was body): it is the
-		 * buffer for the rest. */
-		while (left) {
-			size_t room = rb.cap - 1;
-			ssize_t n = proxy_io_read(c->ufd, c->ussl, rb.data, left < room ? (size_t)left : room);
-			if (n <= 0 || !cwrite(c, rb.data, (size_t)n))
-				break;
-			left -= (uint64_t)n;
-			*down += (uint64_t)n;
-		}
+		uint64_t left = relay_length_body(c, &rb, resp.content_length - with, down);
 		/* Bytes past the body: the upstream is out of step. */
 		keep = left == 0;
 		up_keep = keep && rb.len == 0;
@@ -670,235 +675,268 @@ static bool mcp_post_server(void *ctx, const char *body, size_t len)
 	return ok;
 }
 
-static bool handle_request(struct conn *c, struct http_request *req)
-{
-	const struct policy_network *net = &proxy_cfg->policy->network;
-	struct rec rec = { .decision = "deny", .kind = c->cssl ? "tunnel-request" : "http", .method = req->method,
-			   .target = req->path, .target_len = req->path_len };
+/* What the steps of one request share (handle_request). rec's strings
+ * point into host, reason and obs. */
+struct req_state {
+	struct conn *c;
+	struct http_request *req;
+	const struct policy_network *net;
+	struct rec rec;
 	char host[HTTP_MAX_HOST + 1], reason[512];
 	struct net_addr ip;
+	int kind; /* addr_normalize_host's: 1 for an address */
 	uint16_t port;
-	const struct policy_endpoint *ep = NULL;
-	struct net_decision d = { 0 }, would;
-	struct buf body = { 0 };
-	uint64_t charged = 0; /* of the body budget, released with body */
-	bool keep = false;
-	char obs[512]; /* observe mode: the reason of the denial let through */
-	/* Declared before every goto: its cleanup runs at each return. */
-	_cleanup_(mcp_http_exchange_freep) struct mcp_http_exchange *mx = NULL;
-	struct mcp_ctx mc = { .c = c, .req = req };
+	const struct policy_endpoint *ep;
+	struct net_decision d, would;
+	struct buf body;
+	uint64_t charged; /* of the body budget, released with body */
+	char obs[512];    /* observe mode: the reason of the denial let through */
+	struct mcp_http_exchange *mx; /* handle_request's, freed there */
+	struct mcp_ctx mc;
+	struct body_rest rest;
+	bool mcp, injected, scan_back, answered_early, keep;
+	struct buf side; /* the credentials' injected header values */
+};
 
-	if (req->query)
-		rec.target_len = (size_t)(req->query + req->query_len - req->path);
+/* How a step of a request ends: on to the next step; refused (the
+ * caller records it and closes the connection); or over (recorded where
+ * it had to be, s->keep says whether the connection goes on). */
+enum step { STEP_ON, STEP_DENY, STEP_OUT };
 
-	int kind = addr_normalize_host(req->host, host, sizeof(host), &ip);
-	rec.host = kind >= 0 ? host : req->host;
-	if (kind < 0) {
-		proxy_answer(c, 400, "invalid host", req->host);
-		rec.reason = "invalid host";
-		goto deny;
-	}
+/* Refuse with an answer of the proxy's own and the record's reason. */
+static enum step refuse_request(struct req_state *s, int status, const char *what, const char *answer,
+				const char *reason)
+{
+	proxy_answer(s->c, status, what, answer);
+	s->rec.reason = reason;
+	return STEP_DENY;
+}
+
+/* Where the request goes: the Host against the tunnel or the redirected
+ * connection it came on, or the absolute-form target of a proxy
+ * request. */
+static enum step decide_destination(struct req_state *s)
+{
+	struct conn *c = s->c;
+	struct http_request *req = s->req;
+	struct rec *rec = &s->rec;
+
+	s->kind = addr_normalize_host(req->host, s->host, sizeof(s->host), &s->ip);
+	rec->host = s->kind >= 0 ? s->host : req->host;
+	if (s->kind < 0)
+		return refuse_request(s, 400, "invalid host", req->host, "invalid host");
 	if (c->cssl) {
 		/* Inside an intercepted tunnel the Host must be the tunnel's. */
-		port = c->tport;
-		if (strcmp(host, c->thost) != 0 || (req->port_explicit && req->port != c->tport)) {
-			snprintf(reason, sizeof(reason), "Host %s disagrees with the tunnel's %s:%u", host, c->thost,
-				 c->tport);
-			if (!proxy_let_through(&rec, obs, sizeof(obs), NULL, NULL, reason)) {
-				proxy_answer(c, 403, "denied", reason);
-				rec.reason = reason;
-				goto deny;
-			}
+		s->port = c->tport;
+		if (strcmp(s->host, c->thost) != 0 || (req->port_explicit && req->port != c->tport)) {
+			snprintf(s->reason, sizeof(s->reason), "Host %s disagrees with the tunnel's %s:%u", s->host,
+				 c->thost, c->tport);
+			if (!proxy_let_through(rec, s->obs, sizeof(s->obs), NULL, NULL, s->reason))
+				return refuse_request(s, 403, "denied", s->reason, s->reason);
 		}
-		ep = c->tep;
-		rec.port = port;
+		s->ep = c->tep;
+		rec->port = s->port;
 	} else if (c->redirected) {
 		/* Redirected: the request goes where the agent connected, so
 		 * its Host must name that place; the decision is on it. */
-		port = c->tport;
-		rec.port = port;
-		rec.kind = "transparent";
-		if (strcmp(host, c->thost) != 0 || (req->port_explicit && req->port != c->tport)) {
-			snprintf(reason, sizeof(reason), "Host %s disagrees with the connection's destination %s:%u",
-				 host, c->thost, c->tport);
-			if (!proxy_let_through(&rec, obs, sizeof(obs), NULL, NULL, reason)) {
-				proxy_answer(c, 403, "denied", reason);
-				rec.reason = reason;
-				goto deny;
-			}
+		s->port = c->tport;
+		rec->port = s->port;
+		rec->kind = "transparent";
+		if (strcmp(s->host, c->thost) != 0 || (req->port_explicit && req->port != c->tport)) {
+			snprintf(s->reason, sizeof(s->reason), "Host %s disagrees with the connection's destination %s:%u",
+				 s->host, c->thost, c->tport);
+			if (!proxy_let_through(rec, s->obs, sizeof(s->obs), NULL, NULL, s->reason))
+				return refuse_request(s, 403, "denied", s->reason, s->reason);
 		}
 	} else {
-		if (req->form != HTTP_TARGET_ABSOLUTE || strcmp(req->scheme, "http") != 0) {
-			proxy_answer(c, 400, "not a proxy request",
-			       "send absolute-form http:// requests, or CONNECT for https");
-			rec.reason = "not a proxy request";
-			goto deny;
-		}
-		port = req->port;
-		rec.port = port;
+		if (req->form != HTTP_TARGET_ABSOLUTE || strcmp(req->scheme, "http") != 0)
+			return refuse_request(s, 400, "not a proxy request",
+					      "send absolute-form http:// requests, or CONNECT for https",
+					      "not a proxy request");
+		s->port = req->port;
+		rec->port = s->port;
 	}
+	return STEP_ON;
+}
+
+/* The policy's decision on the endpoint (outside a tunnel), then on the
+ * method, path and query, and what the head asks of the body. */
+static enum step decide_head(struct req_state *s)
+{
+	struct conn *c = s->c;
+	struct http_request *req = s->req;
+	struct rec *rec = &s->rec;
+	struct net_decision *d = &s->d;
+
 	if (!c->cssl) {
 		/* Outside a tunnel the endpoint is decided here. */
-		if (!netpol_decide_host(net, host, port, &d)) {
-			snprintf(reason, sizeof(reason), "%s %s:%u: %s", req->method, host, port, d.reason);
-			if (!proxy_let_through(&rec, obs, sizeof(obs), NULL, d.rule, d.reason)) {
-				proxy_answer(c, 403, "denied", reason);
-				rec.rule = d.rule;
-				rec.reason = d.reason;
-				goto deny;
+		if (!netpol_decide_host(s->net, s->host, s->port, d)) {
+			snprintf(s->reason, sizeof(s->reason), "%s %s:%u: %s", req->method, s->host, s->port, d->reason);
+			if (!proxy_let_through(rec, s->obs, sizeof(s->obs), NULL, d->rule, d->reason)) {
+				rec->rule = d->rule;
+				return refuse_request(s, 403, "denied", s->reason, d->reason);
 			}
 		}
-		ep = d.ep; /* NULL when observe mode let a denied host through */
+		s->ep = d->ep; /* NULL when observe mode let a denied host through */
 	}
-	if (ep && !netpol_decide_request(ep, req->method, req->path, req->path_len, req->query, req->query_len,
-					 req->upgrade_websocket, &d)) {
-		snprintf(reason, sizeof(reason), "%s %s:%u%.*s: %s", req->method, host, port,
-			 (int)(rec.target_len > 200 ? 200 : rec.target_len), req->path, d.reason);
-		if (!proxy_let_through(&rec, obs, sizeof(obs), NULL, d.rule, d.reason)) {
-			proxy_answer(c, 403, "denied", reason);
-			rec.rule = d.rule;
-			rec.reason = d.reason;
-			goto deny;
+	if (s->ep && !netpol_decide_request(s->ep, req->method, req->path, req->path_len, req->query, req->query_len,
+					    req->upgrade_websocket, d)) {
+		snprintf(s->reason, sizeof(s->reason), "%s %s:%u%.*s: %s", req->method, s->host, s->port,
+			 (int)(rec->target_len > 200 ? 200 : rec->target_len), req->path, d->reason);
+		if (!proxy_let_through(rec, s->obs, sizeof(s->obs), NULL, d->rule, d->reason)) {
+			rec->rule = d->rule;
+			return refuse_request(s, 403, "denied", s->reason, d->reason);
 		}
 	}
-	if (!rec.observed)
-		rec.rule = d.rule;
-	if (req->upgrade && !req->upgrade_websocket) {
-		proxy_answer(c, 403, "denied", "only WebSocket upgrades can be allowed");
-		rec.reason = "upgrade to a protocol other than websocket";
-		goto deny;
-	}
+	if (!rec->observed)
+		rec->rule = d->rule;
+	if (req->upgrade && !req->upgrade_websocket)
+		return refuse_request(s, 403, "denied", "only WebSocket upgrades can be allowed",
+				      "upgrade to a protocol other than websocket");
 	char coding[80];
-	if (req->body != HTTP_BODY_NONE && compressed(req, coding, sizeof(coding)) && !net->allow_compressed) {
-		snprintf(reason, sizeof(reason), "compressed body (%s)", coding);
-		if (!proxy_let_through(&rec, obs, sizeof(obs), NULL, NULL, reason)) {
-			proxy_answer(c, 415, "denied", "compressed request bodies cannot be scanned for leaks "
-						 "(network.leak_scan.allow_compressed is false)");
-			rec.reason = reason;
-			goto deny;
-		}
+	if (req->body != HTTP_BODY_NONE && compressed(req, coding, sizeof(coding)) && !s->net->allow_compressed) {
+		snprintf(s->reason, sizeof(s->reason), "compressed body (%s)", coding);
+		if (!proxy_let_through(rec, s->obs, sizeof(s->obs), NULL, NULL, s->reason))
+			return refuse_request(s, 415, "denied",
+					      "compressed request bodies cannot be scanned for leaks "
+					      "(network.leak_scan.allow_compressed is false)",
+					      s->reason);
 	}
+	return STEP_ON;
+}
+
+/* The body: held (bounded by max_body and the session's budget) or its
+ * rest streamed later, and the whole request scanned for leaks. */
+static enum step take_body(struct req_state *s)
+{
+	struct conn *c = s->c;
+	struct http_request *req = s->req;
+	struct rec *rec = &s->rec;
+
 	/* The head is decided: the agent may send the body it holds back
 	 * for a 100 (its Expect never goes upstream, see build_head). */
 	if (req->expect_continue && req->body != HTTP_BODY_NONE &&
 	    !(req->body == HTTP_BODY_LENGTH && req->content_length == 0)) {
 		static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
 		if (!cwrite(c, cont, sizeof(cont) - 1))
-			goto out;
+			return STEP_OUT;
 	}
 	/* A git push the broker decides from its first commands may be
 	 * larger than max_body: its pack (compressed) is streamed after them.
 	 * Observe mode streams any body over max_body (its first max_body
 	 * bytes are scanned). */
-	struct body_rest rest = { 0 };
-	bool may_stream = proxy_cfg->broker && c->cssl && broker_git_push(proxy_cfg->broker, host, port, req);
+	bool may_stream = proxy_cfg->broker && c->cssl && broker_git_push(proxy_cfg->broker, s->host, s->port, req);
 	/* An MCP message is checked whole: never streamed past a bound. */
-	bool mcp = ep && ep->mcp_server;
-	uint64_t max = mcp && net->max_body > MCP_HTTP_MAX_MESSAGE ? MCP_HTTP_MAX_MESSAGE : net->max_body;
-	int cb = collect_body(c, req, max, &body, !mcp && (may_stream || proxy_cfg->observe) ? &rest : NULL, &charged);
+	s->mcp = s->ep && s->ep->mcp_server;
+	uint64_t max = s->mcp && s->net->max_body > MCP_HTTP_MAX_MESSAGE ? MCP_HTTP_MAX_MESSAGE : s->net->max_body;
+	int cb = collect_body(c, req, max, &s->body, !s->mcp && (may_stream || proxy_cfg->observe) ? &s->rest : NULL,
+			      &s->charged);
 	if (cb == 4) {
 		/* Fail closed on the host's memory: refused, not held, and
 		 * recorded; the agent may retry once others are done. */
-		snprintf(reason, sizeof(reason),
+		snprintf(s->reason, sizeof(s->reason),
 			 "the proxy holds its budget of %llu bytes of request bodies (sandbox.limits.memory, else "
 			 "%llu; at least network.leak_scan.max_body)",
 			 (unsigned long long)proxy_body_budget_bytes, (unsigned long long)PROXY_BODY_BUDGET_DEFAULT);
-		proxy_answer(c, 503, "refused", reason);
-		rec.reason = "over the proxy's budget of request bodies";
-		rec.status = 503;
-		goto deny;
+		rec->status = 503;
+		return refuse_request(s, 503, "refused", s->reason, "over the proxy's budget of request bodies");
 	}
-	if (cb == 0 && mcp) {
+	if (cb == 0 && s->mcp) {
 		struct buf ans = { 0 };
 		char mwhy[256];
-		mcp_http_oversized(ep, req, &ans, mwhy, sizeof(mwhy));
+		mcp_http_oversized(s->ep, req, &ans, mwhy, sizeof(mwhy));
 		(void)cwrite(c, ans.data, ans.len);
 		buf_free(&ans);
-		rec.rule = ep->id;
-		rec.reason = "MCP message over max_body";
-		goto deny;
+		rec->rule = s->ep->id;
+		rec->reason = "MCP message over max_body";
+		return STEP_DENY;
 	}
-	if (cb == 0) {
-		proxy_answer(c, 413, "denied", "the request body is larger than network.leak_scan.max_body");
-		rec.reason = "body over max_body";
-		goto deny;
-	}
-	if (cb == 3) {
-		proxy_answer(c, 400, "denied", "trailer fields in a request are not forwarded");
-		rec.reason = "trailer fields in a request";
-		goto deny;
-	}
+	if (cb == 0)
+		return refuse_request(s, 413, "denied", "the request body is larger than network.leak_scan.max_body",
+				      "body over max_body");
+	if (cb == 3)
+		return refuse_request(s, 400, "denied", "trailer fields in a request are not forwarded",
+				      "trailer fields in a request");
 	if (cb < 0)
-		goto out;
+		return STEP_OUT;
 	if (cb == 2 && !may_stream)
-		(void)proxy_let_through(&rec, obs, sizeof(obs), NULL, NULL, "body over max_body");
+		(void)proxy_let_through(rec, s->obs, sizeof(s->obs), NULL, NULL, "body over max_body");
 	/* A body streamed on after the head is one the upstream may answer
 	 * before it has read (a refusal, a redirect): its rest, unscanned,
 	 * must not become the next request. */
 	if (cb == 2)
 		req->upstream_close = true;
 	char what[128];
-	if (leak_check(req, &body, what, sizeof(what))) {
-		snprintf(reason, sizeof(reason), "the request carries %s", what);
+	if (leak_check(req, &s->body, what, sizeof(what))) {
+		snprintf(s->reason, sizeof(s->reason), "the request carries %s", what);
 		/* The target may carry the secret itself: keep it out of the log. */
-		rec.target = "(withheld: it carries a secret)";
-		rec.target_len = strlen(rec.target);
-		if (!proxy_let_through(&rec, obs, sizeof(obs), "leak", NULL, reason)) {
-			proxy_answer(c, 403, "leak blocked", reason);
-			rec.kind = "leak";
-			rec.reason = reason;
-			goto deny;
+		rec->target = "(withheld: it carries a secret)";
+		rec->target_len = strlen(rec->target);
+		if (!proxy_let_through(rec, s->obs, sizeof(s->obs), "leak", NULL, s->reason)) {
+			rec->kind = "leak";
+			return refuse_request(s, 403, "leak blocked", s->reason, s->reason);
 		}
 	}
+	return STEP_ON;
+}
 
-	/* protocol: mcp: the message is decided by the MCP gateway, and
-	 * what goes upstream is its checked re-serialisation. */
-	if (mcp) {
-		struct buf fwd = { 0 }, ans = { 0 };
-		char mwhy[512];
-		if (!mcp_http_request(ep, req, body.data, body.len, c->cfd, &mx, &fwd, &ans, mwhy, sizeof(mwhy))) {
-			bool sent = ans.len && cwrite(c, ans.data, ans.len);
-			bool closes = !ans.data || strstr(ans.data, "Connection: close");
-			rec.status = sent && ans.len > 12 ? atoi(ans.data + 9) : 0;
-			rec.down = sent ? ans.len : 0;
-			buf_free(&ans);
-			buf_free(&fwd);
-			snprintf(reason, sizeof(reason), "%s", mwhy);
-			rec.rule = ep->id;
-			rec.reason = reason;
-			record_for(c, &rec);
-			/* A refusal the proxy answered itself (a denied tool
-			 * call as its isError result) leaves the connection
-			 * usable, as the server's own answer would. */
-			keep = sent && req->keep_alive && !closes;
-			goto out;
-		}
+/* protocol: mcp: the message is decided by the MCP gateway, and what
+ * goes upstream is its checked re-serialisation. */
+static enum step mcp_gate(struct req_state *s)
+{
+	struct conn *c = s->c;
+	struct http_request *req = s->req;
+	struct rec *rec = &s->rec;
+	struct buf fwd = { 0 }, ans = { 0 };
+	char mwhy[512];
+
+	if (!mcp_http_request(s->ep, req, s->body.data, s->body.len, c->cfd, &s->mx, &fwd, &ans, mwhy, sizeof(mwhy))) {
+		bool sent = ans.len && cwrite(c, ans.data, ans.len);
+		bool closes = !ans.data || strstr(ans.data, "Connection: close");
+		rec->status = sent && ans.len > 12 ? atoi(ans.data + 9) : 0;
+		rec->down = sent ? ans.len : 0;
 		buf_free(&ans);
-		buf_free(&body);
-		body = fwd;
-		/* For the gateway's refusals posted to the server later: the
-		 * session's headers as they are now (credentials may replace
-		 * header values, and their buffer is wiped once sent). */
-		copy_header(req, "Mcp-Session-Id", mc.session, sizeof(mc.session));
-		copy_header(req, "MCP-Protocol-Version", mc.version, sizeof(mc.version));
+		buf_free(&fwd);
+		snprintf(s->reason, sizeof(s->reason), "%s", mwhy);
+		rec->rule = s->ep->id;
+		rec->reason = s->reason;
+		record_for(c, rec);
+		/* A refusal the proxy answered itself (a denied tool call as
+		 * its isError result) leaves the connection usable, as the
+		 * server's own answer would. */
+		s->keep = sent && req->keep_alive && !closes;
+		return STEP_OUT;
 	}
+	buf_free(&ans);
+	buf_free(&s->body);
+	s->body = fwd;
+	/* For the gateway's refusals posted to the server later: the
+	 * session's headers as they are now (credentials may replace header
+	 * values, and their buffer is wiped once sent). */
+	copy_header(req, "Mcp-Session-Id", s->mc.session, sizeof(s->mc.session));
+	copy_header(req, "MCP-Protocol-Version", s->mc.version, sizeof(s->mc.version));
+	return STEP_ON;
+}
 
-	/* Credentials: a placeholder becomes its secret only where one of
-	 * its bindings allows it, and blocks the request anywhere else. */
-	struct buf side = { 0 };
-	bool injected = false;
+/* Credentials: a placeholder becomes its secret only where one of its
+ * bindings allows it, and blocks the request anywhere else. Then what a
+ * credential's endpoint answers is prepared for the response scan. */
+static enum step apply_credentials(struct req_state *s)
+{
+	struct conn *c = s->c;
+	struct http_request *req = s->req;
+	struct rec *rec = &s->rec;
+
 	if (proxy_cfg->broker && proxy_cfg->broker->n) {
 		struct broker_result br;
 		/* Observe mode lets a misused placeholder through as the agent
 		 * sent it: req is restored from this copy, so no secret goes
 		 * where no binding puts it. */
 		struct http_request sent = *req;
-		if (broker_apply(proxy_cfg->broker, host, port, req, body.data, body.len, &side, &br) < 0) {
-			proxy_answer(c, 403, "denied", "the request's credentials cannot be applied");
-			rec.reason = "credentials cannot be applied";
-			goto deny;
-		}
-		rec.credential = br.credential;
+		if (broker_apply(proxy_cfg->broker, s->host, s->port, req, s->body.data, s->body.len, &s->side, &br) < 0)
+			return refuse_request(s, 403, "denied", "the request's credentials cannot be applied",
+					      "credentials cannot be applied");
+		rec->credential = br.credential;
 		if (br.verdict == BROKER_INJECT && !c->cssl) {
 			br.verdict = BROKER_MISUSE;
 			snprintf(br.reason, sizeof(br.reason),
@@ -907,171 +945,223 @@ static bool handle_request(struct conn *c, struct http_request *req)
 		}
 		if (br.verdict == BROKER_MISUSE || br.verdict == BROKER_DENY) {
 			const char *k = br.verdict == BROKER_MISUSE ? "credential_misuse" : "git";
-			buf_wipe(&side);
-			if (!proxy_let_through(&rec, obs, sizeof(obs), k, br.binding, br.reason)) {
-				proxy_answer(c, 403, br.verdict == BROKER_MISUSE ? "credential misuse" : "denied", br.reason);
-				rec.kind = k;
-				rec.rule = br.binding ? br.binding : rec.rule;
-				snprintf(reason, sizeof(reason), "%s", br.reason);
-				rec.reason = reason;
-				goto deny;
+			buf_wipe(&s->side);
+			if (!proxy_let_through(rec, s->obs, sizeof(s->obs), k, br.binding, br.reason)) {
+				rec->kind = k;
+				rec->rule = br.binding ? br.binding : rec->rule;
+				snprintf(s->reason, sizeof(s->reason), "%s", br.reason);
+				return refuse_request(s, 403, br.verdict == BROKER_MISUSE ? "credential misuse" : "denied",
+						      br.reason, s->reason);
 			}
 			*req = sent;
 			br.verdict = BROKER_PASS;
 		}
-		injected = br.verdict == BROKER_INJECT;
+		s->injected = br.verdict == BROKER_INJECT;
 	}
 
 	/* What a credential's endpoint answers is scanned for the secrets
 	 * (respscan.h), whether or not this request carried one. TRACE
 	 * would echo the request, secret and all: refused outright. */
-	bool scan_back = proxy_cfg->broker && !mx && broker_bound(proxy_cfg->broker, host, port);
-	if (scan_back && strcasecmp(req->method, "TRACE") == 0) {
-		buf_wipe(&side);
-		proxy_answer(c, 403, "denied", "TRACE to a credential's endpoint would echo the credential");
-		rec.kind = "response_leak";
-		rec.reason = "TRACE to a credential's endpoint";
-		goto deny;
+	s->scan_back = proxy_cfg->broker && !s->mx && broker_bound(proxy_cfg->broker, s->host, s->port);
+	if (s->scan_back && strcasecmp(req->method, "TRACE") == 0) {
+		buf_wipe(&s->side);
+		rec->kind = "response_leak";
+		return refuse_request(s, 403, "denied", "TRACE to a credential's endpoint would echo the credential",
+				      "TRACE to a credential's endpoint");
 	}
-	if (scan_back && respscan_prepare(req) < 0) {
-		buf_wipe(&side);
-		proxy_answer(c, 431, "denied", "too many header fields to ask for an unencoded response");
-		rec.reason = "too many header fields";
-		goto deny;
+	if (s->scan_back && respscan_prepare(req) < 0) {
+		buf_wipe(&s->side);
+		return refuse_request(s, 431, "denied", "too many header fields to ask for an unencoded response",
+				      "too many header fields");
 	}
+	return STEP_ON;
+}
 
-	/* Upstream: reuse the connection to the same place, else connect.
-	 * An idle upstream that is readable was closed by the server or
-	 * holds bytes no request asked for (upstream_stale): it is replaced,
-	 * and the bytes go with it. Inside an intercepted tunnel the new
-	 * connection goes to the tunnel's own host and port, checked as the
-	 * first was; this is also how a tunnel outlives a server's idle
-	 * timeout or a long step-up wait. */
+/* Upstream: reuse the connection to the same place, else connect. An
+ * idle upstream that is readable was closed by the server or holds bytes
+ * no request asked for (upstream_stale): it is replaced, and the bytes go
+ * with it. Inside an intercepted tunnel the new connection goes to the
+ * tunnel's own host and port, checked as the first was; this is also how
+ * a tunnel outlives a server's idle timeout or a long step-up wait. */
+static enum step open_upstream(struct req_state *s)
+{
+	struct conn *c = s->c;
+	struct rec *rec = &s->rec;
 	bool reopen = c->cssl ? !c->ussl || SSL_pending(c->ussl) > 0 || upstream_stale(c) :
-				c->ufd < 0 || upstream_stale(c) || strcmp(c->uhost, host) != 0 || c->uport != port;
-	if (reopen) {
-		char uhost[HTTP_MAX_HOST + 1];
-		struct net_addr uip = ip;
-		int ukind = kind;
-		uint16_t uport = port;
-		snprintf(uhost, sizeof(uhost), "%s", host);
-		if (c->cssl) {
-			ukind = addr_normalize_host(c->thost, uhost, sizeof(uhost), &uip);
-			uport = c->tport;
-		}
-		upstream_close(c);
-		int fd = -EINVAL;
-		if (ukind < 0) {
-			snprintf(reason, sizeof(reason), "the tunnel's host %s is invalid", c->thost);
-		} else {
-			fd = proxy_upstream_connect(uhost, ukind == 1, &uip, uport, &d, reason, sizeof(reason), &would);
-			if (would.reason[0])
-				(void)proxy_let_through(&rec, obs, sizeof(obs), NULL, would.rule, would.reason);
-		}
-		if (fd >= 0) {
-			c->ufd = fd;
-			if (c->cssl && !proxy_upstream_tls_start(c, uhost, uport, reason, sizeof(reason))) {
-				upstream_close(c);
-				fd = -EIO;
-			}
-		}
-		if (fd < 0) {
-			proxy_answer(c, fd == -EACCES ? 403 : 502, fd == -EACCES ? "denied" : "bad gateway", reason);
-			if (!rec.observed) {
-				rec.reason = reason;
-				if (fd == -EACCES)
-					rec.rule = d.rule;
-			}
-			buf_wipe(&side);
-			goto deny;
-		}
-		snprintf(c->uhost, sizeof(c->uhost), "%s", uhost);
-		c->uport = uport;
+				c->ufd < 0 || upstream_stale(c) || strcmp(c->uhost, s->host) != 0 || c->uport != s->port;
+	if (!reopen)
+		return STEP_ON;
+	char uhost[HTTP_MAX_HOST + 1];
+	struct net_addr uip = s->ip;
+	int ukind = s->kind;
+	uint16_t uport = s->port;
+	snprintf(uhost, sizeof(uhost), "%s", s->host);
+	if (c->cssl) {
+		ukind = addr_normalize_host(c->thost, uhost, sizeof(uhost), &uip);
+		uport = c->tport;
 	}
+	upstream_close(c);
+	int fd = -EINVAL;
+	if (ukind < 0) {
+		snprintf(s->reason, sizeof(s->reason), "the tunnel's host %s is invalid", c->thost);
+	} else {
+		fd = proxy_upstream_connect(uhost, ukind == 1, &uip, uport, &s->d, s->reason, sizeof(s->reason), &s->would);
+		if (s->would.reason[0])
+			(void)proxy_let_through(rec, s->obs, sizeof(s->obs), NULL, s->would.rule, s->would.reason);
+	}
+	if (fd >= 0) {
+		c->ufd = fd;
+		if (c->cssl && !proxy_upstream_tls_start(c, uhost, uport, s->reason, sizeof(s->reason))) {
+			upstream_close(c);
+			fd = -EIO;
+		}
+	}
+	if (fd < 0) {
+		proxy_answer(c, fd == -EACCES ? 403 : 502, fd == -EACCES ? "denied" : "bad gateway", s->reason);
+		if (!rec->observed) {
+			rec->reason = s->reason;
+			if (fd == -EACCES)
+				rec->rule = s->d.rule;
+		}
+		buf_wipe(&s->side);
+		return STEP_DENY;
+	}
+	snprintf(c->uhost, sizeof(c->uhost), "%s", uhost);
+	c->uport = uport;
+	return STEP_ON;
+}
 
+/* The head (with the identity header) and the body upstream, and the
+ * rest of a streamed body. False, recorded, when they could not go. */
+static bool send_upstream(struct req_state *s)
+{
+	struct conn *c = s->c;
+	struct http_request *req = s->req;
+	struct rec *rec = &s->rec;
 	struct buf head = { 0 };
 	int unsigned_id = 0;
 	bool ok = http_build_upstream_head(req, req->upgrade_websocket, &head) == 0 &&
-		  (!mx || mcp_http_fix_head(&head, body.len > 0, body.len) == 0) &&
-		  (unsigned_id = add_identity(c, host, port, &head)) == 0 && proxy_io_write(c->ufd, c->ussl, head.data, head.len) &&
-		  (!body.len || proxy_io_write(c->ufd, c->ussl, body.data, body.len));
-	rec.up = head.len + body.len;
-	bool answered_early = false;
-	if (ok && rest.active) {
-		int fr = forward_rest(c, &rest, &rec.up);
+		  (!s->mx || mcp_http_fix_head(&head, s->body.len > 0, s->body.len) == 0) &&
+		  (unsigned_id = add_identity(c, s->host, s->port, &head)) == 0 &&
+		  proxy_io_write(c->ufd, c->ussl, head.data, head.len) &&
+		  (!s->body.len || proxy_io_write(c->ufd, c->ussl, s->body.data, s->body.len));
+	rec->up = head.len + s->body.len;
+	if (ok && s->rest.active) {
+		int fr = forward_rest(c, &s->rest, &rec->up);
 		ok = fr > 0;
-		answered_early = fr == 2;
+		s->answered_early = fr == 2;
 	}
 	/* From here req's injected headers (into side) are gone: only its
 	 * method and keep-alive flag are read below. */
-	if (injected) {
+	if (s->injected) {
 		/* Both held the secret. */
 		buf_wipe(&head);
-		buf_wipe(&side);
+		buf_wipe(&s->side);
 	}
 	buf_free(&head);
-	buf_free(&side);
-	if (!ok) {
-		proxy_answer(c, 502, "bad gateway",
-		       unsigned_id ? "the identity header could not be signed" : "the upstream connection failed");
-		upstream_close(c);
-		if (unsigned_id) {
-			rec.reason = "identity.header: the audit writer did not sign the Airlock-Identity header";
-			rec.decision = "deny";
-			rec.observed = false;
-		} else if (!rec.observed) {
-			rec.reason = "upstream write failed";
-			rec.decision = injected ? "modify" : "allow";
-		}
-		record_for(c, &rec);
-		goto out;
+	buf_free(&s->side);
+	if (ok)
+		return true;
+	proxy_answer(c, 502, "bad gateway",
+		     unsigned_id ? "the identity header could not be signed" : "the upstream connection failed");
+	upstream_close(c);
+	if (unsigned_id) {
+		rec->reason = "identity.header: the audit writer did not sign the Airlock-Identity header";
+		rec->decision = "deny";
+		rec->observed = false;
+	} else if (!rec->observed) {
+		rec->reason = "upstream write failed";
+		rec->decision = s->injected ? "modify" : "allow";
 	}
+	record_for(c, rec);
+	return false;
+}
+
+/* The response to the agent: through the MCP gateway, scanned for a
+ * credential's secrets, or relayed (and a WebSocket upgrade then relayed
+ * both ways); then its record. */
+static void relay_response(struct req_state *s)
+{
+	struct conn *c = s->c;
+	struct http_request *req = s->req;
+	struct rec *rec = &s->rec;
 	bool upgraded = false;
-	if (mx) {
+	if (s->mx) {
 		/* Each message of the response through the gateway. An
 		 * upstream out of step is closed; inside an intercepted tunnel
 		 * the tunnel then ends too (the agent's side of it may be out
 		 * of step as well). */
-		mc.host = host;
-		mc.is_ip = kind == 1;
-		mc.ip = &ip;
-		mc.port = port;
-		struct mcp_http_io io = { .ctx = &mc, .up_read = mcp_up_read, .down_write = mcp_down_write,
+		s->mc.host = s->host;
+		s->mc.is_ip = s->kind == 1;
+		s->mc.ip = &s->ip;
+		s->mc.port = s->port;
+		struct mcp_http_io io = { .ctx = &s->mc, .up_read = mcp_up_read, .down_write = mcp_down_write,
 					  .post_server = mcp_post_server };
 		bool up_ok = false;
-		keep = mcp_http_response(mx, req, &io, &rec.down, &rec.status, &up_ok);
+		s->keep = mcp_http_response(s->mx, req, &io, &rec->down, &rec->status, &up_ok);
 		if (!up_ok) {
 			upstream_close(c);
 			if (c->cssl)
-				keep = false;
+				s->keep = false;
 		}
-	} else if (scan_back) {
-		keep = forward_scanned(c, req, &rec, reason, sizeof(reason));
+	} else if (s->scan_back) {
+		s->keep = forward_scanned(c, req, rec, s->reason, sizeof(s->reason));
 	} else {
 		char accept[WS_ACCEPT_LEN + 1];
 		bool ws = req->upgrade_websocket && websocket_accept(req, accept);
-		keep = forward_response(c, req, ws ? accept : NULL, &rec.down, &rec.status, &upgraded);
+		s->keep = forward_response(c, req, ws ? accept : NULL, &rec->down, &rec->status, &upgraded);
 		/* The rest of the body is still in the agent's stream. */
-		if (answered_early)
-			keep = false;
+		if (s->answered_early)
+			s->keep = false;
 	}
 	/* A request let through with a credential the agent never held is
 	 * not what the agent sent: docs/audit.md's `modify`. */
-	rec.decision = rec.observed || (rec.kind && strcmp(rec.kind, "response_leak") == 0) ? "deny" :
-		       injected ? "modify" : "allow";
+	rec->decision = rec->observed || (rec->kind && strcmp(rec->kind, "response_leak") == 0) ? "deny" :
+			s->injected ? "modify" : "allow";
 	if (upgraded) {
-		proxy_relay(c, &rec.up, &rec.down);
-		keep = false;
+		proxy_relay(c, &rec->up, &rec->down);
+		s->keep = false;
 	}
-	record_for(c, &rec);
-	goto out;
-deny:
-	record_for(c, &rec);
-	keep = false;
-out:
-	buf_free(&body);
-	body_release(&charged);
-	return keep;
+	record_for(c, rec);
+}
+
+/* One request, step by step in the order the file's comment gives; each
+ * step is static and called once here, so the compiler folds them back
+ * into one function. True when the connection may carry another. */
+static bool handle_request(struct conn *c, struct http_request *req)
+{
+	struct req_state s = { .c = c, .req = req, .net = &proxy_cfg->policy->network,
+			       .rec = { .decision = "deny", .kind = c->cssl ? "tunnel-request" : "http",
+					.method = req->method, .target = req->path, .target_len = req->path_len },
+			       .mc = { .c = c, .req = req } };
+	/* Its cleanup runs at each return. */
+	_cleanup_(mcp_http_exchange_freep) struct mcp_http_exchange *mx = NULL;
+	enum step st;
+
+	if (req->query)
+		s.rec.target_len = (size_t)(req->query + req->query_len - req->path);
+	st = decide_destination(&s);
+	if (st == STEP_ON)
+		st = decide_head(&s);
+	if (st == STEP_ON)
+		st = take_body(&s);
+	if (st == STEP_ON && s.mcp) {
+		st = mcp_gate(&s);
+		mx = s.mx;
+	}
+	if (st == STEP_ON)
+		st = apply_credentials(&s);
+	if (st == STEP_ON)
+		st = open_upstream(&s);
+	if (st == STEP_ON && send_upstream(&s))
+		relay_response(&s);
+	if (st == STEP_DENY) {
+		record_for(c, &s.rec);
+		s.keep = false;
+	}
+	buf_free(&s.body);
+	body_release(&s.charged);
+	return s.keep;
 }
 
 static void handle_connect(struct conn *c, struct http_request *req)
