@@ -332,6 +332,16 @@ static void str_whole(struct out *o, const char *s)
 	str_capped(o, s, SIZE_MAX);
 }
 
+/* `key` and the field's value, when the record has the field. */
+static void opt_str(struct out *o, const char *key, size_t key_len, const char *v)
+{
+	if (v) {
+		lit(o, key, key_len);
+		str(o, v);
+	}
+}
+#define OPT_STR(o, key, v) opt_str(o, key, sizeof(key) - 1, v)
+
 static void num(struct out *o, int64_t v)
 {
 	char tmp[24], *p = tmp + sizeof(tmp);
@@ -343,6 +353,15 @@ static void num(struct out *o, int64_t v)
 		*--p = '-';
 	lit(o, p, (size_t)(tmp + sizeof(tmp) - p));
 }
+
+static void opt_num(struct out *o, const char *key, size_t key_len, bool has, int64_t v)
+{
+	if (has) {
+		lit(o, key, key_len);
+		num(o, v);
+	}
+}
+#define OPT_NUM(o, key, f, k) opt_num(o, key, sizeof(key) - 1, (f)->has_i[k], (f)->has_i[k] ? (f)->i[k] : 0)
 
 static const char *basename_of(const char *path)
 {
@@ -377,10 +396,7 @@ static bool endpoint(struct out *o, const char *prefix, const struct fields *f)
 	}
 	if (f->has_i[F_PORT])
 		LIT(o, ",");
-	if (f->has_i[F_PORT]) {
-		LIT(o, "\"port\":");
-		num(o, f->i[F_PORT]);
-	}
+	OPT_NUM(o, "\"port\":", f, F_PORT);
 	LIT(o, "}");
 	return true;
 }
@@ -388,10 +404,7 @@ static bool endpoint(struct out *o, const char *prefix, const struct fields *f)
 static void http_request(struct out *o, const struct fields *f)
 {
 	LIT(o, "\"http_request\":{");
-	if (f->s[F_METHOD]) {
-		LIT(o, "\"http_method\":");
-		str(o, f->s[F_METHOD]);
-	}
+	OPT_STR(o, "\"http_method\":", f->s[F_METHOD]);
 	/* OCSF's url needs a path (or the whole URL): without one it is
 	 * left out, the host and port are the endpoint's. */
 	if (f->s[F_PATH]) {
@@ -399,14 +412,8 @@ static void http_request(struct out *o, const struct fields *f)
 			LIT(o, ",");
 		LIT(o, "\"url\":{\"path\":");
 		str(o, f->s[F_PATH]);
-		if (f->s[F_HOST]) {
-			LIT(o, ",\"hostname\":");
-			str(o, f->s[F_HOST]);
-		}
-		if (f->has_i[F_PORT]) {
-			LIT(o, ",\"port\":");
-			num(o, f->i[F_PORT]);
-		}
+		OPT_STR(o, ",\"hostname\":", f->s[F_HOST]);
+		OPT_NUM(o, ",\"port\":", f, F_PORT);
 		LIT(o, "}");
 	}
 	LIT(o, "}");
@@ -417,10 +424,7 @@ static void traffic(struct out *o, const struct fields *f)
 	if (!f->has_i[F_BYTES_UP] && !f->has_i[F_BYTES_DOWN])
 		return;
 	LIT(o, ",\"traffic\":{");
-	if (f->has_i[F_BYTES_DOWN]) {
-		LIT(o, "\"bytes_in\":");
-		num(o, f->i[F_BYTES_DOWN]);
-	}
+	OPT_NUM(o, "\"bytes_in\":", f, F_BYTES_DOWN);
 	if (f->has_i[F_BYTES_UP]) {
 		if (f->has_i[F_BYTES_DOWN])
 			LIT(o, ",");
@@ -541,10 +545,7 @@ static void build(struct out *o, const struct fields *f, const struct kind_map *
 			if (f->s[F_METHOD])
 				LIT(o, ",");
 		}
-		if (f->s[F_METHOD]) {
-			LIT(o, "\"type\":");
-			str(o, f->s[F_METHOD]);
-		}
+		OPT_STR(o, "\"type\":", f->s[F_METHOD]);
 		LIT(o, "}");
 		break;
 	case AUDIT_CLASS_FINDING:
@@ -626,10 +627,7 @@ static void build(struct out *o, const struct fields *f, const struct kind_map *
 		LIT(o, ",\"status_id\":");
 		num(o, oc.status_id);
 	}
-	if (f->s[F_REASON]) {
-		LIT(o, ",\"message\":");
-		str(o, f->s[F_REASON]);
-	}
+	OPT_STR(o, ",\"message\":", f->s[F_REASON]);
 	static const enum field mcp_fields[] = { F_TOOL, F_TARGET, F_DIRECTION, F_ARGS_SHA256,
 						 F_ARGUMENTS, F_OLD_SHA256, F_NEW_SHA256 };
 	bool has_mcp = false;
@@ -705,14 +703,8 @@ static void build(struct out *o, const struct fields *f, const struct kind_map *
 		LIT(o, "false");
 	LIT(o, ",\"kind\":");
 	str(o, f->s[F_KIND]);
-	if (f->s[F_RULE]) {
-		LIT(o, ",\"rule\":");
-		str(o, f->s[F_RULE]);
-	}
-	if (f->s[F_CREDENTIAL]) {
-		LIT(o, ",\"credential\":");
-		str(o, f->s[F_CREDENTIAL]);
-	}
+	OPT_STR(o, ",\"rule\":", f->s[F_RULE]);
+	OPT_STR(o, ",\"credential\":", f->s[F_CREDENTIAL]);
 	LIT(o, ",\"policy_sha256\":");
 	str_whole(o, s->policy_sha256);
 	LIT(o, ",\"session\":");

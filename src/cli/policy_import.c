@@ -49,28 +49,40 @@ static void get_ctx(char *cwd, size_t size, struct policy_ctx *ctx)
 	ctx->cwd = getcwd(cwd, size) ? cwd : "/";
 }
 
+/* The words of import and export: FILE, a format after `fmt_opt`, and the
+ * flag `flag_opt`. -1 when the command goes on, else its exit code (after
+ * --help, or on a usage error). */
+static int parse_args(int argc, char **argv, const char *fmt_opt, const char *flag_opt,
+		      const char **fmt, bool *flag, const char **file)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(import_usage, stdout);
+			return 0;
+		} else if (!strcmp(argv[i], fmt_opt) && i + 1 < argc) {
+			*fmt = argv[++i];
+		} else if (!strcmp(argv[i], flag_opt)) {
+			*flag = true;
+		} else if (argv[i][0] == '-' || *file) {
+			return usage();
+		} else {
+			*file = argv[i];
+		}
+	}
+	if (!*fmt || !*file)
+		return usage();
+	return -1;
+}
+
 int cli_policy_import(int argc, char **argv)
 {
 	const char *from = NULL, *file = NULL;
 	bool narrow = false;
 	enum imp_format fmt;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(import_usage, stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "--from") && i + 1 < argc) {
-			from = argv[++i];
-		} else if (!strcmp(argv[i], "--narrow")) {
-			narrow = true;
-		} else if (argv[i][0] == '-' || file) {
-			return usage();
-		} else {
-			file = argv[i];
-		}
-	}
-	if (!from || !file)
-		return usage();
+	int r = parse_args(argc, argv, "--from", "--narrow", &from, &narrow, &file);
+	if (r >= 0)
+		return r;
 	if (!imp_format_from_name(from, &fmt)) {
 		fprintf(stderr, "airlock policy import: unknown format '%s' (srt, codex, mxc or openshell)\n", from);
 		return SANDBOX_EXIT_USAGE;
@@ -84,7 +96,7 @@ int cli_policy_import(int argc, char **argv)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			*c = '?';
 	struct buf in = { 0 };
-	int r = file_read_all(file, IMP_MAX_INPUT, &in);
+	r = file_read_all(file, IMP_MAX_INPUT, &in);
 	if (r < 0) {
 		fprintf(stderr, "airlock: %s: %s\n", shown, r == -E2BIG ? "larger than 1 MiB" : strerror(-r));
 		buf_free(&in);
@@ -119,24 +131,11 @@ int cli_policy_export(int argc, char **argv)
 {
 	const char *to = NULL, *file = NULL;
 	bool wider = false;
-	enum imp_format fmt;
+	int r = parse_args(argc, argv, "--to", "--accept-wider", &to, &wider, &file);
+	if (r >= 0)
+		return r;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(import_usage, stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "--to") && i + 1 < argc) {
-			to = argv[++i];
-		} else if (!strcmp(argv[i], "--accept-wider")) {
-			wider = true;
-		} else if (argv[i][0] == '-' || file) {
-			return usage();
-		} else {
-			file = argv[i];
-		}
-	}
-	if (!to || !file)
-		return usage();
+	enum imp_format fmt;
 	if (!imp_format_from_name(to, &fmt) || (fmt != IMP_FORMAT_SRT && fmt != IMP_FORMAT_MXC)) {
 		fprintf(stderr, "airlock policy export: cannot export to '%s' (srt or mxc)\n", to);
 		return SANDBOX_EXIT_USAGE;

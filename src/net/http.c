@@ -24,112 +24,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-/* ---- characters ---- */
-
-static bool is_alpha(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static bool is_digit(unsigned char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-
-/* RFC 9110 §5.6.2 tchar: the characters of methods, field names and
- * transfer codings. */
-static bool is_tchar(unsigned char c)
-{
-	if (is_alpha(c) || is_digit(c))
-		return true;
-	switch (c) {
-	case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':
-	case '-': case '.': case '^': case '_': case '`': case '|': case '~':
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* field-vchar, SP and HTAB (RFC 9110 §5.5): obs-text is allowed, every
- * other control character is not. A NUL or a lone CR in a value is cut or
- * turned into a line end by some servers. */
-static bool is_field_char(unsigned char c)
-{
-	return c == '\t' || (c >= 0x20 && c != 0x7f);
-}
-
-static bool is_ows(unsigned char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-/* RFC 3986 unreserved: the characters of an IPv6 zone id. */
-static bool is_unreserved(unsigned char c)
-{
-	return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~';
-}
-
-/* ASCII only: field names must not compare differently under a locale
- * (tolower() in a Turkish locale folds 'I' elsewhere). */
-static char ascii_lower(char c)
-{
-	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
-
-static bool ascii_case_equal(const char *a, size_t an, const char *b, size_t bn)
-{
-	if (an != bn)
-		return false;
-	for (size_t i = 0; i < an; i++)
-		if (ascii_lower(a[i]) != ascii_lower(b[i]))
-			return false;
-	return true;
-}
-
-static bool name_is(const struct http_header *h, const char *name)
-{
-	return ascii_case_equal(h->name, h->name_len, name, strlen(name));
-}
-
-static bool text_is(const char *s, size_t n, const char *word)
-{
-	return ascii_case_equal(s, n, word, strlen(word));
-}
-
-static bool all_tchars(const char *s, size_t n)
-{
-	if (n == 0)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!is_tchar((unsigned char)s[i]))
-			return false;
-	return true;
-}
-
-/* Next element of a comma-separated list (RFC 9110 §5.6.1) in [*s, end),
- * OWS trimmed; empty elements are returned as such. *s becomes NULL after
- * the last element; false then. */
-static bool list_next(const char **s, const char *end, const char **elem, size_t *elem_len)
-{
-	const char *p = *s;
-
-	if (!p)
-		return false;
-	const char *comma = memchr(p, ',', (size_t)(end - p));
-	const char *stop = comma ? comma : end;
-	const char *a = p, *b = stop;
-	while (a < b && is_ows((unsigned char)*a))
-		a++;
-	while (b > a && is_ows((unsigned char)b[-1]))
-		b--;
-	*elem = a;
-	*elem_len = (size_t)(b - a);
-	*s = comma ? comma + 1 : NULL;
-	return true;
-}
+#include "net/http_chars.h"
 
 /* ---- errors ---- */
 
@@ -649,11 +544,6 @@ static int parse_authority(struct ctx *x, const char *what, const char *s, size_
 	return 0;
 }
 
-static uint16_t default_port(const char *scheme)
-{
-	return strcmp(scheme, "https") == 0 ? 443 : 80;
-}
-
 /* ---- request targets ---- */
 
 /* '%' must start a valid escape: servers disagree about "%zz" and "%2"
@@ -1010,40 +900,59 @@ static int request_semantics(struct ctx *x, struct http_request *req, const stru
 	return request_body_rules(x, req);
 }
 
+/* ---- the first line and the fields, for requests and responses ---- */
+
+static int parse_status_line(struct ctx *x, struct http_response *resp, const char *s, size_t n);
+
+/* Read a message head: the request line (req) or the status line (resp),
+ * then the field lines and what they mean together (f). Returns the
+ * head's length, 0 when more bytes are needed, or a negative errno; a
+ * first line longer than HTTP_MAX_REQUEST_LINE is answered 414 for a
+ * request, 502 for a response. */
+static int read_message_head(struct ctx *x, const char *buf, size_t len, struct http_request *req,
+			     struct http_response *resp, struct fields *f)
+{
+	size_t eol = 0;
+	int r;
+
+	switch (scan_line(x, buf, len, 0, HTTP_MAX_REQUEST_LINE, 1, &eol)) {
+	case LINE_DONE:
+		break;
+	case LINE_MORE:
+		return 0;
+	case LINE_LONG:
+		return refuse(x, req ? 414 : 502, EMSGSIZE, "%s longer than %d bytes",
+			      req ? "request line" : "status line", HTTP_MAX_REQUEST_LINE);
+	case LINE_BAD:
+		return x->rc;
+	}
+	r = req ? parse_request_line(x, req, buf, eol) : parse_status_line(x, resp, buf, eol);
+	if (r < 0)
+		return r;
+	struct http_header *hdrs = req ? req->headers : resp->headers;
+	size_t *n_hdrs = req ? &req->n_headers : &resp->n_headers;
+	r = read_field_lines(x, buf, len, eol + 2, hdrs, n_hdrs);
+	if (r <= 0)
+		return r;
+	int e = read_fields(x, req != NULL, hdrs, *n_hdrs, f);
+	return e < 0 ? e : r;
+}
+
 int http_parse_request(const char *buf, size_t len, struct http_request *req, int *status,
 		       struct error *err)
 {
 	struct ctx x = { status, err, 0 };
 	struct fields f;
-	size_t eol = 0;
-	int r;
 
 	memset(req, 0, sizeof(*req));
 	if (status)
 		*status = 0;
 	if (!buf || len == 0)
 		return 0;
-	switch (scan_line(&x, buf, len, 0, HTTP_MAX_REQUEST_LINE, 1, &eol)) {
-	case LINE_DONE:
-		break;
-	case LINE_MORE:
-		return 0;
-	case LINE_LONG:
-		return refuse(&x, 414, EMSGSIZE, "request line longer than %d bytes",
-			      HTTP_MAX_REQUEST_LINE);
-	case LINE_BAD:
-		return x.rc;
-	}
-	r = parse_request_line(&x, req, buf, eol);
-	if (r < 0)
-		return r;
-	r = read_field_lines(&x, buf, len, eol + 2, req->headers, &req->n_headers);
+	int r = read_message_head(&x, buf, len, req, NULL, &f);
 	if (r <= 0)
 		return r;
 	size_t head_len = (size_t)r;
-	r = read_fields(&x, true, req->headers, req->n_headers, &f);
-	if (r < 0)
-		return r;
 	r = request_semantics(&x, req, &f);
 	if (r < 0)
 		return r;
@@ -1116,33 +1025,14 @@ int http_parse_response(const char *buf, size_t len, const char *method, struct 
 	int status = 0;
 	struct ctx x = { &status, err, 0 };
 	struct fields f;
-	size_t eol = 0;
-	int r;
 
 	memset(resp, 0, sizeof(*resp));
 	if (!buf || len == 0)
 		return 0;
-	switch (scan_line(&x, buf, len, 0, HTTP_MAX_REQUEST_LINE, 1, &eol)) {
-	case LINE_DONE:
-		break;
-	case LINE_MORE:
-		return 0;
-	case LINE_LONG:
-		return refuse(&x, 502, EMSGSIZE, "status line longer than %d bytes",
-			      HTTP_MAX_REQUEST_LINE);
-	case LINE_BAD:
-		return x.rc;
-	}
-	r = parse_status_line(&x, resp, buf, eol);
-	if (r < 0)
-		return r;
-	r = read_field_lines(&x, buf, len, eol + 2, resp->headers, &resp->n_headers);
+	int r = read_message_head(&x, buf, len, NULL, resp, &f);
 	if (r <= 0)
 		return r;
 	size_t head_len = (size_t)r;
-	r = read_fields(&x, false, resp->headers, resp->n_headers, &f);
-	if (r < 0)
-		return r;
 	if (f.te && resp->minor == 0)
 		return BAD(&x, "Transfer-Encoding in an HTTP/1.0 response");
 
@@ -1179,354 +1069,4 @@ const struct http_header *http_find_header(const struct http_header *h, size_t n
 		if (name_is(&h[i], name))
 			return &h[i];
 	return NULL;
-}
-
-/* ---- upstream ---- */
-
-static bool is_hop_by_hop(const struct http_header *h)
-{
-	static const char *const names[] = {
-		"Connection",	       "Keep-Alive",	     "Proxy-Connection", "Proxy-Authorization",
-		"Proxy-Authenticate", "TE",		     "Trailer",		 "Upgrade",
-	};
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (name_is(h, names[i]))
-			return true;
-	return false;
-}
-
-/* Is h named by a Connection option of req? */
-static bool listed_in_connection(const struct http_request *req, const struct http_header *h)
-{
-	for (size_t i = 0; i < req->n_headers; i++) {
-		const struct http_header *c = &req->headers[i];
-		const char *s = c->value, *end = c->value + c->value_len, *e;
-		size_t el;
-
-		if (!name_is(c, "Connection"))
-			continue;
-		while (list_next(&s, end, &e, &el))
-			if (ascii_case_equal(e, el, h->name, h->name_len))
-				return true;
-	}
-	return false;
-}
-
-static int append_host(struct buf *out, const struct http_request *req)
-{
-	const char *pct = strchr(req->host, '%');
-	int r;
-
-	if (strchr(req->host, ':')) {
-		/* RFC 6874: the zone delimiter is "%25" inside a URI. */
-		if (pct)
-			r = buf_printf(out, "Host: [%.*s%%25%s]", (int)(pct - req->host), req->host,
-				       pct + 1);
-		else
-			r = buf_printf(out, "Host: [%s]", req->host);
-	} else {
-		r = buf_printf(out, "Host: %s", req->host);
-	}
-	if (r == 0 && req->port_explicit && req->port != default_port(req->scheme))
-		r = buf_printf(out, ":%u", (unsigned)req->port);
-	if (r == 0)
-		r = buf_puts(out, "\r\n");
-	return r;
-}
-
-static int append_field(struct buf *out, const struct http_header *h)
-{
-	int r = buf_append(out, h->name, h->name_len);
-	if (r == 0)
-		r = buf_puts(out, ": ");
-	if (r == 0)
-		r = buf_append(out, h->value, h->value_len);
-	if (r == 0)
-		r = buf_puts(out, "\r\n");
-	return r;
-}
-
-static int build_head(const struct http_request *req, bool keep_upgrade, struct buf *out)
-{
-	bool has_host = http_find_header(req->headers, req->n_headers, "Host") != NULL;
-	bool upgrade = keep_upgrade && req->upgrade;
-	int r;
-
-	/* The result is never much longer than the head it comes from (a
-	 * Host and a Connection field at most are added): one allocation. */
-	r = buf_reserve(out, req->head_len + HTTP_MAX_HOST + 64);
-	if (r == 0)
-		r = buf_puts(out, req->method);
-	if (r == 0)
-		r = buf_puts(out, " ");
-	if (r == 0)
-		r = buf_append(out, req->path, req->path_len);
-	if (r == 0 && req->query) {
-		r = buf_puts(out, "?");
-		if (r == 0)
-			r = buf_append(out, req->query, req->query_len);
-	}
-	if (r == 0)
-		r = buf_puts(out, " HTTP/1.1\r\n");
-	if (r == 0 && !has_host)
-		r = append_host(out, req);
-	for (size_t i = 0; i < req->n_headers && r == 0; i++) {
-		const struct http_header *h = &req->headers[i];
-
-		if (name_is(h, "Host")) {
-			if (has_host)
-				r = append_host(out, req);
-			has_host = false; /* exactly one */
-			continue;
-		}
-		if (is_hop_by_hop(h))
-			continue;
-		/* WARNING: the signed identity header is the proxy's to add,
-		 * never the agent's to send (it would claim to be another
-		 * session, or replay a token it saw): dropped always, whether
-		 * identity.header is on or not. */
-		if (name_is(h, "Airlock-Identity"))
-			continue;
-		/* The proxy holds the whole body before it forwards the
-		 * request, and answers 100-continue itself: an upstream that
-		 * saw Expect could answer at once and take the body, which the
-		 * agent was to hold back, for its next request. */
-		if (name_is(h, "Expect"))
-			continue;
-		/* WARNING: framing fields are never dropped, whatever the
-		 * Connection field says; the parser refuses such a list, and
-		 * this holds for any other caller. */
-		if (!name_is(h, "Content-Length") && !name_is(h, "Transfer-Encoding") &&
-		    listed_in_connection(req, h))
-			continue;
-		r = append_field(out, h);
-	}
-	if (r == 0 && upgrade) {
-		r = buf_puts(out, "Connection: upgrade\r\n");
-		for (size_t i = 0; i < req->n_headers && r == 0; i++)
-			if (name_is(&req->headers[i], "Upgrade"))
-				r = append_field(out, &req->headers[i]);
-	} else if (r == 0) {
-		r = buf_puts(out, req->upstream_close ? "Connection: close\r\n" : "Connection: keep-alive\r\n");
-	}
-	if (r == 0)
-		r = buf_puts(out, "\r\n");
-	return r;
-}
-
-int http_build_upstream_head(const struct http_request *req, bool keep_upgrade, struct buf *out)
-{
-	size_t start = out->len;
-
-	/* A CONNECT is not forwarded as a request: it becomes a tunnel. */
-	if (req->form == HTTP_TARGET_AUTHORITY || !req->path || req->path_len == 0 ||
-	    req->method[0] == '\0' || req->host[0] == '\0')
-		return -EINVAL;
-	int r = build_head(req, keep_upgrade, out);
-	if (r < 0) {
-		out->len = start;
-		if (out->data)
-			out->data[start] = '\0';
-	}
-	return r;
-}
-
-/* ---- chunked bodies ---- */
-
-#define CHUNK_LINE_MAX 4096    /* chunk-size and extensions, CRLF excluded */
-#define CHUNK_TRAILER_MAX 8192 /* all trailer lines, their CRLFs included */
-#define CHUNK_DIGITS_MAX 16    /* 16 hex digits fill a uint64_t: no overflow */
-
-enum chunk_state {
-	CH_SIZE = 0,     /* chunk-size digits (a zeroed struct starts here) */
-	CH_EXT,          /* chunk-ext after ';' */
-	CH_EXT_QUOTED,   /* inside a quoted-string */
-	CH_EXT_ESCAPE,   /* after '\\' in a quoted-string */
-	CH_SIZE_LF,      /* CR seen at the end of the size line */
-	CH_DATA,
-	CH_DATA_CR,
-	CH_DATA_LF,
-	CH_TRAILER,      /* start of a trailer line, or of the final empty line */
-	CH_TRAILER_NAME,
-	CH_TRAILER_VALUE,
-	CH_TRAILER_LF,
-	CH_END_LF,
-	CH_DONE,
-	CH_ERROR,
-};
-
-/* Malformed framing at buf[at]: the decoder stays failed. */
-static int chunk_fail(struct http_chunked *c, size_t *used, size_t at, int code)
-{
-	c->state = CH_ERROR;
-	*used = at;
-	return -code;
-}
-
-/* Extension characters outside quotes: tokens, '=', ';' and BWS. */
-static bool is_ext_char(unsigned char c)
-{
-	return is_tchar(c) || c == '=' || c == ';' || c == ' ' || c == '\t';
-}
-
-/* qdtext (RFC 9110 §5.6.4) */
-static bool is_qdtext(unsigned char c)
-{
-	return c == '\t' || c == ' ' || c == 0x21 || (c >= 0x23 && c <= 0x5b) ||
-	       (c >= 0x5d && c <= 0x7e) || c >= 0x80;
-}
-
-/* Every state refuses a CR or LF it does not expect: a bare LF after the
- * size or the data, or a CR inside an extension's quoted-string, is where
- * chunked parsers have disagreed (and smuggled). */
-int http_chunked_decode(struct http_chunked *c, const char *buf, size_t len, size_t *used, struct buf *out)
-{
-	size_t i = 0;
-
-	*used = 0;
-	while (i < len) {
-		unsigned char ch = (unsigned char)buf[i];
-		int v;
-
-		switch ((enum chunk_state)c->state) {
-		case CH_SIZE:
-			v = hex_digit_value((unsigned char)ch);
-			if (v >= 0) {
-				if (c->line_len == CHUNK_DIGITS_MAX)
-					return chunk_fail(c, used, i, EOVERFLOW);
-				c->remaining = c->remaining << 4 | (uint64_t)v;
-				c->line_len++;
-				break;
-			}
-			/* BWS before ';' is refused as well: no client needs it
-			 * and not every server takes it. */
-			if (c->line_len == 0 || (ch != ';' && ch != '\r'))
-				return chunk_fail(c, used, i, EINVAL);
-			if (ch == ';') {
-				c->line_len++;
-				c->state = CH_EXT;
-			} else {
-				c->state = CH_SIZE_LF;
-			}
-			break;
-		case CH_EXT:
-			if (ch == '\r') {
-				c->state = CH_SIZE_LF;
-				break;
-			}
-			if (ch == '"')
-				c->state = CH_EXT_QUOTED;
-			else if (!is_ext_char(ch))
-				return chunk_fail(c, used, i, EINVAL);
-			goto ext_byte;
-		case CH_EXT_QUOTED:
-			if (ch == '"')
-				c->state = CH_EXT;
-			else if (ch == '\\')
-				c->state = CH_EXT_ESCAPE;
-			else if (!is_qdtext(ch))
-				return chunk_fail(c, used, i, EINVAL);
-			goto ext_byte;
-		case CH_EXT_ESCAPE:
-			/* quoted-pair: HTAB, SP, VCHAR, obs-text */
-			if (ch != '\t' && ch != ' ' && (ch < 0x21 || ch == 0x7f))
-				return chunk_fail(c, used, i, EINVAL);
-			c->state = CH_EXT_QUOTED;
-		ext_byte:
-			if (++c->line_len > CHUNK_LINE_MAX)
-				return chunk_fail(c, used, i, EMSGSIZE);
-			break;
-		case CH_SIZE_LF:
-			if (ch != '\n')
-				return chunk_fail(c, used, i, EINVAL);
-			c->line_len = 0;
-			/* last-chunk: trailers follow; remaining now counts
-			 * their bytes. */
-			c->state = c->remaining ? CH_DATA : CH_TRAILER;
-			break;
-		case CH_DATA: {
-			size_t n = len - i;
-			if ((uint64_t)n > c->remaining)
-				n = (size_t)c->remaining;
-			if (out && buf_append(out, buf + i, n) < 0) {
-				*used = i;
-				return -ENOMEM;
-			}
-			c->remaining -= n;
-			i += n;
-			if (c->remaining == 0)
-				c->state = CH_DATA_CR;
-			continue;
-		}
-		case CH_DATA_CR:
-			if (ch != '\r')
-				return chunk_fail(c, used, i, EINVAL);
-			c->state = CH_DATA_LF;
-			break;
-		case CH_DATA_LF:
-			if (ch != '\n')
-				return chunk_fail(c, used, i, EINVAL);
-			c->state = CH_SIZE;
-			c->remaining = 0;
-			c->line_len = 0;
-			break;
-		case CH_TRAILER:
-			if (ch == '\r') {
-				c->state = CH_END_LF;
-				break;
-			}
-			/* a trailer field line, as strict as a header line */
-			if (!is_tchar(ch))
-				return chunk_fail(c, used, i, EINVAL);
-			c->trailers = true;
-			c->state = CH_TRAILER_NAME;
-			goto count;
-		case CH_TRAILER_NAME:
-			if (ch == ':')
-				c->state = CH_TRAILER_VALUE;
-			else if (!is_tchar(ch))
-				return chunk_fail(c, used, i, EINVAL);
-			goto count;
-		case CH_TRAILER_VALUE:
-			if (ch == '\r')
-				c->state = CH_TRAILER_LF;
-			else if (!is_field_char(ch))
-				return chunk_fail(c, used, i, EINVAL);
-			goto count;
-		case CH_TRAILER_LF:
-			if (ch != '\n')
-				return chunk_fail(c, used, i, EINVAL);
-			c->state = CH_TRAILER;
-			goto count;
-		count:
-			if (++c->remaining > CHUNK_TRAILER_MAX)
-				return chunk_fail(c, used, i, EMSGSIZE);
-			break;
-		case CH_END_LF:
-			if (ch != '\n')
-				return chunk_fail(c, used, i, EINVAL);
-			c->state = CH_DONE;
-			*used = i + 1;
-			return 1;
-		case CH_DONE:
-			*used = 0;
-			return 1;
-		case CH_ERROR:
-			*used = 0;
-			return -EINVAL;
-		}
-		i++;
-	}
-	*used = len;
-	if (c->state == CH_DONE) {
-		*used = 0;
-		return 1;
-	}
-	return c->state == CH_ERROR ? -EINVAL : 0;
-}
-
-int http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, size_t *used)
-{
-	return http_chunked_decode(c, buf, len, used, NULL);
 }

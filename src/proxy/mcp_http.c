@@ -7,6 +7,7 @@
  * recorded and re-serialised by exactly the code that does it on stdio.
  */
 #include "proxy/mcp_http.h"
+#include "proxy/mcp_http_internal.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -35,25 +36,9 @@
 /* The first revision whose requests must carry Mcp-Method / Mcp-Name. */
 #define ROUTING_HEADERS_SINCE "2026-07-28"
 
-struct mcp_http_server {
-	char *name;
-	struct mcp_engine engine;
-	pthread_mutex_t lock; /* the engine's counters and pins; one message at a time */
-};
-
 static struct mcp_http_server *servers;
 static size_t n_servers;
 static mcp_http_record_fn record_out;
-static int su_fd = -1; /* the step-up control socket (below), or -1 */
-
-struct mcp_http_exchange {
-	struct mcp_http_server *srv;
-	struct mcp_gateway gw;
-	int to_server, to_client; /* memfds: the gateway's outputs */
-	char host[HTTP_MAX_HOST + 1];
-	uint16_t port;
-	int client_fd; /* the agent's connection (watched while a call waits), or -1 */
-};
 
 static struct mcp_http_server *server_named(const char *name)
 {
@@ -223,184 +208,13 @@ static struct mcp_http_exchange *exchange_new(struct mcp_http_server *s, const c
 	 * person; without it, the call is denied at once (recorded as
 	 * deferred, then denied). */
 	x->gw.control_fd = x->gw.tty_fd = -1;
-	x->gw.hold_for_caller = su_fd >= 0;
+	x->gw.hold_for_caller = mcp_http_step_up_listening();
 	x->gw.step_up_timeout = s->engine.srv && s->engine.srv->step_up_timeout ? s->engine.srv->step_up_timeout : 60;
 	x->gw.server_in = x->to_server;
 	x->gw.client_out = x->to_client;
 	x->gw.record = gw_record;
 	x->gw.record_ctx = x;
 	return x;
-}
-
-/* ---- step-up over HTTP ---- */
-
-/* A step_up call holds its exchange's thread until a person decides
- * through the proxy's control socket (one per proxy: the supervisor makes
- * it in the 0700 run directory and hands it over) or the server's
- * step_up_timeout passes. The wait is outside the engine's lock, so the
- * server's other calls go on. Tokens are unique in the proxy; at most
- * MCP_MAX_HELD calls wait at once. */
-enum { SU_WAITING, SU_APPROVED, SU_DENIED };
-
-struct step_up_wait {
-	unsigned long token;
-	char tool[128];
-	int state;
-	int decided; /* eventfd: written when state leaves SU_WAITING */
-	struct step_up_wait *next;
-};
-
-/* WARNING: never held across a wait (util/fiber.h): the held call waits
- * on its eventfd with the lock released. */
-static pthread_mutex_t su_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct step_up_wait *su_waits;
-static size_t su_n;
-static unsigned long su_next;
-static char su_path[4096];
-
-/* The proxy's control socket speaks the gateways' protocol
- * (mcp_control_serve), so `airlock approve` works against either. */
-static bool su_waiting(void *ctx, size_t i, char *token, size_t token_len, char *tool, size_t tool_len)
-{
-	(void)ctx;
-	bool found = false;
-	pthread_mutex_lock(&su_lock);
-	for (struct step_up_wait *w = su_waits; w && !found; w = w->next)
-		if (w->state == SU_WAITING && i-- == 0) {
-			snprintf(token, token_len, "%lu", w->token);
-			snprintf(tool, tool_len, "%s", w->tool);
-			found = true;
-		}
-	pthread_mutex_unlock(&su_lock);
-	return found;
-}
-
-static bool su_decide(void *ctx, const char *t, bool approve)
-{
-	(void)ctx;
-	char *end;
-	errno = 0;
-	unsigned long token = strtoul(t, &end, 10);
-	if (*t < '0' || *t > '9' || *end || errno)
-		return false;
-	bool found = false;
-	pthread_mutex_lock(&su_lock);
-	for (struct step_up_wait *w = su_waits; w; w = w->next)
-		if (w->token == token && w->state == SU_WAITING) {
-			w->state = approve ? SU_APPROVED : SU_DENIED;
-			uint64_t one = 1;
-			(void)!write(w->decided, &one, sizeof(one));
-			found = true;
-		}
-	pthread_mutex_unlock(&su_lock);
-	return found;
-}
-
-/* The peer is the session's user: the socket is 0600 in a 0700
- * directory the sandbox does not show. */
-static void *su_main(void *arg)
-{
-	static const struct mcp_control_ops ops = { .waiting = su_waiting, .decide = su_decide };
-	(void)arg;
-	for (;;)
-		mcp_control_serve(su_fd, &ops, NULL);
-	return NULL;
-}
-
-int mcp_http_step_up_serve(int fd, const char *path, struct error *err)
-{
-	snprintf(su_path, sizeof(su_path), "%s", path);
-	su_fd = fd;
-	pthread_attr_t attr;
-	pthread_t t;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 64 * 1024);
-	int r = pthread_create(&t, &attr, su_main, NULL);
-	pthread_attr_destroy(&attr);
-	if (r != 0) {
-		su_fd = -1;
-		return error_set(err, r, "cannot start the step-up listener");
-	}
-	return 0;
-}
-
-/* Wait for a person's answer to the exchange's held call, then resolve
- * it in the gateway (the second record; the call goes to the server or
- * an error result to the agent). */
-static int step_up_wait(struct mcp_http_exchange *x, struct error *err)
-{
-	const char *tool = NULL;
-	char local[24];
-	snprintf(local, sizeof(local), "%s", mcp_gateway_held(&x->gw, 0, &tool));
-	struct step_up_wait w = { .state = SU_WAITING, .decided = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) };
-	snprintf(w.tool, sizeof(w.tool), "%s", tool);
-	unsigned timeout = x->gw.step_up_timeout;
-	pthread_mutex_lock(&su_lock);
-	/* No eventfd: refused as when the queue is full. */
-	bool full = su_n >= MCP_MAX_HELD || w.decided < 0;
-	if (!full) {
-		w.token = ++su_next;
-		w.next = su_waits;
-		su_waits = &w;
-		su_n++;
-	}
-	pthread_mutex_unlock(&su_lock);
-	if (!full)
-		mcp_say(-1, "airlock: step-up %lu: server %s asks to run tool %s (%s:%u); approve with 'airlock approve "
-		       "--socket %s %lu' or deny with 'airlock deny --socket %s %lu' within %us\n",
-		       w.token, x->srv->name, w.tool, x->host, x->port, su_path, w.token, su_path, w.token, timeout);
-	int64_t until = clock_mono_ns() + (int64_t)timeout * 1000000000;
-	bool left = false;
-	for (;;) {
-		pthread_mutex_lock(&su_lock);
-		bool waiting = !full && w.state == SU_WAITING;
-		pthread_mutex_unlock(&su_lock);
-		int64_t now = clock_mono_ns();
-		if (!waiting || now >= until)
-			break;
-		/* The person's answer, or the agent hanging up: a call whose
-		 * agent left is not kept for a person to approve into the
-		 * void. */
-		struct pollfd p[2] = { { .fd = w.decided, .events = POLLIN },
-				       { .fd = x->client_fd, .events = POLLRDHUP } };
-		int64_t ms = (until - now + 999999) / 1000000;
-		if (fiber_poll(p, x->client_fd >= 0 ? 2 : 1, ms > 60000 ? 60000 : (int)ms) > 0 &&
-		    (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))) {
-			pthread_mutex_lock(&su_lock);
-			left = w.state == SU_WAITING;
-			pthread_mutex_unlock(&su_lock);
-			if (left)
-				break;
-		}
-	}
-	pthread_mutex_lock(&su_lock);
-	int state = w.state;
-	if (!full) {
-		for (struct step_up_wait **p = &su_waits; *p; p = &(*p)->next)
-			if (*p == &w) {
-				*p = w.next;
-				break;
-			}
-		su_n--;
-	}
-	pthread_mutex_unlock(&su_lock);
-	if (w.decided >= 0)
-		close(w.decided);
-	char by[80];
-	if (state != SU_WAITING)
-		snprintf(by, sizeof(by), "through the control socket");
-	else if (left)
-		snprintf(by, sizeof(by), "because the client left");
-	else if (full)
-		snprintf(by, sizeof(by), "at once: %d calls already wait", MCP_MAX_HELD);
-	else
-		snprintf(by, sizeof(by), "by the timeout after %us", timeout);
-	int rc = 0;
-	pthread_mutex_lock(&x->srv->lock);
-	bool known = mcp_gateway_resolve(&x->gw, local, state == SU_APPROVED, by, err, &rc);
-	pthread_mutex_unlock(&x->srv->lock);
-	return known ? rc : error_set(err, EINVAL, "a held call was lost");
 }
 
 /* What the gateway wrote to fd since the last call, without the final
@@ -443,7 +257,7 @@ static int gw_message(struct mcp_http_exchange *x, bool from_client, const char 
 	int r = mcp_gateway_line(&x->gw, from_client, msg, len, &err);
 	pthread_mutex_unlock(&x->srv->lock);
 	while (r >= 0 && !x->gw.record_failed && x->gw.n_held)
-		r = step_up_wait(x, &err);
+		r = mcp_http_step_up_wait(x, &err);
 	if (r < 0)
 		return r;
 	if (x->gw.record_failed)
@@ -952,6 +766,40 @@ static int error_copy(struct mcp_http_exchange *x, const char *body, size_t len,
 	return jsonrpc_error(out, id, (int)c, text);
 }
 
+/* The events of an SSE body, each through the gateway (on_event), then
+ * the end of the chunked body we send. False when the stream was cut. */
+static bool relay_events(struct mcp_http_exchange *x, struct relay *rl, struct body_in *bi, struct buf *body,
+			 struct mcp_sse *sse, bool *body_done)
+{
+	bool keep = true;
+	for (;;) {
+		buf_reset(body);
+		int r = body_next(bi, body);
+		if (r < 0) {
+			keep = false;
+			break;
+		}
+		if (body->len && mcp_sse_feed(sse, body->data, body->len, on_event, rl) < 0) {
+			if (!rl->failed) {
+				/* A bound exceeded: the stream ends here. */
+				static const char m[] = "airlock refused an event of more than the gateway's bound";
+				(void)record_refusal(x, "(oversized)", m);
+			}
+			keep = false;
+			break;
+		}
+		if (r == 0) {
+			*body_done = true;
+			break;
+		}
+	}
+	/* The end of the body we send, even after an error: the agent then
+	 * sees a complete, shorter stream. */
+	if (!rl->failed && !down(rl, "0\r\n\r\n", 5))
+		keep = false;
+	return keep;
+}
+
 bool mcp_http_response(struct mcp_http_exchange *x, const struct http_request *req, const struct mcp_http_io *io,
 		       uint64_t *down_bytes, int *status, bool *upstream_ok)
 {
@@ -1008,30 +856,7 @@ bool mcp_http_response(struct mcp_http_exchange *x, const struct http_request *r
 			keep = false;
 			goto done_body;
 		}
-		for (;;) {
-			buf_reset(&body);
-			int r = body_next(&bi, &body);
-			if (r < 0) {
-				keep = false;
-				break;
-			}
-			if (body.len && mcp_sse_feed(&sse, body.data, body.len, on_event, &rl) < 0) {
-				if (!rl.failed) {
-					/* A bound exceeded: the stream ends here. */
-					static const char m[] = "airlock refused an event of more than the gateway's bound";
-					(void)record_refusal(x, "(oversized)", m);
-				}
-				keep = false;
-				break;
-			}
-			if (r == 0) {
-				body_done = true;
-				break;
-			}
-		}
-		/* The end of the body we send, even after an error: the
-		 * agent then sees a complete, shorter stream. */
-		if (!rl.failed && !down(&rl, "0\r\n\r\n", 5))
+		if (!relay_events(x, &rl, &bi, &body, &sse, &body_done))
 			keep = false;
 		goto done_body;
 	}

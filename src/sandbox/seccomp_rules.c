@@ -485,6 +485,79 @@ static int add_socket(struct rule_ctx *rc, const char *name, struct error *err)
 	return add(rc, refuse, name, 1, &c, err);
 }
 
+/* The ioctl and personality calls that stay refused whatever else runs. */
+static int add_ioctl_personality(struct rule_ctx *rc, struct error *err)
+{
+	int r;
+
+	/* Terminal injection: TIOCSTI pushes bytes into a terminal's input
+	 * (CVE-2017-5226 in bubblewrap); TIOCLINUX can do the same on a VT.
+	 * The ioctl number is an int: compare the low 32 bits only. Every
+	 * other number is allowed by the rules add_except32 makes. */
+	{
+		static const uint32_t bad[] = { TIOCSTI, TIOCLINUX };
+		for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+			struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, bad[i]);
+			if ((r = add(rc, rc->deny, "ioctl", 1, &c, err)) < 0)
+				return r;
+		}
+		if ((r = add_except32(rc, SCMP_ACT_ALLOW, "ioctl", 1, bad, ARRAY_SIZE(bad), 0, 0, 31, err)) < 0)
+			return r;
+	}
+
+	/* personality: only PER_LINUX (0) and the query value 0xffffffff.
+	 * Others disable ASLR (ADDR_NO_RANDOMIZE) or enable
+	 * READ_IMPLIES_EXEC. libseccomp cannot AND two tests of one argument,
+	 * so: any 32-bit value other than all-zeros and all-ones has, read
+	 * cyclically, a set bit followed by a clear one; one rule per bit
+	 * position catches exactly those. The kernel reads only the low 32
+	 * bits of the argument, and so do these rules. */
+	for (int bit = 0; bit < 32; bit++) {
+		uint64_t set = 1ULL << bit, clear = 1ULL << ((bit + 1) % 32);
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, set | clear, set);
+		if ((r = add(rc, rc->deny, "personality", 1, &c, err)) < 0)
+			return r;
+	}
+	for (int i = 0; i < 2; i++) {
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffULL, i ? 0xffffffffULL : 0);
+		if ((r = add(rc, SCMP_ACT_ALLOW, "personality", 1, &c, err)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Set-ID modes and how a file is opened or made. */
+static int add_setid(struct rule_ctx *rc, struct error *err)
+{
+	int r;
+
+	/* Set-ID modes: the chmod family (fchmodat2 where libseccomp knows
+	 * it; elsewhere it gets ENOSYS and libc falls back to fchmodat),
+	 * open with O_CREAT or O_TMPFILE, creat, mkdir, mknod. */
+	{
+		static const struct {
+			const char *name;
+			unsigned modearg;
+		} moded[] = {
+			{ "chmod", 1 },	 { "fchmod", 1 }, { "fchmodat", 2 }, { "fchmodat2", 2 },
+			{ "creat", 1 },	 { "mkdir", 1 },  { "mkdirat", 2 },  { "mknod", 1 },
+			{ "mknodat", 2 },
+		};
+		for (size_t i = 0; i < ARRAY_SIZE(moded); i++)
+			if ((r = add_mode(rc, moded[i].name, pass(rc, moded[i].name), moded[i].modearg, NULL, 0,
+					  err)) < 0)
+				return r;
+		if ((r = add_open(rc, "open", 1, err)) < 0 || (r = add_open(rc, "openat", 2, err)) < 0)
+			return r;
+	}
+	/* openat2 passes its flags and mode in memory, which seccomp cannot
+	 * read and the supervisor could only read racily. ENOSYS makes libc
+	 * and most programs fall back to openat, judged above. */
+	if ((r = add(rc, SCMP_ACT_ERRNO(ENOSYS), "openat2", 0, NULL, err)) < 0)
+		return r;
+	return 0;
+}
+
 int seccomp_rules_build(bool notify, enum seccomp_trace trace, bool protect, bool sockets, scmp_filter_ctx *out,
 			struct error *err)
 {
@@ -546,63 +619,7 @@ int seccomp_rules_build(bool notify, enum seccomp_trace trace, bool protect, boo
 	if ((r = add(rc, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL, err)) < 0)
 		goto out;
 
-	/* Terminal injection: TIOCSTI pushes bytes into a terminal's input
-	 * (CVE-2017-5226 in bubblewrap); TIOCLINUX can do the same on a VT.
-	 * The ioctl number is an int: compare the low 32 bits only. Every
-	 * other number is allowed by the rules add_except32 makes. */
-	{
-		static const uint32_t bad[] = { TIOCSTI, TIOCLINUX };
-		for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-			struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, bad[i]);
-			if ((r = add(rc, rc->deny, "ioctl", 1, &c, err)) < 0)
-				goto out;
-		}
-		if ((r = add_except32(rc, SCMP_ACT_ALLOW, "ioctl", 1, bad, ARRAY_SIZE(bad), 0, 0, 31, err)) < 0)
-			goto out;
-	}
-
-	/* personality: only PER_LINUX (0) and the query value 0xffffffff.
-	 * Others disable ASLR (ADDR_NO_RANDOMIZE) or enable
-	 * READ_IMPLIES_EXEC. libseccomp cannot AND two tests of one argument,
-	 * so: any 32-bit value other than all-zeros and all-ones has, read
-	 * cyclically, a set bit followed by a clear one; one rule per bit
-	 * position catches exactly those. The kernel reads only the low 32
-	 * bits of the argument, and so do these rules. */
-	for (int bit = 0; bit < 32; bit++) {
-		uint64_t set = 1ULL << bit, clear = 1ULL << ((bit + 1) % 32);
-		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, set | clear, set);
-		if ((r = add(rc, rc->deny, "personality", 1, &c, err)) < 0)
-			goto out;
-	}
-	for (int i = 0; i < 2; i++) {
-		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffULL, i ? 0xffffffffULL : 0);
-		if ((r = add(rc, SCMP_ACT_ALLOW, "personality", 1, &c, err)) < 0)
-			goto out;
-	}
-
-	/* Set-ID modes: the chmod family (fchmodat2 where libseccomp knows
-	 * it; elsewhere it gets ENOSYS and libc falls back to fchmodat),
-	 * open with O_CREAT or O_TMPFILE, creat, mkdir, mknod. */
-	{
-		static const struct {
-			const char *name;
-			unsigned modearg;
-		} moded[] = {
-			{ "chmod", 1 },	 { "fchmod", 1 }, { "fchmodat", 2 }, { "fchmodat2", 2 },
-			{ "creat", 1 },	 { "mkdir", 1 },  { "mkdirat", 2 },  { "mknod", 1 },
-			{ "mknodat", 2 },
-		};
-		for (size_t i = 0; i < ARRAY_SIZE(moded); i++)
-			if ((r = add_mode(rc, moded[i].name, pass(rc, moded[i].name), moded[i].modearg, NULL, 0,
-					  err)) < 0)
-				goto out;
-		if ((r = add_open(rc, "open", 1, err)) < 0 || (r = add_open(rc, "openat", 2, err)) < 0)
-			goto out;
-	}
-	/* openat2 passes its flags and mode in memory, which seccomp cannot
-	 * read and the supervisor could only read racily. ENOSYS makes libc
-	 * and most programs fall back to openat, judged above. */
-	if ((r = add(rc, SCMP_ACT_ERRNO(ENOSYS), "openat2", 0, NULL, err)) < 0)
+	if ((r = add_ioctl_personality(rc, err)) < 0 || (r = add_setid(rc, err)) < 0)
 		goto out;
 
 	/* Executable memfds: bytes that never were a file run as a program,
