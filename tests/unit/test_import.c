@@ -231,6 +231,63 @@ static void test_toml_malformed(void **state)
 	toml_bad("a = 1__0\n", "floats, dates");
 }
 
+/* The JSON and TOML readers copy a string's characters through one UTF-8
+ * check, and TOML's document and inline tables assign keys through one
+ * function: each caller at the edges. */
+static void test_readers_share_strings_and_keys(void **state)
+{
+	(void)state;
+	/* A four-byte character, then what follows it, copied whole. */
+	struct imp_node *n = NULL;
+	struct error err = { 0 };
+	const char *js = "[\"\xf0\x9f\x98\x80x\"]";
+	assert_int_equal(imp_json_parse("t.json", js, strlen(js), &n, &err), 0);
+	assert_string_equal(n->v[0].str, "\xf0\x9f\x98\x80x");
+	imp_node_free(n);
+	n = toml_ok("a = \"\xf0\x9f\x98\x80x\"\nb = '\xc3\xa9y'\n");
+	assert_string_equal(imp_get(n, "a")->str, "\xf0\x9f\x98\x80x");
+	assert_string_equal(imp_get(n, "b")->str, "\xc3\xa9y");
+	imp_node_free(n);
+	/* A cut sequence, an overlong form and a surrogate: refused where
+	 * they start. */
+	json_bad("[\"a\xf0\x9f\x98\"]", "t.json:1:4: invalid UTF-8 in a string");
+	json_bad("[\"\xc0\xaf\"]", "t.json:1:3: invalid UTF-8 in a string");
+	toml_bad("a = \"b\xed\xa0\x80\"\n", "c.toml:1:7: invalid UTF-8 in a string");
+	toml_bad("a = 'b\xf0\x9f\x98'\n", "c.toml:1:7: invalid UTF-8 in a string");
+
+	/* Dotted keys make implicit tables in both places... */
+	n = toml_ok("a.b = 1\na.c = 2\nt = {x.y = 1, x.z = 2}\n");
+	assert_string_equal(imp_get(imp_get(n, "a"), "c")->str, "2");
+	assert_int_equal(imp_get(imp_get(n, "a"), "c")->line, 2);
+	assert_int_equal(imp_get(imp_get(n, "a"), "c")->col, 3);
+	assert_string_equal(imp_get(imp_get(imp_get(n, "t"), "x"), "z")->str, "2");
+	imp_node_free(n);
+	/* ...and a key given twice is refused in both, an inline table's at
+	 * the reader, the document's at the key with its first line. */
+	toml_bad("a.b = 1\na.b.c = 2\n", "c.toml:2:3: key \"b\" defined twice (first at line 1)");
+	toml_bad("a = {b = 1}\na.b = 2\n", "c.toml:2:1: key \"a\" defined twice (first at line 1)");
+	toml_bad("t = {b = 1, b = 2}\n", "c.toml:1:15: key \"b\" defined twice");
+	toml_bad("t = {b.c = 1, b = 2}\n", "c.toml:1:17: key \"b\" defined twice");
+	toml_bad("t = {b = 1, b.c = 2}\n", "c.toml:1:17: key \"b\" defined twice");
+	toml_bad("t = {b = [1], b.c = 2}\n", "key \"b\" defined twice");
+
+	/* Each inline table is one level deeper: 64 levels is refused. */
+	char deep[700];
+	for (int k = 63; k <= 64; k++) {
+		size_t o = (size_t)snprintf(deep, sizeof(deep), "a = ");
+		for (int i = 0; i < k; i++)
+			o += (size_t)snprintf(deep + o, sizeof(deep) - o, "{b = ");
+		o += (size_t)snprintf(deep + o, sizeof(deep) - o, "1");
+		for (int i = 0; i < k; i++)
+			o += (size_t)snprintf(deep + o, sizeof(deep) - o, "}");
+		snprintf(deep + o, sizeof(deep) - o, "\n");
+		if (k == 63)
+			imp_node_free(toml_ok(deep));
+		else
+			toml_bad(deep, "nested deeper than 64 levels");
+	}
+}
+
 /* ---- the importers ---- */
 
 static char *read_data(const char *rel, size_t *len)
@@ -729,6 +786,7 @@ int main(void)
 		cmocka_unit_test(test_json_many_keys),
 		cmocka_unit_test(test_toml_valid),
 		cmocka_unit_test(test_toml_malformed),
+		cmocka_unit_test(test_readers_share_strings_and_keys),
 		cmocka_unit_test(test_srt_complete),
 		cmocka_unit_test(test_srt_mapping),
 		cmocka_unit_test(test_mxc_mapping),

@@ -8,6 +8,7 @@
 #include "policy/import/doc.h"
 #include "policy/internal.h"
 #include "util/cleanup.h"
+#include "util/utf8.h"
 
 static void node_release(struct imp_node *n)
 {
@@ -149,4 +150,16 @@ int imp_reader_fail(struct imp_reader *p, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	return error_set(p->err, EINVAL, "%s:%u:%zu: %s", p->name, p->line, p->pos - p->line_start + 1, msg);
+}
+
+int imp_reader_utf8(struct imp_reader *p, size_t end, char *buf, size_t *o)
+{
+	size_t k = utf8_decode((const unsigned char *)p->s + p->pos, end - p->pos, NULL);
+
+	if (!k)
+		return imp_reader_fail(p, "invalid UTF-8 in a string");
+	memcpy(buf + *o, p->s + p->pos, k);
+	*o += k;
+	p->pos += k;
+	return 0;
 }

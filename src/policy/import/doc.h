@@ -59,6 +59,13 @@ struct imp_reader {
 /* err = "NAME:LINE:COL: message" at the reader's position; -EINVAL. */
 int imp_reader_fail(struct imp_reader *p, const char *fmt, ...) PRINTF_LIKE(2, 3);
 
+/* Copy the UTF-8 character at the reader (ending before end) to buf + *o,
+ * advancing the reader and *o past it; -EINVAL (err filled) when the bytes
+ * there are not valid UTF-8 (an overlong form, a surrogate, a cut
+ * sequence), so that no importer passes on bytes its source reads
+ * otherwise. */
+int imp_reader_utf8(struct imp_reader *p, size_t end, char *buf, size_t *o);
+
 void imp_node_free(struct imp_node *n);
 /* Free what n owns (key, string, children) but not n itself, which
  * becomes a NULL node: for a node that lives inside its parent's array. */

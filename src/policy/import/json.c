@@ -95,14 +95,10 @@ static int parse_string(struct imp_reader *p, char **out, size_t *out_len)
 			return imp_reader_fail(p, "control character 0x%02x in a string (write it as \\u%04x)", c, c);
 		}
 		if (c != '\\') {
-			size_t k = utf8_decode((const unsigned char *)p->s + p->pos, end - p->pos, NULL);
-			if (!k) {
+			if (imp_reader_utf8(p, end, buf, &o) < 0) {
 				free(buf);
-				return imp_reader_fail(p, "invalid UTF-8 in a string");
+				return -EINVAL;
 			}
-			memcpy(buf + o, p->s + p->pos, k);
-			o += k;
-			p->pos += k;
 			continue;
 		}
 		p->pos++;

@@ -122,14 +122,10 @@ static int parse_string(struct imp_reader *p, char **out, size_t *out_len)
 			return imp_reader_fail(p, "control character 0x%02x in a string", c);
 		}
 		if (c != '\\' || q == '\'') {
-			size_t k = utf8_decode((const unsigned char *)p->s + p->pos, end - p->pos, NULL);
-			if (!k) {
+			if (imp_reader_utf8(p, end, buf, &o) < 0) {
 				free(buf);
-				return imp_reader_fail(p, "invalid UTF-8 in a string");
+				return -EINVAL;
 			}
-			memcpy(buf + o, p->s + p->pos, k);
-			o += k;
-			p->pos += k;
 			continue;
 		}
 		p->pos++;
@@ -258,7 +254,64 @@ static struct imp_node *find(struct imp_node *t, const char *key)
 	return NULL;
 }
 
+/* A new child of t named by part i of k, at that part's position; the
+ * name moves from k to the child. */
+static int add_key(struct imp_reader *p, struct imp_node *t, struct keypath *k, size_t i, struct imp_node **c)
+{
+	int r = add_child(p, t, c);
+	if (r < 0)
+		return r;
+	(*c)->key = k->part[i];
+	k->part[i] = NULL;
+	(*c)->line = k->line[i];
+	(*c)->col = k->col[i];
+	return 0;
+}
+
 static int parse_value(struct imp_reader *p, struct imp_node *n, unsigned depth);
+
+/* "KEY = VALUE" with the key read into k: the value, at depth, under t,
+ * through the implicit tables a dotted key names. A key given twice is
+ * refused, as TOML requires; in an inline table the error points at the
+ * reader, elsewhere at the key and its first definition. */
+static int put_key(struct imp_reader *p, struct imp_node *t, struct keypath *k, unsigned depth, bool in_inline)
+{
+	struct imp_node *c;
+	int r = 0;
+
+	for (size_t i = 0; i < k->n; i++) {
+		c = find(t, k->part[i]);
+		bool last = i + 1 == k->n;
+		/* Only a table a dotted key created may take more keys (an
+		 * inline table or array is sealed, never implicit). */
+		if (c && (last || c->kind != IMP_MAP || c->sealed || !c->implicit)) {
+			if (in_inline)
+				return imp_reader_fail(p, "key \"%s\" defined twice", k->part[i]);
+			return error_set(p->err, EINVAL, "%s:%u:%u: key \"%s\" defined twice (first at line %u)",
+					 p->name, k->line[i], k->col[i], k->part[i], c->line);
+		}
+		if (!last) {
+			if (!c) {
+				if ((r = add_key(p, t, k, i, &c)) < 0)
+					return r;
+				c->kind = IMP_MAP;
+				c->implicit = true;
+			}
+			t = c;
+			continue;
+		}
+		if ((r = add_key(p, t, k, i, &c)) < 0)
+			return r;
+		skip_blank(p);
+		if (!at(p, '='))
+			return imp_reader_fail(p, "expected '=' after the key");
+		p->pos++;
+		r = parse_value(p, c, depth);
+		c->line = k->line[i];
+		c->col = k->col[i];
+	}
+	return r;
+}
 
 static int parse_inline_table(struct imp_reader *p, struct imp_node *n, unsigned depth)
 {
@@ -272,50 +325,9 @@ static int parse_inline_table(struct imp_reader *p, struct imp_node *n, unsigned
 	}
 	for (;;) {
 		struct keypath k = { 0 };
-		struct imp_node *t = n, *c;
 		int r = parse_key(p, &k);
-		if (r < 0) {
-			keypath_free(&k);
-			return r;
-		}
-		for (size_t i = 0; i < k.n; i++) {
-			c = find(t, k.part[i]);
-			if (i + 1 < k.n) {
-				if (c && (c->kind != IMP_MAP || !c->implicit)) {
-					r = imp_reader_fail(p, "key \"%s\" defined twice", k.part[i]);
-					break;
-				}
-				if (!c) {
-					if ((r = add_child(p, t, &c)) < 0)
-						break;
-					c->kind = IMP_MAP;
-					c->implicit = true;
-					c->key = k.part[i];
-					k.part[i] = NULL;
-					c->line = k.line[i];
-					c->col = k.col[i];
-				}
-				t = c;
-				continue;
-			}
-			if (c) {
-				r = imp_reader_fail(p, "key \"%s\" defined twice", k.part[i]);
-				break;
-			}
-			if ((r = add_child(p, t, &c)) < 0)
-				break;
-			c->key = k.part[i];
-			k.part[i] = NULL;
-			skip_blank(p);
-			if (!at(p, '=')) {
-				r = imp_reader_fail(p, "expected '=' after the key");
-				break;
-			}
-			p->pos++;
-			r = parse_value(p, c, depth + 1);
-			c->line = k.line[i];
-			c->col = k.col[i];
-		}
+		if (r == 0)
+			r = put_key(p, n, &k, depth + 1, true);
 		keypath_free(&k);
 		if (r < 0)
 			return r;
@@ -480,12 +492,8 @@ static int open_header(struct imp_reader *p, struct imp_node *root, struct keypa
 			return 0;
 		}
 		if (!c) {
-			if ((r = add_child(p, t, &c)) < 0)
+			if ((r = add_key(p, t, k, i, &c)) < 0)
 				return r;
-			c->key = k->part[i];
-			k->part[i] = NULL;
-			c->line = k->line[i];
-			c->col = k->col[i];
 			if (last && array) {
 				struct imp_node *e;
 				c->kind = IMP_LIST;
@@ -543,47 +551,8 @@ static int parse_doc(struct imp_reader *p, struct imp_node *root)
 			continue;
 		}
 		r = parse_key(p, &k);
-		struct imp_node *t = cur, *c = NULL;
-		for (size_t i = 0; r == 0 && i < k.n; i++) {
-			c = find(t, k.part[i]);
-			if (i + 1 < k.n) {
-				if (c && (c->kind != IMP_MAP || c->sealed || !c->implicit)) {
-					r = error_set(p->err, EINVAL, "%s:%u:%u: key \"%s\" defined twice (first at line %u)",
-						      p->name, k.line[i], k.col[i], k.part[i], c->line);
-					break;
-				}
-				if (!c) {
-					if ((r = add_child(p, t, &c)) < 0)
-						break;
-					c->kind = IMP_MAP;
-					c->implicit = true;
-					c->key = k.part[i];
-					k.part[i] = NULL;
-					c->line = k.line[i];
-					c->col = k.col[i];
-				}
-				t = c;
-				continue;
-			}
-			if (c) {
-				r = error_set(p->err, EINVAL, "%s:%u:%u: key \"%s\" defined twice (first at line %u)",
-					      p->name, k.line[i], k.col[i], k.part[i], c->line);
-				break;
-			}
-			if ((r = add_child(p, t, &c)) < 0)
-				break;
-			c->key = k.part[i];
-			k.part[i] = NULL;
-			skip_blank(p);
-			if (!at(p, '=')) {
-				r = imp_reader_fail(p, "expected '=' after the key");
-				break;
-			}
-			p->pos++;
-			r = parse_value(p, c, 0);
-			c->line = k.line[i];
-			c->col = k.col[i];
-		}
+		if (r == 0)
+			r = put_key(p, cur, &k, 0, false);
 		keypath_free(&k);
 		if (r < 0 || (r = end_of_line(p)) < 0)
 			return r;
