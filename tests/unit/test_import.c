@@ -248,6 +248,16 @@ static void test_readers_share_strings_and_keys(void **state)
 	assert_string_equal(imp_get(n, "a")->str, "\xf0\x9f\x98\x80x");
 	assert_string_equal(imp_get(n, "b")->str, "\xc3\xa9y");
 	imp_node_free(n);
+	/* The one-letter escapes both know; '/' is JSON's alone. */
+	js = "[\"\\\"\\\\\\/\\b\\f\\n\\r\\t.\"]";
+	assert_int_equal(imp_json_parse("t.json", js, strlen(js), &n, &err), 0);
+	assert_string_equal(n->v[0].str, "\"\\/\b\f\n\r\t.");
+	imp_node_free(n);
+	n = toml_ok("a = \"\\\"\\\\\\b\\f\\n\\r\\t.\"\n");
+	assert_string_equal(imp_get(n, "a")->str, "\"\\\b\f\n\r\t.");
+	imp_node_free(n);
+	toml_bad("a = \"\\/\"\n", "c.toml:1:8: invalid escape \\/");
+	json_bad("[\"\\a\"]", "invalid escape \\a");
 	/* A cut sequence, an overlong form and a surrogate: refused where
 	 * they start. */
 	json_bad("[\"a\xf0\x9f\x98\"]", "t.json:1:4: invalid UTF-8 in a string");
@@ -270,6 +280,32 @@ static void test_readers_share_strings_and_keys(void **state)
 	toml_bad("t = {b.c = 1, b = 2}\n", "c.toml:1:17: key \"b\" defined twice");
 	toml_bad("t = {b = 1, b.c = 2}\n", "c.toml:1:17: key \"b\" defined twice");
 	toml_bad("t = {b = [1], b.c = 2}\n", "key \"b\" defined twice");
+
+	/* Both readers hold at most IMP_MAX_ITEMS children per container. */
+	for (size_t want = IMP_MAX_ITEMS; want <= IMP_MAX_ITEMS + 1; want++) {
+		size_t cap = 16 * want + 16, o = 0, t = 0;
+		char *obj = malloc(cap), *arr = malloc(cap);
+		assert_non_null(obj);
+		assert_non_null(arr);
+		o += (size_t)snprintf(obj + o, cap - o, "{");
+		t += (size_t)snprintf(arr + t, cap - t, "a = [");
+		for (size_t i = 0; i < want; i++) {
+			o += (size_t)snprintf(obj + o, cap - o, "%s\"k%zu\": 1", i ? "," : "", i);
+			t += (size_t)snprintf(arr + t, cap - t, "%s1", i ? "," : "");
+		}
+		snprintf(obj + o, cap - o, "}");
+		snprintf(arr + t, cap - t, "]\n");
+		if (want == IMP_MAX_ITEMS) {
+			assert_int_equal(imp_json_parse("t.json", obj, strlen(obj), &n, &err), 0);
+			imp_node_free(n);
+			imp_node_free(toml_ok(arr));
+		} else {
+			json_bad(obj, "more than 4096 entries in one object");
+			toml_bad(arr, "more than 4096 entries in one table or array");
+		}
+		free(obj);
+		free(arr);
+	}
 
 	/* Each inline table is one level deeper: 64 levels is refused. */
 	char deep[700];

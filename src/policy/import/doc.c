@@ -163,3 +163,42 @@ int imp_reader_utf8(struct imp_reader *p, size_t end, char *buf, size_t *o)
 	p->pos += k;
 	return 0;
 }
+
+int imp_reader_add(struct imp_reader *p, struct imp_node *parent, const char *what, struct imp_node **child)
+{
+	if (parent->n >= IMP_MAX_ITEMS)
+		return imp_reader_fail(p, "more than %d entries in one %s", IMP_MAX_ITEMS, what);
+	if (parent->n == parent->cap) {
+		size_t cap = parent->cap ? parent->cap * 2 : 8;
+		struct imp_node *v = realloc(parent->v, cap * sizeof(*v));
+		if (!v)
+			return error_set(p->err, ENOMEM, "out of memory");
+		parent->v = v;
+		parent->cap = cap;
+	}
+	*child = &parent->v[parent->n++];
+	memset(*child, 0, sizeof(**child));
+	return 0;
+}
+
+int imp_escape_byte(char e)
+{
+	switch (e) {
+	case '"': return '"';
+	case '\\': return '\\';
+	case 'b': return '\b';
+	case 'f': return '\f';
+	case 'n': return '\n';
+	case 'r': return '\r';
+	case 't': return '\t';
+	default: return 0;
+	}
+}
+
+int imp_reader_string(struct imp_reader *p, struct imp_node *n)
+{
+	if (strlen(n->str) != n->len)
+		return imp_reader_fail(p, "NUL in a string");
+	n->kind = IMP_STR;
+	return 0;
+}
