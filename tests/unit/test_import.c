@@ -686,6 +686,125 @@ static void test_openshell_mapping(void **state)
 		   false, "network_middlewares: middleware has no airlock form");
 }
 
+/* MXC and OpenShell read their filesystem section through one function:
+ * required, and without --narrow airlock's protected paths are turned off
+ * with the runtime named; with it they stay on and the narrowing is said. */
+static void test_filesystem_section_shared(void **state)
+{
+	(void)state;
+	static const struct {
+		enum imp_format f;
+		const char *name, *bare, *with_fs, *key, *runtime;
+	} cases[] = {
+		{ IMP_FORMAT_MXC, "m.json", "{\"version\": \"0.8.0\"}",
+		  "{\"version\": \"0.8.0\", \"filesystem\": {\"readwritePaths\": [\"/srv/w\"]}}", "filesystem", "MXC" },
+		{ IMP_FORMAT_OPENSHELL, "o.yaml", "version: 1\n",
+		  "version: 1\nfilesystem_policy: {include_workdir: true}\n", "filesystem_policy", "OpenShell" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char want[300];
+		snprintf(want, sizeof(want), "%s:1:1: %s: is missing; airlock always gives the agent a workspace",
+			 cases[i].name, cases[i].key);
+		import_bad(cases[i].f, cases[i].name, cases[i].bare, true, want);
+		import_bad(cases[i].f, cases[i].name, cases[i].bare, false, want);
+
+		char *yaml = NULL;
+		struct policy *p = import_ok(cases[i].f, cases[i].name, cases[i].with_fs, strlen(cases[i].with_fs),
+					     false, &yaml);
+		assert_false(p->filesystem.protect_defaults);
+		snprintf(want, sizeof(want), "%s has no protected paths (with --narrow they stay on)", cases[i].runtime);
+		if (!strstr(yaml, want))
+			fail_msg("%s not in\n%s", want, yaml);
+		policy_free(p);
+		free(yaml);
+
+		p = import_ok(cases[i].f, cases[i].name, cases[i].with_fs, strlen(cases[i].with_fs), true, &yaml);
+		assert_true(p->filesystem.protect_defaults);
+		snprintf(want, sizeof(want), "# narrowed (--narrow): %s (%s:", cases[i].key, cases[i].name);
+		if (!strstr(yaml, want))
+			fail_msg("%s not in\n%s", want, yaml);
+		snprintf(want, sizeof(want), "): airlock's protected paths (git hooks, shell rc files, ...) stay read-only");
+		if (!strstr(yaml, want))
+			fail_msg("%s not in\n%s", want, yaml);
+		assert_null(strstr(yaml, "has no protected paths"));
+		policy_free(p);
+		free(yaml);
+	}
+}
+
+/* srt's three path lists go through one walk: each entry named by its
+ * list and index, and the current directory judged per list. */
+static void test_srt_path_lists(void **state)
+{
+	(void)state;
+	static const char *const keys[] = { "denyRead", "allowWrite", "denyWrite" };
+	for (size_t i = 0; i < 3; i++) {
+		char text[256], want[256];
+		snprintf(text, sizeof(text), "{\"filesystem\": {\"allowWrite\": [\".\"], \"%s\": [\"/ok\", \"/a?\"]}}",
+			 keys[i]);
+		if (i == 1)
+			snprintf(text, sizeof(text), "{\"filesystem\": {\"allowWrite\": [\".\", \"/a?\"]}}");
+		snprintf(want, sizeof(want), "filesystem.%s[1]: \"/a?\" is a glob", keys[i]);
+		import_bad(IMP_FORMAT_SRT, "s.json", text, true, want);
+	}
+	import_bad(IMP_FORMAT_SRT, "s.json", "{\"filesystem\": {\"denyRead\": [\"/x\", \"./\"]}}", true,
+		   "s.json:1:36: filesystem.denyRead[1]: denies the current directory");
+	import_bad(IMP_FORMAT_SRT, "s.json", "{\"filesystem\": {\"allowWrite\": [\".\", \"a/..\", \"./\"]}}", true,
+		   "filesystem.allowWrite[2]: the current directory is listed twice");
+	import_bad(IMP_FORMAT_SRT, "s.json", "{\"filesystem\": {\"allowWrite\": [\".\"], \"denyWrite\": [\".\"]}}", true,
+		   "filesystem.denyWrite[0]: denies writing the current directory that allowWrite allows");
+	/* Without "." written, denying it is no contradiction. */
+	const char *ok = "{\"filesystem\": {\"denyRead\": [\"/x\"], \"allowWrite\": [\"/w\"], \"denyWrite\": [\".\", "
+			 "\"./a/./b\"]}}";
+	struct policy *p = import_ok(IMP_FORMAT_SRT, "s.json", ok, strlen(ok), true, NULL);
+	assert_true(has_path(&p->filesystem.deny, "/x"));
+	assert_true(has_path(&p->filesystem.write, "/w"));
+	assert_true(has_path(&p->filesystem.protect, "a/b/**"));
+	assert_true(has_path(&p->filesystem.protect, "**"));
+	policy_free(p);
+}
+
+/* MXC and OpenShell check their path lists through one walk: in order,
+ * each a string, absolute (each runtime's own words) and no glob. */
+static void test_path_lists_shared(void **state)
+{
+	(void)state;
+#define MXC_LIST "{\"version\": \"0.8.0\", \"filesystem\": {\"readwritePaths\": [\"/srv/w\", %s]}}"
+#define OS_LIST "version: 1\nfilesystem_policy:\n  read_write: [/srv/w, %s]\n"
+	static const struct {
+		const char *item, *mxc_want, *os_want;
+	} cases[] = {
+		{ "\"rel/x\"", "m.json:1:66: filesystem.readwritePaths[1]: \"rel/x\" is not an absolute POSIX path (a "
+			       "Windows path has no meaning in a Linux sandbox)",
+		  "o.yaml:3:24: filesystem_policy.read_write[1]: \"rel/x\" is not absolute (OpenShell requires it)" },
+		{ "\"/a/*\"", "m.json:1:66: filesystem.readwritePaths[1]: \"/a/*\" is a glob; airlock paths are literal",
+		  "o.yaml:3:24: filesystem_policy.read_write[1]: \"/a/*\" is a glob; airlock paths are literal" },
+		{ "[\"/x\"]", "m.json:1:66: filesystem.readwritePaths[1]:", "o.yaml:3:24: filesystem_policy.read_write[1]:" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[512];
+		snprintf(text, sizeof(text), MXC_LIST, cases[i].item);
+		import_bad(IMP_FORMAT_MXC, "m.json", text, true, cases[i].mxc_want);
+		snprintf(text, sizeof(text), OS_LIST, cases[i].item);
+		import_bad(IMP_FORMAT_OPENSHELL, "o.yaml", text, true, cases[i].os_want);
+	}
+	/* Good paths go where each runtime puts them: MXC's first read-write
+	 * path is the workspace, OpenShell's too, its others writable. */
+	char text[512];
+	snprintf(text, sizeof(text), MXC_LIST, "\"/srv/x\"");
+	struct policy *p = import_ok(IMP_FORMAT_MXC, "m.json", text, strlen(text), true, NULL);
+	assert_string_equal(p->sandbox.workspace, "/srv/w");
+	assert_true(has_path(&p->filesystem.write, "/srv/x"));
+	policy_free(p);
+	snprintf(text, sizeof(text), OS_LIST, "/srv/x");
+	p = import_ok(IMP_FORMAT_OPENSHELL, "o.yaml", text, strlen(text), true, NULL);
+	assert_string_equal(p->sandbox.workspace, "/srv/w");
+	assert_true(has_path(&p->filesystem.write, "/srv/x"));
+	policy_free(p);
+#undef MXC_LIST
+#undef OS_LIST
+}
+
 /* Drop "# ..." comments and the blanks before them, in place. */
 static void strip_comments(char *t)
 {
@@ -826,6 +945,9 @@ int main(void)
 		cmocka_unit_test(test_srt_complete),
 		cmocka_unit_test(test_srt_mapping),
 		cmocka_unit_test(test_mxc_mapping),
+		cmocka_unit_test(test_filesystem_section_shared),
+		cmocka_unit_test(test_path_lists_shared),
+		cmocka_unit_test(test_srt_path_lists),
 		cmocka_unit_test(test_codex_mapping),
 		cmocka_unit_test(test_openshell_mapping),
 		cmocka_unit_test(test_round_trips),
