@@ -16,6 +16,7 @@
 #include <pwd.h>
 #include <regex.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,15 +33,46 @@
 
 #define MAX_ENTERPRISE_FILES 256
 
+/* A member of struct policy, exchanged byte for byte by a lock. */
+#define M(member) { offsetof(struct policy, member), sizeof(((struct policy *)0)->member) }
+
 /* Fields an enterprise file may lock: the developer's value is replaced by
- * the enterprise file's (its default when the file does not write it). */
-static const char *const lockable[] = {
-	"sandbox.boundary", "sandbox.mode",	   "sandbox.limits",	 "filesystem.baseline",
-	"filesystem.read",  "filesystem.write",    "filesystem.deny",	 "filesystem.protect",
-	"filesystem.sockets",
-	"process.exec",	    "process.env",	   "network",		 "credentials",
-	"identity",	    "audit",		   NULL,
+ * the enterprise file's (its default when the file does not write it).
+ * Each names every member that holds it, its origin included.
+ * WARNING: a member left out here would keep the developer's value under
+ * a lock. */
+static const struct lockable {
+	const char *name;
+	struct {
+		size_t off, size; /* size 0: the end */
+	} m[8];
+} lockable[] = {
+	{ "sandbox.boundary", { M(sandbox.boundary), M(origin.boundary) } },
+	{ "sandbox.mode", { M(sandbox.mode), M(origin.mode) } },
+	{ "sandbox.limits",
+	  { M(sandbox.limits), M(origin.memory), M(origin.pids), M(origin.open_files), M(origin.cpu), M(origin.wall) } },
+	{ "filesystem.baseline", { M(filesystem.baseline), M(origin.baseline) } },
+	{ "filesystem.read", { M(filesystem.read) } },
+	{ "filesystem.write", { M(filesystem.write) } },
+	{ "filesystem.deny", { M(filesystem.deny) } },
+	{ "filesystem.protect",
+	  { M(filesystem.protect), M(filesystem.protect_defaults), M(filesystem.protect_build),
+	    M(origin.protect_defaults), M(origin.protect_build) } },
+	{ "filesystem.sockets", { M(filesystem.sockets) } },
+	{ "process.exec", { M(process.exec_set), M(process.exec), M(origin.exec) } },
+	{ "process.env",
+	  { M(process.env_pass), M(process.n_env_pass), M(process.env_pass_loc), M(process.env_set),
+	    M(process.n_env_set), M(origin.env_pass), M(origin.env_set) } },
+	{ "network",
+	  { M(network), M(origin.net_mode), M(origin.upstream_ca), M(origin.max_body), M(origin.allow_compressed),
+	    M(origin.net_log) } },
+	{ "credentials", { M(credentials), M(n_credentials) } },
+	{ "identity", { M(identity.agent), M(identity.header), M(origin.agent), M(origin.identity_header) } },
+	{ "audit",
+	  { M(audit.enabled), M(audit.dir), M(origin.audit_enabled), M(origin.audit_dir), M(audit.max_size),
+	    M(origin.audit_max_size) } },
 };
+#undef M
 
 /* ---- small helpers ---- */
 
@@ -366,10 +398,10 @@ static int load_section(struct ceiling *e, const struct policy_ynode *sec, struc
 				size_t x;
 				char field[64];
 				snprintf(field, sizeof(field), "enterprise.lock[%zu]", j);
-				for (x = 0; lockable[x] && f->type == POLICY_YNODE_SCALAR; x++)
-					if (strcmp(lockable[x], f->str) == 0)
+				for (x = 0; x < ARRAY_SIZE(lockable) && f->type == POLICY_YNODE_SCALAR; x++)
+					if (strcmp(lockable[x].name, f->str) == 0)
 						break;
-				if (f->type != POLICY_YNODE_SCALAR || !lockable[x])
+				if (f->type != POLICY_YNODE_SCALAR || x == ARRAY_SIZE(lockable))
 					return EFAIL(e, f, field,
 						     "not a field that can be locked; valid: sandbox.boundary, "
 						     "sandbox.mode, sandbox.limits, filesystem.baseline, "
@@ -379,9 +411,9 @@ static int load_section(struct ceiling *e, const struct policy_ynode *sec, struc
 				if (e->n_lock >= sizeof(e->lock) / sizeof(e->lock[0]))
 					return EFAIL(e, f, field, "too many locks");
 				for (size_t y = 0; y < e->n_lock; y++)
-					if (e->lock[y] == lockable[x])
-						return EFAIL(e, f, field, "%s is locked twice", lockable[x]);
-				e->lock[e->n_lock] = lockable[x];
+					if (e->lock[y] == lockable[x].name)
+						return EFAIL(e, f, field, "%s is locked twice", lockable[x].name);
+				e->lock[e->n_lock] = lockable[x].name;
 				e->lock_line[e->n_lock++] = f->line;
 			}
 		} else if (strcmp(k->str, "require") == 0) {
@@ -552,81 +584,23 @@ static const struct policy_loc *dev_set(const struct policy *p, const char *fiel
 	return l && l->line > 0 ? l : NULL;
 }
 
-#define SWAP(a, b)                      \
-	do {                            \
-		__typeof__(a) tmp_ = (a); \
-		(a) = (b);              \
-		(b) = tmp_;             \
-	} while (0)
-
 /* Exchange field between the effective policy and the ceiling: the
  * developer's value is freed with the ceiling. */
 static void swap_field(struct policy *p, struct policy *q, const char *field)
 {
-	if (!strcmp(field, "sandbox.boundary")) {
-		SWAP(p->sandbox.boundary, q->sandbox.boundary);
-		SWAP(p->origin.boundary, q->origin.boundary);
-	} else if (!strcmp(field, "sandbox.mode")) {
-		SWAP(p->sandbox.mode, q->sandbox.mode);
-		SWAP(p->origin.mode, q->origin.mode);
-	} else if (!strcmp(field, "sandbox.limits")) {
-		SWAP(p->sandbox.limits, q->sandbox.limits);
-		SWAP(p->origin.memory, q->origin.memory);
-		SWAP(p->origin.pids, q->origin.pids);
-		SWAP(p->origin.open_files, q->origin.open_files);
-		SWAP(p->origin.cpu, q->origin.cpu);
-		SWAP(p->origin.wall, q->origin.wall);
-	} else if (!strcmp(field, "filesystem.baseline")) {
-		SWAP(p->filesystem.baseline, q->filesystem.baseline);
-		SWAP(p->origin.baseline, q->origin.baseline);
-	} else if (!strcmp(field, "filesystem.read")) {
-		SWAP(p->filesystem.read, q->filesystem.read);
-	} else if (!strcmp(field, "filesystem.write")) {
-		SWAP(p->filesystem.write, q->filesystem.write);
-	} else if (!strcmp(field, "filesystem.deny")) {
-		SWAP(p->filesystem.deny, q->filesystem.deny);
-	} else if (!strcmp(field, "filesystem.sockets")) {
-		SWAP(p->filesystem.sockets, q->filesystem.sockets);
-	} else if (!strcmp(field, "filesystem.protect")) {
-		SWAP(p->filesystem.protect, q->filesystem.protect);
-		SWAP(p->filesystem.protect_defaults, q->filesystem.protect_defaults);
-		SWAP(p->filesystem.protect_build, q->filesystem.protect_build);
-		SWAP(p->origin.protect_defaults, q->origin.protect_defaults);
-		SWAP(p->origin.protect_build, q->origin.protect_build);
-	} else if (!strcmp(field, "process.exec")) {
-		SWAP(p->process.exec_set, q->process.exec_set);
-		SWAP(p->process.exec, q->process.exec);
-		SWAP(p->origin.exec, q->origin.exec);
-	} else if (!strcmp(field, "process.env")) {
-		SWAP(p->process.env_pass, q->process.env_pass);
-		SWAP(p->process.n_env_pass, q->process.n_env_pass);
-		SWAP(p->process.env_pass_loc, q->process.env_pass_loc);
-		SWAP(p->process.env_set, q->process.env_set);
-		SWAP(p->process.n_env_set, q->process.n_env_set);
-		SWAP(p->origin.env_pass, q->origin.env_pass);
-		SWAP(p->origin.env_set, q->origin.env_set);
-	} else if (!strcmp(field, "network")) {
-		SWAP(p->network, q->network);
-		SWAP(p->origin.net_mode, q->origin.net_mode);
-		SWAP(p->origin.upstream_ca, q->origin.upstream_ca);
-		SWAP(p->origin.max_body, q->origin.max_body);
-		SWAP(p->origin.allow_compressed, q->origin.allow_compressed);
-		SWAP(p->origin.net_log, q->origin.net_log);
-	} else if (!strcmp(field, "credentials")) {
-		SWAP(p->credentials, q->credentials);
-		SWAP(p->n_credentials, q->n_credentials);
-	} else if (!strcmp(field, "identity")) {
-		SWAP(p->identity.agent, q->identity.agent);
-		SWAP(p->identity.header, q->identity.header);
-		SWAP(p->origin.agent, q->origin.agent);
-		SWAP(p->origin.identity_header, q->origin.identity_header);
-	} else if (!strcmp(field, "audit")) {
-		SWAP(p->audit.enabled, q->audit.enabled);
-		SWAP(p->audit.dir, q->audit.dir);
-		SWAP(p->origin.audit_enabled, q->origin.audit_enabled);
-		SWAP(p->origin.audit_dir, q->origin.audit_dir);
-		SWAP(p->audit.max_size, q->audit.max_size);
-		SWAP(p->origin.audit_max_size, q->origin.audit_max_size);
+	for (size_t i = 0; i < ARRAY_SIZE(lockable); i++) {
+		if (strcmp(lockable[i].name, field) != 0)
+			continue;
+		for (size_t k = 0; k < ARRAY_SIZE(lockable[i].m) && lockable[i].m[k].size; k++) {
+			unsigned char *x = (unsigned char *)p + lockable[i].m[k].off;
+			unsigned char *y = (unsigned char *)q + lockable[i].m[k].off;
+			for (size_t b = 0; b < lockable[i].m[k].size; b++) {
+				unsigned char t = x[b];
+				x[b] = y[b];
+				y[b] = t;
+			}
+		}
+		return;
 	}
 }
 
