@@ -144,6 +144,53 @@ static int mdecide_atom(void *vctx, const bool *sig, const char *w, size_t len, 
 	return 0;
 }
 
+/* Which enterprise rules decide the names developer rule i covers, among
+ * the globs g (the n developer rules', then the ne enterprise rules'):
+ * decides[j] for rule j, decides[ne] for names no enterprise rule takes;
+ * *nd of them, the last in *only; *all_inside stays true when each
+ * deciding pattern lies inside rule i's. A question too complex to answer
+ * counts as several deciders, not inside (the rule is then cut to deny).
+ * -ENOMEM only. */
+static int mcp_deciders(struct glob **g, size_t n, size_t i, size_t ne, bool *decides, size_t *nd, size_t *only,
+			bool *all_inside)
+{
+	struct error gerr = { 0 };
+	/* sig: the developer's earlier rules, then the enterprise's. */
+	const struct glob *in[1] = { g[i] };
+	struct glob **outs = calloc(i + ne + 1, sizeof(*outs));
+
+	if (!outs)
+		return -ENOMEM;
+	memset(decides, 0, (ne + 1) * sizeof(bool));
+	for (size_t k = 0; k < i; k++)
+		outs[k] = g[k];
+	for (size_t j = 0; j < ne; j++)
+		outs[i + j] = g[n + j];
+	struct mdecide m = { .n_dev_before = i, .n_ent = ne, .decides = decides };
+	int r = glob_atoms(in, 1, (const struct glob *const *)outs, i + ne, mdecide_atom, &m, &gerr);
+	free(outs);
+	if (r < 0) {
+		/* Too complex to compare: cut, as for an unmodelled pattern. */
+		error_clear(&gerr);
+		*all_inside = false;
+		*nd = 2;
+		return 0;
+	}
+	for (size_t j = 0; j <= ne; j++)
+		if (decides[j]) {
+			(*nd)++;
+			*only = j;
+		}
+	for (size_t j = 0; j < ne && *all_inside; j++)
+		if (decides[j]) {
+			bool sub = false;
+			const struct glob *one[1] = { g[i] };
+			*all_inside = glob_subset(g[n + j], one, 1, &sub, NULL, &gerr) == 0 && sub;
+			error_clear(&gerr);
+		}
+	return 0;
+}
+
 static int narrow_mcp_rules(struct lctx *c, const struct ceiling *e, const char *server, const char *kind,
 			    struct policy_mcp_rule **rulesp, size_t *np, const struct policy_mcp_rule *er, size_t ne,
 			    unsigned eline)
@@ -185,42 +232,9 @@ static int narrow_mcp_rules(struct lctx *c, const struct ceiling *e, const char 
 		}
 		size_t nd = 0, only = ne;
 		bool all_inside = modelled;
-		if (modelled) {
-			memset(decides, 0, (ne + 1) * sizeof(bool));
-			/* sig: the developer's earlier rules, then the enterprise's. */
-			const struct glob *in[1] = { g[i] };
-			struct glob **outs = calloc(i + ne + 1, sizeof(*outs));
-			if (!outs) {
-				r = layer_oom(c);
-				goto done;
-			}
-			for (size_t k = 0; k < i; k++)
-				outs[k] = g[k];
-			for (size_t j = 0; j < ne; j++)
-				outs[i + j] = g[n + j];
-			struct mdecide m = { .n_dev_before = i, .n_ent = ne, .decides = decides };
-			r = glob_atoms(in, 1, (const struct glob *const *)outs, i + ne, mdecide_atom, &m, &gerr);
-			free(outs);
-			if (r < 0) {
-				/* Too complex to compare: cut, as for an unmodelled pattern. */
-				error_clear(&gerr);
-				r = 0;
-				all_inside = false;
-				nd = 2;
-			} else {
-				for (size_t j = 0; j <= ne; j++)
-					if (decides[j]) {
-						nd++;
-						only = j;
-					}
-				for (size_t j = 0; j < ne && all_inside; j++)
-					if (decides[j]) {
-						bool sub = false;
-						const struct glob *one[1] = { g[i] };
-						all_inside = glob_subset(g[n + j], one, 1, &sub, NULL, &gerr) == 0 && sub;
-						error_clear(&gerr);
-					}
-			}
+		if (modelled && mcp_deciders(g, n, i, ne, decides, &nd, &only, &all_inside) < 0) {
+			r = layer_oom(c);
+			goto done;
 		}
 		if (modelled && nd == 0) {
 			/* Earlier rules take every name it covers: it decides nothing. */

@@ -387,15 +387,32 @@ static bool shares_domain(const struct policy_endpoint *a, const struct policy_e
 	return false;
 }
 
-int layer_narrow_network(struct lctx *c, struct ceiling *e)
+/* The first endpoint before i that was narrowed and shares a host and port
+ * with endpoint i, or SIZE_MAX. */
+static size_t shadowed_by(const struct policy_network *net, const bool *narrowed, size_t i)
+{
+	const struct policy_endpoint *E = &net->endpoints[i];
+
+	for (size_t k = 0; k < i; k++) {
+		const struct policy_endpoint *P = &net->endpoints[k];
+		bool port = false;
+		for (size_t x = 0; x < P->n_ports && !port; x++)
+			port = has_port(E, P->ports[x]);
+		if (narrowed[k] && port && (policy_host_covers(P->host, E->host) || policy_host_covers(E->host, P->host)))
+			return k;
+	}
+	return SIZE_MAX;
+}
+
+/* The endpoints: each kept when one enterprise endpoint holds all of it,
+ * else replaced by its pieces inside the enterprise's endpoints, in their
+ * order, else cut. */
+static int narrow_endpoints(struct lctx *c, struct ceiling *e, unsigned line)
 {
 	struct policy_network *net = &c->p->network;
 	const struct policy_network *cn = &e->pol->network;
-	unsigned line = layer_given(e, "network");
 	int r;
 
-	if (!line || layer_locked(e, "network") || net->mode == POLICY_NET_NONE)
-		return 0;
 	struct policy_endpoint *out = NULL;
 	size_t n_out = 0;
 	bool *narrowed = calloc(net->n_endpoints + 1, sizeof(*narrowed));
@@ -412,16 +429,7 @@ int layer_narrow_network(struct lctx *c, struct ceiling *e)
 		 * it used to decide (a port it lost, a host beneath its
 		 * wildcard) would now reach this one, which the developer
 		 * never let decide it: this one goes too. */
-		size_t shadow = SIZE_MAX;
-		for (size_t k = 0; k < i && shadow == SIZE_MAX; k++) {
-			const struct policy_endpoint *P = &net->endpoints[k];
-			bool port = false;
-			for (size_t x = 0; x < P->n_ports && !port; x++)
-				port = has_port(E, P->ports[x]);
-			if (narrowed[k] && port &&
-			    (policy_host_covers(P->host, E->host) || policy_host_covers(E->host, P->host)))
-				shadow = k;
-		}
+		size_t shadow = shadowed_by(net, narrowed, i);
 		if (shadow != SIZE_MAX) {
 			narrowed[i] = true;
 			layer_quote(E->host, qh, sizeof(qh));
@@ -521,6 +529,23 @@ int layer_narrow_network(struct lctx *c, struct ceiling *e)
 	free(net->endpoints);
 	net->endpoints = out;
 	net->n_endpoints = n_out;
+	return 0;
+oom:
+	r = layer_oom(c);
+fail:
+	free(narrowed);
+	for (size_t k = 0; k < n_out; k++)
+		policy_endpoint_clear(&out[k]);
+	free(out);
+	return r;
+}
+
+/* network.allow_private: a range is kept when an enterprise range holds it. */
+static int narrow_allow_private(struct lctx *c, struct ceiling *e, unsigned line)
+{
+	struct policy_network *net = &c->p->network;
+	const struct policy_network *cn = &e->pol->network;
+	int r;
 
 	size_t w = 0;
 	for (size_t i = 0; i < net->n_allow_private; i++) {
@@ -538,13 +563,21 @@ int layer_narrow_network(struct lctx *c, struct ceiling *e)
 			return r;
 	}
 	net->n_allow_private = w;
+	return 0;
+}
+
+static int narrow_resolve(struct lctx *c, struct ceiling *e, unsigned line)
+{
+	struct policy_network *net = &c->p->network;
+	const struct policy_network *cn = &e->pol->network;
+	size_t w = 0;
+	int r;
 
 	/* network.resolve replaces DNS for a name: a pin the enterprise does
 	 * not make would send the traffic of a name it allows (a passthrough
 	 * tunnel, unexamined) to an address of the developer's choosing. A
 	 * pin is kept only when the enterprise pins the name to the same
 	 * address; the enterprise's pins apply. */
-	w = 0;
 	for (size_t i = 0; i < net->n_resolve; i++) {
 		struct policy_resolve *d = &net->resolve[i];
 		const struct policy_resolve *er = NULL;
@@ -590,7 +623,21 @@ int layer_narrow_network(struct lctx *c, struct ceiling *e)
 		}
 		net->n_resolve++;
 	}
+	return 0;
+}
 
+int layer_narrow_network(struct lctx *c, struct ceiling *e)
+{
+	struct policy_network *net = &c->p->network;
+	const struct policy_network *cn = &e->pol->network;
+	unsigned line = layer_given(e, "network");
+	int r;
+
+	if (!line || layer_locked(e, "network") || net->mode == POLICY_NET_NONE)
+		return 0;
+	if ((r = narrow_endpoints(c, e, line)) < 0 || (r = narrow_allow_private(c, e, line)) < 0 ||
+	    (r = narrow_resolve(c, e, line)) < 0)
+		return r;
 	/* An extra CA bundle makes more upstream certificates trusted. */
 	if (net->upstream_ca && !layer_str_eq(net->upstream_ca, cn->upstream_ca)) {
 		char qc[300];
@@ -613,14 +660,6 @@ int layer_narrow_network(struct lctx *c, struct ceiling *e)
 		}
 	}
 	return 0;
-oom:
-	r = layer_oom(c);
-fail:
-	free(narrowed);
-	for (size_t k = 0; k < n_out; k++)
-		policy_endpoint_clear(&out[k]);
-	free(out);
-	return r;
 }
 
 /* ---- credentials ---- */
