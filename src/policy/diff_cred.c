@@ -4,19 +4,13 @@
  * method and path, and for git the repositories and refs it may push.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
-#include "handoff/protect.h"
-#include "net/addr.h"
-#include "net/netpolicy.h"
 #include "policy/diff.h"
 #include "policy/diff_internal.h"
 #include "policy/glob.h"
-#include "policy/mcp.h"
 #include "util/cleanup.h"
 
 

@@ -5,15 +5,10 @@
  * deciding rules' argument constraints and each server's own settings.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
-#include "handoff/protect.h"
-#include "net/addr.h"
-#include "net/netpolicy.h"
 #include "policy/diff.h"
 #include "policy/diff_internal.h"
 #include "policy/glob.h"

@@ -5,19 +5,16 @@
  * network.allow_private, address class by address class.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
-#include "handoff/protect.h"
 #include "net/addr.h"
 #include "net/netpolicy.h"
 #include "policy/diff.h"
 #include "policy/diff_internal.h"
 #include "policy/glob.h"
-#include "policy/mcp.h"
 #include "util/cleanup.h"
 
 

@@ -8,25 +8,16 @@
  * WARNING: as everywhere in layering, only removing from the developer's
  * policy or narrowing an entry (layer_internal.h).
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <pwd.h>
-#include <regex.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "policy/glob.h"
 #include "policy/internal.h"
 #include "policy/layer.h"
 #include "policy/layer_internal.h"
-#include "policy/mcp.h"
 #include "util/cleanup.h"
 
 
