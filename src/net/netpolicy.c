@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 
 #include "net/netpolicy.h"
+#include "policy/glob.h"
 #include "util/cleanup.h"
 #include "util/urlunit.h"
 
@@ -54,9 +55,9 @@ bool netpol_host_match(const char *pattern, const char *host)
 /* Units: a byte (0..255), an encoded byte that stays encoded (ENC | byte),
  * and in globs the wildcards. */
 #define ENC URL_UNIT_ENC
-#define T_STAR 0x200u
-#define T_DSTAR 0x201u
-#define T_DSTAR_SLASH 0x202u /* "**" between two '/', with the second '/' */
+#define T_STAR GLOB_T_STAR
+#define T_DSTAR GLOB_T_DSTAR
+#define T_DSTAR_SLASH GLOB_T_DSTAR_SLASH
 
 /* Longer globs match nothing (a policy scalar is at most 4096 bytes). */
 #define GLOB_MAX 4096
@@ -95,27 +96,8 @@ bool netpol_glob_match(const char *glob, const char *s, size_t len)
 	glen = strlen(glob);
 	if (glen > GLOB_MAX)
 		return false;
-	for (size_t i = 0; i < glen;) {
-		if (glob[i] == '*') {
-			size_t run = 0;
-			while (i < glen && glob[i] == '*') {
-				run++;
-				i++;
-			}
-			if (run == 1) {
-				tok[nt++] = T_STAR;
-			} else if (nt > 0 && tok[nt - 1] == '/' && i < glen && glob[i] == '/') {
-				/* '**' between two '/': nothing, or anything
-				 * ending in '/'; the token takes the second '/'. */
-				tok[nt++] = T_DSTAR_SLASH;
-				i++;
-			} else {
-				tok[nt++] = T_DSTAR;
-			}
-			continue;
-		}
-		tok[nt++] = (uint16_t)url_next_unit(glob, glen, &i);
-	}
+	for (size_t i = 0; i < glen; nt++)
+		tok[nt] = (uint16_t)glob_path_token(glob, glen, &i, nt ? tok[nt - 1] : 0);
 
 	/* cur[k] != 0: the first k tokens can match the units read so far
 	 * (k == nt: the whole glob). */

@@ -103,9 +103,9 @@ static int b_finish(struct builder *b, struct glob *g, uint32_t start, const uin
 
 /* ---- compiling ---- */
 
-#define T_STAR 0x200u
-#define T_DSTAR 0x201u
-#define T_DSTAR_SLASH 0x202u
+#define T_STAR GLOB_T_STAR
+#define T_DSTAR GLOB_T_DSTAR
+#define T_DSTAR_SLASH GLOB_T_DSTAR_SLASH
 _Static_assert(T_STAR == HANDOFF_T_STAR && T_DSTAR == HANDOFF_T_DSTAR && T_DSTAR_SLASH == HANDOFF_T_DSTAR_SLASH,
 	       "compile_file takes handoff_glob_tokens' tokens as they are");
 
@@ -162,25 +162,8 @@ static int compile_path(struct builder *b, const char *glob, struct glob *g)
 
 	if (!tok)
 		return -ENOMEM;
-	for (size_t i = 0; i < glen;) {
-		if (glob[i] == '*') {
-			size_t run = 0;
-			while (i < glen && glob[i] == '*') {
-				run++;
-				i++;
-			}
-			if (run == 1) {
-				tok[nt++] = T_STAR;
-			} else if (nt > 0 && tok[nt - 1] == '/' && i < glen && glob[i] == '/') {
-				tok[nt++] = T_DSTAR_SLASH;
-				i++;
-			} else {
-				tok[nt++] = T_DSTAR;
-			}
-			continue;
-		}
-		tok[nt++] = url_next_unit(glob, glen, &i);
-	}
+	for (size_t i = 0; i < glen; nt++)
+		tok[nt] = glob_path_token(glob, glen, &i, nt ? tok[nt - 1] : 0);
 	return compile_tokens(b, tok, nt, g);
 }
 

@@ -82,6 +82,25 @@ static int mstr(struct ml *l, const struct policy_ynode *n, const char *field, c
 	return *out ? 0 : moom(l);
 }
 
+/* A file a server entry names (its pins, its sandbox policy): resolved as
+ * the policy's own paths are, never through a $HOME that is not absolute. */
+static int mpath(struct ml *l, const struct policy_ynode *n, const char *field, const char *valid, char **out)
+{
+	_cleanup_free_ char *raw = NULL;
+	int r;
+
+	if ((r = mstr(l, n, field, valid, &raw)) < 0)
+		return r;
+	struct policy_path_base base = { .home = getenv("HOME"), .workspace = l->p->sandbox.workspace,
+					 .dir = l->p->dir };
+	if (base.home && base.home[0] != '/')
+		base.home = NULL;
+	if (policy_path_resolve(raw, &base, out) != POLICY_PATH_OK)
+		return MFAIL(l, n, field, "is not a usable path (absolute, relative to the policy, ~/ or "
+			     "$WORKSPACE/)");
+	return 0;
+}
+
 static int mbool(struct ml *l, const struct policy_ynode *n, const char *field, bool *out)
 {
 	if (n->type == POLICY_YNODE_SCALAR && !n->quoted) {
@@ -465,32 +484,16 @@ static int load_server(struct ml *l, const struct policy_ynode *key, const struc
 	}
 	if ((v = mget(n, "pins"))) {
 		snprintf(f2, sizeof(f2), "%s.pins", pfx);
-		_cleanup_free_ char *raw = NULL;
-		if ((r = mstr(l, v, f2, "a file path", &raw)) < 0)
+		if ((r = mpath(l, v, f2, "a file path", &s->pins)) < 0)
 			return r;
-		struct policy_path_base base = { .home = getenv("HOME"), .workspace = l->p->sandbox.workspace,
-						 .dir = l->p->dir };
-		if (base.home && base.home[0] != '/')
-			base.home = NULL;
-		if (policy_path_resolve(raw, &base, &s->pins) != POLICY_PATH_OK)
-			return MFAIL(l, v, f2, "is not a usable path (absolute, relative to the policy, ~/ or "
-				     "$WORKSPACE/)");
 	}
 	if ((v = mget(n, "policy"))) {
 		/* The server's own sandbox inside an airlock run session
 		 * (src/sandbox/mcpgw.c): a policy file, loaded when the
 		 * session starts. */
 		snprintf(f2, sizeof(f2), "%s.policy", pfx);
-		_cleanup_free_ char *raw = NULL;
-		if ((r = mstr(l, v, f2, "a policy file path", &raw)) < 0)
+		if ((r = mpath(l, v, f2, "a policy file path", &s->policy)) < 0)
 			return r;
-		struct policy_path_base base = { .home = getenv("HOME"), .workspace = l->p->sandbox.workspace,
-						 .dir = l->p->dir };
-		if (base.home && base.home[0] != '/')
-			base.home = NULL;
-		if (policy_path_resolve(raw, &base, &s->policy) != POLICY_PATH_OK)
-			return MFAIL(l, v, f2, "is not a usable path (absolute, relative to the policy, ~/ or "
-				     "$WORKSPACE/)");
 		s->policy_line = v->line;
 	}
 	return 0;

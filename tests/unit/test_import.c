@@ -231,6 +231,99 @@ static void test_toml_malformed(void **state)
 	toml_bad("a = 1__0\n", "floats, dates");
 }
 
+/* The JSON and TOML readers copy a string's characters through one UTF-8
+ * check, and TOML's document and inline tables assign keys through one
+ * function: each caller at the edges. */
+static void test_readers_share_strings_and_keys(void **state)
+{
+	(void)state;
+	/* A four-byte character, then what follows it, copied whole. */
+	struct imp_node *n = NULL;
+	struct error err = { 0 };
+	const char *js = "[\"\xf0\x9f\x98\x80x\"]";
+	assert_int_equal(imp_json_parse("t.json", js, strlen(js), &n, &err), 0);
+	assert_string_equal(n->v[0].str, "\xf0\x9f\x98\x80x");
+	imp_node_free(n);
+	n = toml_ok("a = \"\xf0\x9f\x98\x80x\"\nb = '\xc3\xa9y'\n");
+	assert_string_equal(imp_get(n, "a")->str, "\xf0\x9f\x98\x80x");
+	assert_string_equal(imp_get(n, "b")->str, "\xc3\xa9y");
+	imp_node_free(n);
+	/* The one-letter escapes both know; '/' is JSON's alone. */
+	js = "[\"\\\"\\\\\\/\\b\\f\\n\\r\\t.\"]";
+	assert_int_equal(imp_json_parse("t.json", js, strlen(js), &n, &err), 0);
+	assert_string_equal(n->v[0].str, "\"\\/\b\f\n\r\t.");
+	imp_node_free(n);
+	n = toml_ok("a = \"\\\"\\\\\\b\\f\\n\\r\\t.\"\n");
+	assert_string_equal(imp_get(n, "a")->str, "\"\\\b\f\n\r\t.");
+	imp_node_free(n);
+	toml_bad("a = \"\\/\"\n", "c.toml:1:8: invalid escape \\/");
+	json_bad("[\"\\a\"]", "invalid escape \\a");
+	/* A cut sequence, an overlong form and a surrogate: refused where
+	 * they start. */
+	json_bad("[\"a\xf0\x9f\x98\"]", "t.json:1:4: invalid UTF-8 in a string");
+	json_bad("[\"\xc0\xaf\"]", "t.json:1:3: invalid UTF-8 in a string");
+	toml_bad("a = \"b\xed\xa0\x80\"\n", "c.toml:1:7: invalid UTF-8 in a string");
+	toml_bad("a = 'b\xf0\x9f\x98'\n", "c.toml:1:7: invalid UTF-8 in a string");
+
+	/* Dotted keys make implicit tables in both places... */
+	n = toml_ok("a.b = 1\na.c = 2\nt = {x.y = 1, x.z = 2}\n");
+	assert_string_equal(imp_get(imp_get(n, "a"), "c")->str, "2");
+	assert_int_equal(imp_get(imp_get(n, "a"), "c")->line, 2);
+	assert_int_equal(imp_get(imp_get(n, "a"), "c")->col, 3);
+	assert_string_equal(imp_get(imp_get(imp_get(n, "t"), "x"), "z")->str, "2");
+	imp_node_free(n);
+	/* ...and a key given twice is refused in both, an inline table's at
+	 * the reader, the document's at the key with its first line. */
+	toml_bad("a.b = 1\na.b.c = 2\n", "c.toml:2:3: key \"b\" defined twice (first at line 1)");
+	toml_bad("a = {b = 1}\na.b = 2\n", "c.toml:2:1: key \"a\" defined twice (first at line 1)");
+	toml_bad("t = {b = 1, b = 2}\n", "c.toml:1:15: key \"b\" defined twice");
+	toml_bad("t = {b.c = 1, b = 2}\n", "c.toml:1:17: key \"b\" defined twice");
+	toml_bad("t = {b = 1, b.c = 2}\n", "c.toml:1:17: key \"b\" defined twice");
+	toml_bad("t = {b = [1], b.c = 2}\n", "key \"b\" defined twice");
+
+	/* Both readers hold at most IMP_MAX_ITEMS children per container. */
+	for (size_t want = IMP_MAX_ITEMS; want <= IMP_MAX_ITEMS + 1; want++) {
+		size_t cap = 16 * want + 16, o = 0, t = 0;
+		char *obj = malloc(cap), *arr = malloc(cap);
+		assert_non_null(obj);
+		assert_non_null(arr);
+		o += (size_t)snprintf(obj + o, cap - o, "{");
+		t += (size_t)snprintf(arr + t, cap - t, "a = [");
+		for (size_t i = 0; i < want; i++) {
+			o += (size_t)snprintf(obj + o, cap - o, "%s\"k%zu\": 1", i ? "," : "", i);
+			t += (size_t)snprintf(arr + t, cap - t, "%s1", i ? "," : "");
+		}
+		snprintf(obj + o, cap - o, "}");
+		snprintf(arr + t, cap - t, "]\n");
+		if (want == IMP_MAX_ITEMS) {
+			assert_int_equal(imp_json_parse("t.json", obj, strlen(obj), &n, &err), 0);
+			imp_node_free(n);
+			imp_node_free(toml_ok(arr));
+		} else {
+			json_bad(obj, "more than 4096 entries in one object");
+			toml_bad(arr, "more than 4096 entries in one table or array");
+		}
+		free(obj);
+		free(arr);
+	}
+
+	/* Each inline table is one level deeper: 64 levels is refused. */
+	char deep[700];
+	for (int k = 63; k <= 64; k++) {
+		size_t o = (size_t)snprintf(deep, sizeof(deep), "a = ");
+		for (int i = 0; i < k; i++)
+			o += (size_t)snprintf(deep + o, sizeof(deep) - o, "{b = ");
+		o += (size_t)snprintf(deep + o, sizeof(deep) - o, "1");
+		for (int i = 0; i < k; i++)
+			o += (size_t)snprintf(deep + o, sizeof(deep) - o, "}");
+		snprintf(deep + o, sizeof(deep) - o, "\n");
+		if (k == 63)
+			imp_node_free(toml_ok(deep));
+		else
+			toml_bad(deep, "nested deeper than 64 levels");
+	}
+}
+
 /* ---- the importers ---- */
 
 static char *read_data(const char *rel, size_t *len)
@@ -593,6 +686,125 @@ static void test_openshell_mapping(void **state)
 		   false, "network_middlewares: middleware has no airlock form");
 }
 
+/* MXC and OpenShell read their filesystem section through one function:
+ * required, and without --narrow airlock's protected paths are turned off
+ * with the runtime named; with it they stay on and the narrowing is said. */
+static void test_filesystem_section_shared(void **state)
+{
+	(void)state;
+	static const struct {
+		enum imp_format f;
+		const char *name, *bare, *with_fs, *key, *runtime;
+	} cases[] = {
+		{ IMP_FORMAT_MXC, "m.json", "{\"version\": \"0.8.0\"}",
+		  "{\"version\": \"0.8.0\", \"filesystem\": {\"readwritePaths\": [\"/srv/w\"]}}", "filesystem", "MXC" },
+		{ IMP_FORMAT_OPENSHELL, "o.yaml", "version: 1\n",
+		  "version: 1\nfilesystem_policy: {include_workdir: true}\n", "filesystem_policy", "OpenShell" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char want[300];
+		snprintf(want, sizeof(want), "%s:1:1: %s: is missing; airlock always gives the agent a workspace",
+			 cases[i].name, cases[i].key);
+		import_bad(cases[i].f, cases[i].name, cases[i].bare, true, want);
+		import_bad(cases[i].f, cases[i].name, cases[i].bare, false, want);
+
+		char *yaml = NULL;
+		struct policy *p = import_ok(cases[i].f, cases[i].name, cases[i].with_fs, strlen(cases[i].with_fs),
+					     false, &yaml);
+		assert_false(p->filesystem.protect_defaults);
+		snprintf(want, sizeof(want), "%s has no protected paths (with --narrow they stay on)", cases[i].runtime);
+		if (!strstr(yaml, want))
+			fail_msg("%s not in\n%s", want, yaml);
+		policy_free(p);
+		free(yaml);
+
+		p = import_ok(cases[i].f, cases[i].name, cases[i].with_fs, strlen(cases[i].with_fs), true, &yaml);
+		assert_true(p->filesystem.protect_defaults);
+		snprintf(want, sizeof(want), "# narrowed (--narrow): %s (%s:", cases[i].key, cases[i].name);
+		if (!strstr(yaml, want))
+			fail_msg("%s not in\n%s", want, yaml);
+		snprintf(want, sizeof(want), "): airlock's protected paths (git hooks, shell rc files, ...) stay read-only");
+		if (!strstr(yaml, want))
+			fail_msg("%s not in\n%s", want, yaml);
+		assert_null(strstr(yaml, "has no protected paths"));
+		policy_free(p);
+		free(yaml);
+	}
+}
+
+/* srt's three path lists go through one walk: each entry named by its
+ * list and index, and the current directory judged per list. */
+static void test_srt_path_lists(void **state)
+{
+	(void)state;
+	static const char *const keys[] = { "denyRead", "allowWrite", "denyWrite" };
+	for (size_t i = 0; i < 3; i++) {
+		char text[256], want[256];
+		snprintf(text, sizeof(text), "{\"filesystem\": {\"allowWrite\": [\".\"], \"%s\": [\"/ok\", \"/a?\"]}}",
+			 keys[i]);
+		if (i == 1)
+			snprintf(text, sizeof(text), "{\"filesystem\": {\"allowWrite\": [\".\", \"/a?\"]}}");
+		snprintf(want, sizeof(want), "filesystem.%s[1]: \"/a?\" is a glob", keys[i]);
+		import_bad(IMP_FORMAT_SRT, "s.json", text, true, want);
+	}
+	import_bad(IMP_FORMAT_SRT, "s.json", "{\"filesystem\": {\"denyRead\": [\"/x\", \"./\"]}}", true,
+		   "s.json:1:36: filesystem.denyRead[1]: denies the current directory");
+	import_bad(IMP_FORMAT_SRT, "s.json", "{\"filesystem\": {\"allowWrite\": [\".\", \"a/..\", \"./\"]}}", true,
+		   "filesystem.allowWrite[2]: the current directory is listed twice");
+	import_bad(IMP_FORMAT_SRT, "s.json", "{\"filesystem\": {\"allowWrite\": [\".\"], \"denyWrite\": [\".\"]}}", true,
+		   "filesystem.denyWrite[0]: denies writing the current directory that allowWrite allows");
+	/* Without "." written, denying it is no contradiction. */
+	const char *ok = "{\"filesystem\": {\"denyRead\": [\"/x\"], \"allowWrite\": [\"/w\"], \"denyWrite\": [\".\", "
+			 "\"./a/./b\"]}}";
+	struct policy *p = import_ok(IMP_FORMAT_SRT, "s.json", ok, strlen(ok), true, NULL);
+	assert_true(has_path(&p->filesystem.deny, "/x"));
+	assert_true(has_path(&p->filesystem.write, "/w"));
+	assert_true(has_path(&p->filesystem.protect, "a/b/**"));
+	assert_true(has_path(&p->filesystem.protect, "**"));
+	policy_free(p);
+}
+
+/* MXC and OpenShell check their path lists through one walk: in order,
+ * each a string, absolute (each runtime's own words) and no glob. */
+static void test_path_lists_shared(void **state)
+{
+	(void)state;
+#define MXC_LIST "{\"version\": \"0.8.0\", \"filesystem\": {\"readwritePaths\": [\"/srv/w\", %s]}}"
+#define OS_LIST "version: 1\nfilesystem_policy:\n  read_write: [/srv/w, %s]\n"
+	static const struct {
+		const char *item, *mxc_want, *os_want;
+	} cases[] = {
+		{ "\"rel/x\"", "m.json:1:66: filesystem.readwritePaths[1]: \"rel/x\" is not an absolute POSIX path (a "
+			       "Windows path has no meaning in a Linux sandbox)",
+		  "o.yaml:3:24: filesystem_policy.read_write[1]: \"rel/x\" is not absolute (OpenShell requires it)" },
+		{ "\"/a/*\"", "m.json:1:66: filesystem.readwritePaths[1]: \"/a/*\" is a glob; airlock paths are literal",
+		  "o.yaml:3:24: filesystem_policy.read_write[1]: \"/a/*\" is a glob; airlock paths are literal" },
+		{ "[\"/x\"]", "m.json:1:66: filesystem.readwritePaths[1]:", "o.yaml:3:24: filesystem_policy.read_write[1]:" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[512];
+		snprintf(text, sizeof(text), MXC_LIST, cases[i].item);
+		import_bad(IMP_FORMAT_MXC, "m.json", text, true, cases[i].mxc_want);
+		snprintf(text, sizeof(text), OS_LIST, cases[i].item);
+		import_bad(IMP_FORMAT_OPENSHELL, "o.yaml", text, true, cases[i].os_want);
+	}
+	/* Good paths go where each runtime puts them: MXC's first read-write
+	 * path is the workspace, OpenShell's too, its others writable. */
+	char text[512];
+	snprintf(text, sizeof(text), MXC_LIST, "\"/srv/x\"");
+	struct policy *p = import_ok(IMP_FORMAT_MXC, "m.json", text, strlen(text), true, NULL);
+	assert_string_equal(p->sandbox.workspace, "/srv/w");
+	assert_true(has_path(&p->filesystem.write, "/srv/x"));
+	policy_free(p);
+	snprintf(text, sizeof(text), OS_LIST, "/srv/x");
+	p = import_ok(IMP_FORMAT_OPENSHELL, "o.yaml", text, strlen(text), true, NULL);
+	assert_string_equal(p->sandbox.workspace, "/srv/w");
+	assert_true(has_path(&p->filesystem.write, "/srv/x"));
+	policy_free(p);
+#undef MXC_LIST
+#undef OS_LIST
+}
+
 /* Drop "# ..." comments and the blanks before them, in place. */
 static void strip_comments(char *t)
 {
@@ -729,9 +941,13 @@ int main(void)
 		cmocka_unit_test(test_json_many_keys),
 		cmocka_unit_test(test_toml_valid),
 		cmocka_unit_test(test_toml_malformed),
+		cmocka_unit_test(test_readers_share_strings_and_keys),
 		cmocka_unit_test(test_srt_complete),
 		cmocka_unit_test(test_srt_mapping),
 		cmocka_unit_test(test_mxc_mapping),
+		cmocka_unit_test(test_filesystem_section_shared),
+		cmocka_unit_test(test_path_lists_shared),
+		cmocka_unit_test(test_srt_path_lists),
 		cmocka_unit_test(test_codex_mapping),
 		cmocka_unit_test(test_openshell_mapping),
 		cmocka_unit_test(test_round_trips),

@@ -64,6 +64,11 @@ static struct policy *layer(const char *dev, const char *e1, const char *e2, str
 }
 
 /* Some message mentions both needles. */
+static bool layer_str_same(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
 static bool said(const struct policy_layer_report *rep, const char *a, const char *b)
 {
 	for (size_t i = 0; i < rep->n_msgs; i++)
@@ -575,6 +580,70 @@ static void test_locks(void **state)
 	policy_layer_report_free(&rep);
 }
 
+/* Every lockable field at once: each member that holds it, its origin
+ * included, is the enterprise's afterwards (one table says which). */
+static void test_lock_every_field(void **state)
+{
+	(void)state;
+	struct policy_layer_report rep;
+	_cleanup_policy_ struct policy *p = layer("version: 1\n"
+						  "sandbox:\n"
+						  "  mode: observe\n"
+						  "  limits: {memory: 1G, pids: 7, open_files: 9, cpu: 11, wall: 13}\n"
+						  "filesystem:\n"
+						  "  baseline: false\n"
+						  "  read: [/srv/r]\n"
+						  "  write: [/srv/w]\n"
+						  "  deny: [/srv/d]\n"
+						  "  protect: [\"x/**\"]\n"
+						  "  protect_defaults: false\n"
+						  "process:\n"
+						  "  exec: [/srv/x]\n"
+						  "  env: {pass: [DEV_VAR], set: {DEV_SET: a}}\n"
+						  "network:\n"
+						  "  endpoints:\n"
+						  "    - host: dev.example.com\n"
+						  "identity: {agent: dev-agent, header: false}\n"
+						  "audit: {max_size: 5M}\n",
+						  "version: 1\n"
+						  "enterprise:\n"
+						  "  lock: [sandbox.boundary, sandbox.mode, sandbox.limits, filesystem.baseline,\n"
+						  "         filesystem.read, filesystem.write, filesystem.deny, filesystem.protect,\n"
+						  "         filesystem.sockets, process.exec, process.env, network, credentials,\n"
+						  "         identity, audit]\n",
+						  NULL, &rep);
+	struct policy *d = dev_load("version: 1\n");
+	assert_int_equal(p->sandbox.mode, d->sandbox.mode);
+	assert_int_equal(p->sandbox.limits.memory_bytes, d->sandbox.limits.memory_bytes);
+	assert_int_equal(p->sandbox.limits.pids, d->sandbox.limits.pids);
+	assert_int_equal(p->sandbox.limits.wall_seconds, d->sandbox.limits.wall_seconds);
+	assert_int_equal(p->origin.memory.line, 0);
+	assert_int_equal(p->origin.wall.line, 0);
+	assert_int_equal(p->filesystem.baseline, d->filesystem.baseline);
+	assert_int_equal(p->origin.baseline.line, 0);
+	assert_int_equal(p->filesystem.read.n, d->filesystem.read.n);
+	assert_int_equal(p->filesystem.write.n, d->filesystem.write.n);
+	assert_int_equal(p->filesystem.deny.n, d->filesystem.deny.n);
+	assert_int_equal(p->filesystem.protect.n, d->filesystem.protect.n);
+	assert_int_equal(p->filesystem.protect_defaults, d->filesystem.protect_defaults);
+	assert_int_equal(p->origin.protect_defaults.line, 0);
+	assert_int_equal(p->process.exec_set, d->process.exec_set);
+	assert_int_equal(p->origin.exec.line, 0);
+	assert_int_equal(p->process.n_env_pass, d->process.n_env_pass);
+	assert_int_equal(p->process.n_env_set, d->process.n_env_set);
+	assert_int_equal(p->origin.env_pass.line, 0);
+	assert_int_equal(p->network.n_endpoints, 0);
+	assert_int_equal(p->identity.header, d->identity.header);
+	assert_int_equal(p->origin.identity_header.line, 0);
+	assert_true(layer_str_same(p->identity.agent, d->identity.agent));
+	assert_int_equal(p->audit.max_size, d->audit.max_size);
+	assert_int_equal(p->origin.audit_max_size.line, 0);
+	assert_true(said(&rep, "dev.yaml:3:", "sandbox.mode is locked"));
+	assert_true(said(&rep, "dev.yaml:4:", "sandbox.limits is locked"));
+	policy_free(d);
+	policy_layer_report_free(&rep);
+}
+
 /* An unlocked section the enterprise does not write narrows nothing. */
 static void test_unwritten_sections(void **state)
 {
@@ -969,6 +1038,7 @@ int main(void)
 		cmocka_unit_test(test_audit_max_size_ceiling),
 		cmocka_unit_test(test_locked_secret_meets_developer_paths),
 		cmocka_unit_test(test_locks),
+		cmocka_unit_test(test_lock_every_field),
 		cmocka_unit_test(test_unwritten_sections),
 		cmocka_unit_test(test_enterprise_paths),
 		cmocka_unit_test(test_bad_enterprise),

@@ -680,6 +680,55 @@ static void test_resource_uris_normalised(void **state)
 	policy_free(p);
 }
 
+/* pins and policy name files through one resolver: both read "~" from an
+ * absolute $HOME only, expand $WORKSPACE, and refuse any other variable
+ * with the field's name. */
+static void test_server_files_resolve(void **state)
+{
+	(void)state;
+	static const char *const fields[] = { "pins", "policy" };
+	char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+
+	for (size_t i = 0; i < 2; i++) {
+		char yaml[512], want[600], field[64];
+		struct error err = { 0 };
+
+		setenv("HOME", "/home/abs", 1);
+		snprintf(yaml, sizeof(yaml), "mcp:\n  servers:\n    fs:\n      %s: ~/a/../f.json\n", fields[i]);
+		struct policy *p = load(yaml, &err);
+		if (!p)
+			fail_msg("%s: %s", fields[i], err.msg);
+		const struct policy_mcp_server *s = policy_mcp_server(p->mcp, "fs");
+		assert_string_equal(i == 0 ? s->pins : s->policy, "/home/abs/f.json");
+		policy_free(p);
+
+		snprintf(yaml, sizeof(yaml), "mcp:\n  servers:\n    fs:\n      %s: $WORKSPACE/f.json\n", fields[i]);
+		assert_non_null(p = load(yaml, &err));
+		s = policy_mcp_server(p->mcp, "fs");
+		snprintf(want, sizeof(want), "%s/f.json", ws);
+		assert_string_equal(i == 0 ? s->pins : s->policy, want);
+		policy_free(p);
+
+		/* A relative $HOME would make "~" mean a directory the run
+		 * happens to start in. */
+		setenv("HOME", "rel", 1);
+		snprintf(yaml, sizeof(yaml), "mcp:\n  servers:\n    fs:\n      %s: ~/f.json\n", fields[i]);
+		assert_null(load(yaml, &err));
+		snprintf(field, sizeof(field), "mcp.servers.fs.%s: is not a usable path", fields[i]);
+		if (!strstr(err.msg, field))
+			fail_msg("%s", err.msg);
+		snprintf(yaml, sizeof(yaml), "mcp:\n  servers:\n    fs:\n      %s: $HOME/f.json\n", fields[i]);
+		assert_null(load(yaml, &err));
+		if (!strstr(err.msg, field))
+			fail_msg("%s", err.msg);
+	}
+	if (old_home)
+		setenv("HOME", old_home, 1);
+	else
+		unsetenv("HOME");
+	free(old_home);
+}
+
 /* ---- pins ---- */
 
 static void test_pins(void **state)
@@ -843,6 +892,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_policy_refusals_name_line_and_field),
+		cmocka_unit_test(test_server_files_resolve),
 		cmocka_unit_test(test_frame),
 		cmocka_unit_test(test_json_write_and_select),
 		cmocka_unit_test(test_constraints_each),

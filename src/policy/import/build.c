@@ -212,42 +212,82 @@ int imp_add_host(struct imp_build *b, const char *host, const struct imp_node *n
 	return 0;
 }
 
+int imp_paths(struct imp_build *b, const struct imp_node *n, const char *field, const char *not_absolute,
+	      imp_path_fn fn, void *ctx)
+{
+	char f[POLICY_FIELD_MAX];
+	int r = imp_want(b, n, field, IMP_LIST);
+
+	for (size_t i = 0; r == 0 && i < n->n; i++) {
+		const struct imp_node *e = &n->v[i];
+		snprintf(f, sizeof(f), "%s[%zu]", field, i);
+		if ((r = imp_want(b, e, f, IMP_STR)) < 0)
+			break;
+		if (e->str[0] != '/')
+			return imp_fail(b, e, f, "\"%s\" is not %s", e->str, not_absolute);
+		if (strpbrk(e->str, "*?["))
+			return imp_fail(b, e, f, "\"%s\" is a glob; airlock paths are literal", e->str);
+		r = fn(b, e, f, i, ctx);
+	}
+	return r;
+}
+
+int imp_filesystem(struct imp_build *b, const struct imp_node *root, const char *key,
+		   int (*fn)(struct imp_build *b, const struct imp_node *fs))
+{
+	const struct imp_node *fs = imp_get(root, key);
+	int r = fs ? fn(b, fs)
+		   : imp_fail(b, root, key, "is missing; airlock always gives the agent a workspace, so a policy that "
+			      "grants no path cannot be expressed");
+
+	if (r < 0)
+		return r;
+	if (b->narrow)
+		return imp_narrow(b, fs, key, "airlock's protected paths (git hooks, shell rc files, ...) stay read-only");
+	b->protect_defaults = 0;
+	free(b->protect_defaults_src);
+	if (asprintf(&b->protect_defaults_src, "%s has no protected paths (with --narrow they stay on)", b->format) < 0) {
+		b->protect_defaults_src = NULL;
+		return error_set(b->err, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
 /* ---- output ---- */
 
-static int put_comment(struct buf *o, const char *indent, const char *prefix, const char *s)
+/* s as print(f, s) writes it; malloc'd, NULL when out of memory. */
+static char *printed(void (*print)(FILE *f, const char *s), const char *s)
 {
 	char *t = NULL;
 	size_t tl = 0;
 	FILE *f = open_memstream(&t, &tl);
-	int r;
 
 	if (!f)
-		return -ENOMEM;
-	policy_print_comment(f, s);
+		return NULL;
+	print(f, s);
 	if (fclose(f) != 0) {
 		free(t);
-		return -ENOMEM;
+		return NULL;
 	}
-	r = buf_printf(o, "%s# %s%s\n", indent, prefix, t);
+	return t;
+}
+
+static int put_comment(struct buf *o, const char *indent, const char *prefix, const char *s)
+{
+	char *t = printed(policy_print_comment, s);
+	if (!t)
+		return -ENOMEM;
+	int r = buf_printf(o, "%s# %s%s\n", indent, prefix, t);
 	free(t);
 	return r;
 }
 
 static int put_string(struct buf *o, const char *s)
 {
-	char *t = NULL;
-	size_t tl = 0;
-	FILE *f = open_memstream(&t, &tl);
-	int r;
-
-	if (!f)
+	char *t = printed(policy_print_string, s);
+	if (!t)
 		return -ENOMEM;
-	policy_print_string(f, s);
-	if (fclose(f) != 0) {
-		free(t);
-		return -ENOMEM;
-	}
-	r = buf_puts(o, t);
+	int r = buf_puts(o, t);
 	free(t);
 	return r;
 }
@@ -270,37 +310,37 @@ static int put_list(struct buf *o, const char *key, const struct imp_list *l)
 	return r;
 }
 
+/* A comment line at the top of the output. */
+static int put_note(struct buf *o, const char *fmt, ...) PRINTF_LIKE(2, 3);
+static int put_note(struct buf *o, const char *fmt, ...)
+{
+	char *s = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	int r = put_comment(o, "", "", s);
+	free(s);
+	return r;
+}
+
 static int emit(struct imp_build *b, struct buf *o)
 {
 	int r;
-	char *name = NULL;
 
 	if ((r = put_comment(o, "", "", "airlock policy imported from a settings file; see docs/import.md")) < 0)
 		return r;
-	if (asprintf(&name, "source: %s (%s)", b->file, b->format) < 0)
-		return -ENOMEM;
-	r = put_comment(o, "", "", name);
-	free(name);
-	if (r < 0)
+	if ((r = put_note(o, "source: %s (%s)", b->file, b->format)) < 0)
 		return r;
-	for (size_t i = 0; i < b->notes.n; i++) {
-		char *s = NULL;
-		if (asprintf(&s, "narrowed (--narrow): %s: %s", b->notes.v[i].src, b->notes.v[i].val) < 0)
-			return -ENOMEM;
-		r = put_comment(o, "", "", s);
-		free(s);
-		if (r < 0)
+	for (size_t i = 0; i < b->notes.n; i++)
+		if ((r = put_note(o, "narrowed (--narrow): %s: %s", b->notes.v[i].src, b->notes.v[i].val)) < 0)
 			return r;
-	}
-	for (size_t i = 0; i < b->skipped.n; i++) {
-		char *s = NULL;
-		if (asprintf(&s, "not imported: %s: %s", b->skipped.v[i].src, b->skipped.v[i].val) < 0)
-			return -ENOMEM;
-		r = put_comment(o, "", "", s);
-		free(s);
-		if (r < 0)
+	for (size_t i = 0; i < b->skipped.n; i++)
+		if ((r = put_note(o, "not imported: %s: %s", b->skipped.v[i].src, b->skipped.v[i].val)) < 0)
 			return r;
-	}
 	if ((r = buf_puts(o, "version: 1\n")) < 0)
 		return r;
 	if (b->workspace || b->wall || b->protect.n) {

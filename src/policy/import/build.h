@@ -83,6 +83,22 @@ int imp_host(struct imp_build *b, const struct imp_node *n, const char *field, c
  * covers it (then it is listed as not imported, being redundant). */
 int imp_add_host(struct imp_build *b, const char *host, const struct imp_node *n, const char *field);
 
+/* Each element of the list n (field) in order, once it is known to be an
+ * absolute path without glob characters (airlock's paths are literal):
+ * fn(b, e, "field[i]", i, ctx). A relative one is refused as "\"PATH\" is
+ * not " + not_absolute. The first failure ends the walk. */
+typedef int (*imp_path_fn)(struct imp_build *b, const struct imp_node *e, const char *f, size_t i, void *ctx);
+int imp_paths(struct imp_build *b, const struct imp_node *n, const char *field, const char *not_absolute,
+	      imp_path_fn fn, void *ctx);
+
+/* The filesystem section at root's key, read by fn: required, since
+ * airlock always gives the agent a workspace and a policy that grants no
+ * path cannot be expressed. The source runtime (b->format, named in the
+ * output) has no protected paths inside writable ones: with --narrow airlock's stay on
+ * and the narrowing is listed, else they are turned off. */
+int imp_filesystem(struct imp_build *b, const struct imp_node *root, const char *key,
+		   int (*fn)(struct imp_build *b, const struct imp_node *fs));
+
 /* The policy as YAML; *out malloc'd. */
 int imp_emit(struct imp_build *b, char **out);
 

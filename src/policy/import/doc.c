@@ -8,6 +8,7 @@
 #include "policy/import/doc.h"
 #include "policy/internal.h"
 #include "util/cleanup.h"
+#include "util/utf8.h"
 
 static void node_release(struct imp_node *n)
 {
@@ -149,4 +150,55 @@ int imp_reader_fail(struct imp_reader *p, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	return error_set(p->err, EINVAL, "%s:%u:%zu: %s", p->name, p->line, p->pos - p->line_start + 1, msg);
+}
+
+int imp_reader_utf8(struct imp_reader *p, size_t end, char *buf, size_t *o)
+{
+	size_t k = utf8_decode((const unsigned char *)p->s + p->pos, end - p->pos, NULL);
+
+	if (!k)
+		return imp_reader_fail(p, "invalid UTF-8 in a string");
+	memcpy(buf + *o, p->s + p->pos, k);
+	*o += k;
+	p->pos += k;
+	return 0;
+}
+
+int imp_reader_add(struct imp_reader *p, struct imp_node *parent, const char *what, struct imp_node **child)
+{
+	if (parent->n >= IMP_MAX_ITEMS)
+		return imp_reader_fail(p, "more than %d entries in one %s", IMP_MAX_ITEMS, what);
+	if (parent->n == parent->cap) {
+		size_t cap = parent->cap ? parent->cap * 2 : 8;
+		struct imp_node *v = realloc(parent->v, cap * sizeof(*v));
+		if (!v)
+			return error_set(p->err, ENOMEM, "out of memory");
+		parent->v = v;
+		parent->cap = cap;
+	}
+	*child = &parent->v[parent->n++];
+	memset(*child, 0, sizeof(**child));
+	return 0;
+}
+
+int imp_escape_byte(char e)
+{
+	switch (e) {
+	case '"': return '"';
+	case '\\': return '\\';
+	case 'b': return '\b';
+	case 'f': return '\f';
+	case 'n': return '\n';
+	case 'r': return '\r';
+	case 't': return '\t';
+	default: return 0;
+	}
+}
+
+int imp_reader_string(struct imp_reader *p, struct imp_node *n)
+{
+	if (strlen(n->str) != n->len)
+		return imp_reader_fail(p, "NUL in a string");
+	n->kind = IMP_STR;
+	return 0;
 }

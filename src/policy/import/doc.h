@@ -59,6 +59,27 @@ struct imp_reader {
 /* err = "NAME:LINE:COL: message" at the reader's position; -EINVAL. */
 int imp_reader_fail(struct imp_reader *p, const char *fmt, ...) PRINTF_LIKE(2, 3);
 
+/* A new NULL child at the end of parent (a LIST or MAP) into *child: at
+ * most IMP_MAX_ITEMS of them, else an error at the reader that names the
+ * container as what ("object", "table or array", ...). */
+int imp_reader_add(struct imp_reader *p, struct imp_node *parent, const char *what, struct imp_node **child);
+
+/* n, whose str and len a reader just set, as a STR; one holding a NUL is
+ * refused at the reader (a C string would end there, short of what the
+ * source runtime reads). */
+int imp_reader_string(struct imp_reader *p, struct imp_node *n);
+
+/* The byte of a one-letter escape JSON and TOML strings share (\" \\ \b
+ * \f \n \r \t), or 0 for any other letter. */
+int imp_escape_byte(char e);
+
+/* Copy the UTF-8 character at the reader (ending before end) to buf + *o,
+ * advancing the reader and *o past it; -EINVAL (err filled) when the bytes
+ * there are not valid UTF-8 (an overlong form, a surrogate, a cut
+ * sequence), so that no importer passes on bytes its source reads
+ * otherwise. */
+int imp_reader_utf8(struct imp_reader *p, size_t end, char *buf, size_t *o);
+
 void imp_node_free(struct imp_node *n);
 /* Free what n owns (key, string, children) but not n itself, which
  * becomes a NULL node: for a node that lives inside its parent's array. */

@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "policy/import/doc.h"
+#include "util/cleanup.h"
+#include "util/hex.h"
 #include "util/utf8.h"
 
 static void skip_ws(struct imp_reader *p)
@@ -30,24 +32,6 @@ static void skip_ws(struct imp_reader *p)
 	}
 }
 
-static int push_child(struct imp_reader *p, struct imp_node *parent, struct imp_node **child)
-{
-	if (parent->n >= IMP_MAX_ITEMS)
-		return imp_reader_fail(p, "more than %d entries in one %s", IMP_MAX_ITEMS,
-			     parent->kind == IMP_MAP ? "object" : "array");
-	if (parent->n == parent->cap) {
-		size_t cap = parent->cap ? parent->cap * 2 : 8;
-		struct imp_node *v = realloc(parent->v, cap * sizeof(*v));
-		if (!v)
-			return error_set(p->err, ENOMEM, "out of memory");
-		parent->v = v;
-		parent->cap = cap;
-	}
-	*child = &parent->v[parent->n++];
-	memset(*child, 0, sizeof(**child));
-	return 0;
-}
-
 static int hex4(struct imp_reader *p, uint32_t *out)
 {
 	uint32_t v = 0;
@@ -55,16 +39,10 @@ static int hex4(struct imp_reader *p, uint32_t *out)
 	if (p->len - p->pos < 4)
 		return imp_reader_fail(p, "\\u needs four hex digits");
 	for (int i = 0; i < 4; i++) {
-		char c = p->s[p->pos + (size_t)i];
-		v <<= 4;
-		if (c >= '0' && c <= '9')
-			v |= (uint32_t)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v |= (uint32_t)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			v |= (uint32_t)(c - 'A' + 10);
-		else
+		int d = hex_digit_value((unsigned char)p->s[p->pos + (size_t)i]);
+		if (d < 0)
 			return imp_reader_fail(p, "\\u needs four hex digits");
+		v = v << 4 | (uint32_t)d;
 	}
 	p->pos += 4;
 	*out = v;
@@ -84,80 +62,57 @@ static int parse_string(struct imp_reader *p, char **out, size_t *out_len)
 	}
 	if (end >= p->len)
 		return imp_reader_fail(p, "unterminated string");
-	char *buf = malloc(end - start + 1);
+	_cleanup_free_ char *buf = malloc(end - start + 1);
 	size_t o = 0;
 	if (!buf)
 		return error_set(p->err, ENOMEM, "out of memory");
 	while (p->s[p->pos] != '"') {
 		unsigned char c = (unsigned char)p->s[p->pos];
-		if (c < 0x20) {
-			free(buf);
+		if (c < 0x20)
 			return imp_reader_fail(p, "control character 0x%02x in a string (write it as \\u%04x)", c, c);
-		}
 		if (c != '\\') {
-			size_t k = utf8_decode((const unsigned char *)p->s + p->pos, end - p->pos, NULL);
-			if (!k) {
-				free(buf);
-				return imp_reader_fail(p, "invalid UTF-8 in a string");
-			}
-			memcpy(buf + o, p->s + p->pos, k);
-			o += k;
-			p->pos += k;
+			if (imp_reader_utf8(p, end, buf, &o) < 0)
+				return -EINVAL;
 			continue;
 		}
 		p->pos++;
 		char e = p->s[p->pos++];
 		uint32_t cp;
+		/* JSON alone escapes '/' too. */
+		int byte = e == '/' ? '/' : imp_escape_byte(e);
+		if (byte) {
+			buf[o++] = (char)byte;
+			continue;
+		}
 		switch (e) {
-		case '"': buf[o++] = '"'; break;
-		case '\\': buf[o++] = '\\'; break;
-		case '/': buf[o++] = '/'; break;
-		case 'b': buf[o++] = '\b'; break;
-		case 'f': buf[o++] = '\f'; break;
-		case 'n': buf[o++] = '\n'; break;
-		case 'r': buf[o++] = '\r'; break;
-		case 't': buf[o++] = '\t'; break;
 		case 'u':
-			if (hex4(p, &cp) < 0) {
-				free(buf);
+			if (hex4(p, &cp) < 0)
 				return -EINVAL;
-			}
 			if (cp >= 0xd800 && cp <= 0xdbff) {
 				uint32_t lo;
-				if (p->len - p->pos < 2 || p->s[p->pos] != '\\' || p->s[p->pos + 1] != 'u') {
-					free(buf);
+				if (p->len - p->pos < 2 || p->s[p->pos] != '\\' || p->s[p->pos + 1] != 'u')
 					return imp_reader_fail(p, "lone UTF-16 surrogate \\u%04x", cp);
-				}
 				p->pos += 2;
-				if (hex4(p, &lo) < 0) {
-					free(buf);
+				if (hex4(p, &lo) < 0)
 					return -EINVAL;
-				}
-				if (lo < 0xdc00 || lo > 0xdfff) {
-					free(buf);
+				if (lo < 0xdc00 || lo > 0xdfff)
 					return imp_reader_fail(p, "lone UTF-16 surrogate \\u%04x", cp);
-				}
 				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-			} else if (cp >= 0xdc00 && cp <= 0xdfff) {
-				free(buf);
+			} else if (cp >= 0xdc00 && cp <= 0xdfff)
 				return imp_reader_fail(p, "lone UTF-16 surrogate \\u%04x", cp);
-			}
 			/* A NUL would cut the C string short: what the importer
 			 * checks would not be what the source runtime reads. */
-			if (cp == 0) {
-				free(buf);
+			if (cp == 0)
 				return imp_reader_fail(p, "\\u0000 in a string is refused");
-			}
 			utf8_put(buf, &o, cp);
 			break;
 		default:
-			free(buf);
 			return imp_reader_fail(p, "invalid escape \\%c", e >= 0x20 && e < 0x7f ? e : '?');
 		}
 	}
 	p->pos++;
 	buf[o] = '\0';
-	*out = buf;
+	*out = steal_pointer(&buf);
 	*out_len = o;
 	return 0;
 }
@@ -296,7 +251,7 @@ static int parse_container(struct imp_reader *p, struct imp_node *n, unsigned de
 		} else if (p->pos < p->len && p->s[p->pos] == ']') {
 			return imp_reader_fail(p, "trailing comma before ]");
 		}
-		if ((r = push_child(p, n, &c)) < 0 || !c) {
+		if ((r = imp_reader_add(p, n, n->kind == IMP_MAP ? "object" : "array", &c)) < 0 || !c) {
 			free(key);
 			return r < 0 ? r : -EINVAL;
 		}
@@ -334,12 +289,7 @@ static int parse_value(struct imp_reader *p, struct imp_node *n, unsigned depth)
 		return parse_container(p, n, depth);
 	if (c == '"') {
 		int r = parse_string(p, &n->str, &n->len);
-		if (r < 0)
-			return r;
-		if (strlen(n->str) != n->len)
-			return imp_reader_fail(p, "NUL in a string");
-		n->kind = IMP_STR;
-		return 0;
+		return r < 0 ? r : imp_reader_string(p, n);
 	}
 	if (c == '-' || (c >= '0' && c <= '9'))
 		return parse_number(p, n);

@@ -14,29 +14,23 @@
 #include "policy/import/build.h"
 #include "policy/internal.h"
 
+struct mxc_to {
+	struct imp_list *to, *first_out;
+	bool take_first;
+};
+
+static int mxc_path(struct imp_build *b, const struct imp_node *e, const char *f, size_t i, void *ctx)
+{
+	const struct mxc_to *t = ctx;
+	return imp_add(b, t->take_first && i == 0 ? t->first_out : t->to, e->str, e, f);
+}
+
 static int mxc_paths(struct imp_build *b, const struct imp_node *n, const char *field, struct imp_list *to,
 		     struct imp_list *first_out, bool take_first)
 {
-	char f[POLICY_FIELD_MAX];
-	int r = imp_want(b, n, field, IMP_LIST);
-
-	for (size_t i = 0; r == 0 && i < n->n; i++) {
-		const struct imp_node *e = &n->v[i];
-		snprintf(f, sizeof(f), "%s[%zu]", field, i);
-		if ((r = imp_want(b, e, f, IMP_STR)) < 0)
-			break;
-		if (e->str[0] != '/') {
-			r = imp_fail(b, e, f, "\"%s\" is not an absolute POSIX path (a Windows path has no "
-				     "meaning in a Linux sandbox)", e->str);
-			break;
-		}
-		if (strpbrk(e->str, "*?[")) {
-			r = imp_fail(b, e, f, "\"%s\" is a glob; airlock paths are literal", e->str);
-			break;
-		}
-		r = imp_add(b, take_first && i == 0 ? first_out : to, e->str, e, f);
-	}
-	return r;
+	struct mxc_to t = { to, first_out, take_first };
+	return imp_paths(b, n, field, "an absolute POSIX path (a Windows path has no meaning in a Linux sandbox)",
+			 mxc_path, &t);
 }
 
 static int mxc_filesystem(struct imp_build *b, const struct imp_node *fs)
@@ -372,23 +366,8 @@ int imp_mxc(struct imp_build *b, const struct imp_node *root)
 				"known from the file");
 	/* MXC's backends provide the system files a program needs to run;
 	 * airlock's baseline (system directories read-only) is that. */
-	if ((v = imp_get(root, "filesystem")))
-		r = mxc_filesystem(b, v);
-	else
-		r = imp_fail(b, root, "filesystem", "is missing; airlock always gives the agent a workspace, so a "
-			     "policy that grants no path cannot be expressed");
-	if (r < 0)
+	if ((r = imp_filesystem(b, root, "filesystem", mxc_filesystem)) < 0)
 		return r;
-	/* MXC has no protected paths inside writable ones. */
-	if (b->narrow) {
-		if ((r = imp_narrow(b, imp_get(root, "filesystem"), "filesystem",
-				    "airlock's protected paths (git hooks, shell rc files, ...) stay read-only")) < 0)
-			return r;
-	} else {
-		b->protect_defaults = 0;
-		if (!(b->protect_defaults_src = strdup("MXC has no protected paths (with --narrow they stay on)")))
-			return error_set(b->err, ENOMEM, "out of memory");
-	}
 	if ((v = imp_get(root, "network")) && (r = mxc_network(b, v)) < 0)
 		return r;
 	if ((v = imp_get(root, "process")) && (r = mxc_process(b, v)) < 0)

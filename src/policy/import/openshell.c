@@ -37,41 +37,40 @@ static bool sandbox_provides(const char *p)
 	return false;
 }
 
+struct os_to {
+	bool rw;
+	bool *ws_set;
+};
+
+static int os_path(struct imp_build *b, const struct imp_node *e, const char *f, size_t i, void *ctx)
+{
+	const struct os_to *t = ctx;
+	int r;
+
+	(void)i;
+	if (sandbox_provides(e->str))
+		return imp_skip(b, e, f, "the sandbox has its own /proc and these devices");
+	/* Landlock's read rules in OpenShell let programs under a granted
+	 * path run; airlock's exec list says so. */
+	if ((r = imp_add(b, &b->exec, e->str, e, f)) < 0)
+		return r;
+	if (t->rw && !*t->ws_set) {
+		/* airlock always has a writable workspace: the first
+		 * read-write path is it. */
+		b->workspace = strdup(e->str);
+		b->workspace_src = imp_src(b, e, f);
+		if (!b->workspace || !b->workspace_src)
+			return error_set(b->err, ENOMEM, "out of memory");
+		*t->ws_set = true;
+		return 0;
+	}
+	return imp_add(b, t->rw ? &b->write : &b->read, e->str, e, f);
+}
+
 static int os_paths(struct imp_build *b, const struct imp_node *n, const char *field, bool rw, bool *ws_set)
 {
-	char f[POLICY_FIELD_MAX];
-	int r = imp_want(b, n, field, IMP_LIST);
-
-	for (size_t i = 0; r == 0 && i < n->n; i++) {
-		const struct imp_node *e = &n->v[i];
-		snprintf(f, sizeof(f), "%s[%zu]", field, i);
-		if ((r = imp_want(b, e, f, IMP_STR)) < 0)
-			break;
-		if (e->str[0] != '/')
-			return imp_fail(b, e, f, "\"%s\" is not absolute (OpenShell requires it)", e->str);
-		if (strpbrk(e->str, "*?["))
-			return imp_fail(b, e, f, "\"%s\" is a glob; airlock paths are literal", e->str);
-		if (sandbox_provides(e->str)) {
-			r = imp_skip(b, e, f, "the sandbox has its own /proc and these devices");
-			continue;
-		}
-		/* Landlock's read rules in OpenShell let programs under a
-		 * granted path run; airlock's exec list says so. */
-		if ((r = imp_add(b, &b->exec, e->str, e, f)) < 0)
-			break;
-		if (rw && !*ws_set) {
-			/* airlock always has a writable workspace: the first
-			 * read-write path is it. */
-			b->workspace = strdup(e->str);
-			b->workspace_src = imp_src(b, e, f);
-			if (!b->workspace || !b->workspace_src)
-				return error_set(b->err, ENOMEM, "out of memory");
-			*ws_set = true;
-			continue;
-		}
-		r = imp_add(b, rw ? &b->write : &b->read, e->str, e, f);
-	}
-	return r;
+	struct os_to t = { rw, ws_set };
+	return imp_paths(b, n, field, "absolute (OpenShell requires it)", os_path, &t);
 }
 
 static int os_filesystem(struct imp_build *b, const struct imp_node *fs)
@@ -344,23 +343,8 @@ int imp_openshell(struct imp_build *b, const struct imp_node *root)
 		return imp_fail(b, root, "version", "is missing (OpenShell requires version: 1)");
 	if (v->kind != IMP_NUM || strcmp(v->str, "1"))
 		return imp_fail(b, v, "version", "must be 1");
-	if ((v = imp_get(root, "filesystem_policy")))
-		r = os_filesystem(b, v);
-	else
-		r = imp_fail(b, root, "filesystem_policy", "is missing; airlock always gives the agent a workspace, so "
-			     "a policy that grants no path cannot be expressed");
-	if (r < 0)
+	if ((r = imp_filesystem(b, root, "filesystem_policy", os_filesystem)) < 0)
 		return r;
-	/* OpenShell has no protected paths inside writable ones. */
-	if (b->narrow) {
-		if ((r = imp_narrow(b, imp_get(root, "filesystem_policy"), "filesystem_policy",
-				    "airlock's protected paths (git hooks, shell rc files, ...) stay read-only")) < 0)
-			return r;
-	} else {
-		b->protect_defaults = 0;
-		if (!(b->protect_defaults_src = strdup("OpenShell has no protected paths (with --narrow they stay on)")))
-			return error_set(b->err, ENOMEM, "out of memory");
-	}
 	if ((v = imp_get(root, "landlock"))) {
 		static const char *const lk[] = { "compatibility", NULL };
 		const struct imp_node *c;

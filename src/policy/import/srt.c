@@ -91,11 +91,117 @@ static int str_list(struct imp_build *b, const struct imp_node *n, const char *f
 	return r;
 }
 
+/* One path of a filesystem list, as srt_path() read it (p; cwd when it
+ * is the current directory). */
+typedef int (*srt_path_fn)(struct imp_build *b, const struct imp_node *n, const char *field, const char *p, bool cwd,
+			   bool *cwd_writable);
+
+/* Each path of the list at fs's key (a list of strings), in order. */
+static int srt_paths(struct imp_build *b, const struct imp_node *fs, const char *key, srt_path_fn fn,
+		     bool *cwd_writable)
+{
+	const struct imp_node *v = imp_get(fs, key);
+	char field[POLICY_FIELD_MAX], f[POLICY_FIELD_MAX + 32];
+	int r;
+
+	if (!v)
+		return 0;
+	snprintf(field, sizeof(field), "filesystem.%s", key);
+	if ((r = str_list(b, v, field)) < 0)
+		return r;
+	for (size_t i = 0; i < v->n; i++) {
+		char *p = NULL;
+		bool cwd;
+		snprintf(f, sizeof(f), "%s[%zu]", field, i);
+		if ((r = srt_path(b, &v->v[i], f, &p, &cwd)) < 0)
+			return r;
+		r = fn(b, &v->v[i], f, p, cwd, cwd_writable);
+		free(p);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int deny_read(struct imp_build *b, const struct imp_node *n, const char *f, const char *p, bool cwd,
+		     bool *cwd_writable)
+{
+	(void)cwd_writable;
+	if (cwd)
+		return imp_fail(b, n, f, "denies the current directory, which airlock makes the workspace; run "
+				"airlock from another directory instead");
+	return imp_add(b, &b->deny, p, n, f);
+}
+
+static int allow_write(struct imp_build *b, const struct imp_node *n, const char *f, const char *p, bool cwd,
+		       bool *cwd_writable)
+{
+	if (!cwd)
+		return imp_add(b, &b->write, p, n, f);
+	/* The workspace is always writable in airlock. */
+	if (*cwd_writable)
+		return imp_fail(b, n, f, "the current directory is listed twice");
+	*cwd_writable = true;
+	return 0;
+}
+
+/* The protected glob of "$WORKSPACE/DIR" (DIR itself and all beneath
+ * it), without "." or empty components; malloc'd, NULL when out of
+ * memory. */
+static char *protect_glob(const char *p)
+{
+	char *g = malloc(strlen(p) + 4);
+	size_t gl = 0;
+
+	if (!g)
+		return NULL;
+	for (const char *c = p + 11; *c;) {
+		const char *e = strchr(c, '/');
+		size_t len = e ? (size_t)(e - c) : strlen(c);
+		if (len && !(len == 1 && c[0] == '.')) {
+			memcpy(g + gl, c, len);
+			gl += len;
+			g[gl++] = '/';
+		}
+		c += len;
+		if (*c)
+			c++;
+	}
+	memcpy(g + gl, "**", 3);
+	return g;
+}
+
+static int deny_write(struct imp_build *b, const struct imp_node *n, const char *f, const char *p, bool cwd,
+		      bool *cwd_writable)
+{
+	int r;
+
+	if (cwd)
+		return *cwd_writable ? imp_fail(b, n, f, "denies writing the current directory that allowWrite "
+						"allows; say one or the other")
+				     : 0;
+	if (!strncmp(p, "$WORKSPACE/", 11) && !has_dotdot(p + 11)) {
+		/* Read-only inside the workspace: a protected path, whether
+		 * a file or a directory. */
+		char *g = protect_glob(p);
+		if (!g)
+			return error_set(b->err, ENOMEM, "out of memory");
+		r = imp_add(b, &b->protect, g, n, f);
+		free(g);
+		return r;
+	}
+	/* Outside the current directory airlock has no
+	 * read-only-under-a-write-path rule; hiding the path is the
+	 * narrower choice. */
+	r = imp_narrow(b, n, f, "\"%s\" is outside the current directory, where airlock cannot make a path "
+		       "read-only inside a writable one; it is denied (hidden) instead", n->str);
+	return r < 0 ? r : imp_add(b, &b->deny, p, n, f);
+}
+
 static int srt_filesystem(struct imp_build *b, const struct imp_node *fs)
 {
 	static const char *const known[] = { "denyRead", "allowWrite", "denyWrite", "allowGitConfig", NULL };
 	const struct imp_node *v;
-	char f[POLICY_FIELD_MAX];
 	bool cwd_writable = false;
 	int r;
 
@@ -108,45 +214,9 @@ static int srt_filesystem(struct imp_build *b, const struct imp_node *fs)
 			    "srt lets the program read every path not listed in denyRead; airlock reads only the "
 			    "system baseline, the workspace and filesystem.read, and hides the home directory")) < 0)
 		return r;
-	if ((v = imp_get(fs, "denyRead"))) {
-		if ((r = str_list(b, v, "filesystem.denyRead")) < 0)
-			return r;
-		for (size_t i = 0; i < v->n; i++) {
-			char *p = NULL;
-			bool cwd;
-			snprintf(f, sizeof(f), "filesystem.denyRead[%zu]", i);
-			if ((r = srt_path(b, &v->v[i], f, &p, &cwd)) < 0)
-				return r;
-			r = cwd ? imp_fail(b, &v->v[i], f, "denies the current directory, which airlock makes "
-					   "the workspace; run airlock from another directory instead")
-				: imp_add(b, &b->deny, p, &v->v[i], f);
-			free(p);
-			if (r < 0)
-				return r;
-		}
-	}
-	if ((v = imp_get(fs, "allowWrite"))) {
-		if ((r = str_list(b, v, "filesystem.allowWrite")) < 0)
-			return r;
-		for (size_t i = 0; i < v->n; i++) {
-			char *p = NULL;
-			bool cwd;
-			snprintf(f, sizeof(f), "filesystem.allowWrite[%zu]", i);
-			if ((r = srt_path(b, &v->v[i], f, &p, &cwd)) < 0)
-				return r;
-			if (cwd) {
-				/* The workspace is always writable in airlock. */
-				if (cwd_writable)
-					r = imp_fail(b, &v->v[i], f, "the current directory is listed twice");
-				cwd_writable = true;
-			} else {
-				r = imp_add(b, &b->write, p, &v->v[i], f);
-			}
-			free(p);
-			if (r < 0)
-				return r;
-		}
-	}
+	if ((r = srt_paths(b, fs, "denyRead", deny_read, &cwd_writable)) < 0 ||
+	    (r = srt_paths(b, fs, "allowWrite", allow_write, &cwd_writable)) < 0)
+		return r;
 	if (!cwd_writable) {
 		/* airlock's workspace (the current directory) is always
 		 * writable; protecting all of it keeps it read-only, as srt has
@@ -163,59 +233,8 @@ static int srt_filesystem(struct imp_build *b, const struct imp_node *fs)
 					    b->write.v[i].val)) < 0)
 				return r;
 	}
-	if ((v = imp_get(fs, "denyWrite"))) {
-		if ((r = str_list(b, v, "filesystem.denyWrite")) < 0)
-			return r;
-		for (size_t i = 0; i < v->n; i++) {
-			char *p = NULL;
-			bool cwd;
-			snprintf(f, sizeof(f), "filesystem.denyWrite[%zu]", i);
-			if ((r = srt_path(b, &v->v[i], f, &p, &cwd)) < 0)
-				return r;
-			if (cwd) {
-				r = cwd_writable ? imp_fail(b, &v->v[i], f, "denies writing the current directory that "
-							    "allowWrite allows; say one or the other")
-						 : 0;
-			} else if (!strncmp(p, "$WORKSPACE/", 11) && !has_dotdot(p + 11)) {
-				/* Read-only inside the workspace: a protected
-				 * path, whether a file or a directory. The glob
-				 * has no "." or empty components. */
-				char *g = malloc(strlen(p) + 4);
-				size_t gl = 0;
-				if (!g) {
-					free(p);
-					return error_set(b->err, ENOMEM, "out of memory");
-				}
-				for (const char *c = p + 11; *c;) {
-					const char *e = strchr(c, '/');
-					size_t len = e ? (size_t)(e - c) : strlen(c);
-					if (len && !(len == 1 && c[0] == '.')) {
-						memcpy(g + gl, c, len);
-						gl += len;
-						g[gl++] = '/';
-					}
-					c += len;
-					if (*c)
-						c++;
-				}
-				memcpy(g + gl, "**", 3);
-				r = imp_add(b, &b->protect, g, &v->v[i], f);
-				free(g);
-			} else {
-				/* Outside the current directory airlock has no
-				 * read-only-under-a-write-path rule; hiding the
-				 * path is the narrower choice. */
-				r = imp_narrow(b, &v->v[i], f, "\"%s\" is outside the current directory, where "
-					       "airlock cannot make a path read-only inside a writable one; it is "
-					       "denied (hidden) instead", v->v[i].str);
-				if (r == 0)
-					r = imp_add(b, &b->deny, p, &v->v[i], f);
-			}
-			free(p);
-			if (r < 0)
-				return r;
-		}
-	}
+	if ((r = srt_paths(b, fs, "denyWrite", deny_write, &cwd_writable)) < 0)
+		return r;
 	if ((v = imp_get(fs, "allowGitConfig"))) {
 		if ((r = imp_want(b, v, "filesystem.allowGitConfig", IMP_BOOL)) < 0)
 			return r;

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "policy/import/doc.h"
+#include "util/cleanup.h"
+#include "util/hex.h"
 #include "util/utf8.h"
 
 static unsigned col(const struct imp_reader *p)
@@ -23,6 +25,15 @@ static unsigned col(const struct imp_reader *p)
 static bool at(const struct imp_reader *p, char c)
 {
 	return p->pos < p->len && p->s[p->pos] == c;
+}
+
+/* Past c when it is next: whether it was. */
+static bool take(struct imp_reader *p, char c)
+{
+	if (!at(p, c))
+		return false;
+	p->pos++;
+	return true;
 }
 
 static void skip_blank(struct imp_reader *p)
@@ -78,23 +89,6 @@ static int skip_array_ws(struct imp_reader *p)
 	}
 }
 
-static int add_child(struct imp_reader *p, struct imp_node *parent, struct imp_node **child)
-{
-	if (parent->n >= IMP_MAX_ITEMS)
-		return imp_reader_fail(p, "more than %d entries in one table or array", IMP_MAX_ITEMS);
-	if (parent->n == parent->cap) {
-		size_t cap = parent->cap ? parent->cap * 2 : 8;
-		struct imp_node *v = realloc(parent->v, cap * sizeof(*v));
-		if (!v)
-			return error_set(p->err, ENOMEM, "out of memory");
-		parent->v = v;
-		parent->cap = cap;
-	}
-	*child = &parent->v[parent->n++];
-	memset(*child, 0, sizeof(**child));
-	return 0;
-}
-
 /* A basic ("...") or literal ('...') single-line string at p->pos. */
 static int parse_string(struct imp_reader *p, char **out, size_t *out_len)
 {
@@ -111,75 +105,45 @@ static int parse_string(struct imp_reader *p, char **out, size_t *out_len)
 	}
 	if (end >= p->len || p->s[end] != q)
 		return imp_reader_fail(p, "unterminated string");
-	char *buf = malloc(end - p->pos + 1);
+	_cleanup_free_ char *buf = malloc(end - p->pos + 1);
 	size_t o = 0;
 	if (!buf)
 		return error_set(p->err, ENOMEM, "out of memory");
 	while (p->pos < end) {
 		unsigned char c = (unsigned char)p->s[p->pos];
-		if ((c < 0x20 && c != '\t') || c == 0x7f) {
-			free(buf);
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
 			return imp_reader_fail(p, "control character 0x%02x in a string", c);
-		}
 		if (c != '\\' || q == '\'') {
-			size_t k = utf8_decode((const unsigned char *)p->s + p->pos, end - p->pos, NULL);
-			if (!k) {
-				free(buf);
-				return imp_reader_fail(p, "invalid UTF-8 in a string");
-			}
-			memcpy(buf + o, p->s + p->pos, k);
-			o += k;
-			p->pos += k;
+			if (imp_reader_utf8(p, end, buf, &o) < 0)
+				return -EINVAL;
 			continue;
 		}
 		p->pos++;
 		char e = p->s[p->pos++];
 		uint32_t cp = 0;
-		int digits = 0;
-		switch (e) {
-		case '"': buf[o++] = '"'; break;
-		case '\\': buf[o++] = '\\'; break;
-		case 'b': buf[o++] = '\b'; break;
-		case 'f': buf[o++] = '\f'; break;
-		case 'n': buf[o++] = '\n'; break;
-		case 'r': buf[o++] = '\r'; break;
-		case 't': buf[o++] = '\t'; break;
-		case 'u': digits = 4; break;
-		case 'U': digits = 8; break;
-		default:
-			free(buf);
-			return imp_reader_fail(p, "invalid escape \\%c", e >= 0x20 && e < 0x7f ? e : '?');
+		int byte = imp_escape_byte(e), digits = e == 'u' ? 4 : e == 'U' ? 8 : 0;
+		if (byte) {
+			buf[o++] = (char)byte;
+			continue;
 		}
 		if (!digits)
-			continue;
-		if (end - p->pos < (size_t)digits) {
-			free(buf);
+			return imp_reader_fail(p, "invalid escape \\%c", e >= 0x20 && e < 0x7f ? e : '?');
+		if (end - p->pos < (size_t)digits)
 			return imp_reader_fail(p, "\\%c needs %d hex digits", e, digits);
-		}
 		for (int i = 0; i < digits; i++) {
-			char h = p->s[p->pos++];
-			cp <<= 4;
-			if (h >= '0' && h <= '9')
-				cp |= (uint32_t)(h - '0');
-			else if (h >= 'a' && h <= 'f')
-				cp |= (uint32_t)(h - 'a' + 10);
-			else if (h >= 'A' && h <= 'F')
-				cp |= (uint32_t)(h - 'A' + 10);
-			else {
-				free(buf);
+			int d = hex_digit_value((unsigned char)p->s[p->pos++]);
+			if (d < 0)
 				return imp_reader_fail(p, "\\%c needs %d hex digits", e, digits);
-			}
+			cp = cp << 4 | (uint32_t)d;
 		}
-		if (cp == 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
-			free(buf);
+		if (cp == 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 			return imp_reader_fail(p, "\\%c escape is NUL, a surrogate or past U+10FFFF", e);
-		}
 		/* An escape is at least 6 bytes and expands to at most 4. */
 		utf8_put(buf, &o, cp);
 	}
 	p->pos = end + 1;
 	buf[o] = '\0';
-	*out = buf;
+	*out = steal_pointer(&buf);
 	*out_len = o;
 	return 0;
 }
@@ -258,7 +222,63 @@ static struct imp_node *find(struct imp_node *t, const char *key)
 	return NULL;
 }
 
+/* A new child of t named by part i of k, at that part's position; the
+ * name moves from k to the child. */
+static int add_key(struct imp_reader *p, struct imp_node *t, struct keypath *k, size_t i, struct imp_node **c)
+{
+	int r = imp_reader_add(p, t, "table or array", c);
+	if (r < 0)
+		return r;
+	(*c)->key = k->part[i];
+	k->part[i] = NULL;
+	(*c)->line = k->line[i];
+	(*c)->col = k->col[i];
+	return 0;
+}
+
 static int parse_value(struct imp_reader *p, struct imp_node *n, unsigned depth);
+
+/* "KEY = VALUE" with the key read into k: the value, at depth, under t,
+ * through the implicit tables a dotted key names. A key given twice is
+ * refused, as TOML requires; in an inline table the error points at the
+ * reader, elsewhere at the key and its first definition. */
+static int put_key(struct imp_reader *p, struct imp_node *t, struct keypath *k, unsigned depth, bool in_inline)
+{
+	struct imp_node *c;
+	int r = 0;
+
+	for (size_t i = 0; i < k->n; i++) {
+		c = find(t, k->part[i]);
+		bool last = i + 1 == k->n;
+		/* Only a table a dotted key created may take more keys (an
+		 * inline table or array is sealed, never implicit). */
+		if (c && (last || c->kind != IMP_MAP || c->sealed || !c->implicit)) {
+			if (in_inline)
+				return imp_reader_fail(p, "key \"%s\" defined twice", k->part[i]);
+			return error_set(p->err, EINVAL, "%s:%u:%u: key \"%s\" defined twice (first at line %u)",
+					 p->name, k->line[i], k->col[i], k->part[i], c->line);
+		}
+		if (!last) {
+			if (!c) {
+				if ((r = add_key(p, t, k, i, &c)) < 0)
+					return r;
+				c->kind = IMP_MAP;
+				c->implicit = true;
+			}
+			t = c;
+			continue;
+		}
+		if ((r = add_key(p, t, k, i, &c)) < 0)
+			return r;
+		skip_blank(p);
+		if (!take(p, '='))
+			return imp_reader_fail(p, "expected '=' after the key");
+		r = parse_value(p, c, depth);
+		c->line = k->line[i];
+		c->col = k->col[i];
+	}
+	return r;
+}
 
 static int parse_inline_table(struct imp_reader *p, struct imp_node *n, unsigned depth)
 {
@@ -266,68 +286,21 @@ static int parse_inline_table(struct imp_reader *p, struct imp_node *n, unsigned
 	n->sealed = true;
 	p->pos++;
 	skip_blank(p);
-	if (at(p, '}')) {
-		p->pos++;
+	if (take(p, '}'))
 		return 0;
-	}
 	for (;;) {
 		struct keypath k = { 0 };
-		struct imp_node *t = n, *c;
 		int r = parse_key(p, &k);
-		if (r < 0) {
-			keypath_free(&k);
-			return r;
-		}
-		for (size_t i = 0; i < k.n; i++) {
-			c = find(t, k.part[i]);
-			if (i + 1 < k.n) {
-				if (c && (c->kind != IMP_MAP || !c->implicit)) {
-					r = imp_reader_fail(p, "key \"%s\" defined twice", k.part[i]);
-					break;
-				}
-				if (!c) {
-					if ((r = add_child(p, t, &c)) < 0)
-						break;
-					c->kind = IMP_MAP;
-					c->implicit = true;
-					c->key = k.part[i];
-					k.part[i] = NULL;
-					c->line = k.line[i];
-					c->col = k.col[i];
-				}
-				t = c;
-				continue;
-			}
-			if (c) {
-				r = imp_reader_fail(p, "key \"%s\" defined twice", k.part[i]);
-				break;
-			}
-			if ((r = add_child(p, t, &c)) < 0)
-				break;
-			c->key = k.part[i];
-			k.part[i] = NULL;
-			skip_blank(p);
-			if (!at(p, '=')) {
-				r = imp_reader_fail(p, "expected '=' after the key");
-				break;
-			}
-			p->pos++;
-			r = parse_value(p, c, depth + 1);
-			c->line = k.line[i];
-			c->col = k.col[i];
-		}
+		if (r == 0)
+			r = put_key(p, n, &k, depth + 1, true);
 		keypath_free(&k);
 		if (r < 0)
 			return r;
 		skip_blank(p);
-		if (at(p, ',')) {
-			p->pos++;
+		if (take(p, ','))
 			continue;
-		}
-		if (at(p, '}')) {
-			p->pos++;
+		if (take(p, '}'))
 			return 0;
-		}
 		return imp_reader_fail(p, "expected ',' or '}' in an inline table (which must fit on one line)");
 	}
 }
@@ -342,25 +315,19 @@ static int parse_array(struct imp_reader *p, struct imp_node *n, unsigned depth)
 	for (;;) {
 		if ((r = skip_array_ws(p)) < 0)
 			return r;
-		if (at(p, ']')) {
-			p->pos++;
+		if (take(p, ']'))
 			return 0;
-		}
 		struct imp_node *c;
-		if ((r = add_child(p, n, &c)) < 0)
+		if ((r = imp_reader_add(p, n, "table or array", &c)) < 0)
 			return r;
 		if ((r = parse_value(p, c, depth + 1)) < 0)
 			return r;
 		if ((r = skip_array_ws(p)) < 0)
 			return r;
-		if (at(p, ',')) {
-			p->pos++;
+		if (take(p, ','))
 			continue;
-		}
-		if (at(p, ']')) {
-			p->pos++;
+		if (take(p, ']'))
 			return 0;
-		}
 		return imp_reader_fail(p, "expected ',' or ']' in an array");
 	}
 }
@@ -377,12 +344,7 @@ static int parse_value(struct imp_reader *p, struct imp_node *n, unsigned depth)
 	char c = p->s[p->pos];
 	if (c == '"' || c == '\'') {
 		int r = parse_string(p, &n->str, &n->len);
-		if (r < 0)
-			return r;
-		if (strlen(n->str) != n->len)
-			return imp_reader_fail(p, "NUL in a string");
-		n->kind = IMP_STR;
-		return 0;
+		return r < 0 ? r : imp_reader_string(p, n);
 	}
 	if (c == '[')
 		return parse_array(p, n, depth);
@@ -455,7 +417,7 @@ static int open_header(struct imp_reader *p, struct imp_node *root, struct keypa
 			 * continues the last one. */
 			if (last && array) {
 				struct imp_node *e;
-				if ((r = add_child(p, c, &e)) < 0)
+				if ((r = imp_reader_add(p, c, "table or array", &e)) < 0)
 					return r;
 				e->kind = IMP_MAP;
 				e->line = k->line[i];
@@ -480,16 +442,12 @@ static int open_header(struct imp_reader *p, struct imp_node *root, struct keypa
 			return 0;
 		}
 		if (!c) {
-			if ((r = add_child(p, t, &c)) < 0)
+			if ((r = add_key(p, t, k, i, &c)) < 0)
 				return r;
-			c->key = k->part[i];
-			k->part[i] = NULL;
-			c->line = k->line[i];
-			c->col = k->col[i];
 			if (last && array) {
 				struct imp_node *e;
 				c->kind = IMP_LIST;
-				if ((r = add_child(p, c, &e)) < 0)
+				if ((r = imp_reader_add(p, c, "table or array", &e)) < 0)
 					return r;
 				e->kind = IMP_MAP;
 				e->line = c->line;
@@ -543,47 +501,8 @@ static int parse_doc(struct imp_reader *p, struct imp_node *root)
 			continue;
 		}
 		r = parse_key(p, &k);
-		struct imp_node *t = cur, *c = NULL;
-		for (size_t i = 0; r == 0 && i < k.n; i++) {
-			c = find(t, k.part[i]);
-			if (i + 1 < k.n) {
-				if (c && (c->kind != IMP_MAP || c->sealed || !c->implicit)) {
-					r = error_set(p->err, EINVAL, "%s:%u:%u: key \"%s\" defined twice (first at line %u)",
-						      p->name, k.line[i], k.col[i], k.part[i], c->line);
-					break;
-				}
-				if (!c) {
-					if ((r = add_child(p, t, &c)) < 0)
-						break;
-					c->kind = IMP_MAP;
-					c->implicit = true;
-					c->key = k.part[i];
-					k.part[i] = NULL;
-					c->line = k.line[i];
-					c->col = k.col[i];
-				}
-				t = c;
-				continue;
-			}
-			if (c) {
-				r = error_set(p->err, EINVAL, "%s:%u:%u: key \"%s\" defined twice (first at line %u)",
-					      p->name, k.line[i], k.col[i], k.part[i], c->line);
-				break;
-			}
-			if ((r = add_child(p, t, &c)) < 0)
-				break;
-			c->key = k.part[i];
-			k.part[i] = NULL;
-			skip_blank(p);
-			if (!at(p, '=')) {
-				r = imp_reader_fail(p, "expected '=' after the key");
-				break;
-			}
-			p->pos++;
-			r = parse_value(p, c, 0);
-			c->line = k.line[i];
-			c->col = k.col[i];
-		}
+		if (r == 0)
+			r = put_key(p, cur, &k, 0, false);
 		keypath_free(&k);
 		if (r < 0 || (r = end_of_line(p)) < 0)
 			return r;
