@@ -9,6 +9,7 @@
  * "FILE:LINE:COL: FIELD: what is wrong; what would be valid".
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -99,22 +100,26 @@ int parse_want_scalar(struct loader *l, const struct policy_ynode *n, const char
 	return 0;
 }
 
-/* Refuse keys the schema table (schema.c) does not list beneath `schema`
- * (the map's schema path: "" for the top level, "network.endpoints[]"),
- * naming the valid ones. prefix is the map's field name for messages. */
-int parse_check_keys(struct loader *l, const struct policy_ynode *map, const char *prefix,
-		      const char *schema)
+/* Refuse keys table t does not hold, naming the valid ones as the schema
+ * table (schema.c) lists them for t->schema, the map's schema path ("" for
+ * the top level, "network.endpoints[]"). prefix is the map's field name
+ * for messages. */
+static int check_keys(struct loader *l, const struct policy_ynode *map, const char *prefix,
+		      const struct parse_table *t)
 {
 	for (size_t i = 0; i < map->n; i += 2) {
 		const struct policy_ynode *k = map->items[i];
 		char field[POLICY_FIELD_MAX];
 		char valid[512];
+		bool known = false;
 
-		if (policy_schema_knows(schema, k->str))
+		for (size_t j = 0; j < t->n_keys && !known; j++)
+			known = strcmp(t->keys[j].key, k->str) == 0;
+		if (known)
 			continue;
 		snprintf(field, sizeof(field), "%s", prefix);
 		policy_field_append_key(field, sizeof(field), k->str, k->len);
-		policy_schema_keys(schema, valid, sizeof(valid));
+		policy_schema_keys(t->schema, valid, sizeof(valid));
 		return FAIL(l, k, field, "unknown key; valid keys here are %s", valid);
 	}
 	return 0;
@@ -126,6 +131,81 @@ const struct policy_ynode *parse_map_get(const struct policy_ynode *map, const c
 		if (strcmp(map->items[i]->str, key) == 0)
 			return map->items[i + 1];
 	return NULL;
+}
+
+int parse_map(struct loader *l, const struct policy_ynode *map, const char *prefix, const struct parse_table *t,
+	      void *base)
+{
+	int r;
+
+	if (prefix[0] && (r = parse_want_map(l, map, prefix)) < 0)
+		return r;
+	if ((r = check_keys(l, map, prefix, t)) < 0)
+		return r;
+	for (size_t i = 0; i < t->n_keys; i++) {
+		const struct parse_key *k = &t->keys[i];
+		const struct policy_ynode *v = parse_map_get(map, k->key);
+		char field[POLICY_FIELD_MAX];
+
+		if (!k->parse || (!v && !(k->flags & PARSE_ABSENT)))
+			continue;
+		if (prefix[0])
+			parse_field_join(field, sizeof(field), prefix, k->key);
+		else
+			snprintf(field, sizeof(field), "%s", k->key);
+		const struct parse_at at = { map, v, prefix, field, k, base };
+		if ((r = k->parse(l, &at, (char *)base + k->offset)) < 0)
+			return r;
+		if (v && k->origin != PARSE_NO_ORIGIN)
+			*(struct policy_loc *)((char *)l->p + k->origin) = parse_loc_of(l, v);
+	}
+	return 0;
+}
+
+int parse_bool_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	return parse_load_bool(l, at->v, at->field, data);
+}
+
+int parse_enum_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	const struct parse_enum *e = at->k->arg;
+	return parse_load_enum(l, at->v, at->field, e->names, e->count, data);
+}
+
+int parse_size_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	return parse_load_size(l, at->v, at->field, data);
+}
+
+int parse_count_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	return parse_load_count(l, at->v, at->field, data);
+}
+
+int parse_duration_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	return parse_load_duration(l, at->v, at->field, data);
+}
+
+int parse_id_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	return parse_load_id(l, at->v, at->field, data);
+}
+
+int parse_wpath_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	return parse_load_path(l, at->v, at->field, true, data);
+}
+
+int parse_paths_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	return parse_load_path_list(l, at->v, at->field, data);
+}
+
+int parse_map_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	return parse_map(l, at->v, at->field, at->k->arg, data);
 }
 
 /* ---- scalar values ---- */
@@ -206,9 +286,9 @@ int parse_load_string(struct loader *l, const struct policy_ynode *n, const char
 	return 0;
 }
 
-static int load_version(struct loader *l, const struct policy_ynode *top)
+static int parse_version_at(struct loader *l, const struct parse_at *at, void *data)
 {
-	const struct policy_ynode *n = parse_map_get(top, "version");
+	const struct policy_ynode *top = at->map, *n = at->v;
 	uint64_t v = 0;
 	char q[96];
 	int r;
@@ -233,8 +313,7 @@ static int load_version(struct loader *l, const struct policy_ynode *top)
 	if (v != POLICY_VERSION)
 		return FAIL(l, n, "version", "%s is not a supported version; this build reads version: 1",
 			    q);
-	l->p->version = POLICY_VERSION;
-	l->p->origin.version = parse_loc_of(l, n);
+	*(int *)data = POLICY_VERSION;
 	return 0;
 }
 
@@ -262,93 +341,82 @@ static int load_label(struct loader *l, const struct policy_ynode *n, const char
 	return 0;
 }
 
-static int load_name(struct loader *l, const struct policy_ynode *n)
+int parse_label_at(struct loader *l, const struct parse_at *at, void *data)
 {
-	int r = load_label(l, n, "name", "a name for the policy", &l->p->name);
-	if (r == 0)
-		l->p->origin.name = parse_loc_of(l, n);
+	return load_label(l, at->v, at->field, at->k->arg, data);
+}
+
+/* Loaded after network: the header goes only on the proxy's requests, so
+ * without one it would silently do nothing. */
+static int parse_identity_header_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	int r = parse_load_bool(l, at->v, at->field, data);
+	if (r == 0 && *(bool *)data && l->p->network.mode == POLICY_NET_NONE)
+		r = FAIL(l, at->v, at->field,
+			 "the policy has no network section, so no request could carry the identity header; "
+			 "add a network section or drop identity.header");
 	return r;
 }
 
-/* identity: {agent: NAME, header: BOOL} */
-static int load_identity(struct loader *l, const struct policy_ynode *n)
+/* A directory for a log that is turned off says two things at once. */
+static int parse_audit_dir_at(struct loader *l, const struct parse_at *at, void *data)
 {
-	const struct policy_ynode *v;
-	int r = parse_want_map(l, n, "identity");
-	if (r == 0)
-		r = parse_check_keys(l, n, "identity", "identity");
-	if (r == 0 && (v = parse_map_get(n, "agent"))) {
-		r = load_label(l, v, "identity.agent", "the agent's name in decision records", &l->p->identity.agent);
-		if (r == 0)
-			l->p->origin.agent = parse_loc_of(l, v);
-	}
-	if (r == 0 && (v = parse_map_get(n, "header"))) {
-		r = parse_load_bool(l, v, "identity.header", &l->p->identity.header);
-		if (r == 0)
-			l->p->origin.identity_header = parse_loc_of(l, v);
-		/* Loaded after network: the header goes only on the proxy's
-		 * requests, so without one it would silently do nothing. */
-		if (r == 0 && l->p->identity.header && l->p->network.mode == POLICY_NET_NONE)
-			r = FAIL(l, v, "identity.header",
-				 "the policy has no network section, so no request could carry the identity header; "
-				 "add a network section or drop identity.header");
-	}
-	return r;
-}
-
-/* audit: {enabled: BOOL, dir: PATH, max_size: SIZE} */
-static int load_audit(struct loader *l, const struct policy_ynode *n)
-{
-	const struct policy_ynode *v;
-	int r = parse_want_map(l, n, "audit");
-	if (r == 0)
-		r = parse_check_keys(l, n, "audit", "audit");
-	if (r == 0 && (v = parse_map_get(n, "enabled"))) {
-		r = parse_load_bool(l, v, "audit.enabled", &l->p->audit.enabled);
-		if (r == 0)
-			l->p->origin.audit_enabled = parse_loc_of(l, v);
-	}
-	/* A directory for a log that is turned off says two things at once. */
-	if (r == 0 && !l->p->audit.enabled && (v = parse_map_get(n, "dir")))
-		return FAIL(l, v, "audit.dir",
+	if (!l->p->audit.enabled)
+		return FAIL(l, at->v, at->field,
 			    "a directory for the decision log, which audit.enabled: false turns off; remove "
 			    "one of the two");
-	if (r == 0 && (v = parse_map_get(n, "dir"))) {
-		r = parse_load_path(l, v, "audit.dir", false, &l->p->audit.dir);
-		if (r == 0)
-			l->p->origin.audit_dir = parse_loc_of(l, v);
-	}
-	if (r == 0 && (v = parse_map_get(n, "max_size"))) {
-		/* The log is bounded like the memory the agent may use: an
-		 * agent that floods it with junk requests must not fill the
-		 * host's disk. Reaching it ends the run; it cannot be
-		 * unlimited. */
-		const char *field = "audit.max_size";
-		uint64_t size = 0;
-		char q[96];
-		if ((r = parse_want_scalar(l, v, field, "a size (e.g. 1GiB)")) < 0)
-			return r;
-		parse_quote(v, q, sizeof(q));
-		if (strcmp(v->str, "unlimited") == 0)
-			return FAIL(l, v, field,
-				    "cannot be unlimited: reaching it ends the run rather than letting it go on "
-				    "unlogged; give a size from 1MiB to 1TiB (e.g. 1GiB)");
-		switch (policy_parse_size(v->str, &size)) {
-		case POLICY_NUM_OK:
-			break;
-		case POLICY_NUM_SYNTAX:
-			return FAIL(l, v, field, "%s is not a size (e.g. 256MiB, 1GiB)", q);
-		case POLICY_NUM_RANGE:
-			size = UINT64_MAX;
-			break;
-		}
-		if (size < POLICY_AUDIT_MAX_SIZE_MIN || size > POLICY_AUDIT_MAX_SIZE_MAX)
-			return FAIL(l, v, field, "%s is outside 1MiB..1TiB", q);
-		l->p->audit.max_size = size;
-		l->p->origin.audit_max_size = parse_loc_of(l, v);
-	}
-	return r;
+	return parse_load_path(l, at->v, at->field, false, data);
 }
+
+/* The log is bounded like the memory the agent may use: an agent that
+ * floods it with junk requests must not fill the host's disk. Reaching it
+ * ends the run; it cannot be unlimited. */
+static int parse_audit_max_size_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	const struct policy_ynode *v = at->v;
+	uint64_t size = 0;
+	char q[96];
+	int r;
+
+	if ((r = parse_want_scalar(l, v, at->field, "a size (e.g. 1GiB)")) < 0)
+		return r;
+	parse_quote(v, q, sizeof(q));
+	if (strcmp(v->str, "unlimited") == 0)
+		return FAIL(l, v, at->field,
+			    "cannot be unlimited: reaching it ends the run rather than letting it go on "
+			    "unlogged; give a size from 1MiB to 1TiB (e.g. 1GiB)");
+	switch (policy_parse_size(v->str, &size)) {
+	case POLICY_NUM_OK:
+		break;
+	case POLICY_NUM_SYNTAX:
+		return FAIL(l, v, at->field, "%s is not a size (e.g. 256MiB, 1GiB)", q);
+	case POLICY_NUM_RANGE:
+		size = UINT64_MAX;
+		break;
+	}
+	if (size < POLICY_AUDIT_MAX_SIZE_MIN || size > POLICY_AUDIT_MAX_SIZE_MAX)
+		return FAIL(l, v, at->field, "%s is outside 1MiB..1TiB", q);
+	*(uint64_t *)data = size;
+	return 0;
+}
+
+#define AT(field) offsetof(struct policy, field)
+#define ORIGIN(name) offsetof(struct policy, origin.name)
+
+/* identity: {agent: NAME, header: BOOL} */
+static const struct parse_key identity_keys[] = {
+	{ "agent", parse_label_at, AT(identity.agent), ORIGIN(agent), "the agent's name in decision records", 0 },
+	{ "header", parse_identity_header_at, AT(identity.header), ORIGIN(identity_header), NULL, 0 },
+};
+const struct parse_table parse_identity_table = PARSE_TABLE("identity", identity_keys);
+
+/* audit: {enabled: BOOL, dir: PATH, max_size: SIZE} */
+static const struct parse_key audit_keys[] = {
+	{ "enabled", parse_bool_at, AT(audit.enabled), ORIGIN(audit_enabled), NULL, 0 },
+	{ "dir", parse_audit_dir_at, AT(audit.dir), ORIGIN(audit_dir), NULL, 0 },
+	{ "max_size", parse_audit_max_size_at, AT(audit.max_size), ORIGIN(audit_max_size), NULL, 0 },
+};
+const struct parse_table parse_audit_table = PARSE_TABLE("audit", audit_keys);
 
 /* host_uid / host_gid: "auto" or 1..4294967294. */
 int parse_load_id(struct loader *l, const struct policy_ynode *n, const char *field,
@@ -706,69 +774,54 @@ void parse_field_join(char *buf, size_t size, const char *prefix, const char *ke
 
 /* ---- entry points ---- */
 
+/* After sandbox: pin file paths may use $WORKSPACE. */
+static int parse_mcp_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	(void)data;
+	return policy_load_mcp(l->p, at->v, l->err);
+}
+
+/* WARNING: sandbox comes before the sections that may use $WORKSPACE;
+ * network before credentials (bindings are checked against the endpoints)
+ * and identity (its header needs a network); filesystem before
+ * credentials (a secret's file must be out of the agent's reach). */
+static const struct parse_key top_keys[] = {
+	{ "version", parse_version_at, AT(version), ORIGIN(version), NULL, PARSE_ABSENT },
+	{ "name", parse_label_at, AT(name), ORIGIN(name), "a name for the policy", 0 },
+	{ "sandbox", parse_map_at, 0, PARSE_NO_ORIGIN, &parse_sandbox_table, 0 },
+	{ "filesystem", parse_map_at, 0, PARSE_NO_ORIGIN, &parse_filesystem_table, 0 },
+	{ "process", parse_map_at, 0, PARSE_NO_ORIGIN, &parse_process_table, 0 },
+	{ "network", parse_network_at, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "credentials", parse_credentials_at, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "identity", parse_map_at, 0, PARSE_NO_ORIGIN, &parse_identity_table, 0 },
+	{ "audit", parse_map_at, 0, PARSE_NO_ORIGIN, &parse_audit_table, 0 },
+	{ "mcp", parse_mcp_at, 0, PARSE_NO_ORIGIN, NULL, 0 },
+};
+const struct parse_table parse_top_table = PARSE_TABLE("", top_keys);
+
+const struct parse_table *const parse_tables[] = {
+	&parse_top_table,	  &parse_sandbox_table,	  &parse_limits_table,	   &parse_filesystem_table,
+	&parse_process_table,	  &parse_env_table,	  &parse_identity_table,   &parse_audit_table,
+	&parse_network_table,	  &parse_endpoint_table,  &parse_rule_table,	   &parse_leak_scan_table,
+	&parse_credential_table, &parse_binding_table,	  &parse_basic_table,	   &parse_git_table,
+};
+const size_t parse_n_tables = ARRAY_SIZE(parse_tables);
+
 static int load_tree(struct loader *l, const struct policy_ynode *top)
 {
-	const struct policy_ynode *v;
-	bool pass_given = false;
 	int r;
 
 	if (top->type != POLICY_YNODE_MAP)
 		return FAIL(l, top, "(document)",
 			    "the top level is %s; a policy is a map that starts with \"version: 1\"",
 			    parse_describe(top));
-	r = parse_check_keys(l, top, "", "");
-	if (r < 0)
-		return r;
-	r = load_version(l, top);
-	if (r < 0)
-		return r;
-	if ((v = parse_map_get(top, "name"))) {
-		r = load_name(l, v);
-		if (r < 0)
-			return r;
-	}
-	/* Before the other sections: they may use $WORKSPACE. */
-	if ((v = parse_map_get(top, "sandbox"))) {
-		r = parse_load_sandbox(l, v);
-		if (r < 0)
-			return r;
-	}
-	if ((v = parse_map_get(top, "filesystem"))) {
-		r = parse_load_filesystem(l, v);
-		if (r < 0)
-			return r;
-	}
-	if ((v = parse_map_get(top, "process"))) {
-		r = parse_load_process(l, v, &pass_given);
-		if (r < 0)
-			return r;
-		l->pass_given = pass_given;
-	}
-	if ((v = parse_map_get(top, "network"))) {
-		r = parse_load_network(l, parse_map_key(top, "network"), v);
-		if (r < 0)
-			return r;
-	}
-	/* After network (its bindings are checked against the endpoints) and
-	 * after filesystem (a secret's file must be out of the agent's reach). */
-	if ((v = parse_map_get(top, "credentials"))) {
-		r = parse_load_credentials(l, parse_map_key(top, "credentials"), v);
-		if (r < 0)
-			return r;
-	}
-	if ((v = parse_map_get(top, "identity")) && (r = load_identity(l, v)) < 0)
-		return r;
-	if ((v = parse_map_get(top, "audit")) && (r = load_audit(l, v)) < 0)
-		return r;
-	/* After sandbox: pin file paths may use $WORKSPACE. */
-	if ((v = parse_map_get(top, "mcp")) && (r = policy_load_mcp(l->p, v, l->err)) < 0)
+	if ((r = parse_map(l, top, "", &parse_top_table, l->p)) < 0)
 		return r;
 	if ((r = parse_check_mcp_endpoints(l)) < 0)
 		return r;
-	r = parse_check_filesystem(l);
-	if (r < 0)
+	if ((r = parse_check_filesystem(l)) < 0)
 		return r;
-	return parse_check_env(l, pass_given);
+	return parse_check_env(l, l->pass_given);
 }
 
 /* An absolute, normalised form of dir (relative to ctx->cwd); NULL dir

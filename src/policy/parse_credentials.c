@@ -4,6 +4,7 @@
  * and git operations (see parse.c for the loader).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -340,61 +341,125 @@ static int load_ref_globs(struct loader *l, const struct policy_ynode *n, const 
 	return 0;
 }
 
+#define GIT(field) offsetof(struct policy_git_binding, field)
+#define BIND(field) offsetof(struct policy_cred_binding, field)
+
+static int parse_git_repos_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	struct policy_git_binding *g = data;
+	return load_glob_list(l, at->v, at->field, "repository", &g->repos, &g->n_repos);
+}
+
+static int parse_git_push_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	struct policy_git_binding *g = data;
+	return load_ref_globs(l, at->v, at->field, &g->push, &g->n_push);
+}
+
+static int parse_git_delete_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	struct policy_git_binding *g = data;
+	int r = parse_load_bool(l, at->v, at->field, &g->delete_refs);
+
+	if (r == 0 && g->delete_refs && g->n_push == 0)
+		return FAIL(l, at->v, at->field,
+			    "true lets refs that push matches be deleted, and push matches none; "
+			    "give push globs, or drop delete");
+	return r;
+}
+
+/* WARNING: delete after push, which it is checked against. */
+static const struct parse_key git_keys[] = {
+	{ "repos", parse_git_repos_at, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "fetch", parse_bool_at, GIT(fetch), PARSE_NO_ORIGIN, NULL, 0 },
+	{ "push", parse_git_push_at, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "delete", parse_git_delete_at, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "tags", parse_bool_at, GIT(tags), PARSE_NO_ORIGIN, NULL, 0 },
+};
+const struct parse_table parse_git_table = PARSE_TABLE("credentials[].bindings[].git", git_keys);
+
 static int load_git(struct loader *l, const struct policy_ynode *n, const char *prefix,
 		    struct policy_git_binding *g)
 {
-	char field[POLICY_FIELD_MAX];
-	const struct policy_ynode *v;
 	int r;
 
-	r = parse_want_map(l, n, prefix);
-	if (r < 0)
-		return r;
-	r = parse_check_keys(l, n, prefix, "credentials[].bindings[].git");
-	if (r < 0)
-		return r;
 	g->loc = parse_loc_of(l, n);
 	g->fetch = true;
-	if ((v = parse_map_get(n, "repos"))) {
-		parse_field_join(field, sizeof(field), prefix, "repos");
-		r = load_glob_list(l, v, field, "repository", &g->repos, &g->n_repos);
-		if (r < 0)
-			return r;
-	}
-	if ((v = parse_map_get(n, "fetch"))) {
-		parse_field_join(field, sizeof(field), prefix, "fetch");
-		r = parse_load_bool(l, v, field, &g->fetch);
-		if (r < 0)
-			return r;
-	}
-	if ((v = parse_map_get(n, "push"))) {
-		parse_field_join(field, sizeof(field), prefix, "push");
-		r = load_ref_globs(l, v, field, &g->push, &g->n_push);
-		if (r < 0)
-			return r;
-	}
-	if ((v = parse_map_get(n, "delete"))) {
-		parse_field_join(field, sizeof(field), prefix, "delete");
-		r = parse_load_bool(l, v, field, &g->delete_refs);
-		if (r < 0)
-			return r;
-		if (g->delete_refs && g->n_push == 0)
-			return FAIL(l, v, field,
-				    "true lets refs that push matches be deleted, and push matches none; "
-				    "give push globs, or drop delete");
-	}
-	if ((v = parse_map_get(n, "tags"))) {
-		parse_field_join(field, sizeof(field), prefix, "tags");
-		r = parse_load_bool(l, v, field, &g->tags);
-		if (r < 0)
-			return r;
-	}
+	if ((r = parse_map(l, n, prefix, &parse_git_table, g)) < 0)
+		return r;
 	if (!g->fetch && g->n_push == 0 && !g->tags)
 		return FAIL(l, n, prefix,
 			    "allows no git operation (fetch: false, no push globs, tags: false); allow "
 			    "one, or remove the binding");
 	return 0;
 }
+
+static int parse_bind_host_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	struct policy_cred_binding *b = data;
+	int r;
+
+	if (!at->v)
+		return FAIL(l, at->map, at->prefix,
+			    "has no host; give the host the secret is for (e.g. {host: api.github.com})");
+	if ((r = parse_load_host(l, at->v, at->field, &b->host)) < 0)
+		return r;
+	/* At the host: the binding's problems with the network are there. */
+	b->loc = parse_loc_of(l, at->v);
+	return 0;
+}
+
+static int parse_bind_port_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	return load_port(l, at->v, at->field, data);
+}
+
+/* The keys after port are read by load_binding: where the secret goes
+ * (header, basic or query, one of them) decides what else may be given. */
+static const struct parse_key binding_keys[] = {
+	{ "host", parse_bind_host_at, 0, PARSE_NO_ORIGIN, NULL, PARSE_ABSENT },
+	{ "id", parse_net_id_at, BIND(id), PARSE_NO_ORIGIN, NULL, PARSE_ABSENT },
+	{ "port", parse_bind_port_at, BIND(port), PARSE_NO_ORIGIN, NULL, 0 },
+	{ "header", NULL, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "template", NULL, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "basic", NULL, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "query", NULL, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "methods", NULL, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "paths", NULL, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "git", NULL, 0, PARSE_NO_ORIGIN, NULL, 0 },
+};
+const struct parse_table parse_binding_table = PARSE_TABLE("credentials[].bindings[]", binding_keys);
+
+/* RFC 7617: the user-id ends at the first colon. */
+static int parse_basic_username_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	const struct policy_ynode *u = at->v;
+	char **out = data, q[96];
+	int r;
+
+	if (!u) {
+		*out = strdup("");
+		return *out ? 0 : parse_oom(l);
+	}
+	r = parse_load_string(l, u, at->field, "a user name (use \"\" for none)", true, out);
+	if (r < 0)
+		return r;
+	parse_quote(u, q, sizeof(q));
+	for (size_t i = 0; i < u->len; i++) {
+		unsigned char c = (unsigned char)u->str[i];
+		if (c < 0x20 || c == 0x7f || c == ':')
+			return FAIL(l, u, at->field,
+				    "%s has a colon or a control character; Basic "
+				    "authentication cannot carry them in a user name",
+				    q);
+	}
+	return 0;
+}
+
+static const struct parse_key basic_keys[] = {
+	{ "username", parse_basic_username_at, BIND(username), PARSE_NO_ORIGIN, NULL, PARSE_ABSENT },
+};
+const struct parse_table parse_basic_table = PARSE_TABLE("credentials[].bindings[].basic", basic_keys);
 
 static int load_binding(struct loader *l, const struct policy_ynode *n, const char *prefix,
 			struct policy_cred_binding *b)
@@ -404,41 +469,10 @@ static int load_binding(struct loader *l, const struct policy_ynode *n, const ch
 	const struct policy_ynode *v, *where_key = NULL, *tmpl;
 	int r;
 
-	r = parse_want_map(l, n, prefix);
-	if (r < 0)
-		return r;
-	r = parse_check_keys(l, n, prefix, "credentials[].bindings[]");
-	if (r < 0)
-		return r;
-
-	v = parse_map_get(n, "host");
-	if (!v)
-		return FAIL(l, n, prefix,
-			    "has no host; give the host the secret is for (e.g. {host: api.github.com})");
-	parse_field_join(field, sizeof(field), prefix, "host");
-	r = parse_load_host(l, v, field, &b->host);
-	if (r < 0)
-		return r;
-	/* At the host: the binding's problems with the network are there. */
-	b->loc = parse_loc_of(l, v);
-
-	if ((v = parse_map_get(n, "id"))) {
-		parse_field_join(field, sizeof(field), prefix, "id");
-		r = parse_load_net_id(l, v, field, &b->id);
-	} else {
-		b->id = strdup(prefix);
-		r = b->id ? 0 : parse_oom(l);
-	}
-	if (r < 0)
-		return r;
-
 	b->port = 443;
-	if ((v = parse_map_get(n, "port"))) {
-		parse_field_join(field, sizeof(field), prefix, "port");
-		r = load_port(l, v, field, &b->port);
-		if (r < 0)
-			return r;
-	}
+	r = parse_map(l, n, prefix, &parse_binding_table, b);
+	if (r < 0)
+		return r;
 
 	/* One place for the secret; the keys are checked in file order so
 	 * that the second one is reported. */
@@ -518,37 +552,10 @@ static int load_binding(struct loader *l, const struct policy_ynode *n, const ch
 		}
 		break;
 	case POLICY_CRED_BASIC: {
-		const struct policy_ynode *u;
-
 		parse_field_join(field, sizeof(field), prefix, "basic");
-		v = parse_map_get(n, "basic");
-		r = parse_want_map(l, v, field);
+		r = parse_map(l, parse_map_get(n, "basic"), field, &parse_basic_table, b);
 		if (r < 0)
 			return r;
-		r = parse_check_keys(l, v, field, "credentials[].bindings[].basic");
-		if (r < 0)
-			return r;
-		if ((u = parse_map_get(v, "username"))) {
-			parse_field_join(field, sizeof(field), prefix, "basic.username");
-			r = parse_load_string(l, u, field, "a user name (use \"\" for none)", true,
-					&b->username);
-			if (r < 0)
-				return r;
-			parse_quote(u, q, sizeof(q));
-			for (size_t i = 0; i < u->len; i++) {
-				unsigned char c = (unsigned char)u->str[i];
-				/* RFC 7617: the user-id ends at the first colon. */
-				if (c < 0x20 || c == 0x7f || c == ':')
-					return FAIL(l, u, field,
-						    "%s has a colon or a control character; Basic "
-						    "authentication cannot carry them in a user name",
-						    q);
-			}
-		} else {
-			b->username = strdup("");
-			if (!b->username)
-				return parse_oom(l);
-		}
 		break;
 	}
 	case POLICY_CRED_QUERY:
@@ -653,6 +660,20 @@ static int check_cred_env(struct loader *l, const struct policy_ynode *n, const 
 	return 0;
 }
 
+/* Every key of a credential is read by load_credential: the name is
+ * checked against the credentials before it, the source against the
+ * filesystem, the variable against process.env, the bindings against the
+ * network. */
+static const struct parse_key credential_keys[] = {
+	{ "name", NULL, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "source", NULL, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "command", NULL, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "env", NULL, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "inject", NULL, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "bindings", NULL, 0, PARSE_NO_ORIGIN, NULL, 0 },
+};
+const struct parse_table parse_credential_table = PARSE_TABLE("credentials[]", credential_keys);
+
 static int load_credential(struct loader *l, const struct policy_ynode *n, size_t idx,
 			   struct policy_credential *c)
 {
@@ -662,10 +683,7 @@ static int load_credential(struct loader *l, const struct policy_ynode *n, size_
 	int r, e;
 
 	parse_field_index(prefix, sizeof(prefix), "credentials", idx);
-	r = parse_want_map(l, n, prefix);
-	if (r < 0)
-		return r;
-	r = parse_check_keys(l, n, prefix, "credentials[]");
+	r = parse_map(l, n, prefix, &parse_credential_table, c);
 	if (r < 0)
 		return r;
 	c->loc = parse_loc_of(l, n);
@@ -903,12 +921,13 @@ static int check_binding_ids(struct loader *l, const struct policy_ynode *list)
 	return 0;
 }
 
-int parse_load_credentials(struct loader *l, const struct policy_ynode *key,
-			    const struct policy_ynode *n)
+int parse_credentials_at(struct loader *l, const struct parse_at *at, void *data)
 {
+	const struct policy_ynode *key = parse_map_key(at->map, "credentials"), *n = at->v;
 	struct policy *p = l->p;
 	int r;
 
+	(void)data;
 	r = parse_want_list(l, n, "credentials");
 	if (r < 0)
 		return r;

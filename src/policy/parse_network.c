@@ -4,6 +4,7 @@
  * and the leak scan (see parse.c for the loader).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,55 +282,45 @@ int parse_load_glob(struct loader *l, const struct policy_ynode *n, const char *
 	return parse_oom(l);
 }
 
-static int load_rule(struct loader *l, const struct policy_ynode *n, const char *prefix,
-		     struct policy_net_rule *rule)
-{
-	char field[POLICY_FIELD_MAX];
-	const struct policy_ynode *v;
-	int r;
+#define RULE(field) offsetof(struct policy_net_rule, field)
+#define EP(field) offsetof(struct policy_endpoint, field)
 
-	r = parse_want_map(l, n, prefix);
-	if (r < 0)
-		return r;
-	r = parse_check_keys(l, n, prefix, "network.endpoints[].rules[]");
-	if (r < 0)
-		return r;
-	rule->loc = parse_loc_of(l, n);
-	if ((v = parse_map_get(n, "id"))) {
-		parse_field_join(field, sizeof(field), prefix, "id");
-		r = parse_load_net_id(l, v, field, &rule->id);
-	} else {
-		rule->id = strdup(prefix);
-		r = rule->id ? 0 : parse_oom(l);
-	}
-	if (r < 0)
-		return r;
-	if ((v = parse_map_get(n, "methods"))) {
-		parse_field_join(field, sizeof(field), prefix, "methods");
-		r = parse_load_methods(l, v, field, &rule->methods, &rule->n_methods);
-		if (r < 0)
-			return r;
-	}
-	if ((v = parse_map_get(n, "path"))) {
-		parse_field_join(field, sizeof(field), prefix, "path");
-		r = parse_load_glob(l, v, field, true, &rule->path);
-		if (r < 0)
-			return r;
-	}
-	if ((v = parse_map_get(n, "query"))) {
-		parse_field_join(field, sizeof(field), prefix, "query");
-		r = parse_load_glob(l, v, field, false, &rule->query);
-		if (r < 0)
-			return r;
-	}
-	if ((v = parse_map_get(n, "websocket"))) {
-		parse_field_join(field, sizeof(field), prefix, "websocket");
-		r = parse_load_bool(l, v, field, &rule->websocket);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+/* An entry's id, or its field name ("network.endpoints[2]") when it has
+ * none: records and messages always have a name to show. */
+int parse_net_id_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	char **out = data;
+
+	if (at->v)
+		return parse_load_net_id(l, at->v, at->field, out);
+	*out = strdup(at->prefix);
+	return *out ? 0 : parse_oom(l);
 }
+
+static int parse_rule_methods_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	struct policy_net_rule *rule = data;
+	return parse_load_methods(l, at->v, at->field, &rule->methods, &rule->n_methods);
+}
+
+static int parse_path_glob_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	return parse_load_glob(l, at->v, at->field, true, data);
+}
+
+static int parse_query_glob_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	return parse_load_glob(l, at->v, at->field, false, data);
+}
+
+static const struct parse_key rule_keys[] = {
+	{ "id", parse_net_id_at, RULE(id), PARSE_NO_ORIGIN, NULL, PARSE_ABSENT },
+	{ "methods", parse_rule_methods_at, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "path", parse_path_glob_at, RULE(path), PARSE_NO_ORIGIN, NULL, 0 },
+	{ "query", parse_query_glob_at, RULE(query), PARSE_NO_ORIGIN, NULL, 0 },
+	{ "websocket", parse_bool_at, RULE(websocket), PARSE_NO_ORIGIN, NULL, 0 },
+};
+const struct parse_table parse_rule_table = PARSE_TABLE("network.endpoints[].rules[]", rule_keys);
 
 /* access: read-only becomes one rule, named like its endpoint. */
 static const char *const read_only_methods[] = { "GET", "HEAD", "OPTIONS" };
@@ -357,66 +348,69 @@ static int add_read_only(struct loader *l, const struct policy_ynode *n, struct 
 	return 0;
 }
 
+static int parse_ep_host_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	if (!at->v)
+		return FAIL(l, at->map, at->prefix,
+			    "has no host; give the host it allows (e.g. {host: api.example.com, ports: "
+			    "[443]})");
+	return parse_load_host(l, at->v, at->field, data);
+}
+
+/* Without ports, an endpoint allows plain HTTP and HTTPS. */
+static int parse_ep_ports_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	struct policy_endpoint *ep = data;
+
+	if (at->v)
+		return load_ports(l, at->v, at->field, ep);
+	ep->ports = calloc(2, sizeof(*ep->ports));
+	if (!ep->ports)
+		return parse_oom(l);
+	ep->ports[0] = 80;
+	ep->ports[1] = 443;
+	ep->n_ports = 2;
+	return 0;
+}
+
+static int parse_ep_tls_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	static const char *const tls_modes[] = { "passthrough", "intercept" };
+	int e, r = parse_load_enum(l, at->v, at->field, tls_modes, ARRAY_SIZE(tls_modes), &e);
+
+	if (r == 0)
+		*(bool *)data = e == 1;
+	return r;
+}
+
+/* access, rules, protocol and mcp_server are read by load_endpoint: each
+ * is checked against the others. */
+static const struct parse_key endpoint_keys[] = {
+	{ "host", parse_ep_host_at, EP(host), PARSE_NO_ORIGIN, NULL, PARSE_ABSENT },
+	{ "id", parse_net_id_at, EP(id), PARSE_NO_ORIGIN, NULL, PARSE_ABSENT },
+	{ "ports", parse_ep_ports_at, 0, PARSE_NO_ORIGIN, NULL, PARSE_ABSENT },
+	{ "tls", parse_ep_tls_at, EP(intercept), PARSE_NO_ORIGIN, NULL, 0 },
+	{ "access", NULL, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "rules", NULL, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "protocol", NULL, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "mcp_server", NULL, 0, PARSE_NO_ORIGIN, NULL, 0 },
+};
+const struct parse_table parse_endpoint_table = PARSE_TABLE("network.endpoints[]", endpoint_keys);
+
 static int load_endpoint(struct loader *l, const struct policy_ynode *n, size_t idx,
 			 struct policy_endpoint *ep)
 {
-	static const char *const tls_modes[] = { "passthrough", "intercept" };
 	static const char *const protocols[] = { "http", "mcp" };
 	static const char *const access_modes[] = { "read-only", "read-write" };
 	char prefix[POLICY_FIELD_MAX], field[POLICY_FIELD_MAX];
-	const struct policy_ynode *v, *access, *rules;
+	const struct policy_ynode *access, *rules;
 	int r, e;
 
 	parse_field_index(prefix, sizeof(prefix), "network.endpoints", idx);
-	r = parse_want_map(l, n, prefix);
-	if (r < 0)
-		return r;
-	r = parse_check_keys(l, n, prefix, "network.endpoints[]");
-	if (r < 0)
-		return r;
 	ep->loc = parse_loc_of(l, n);
-
-	v = parse_map_get(n, "host");
-	if (!v)
-		return FAIL(l, n, prefix,
-			    "has no host; give the host it allows (e.g. {host: api.example.com, ports: "
-			    "[443]})");
-	parse_field_join(field, sizeof(field), prefix, "host");
-	r = parse_load_host(l, v, field, &ep->host);
+	r = parse_map(l, n, prefix, &parse_endpoint_table, ep);
 	if (r < 0)
 		return r;
-
-	if ((v = parse_map_get(n, "id"))) {
-		parse_field_join(field, sizeof(field), prefix, "id");
-		r = parse_load_net_id(l, v, field, &ep->id);
-	} else {
-		ep->id = strdup(prefix);
-		r = ep->id ? 0 : parse_oom(l);
-	}
-	if (r < 0)
-		return r;
-
-	if ((v = parse_map_get(n, "ports"))) {
-		parse_field_join(field, sizeof(field), prefix, "ports");
-		r = load_ports(l, v, field, ep);
-		if (r < 0)
-			return r;
-	} else {
-		ep->ports = calloc(2, sizeof(*ep->ports));
-		if (!ep->ports)
-			return parse_oom(l);
-		ep->ports[0] = 80;
-		ep->ports[1] = 443;
-		ep->n_ports = 2;
-	}
-
-	if ((v = parse_map_get(n, "tls"))) {
-		parse_field_join(field, sizeof(field), prefix, "tls");
-		r = parse_load_enum(l, v, field, tls_modes, ARRAY_SIZE(tls_modes), &e);
-		if (r < 0)
-			return r;
-		ep->intercept = e == 1;
-	}
 
 	access = parse_map_get(n, "access");
 	rules = parse_map_get(n, "rules");
@@ -455,7 +449,8 @@ static int load_endpoint(struct loader *l, const struct policy_ynode *n, size_t 
 
 			parse_field_index(rprefix, sizeof(rprefix), field, i);
 			ep->n_rules = i + 1;
-			r = load_rule(l, rules->items[i], rprefix, &ep->rules[i]);
+			ep->rules[i].loc = parse_loc_of(l, rules->items[i]);
+			r = parse_map(l, rules->items[i], rprefix, &parse_rule_table, &ep->rules[i]);
 			if (r < 0)
 				return r;
 		}
@@ -811,119 +806,108 @@ static int load_resolve(struct loader *l, const struct policy_ynode *n)
 
 #define MAX_BODY_LIMIT (UINT64_C(1) << 30)
 
-static int load_leak_scan(struct loader *l, const struct policy_ynode *n)
+static int parse_max_body_at(struct loader *l, const struct parse_at *at, void *data)
 {
-	struct policy *p = l->p;
-	const struct policy_ynode *v;
+	const struct policy_ynode *v = at->v;
+	const char *field = at->field;
+	uint64_t size = 0;
+	char q[96];
 	int r;
 
-	r = parse_want_map(l, n, "network.leak_scan");
+	r = parse_want_scalar(l, v, field, "a size (e.g. 1MiB)");
 	if (r < 0)
 		return r;
-	r = parse_check_keys(l, n, "network.leak_scan", "network.leak_scan");
-	if (r < 0)
-		return r;
-	if ((v = parse_map_get(n, "max_body"))) {
-		const char *field = "network.leak_scan.max_body";
-		uint64_t size = 0;
-		char q[96];
-
-		r = parse_want_scalar(l, v, field, "a size (e.g. 1MiB)");
-		if (r < 0)
-			return r;
-		parse_quote(v, q, sizeof(q));
-		if (strcmp(v->str, "unlimited") == 0)
-			return FAIL(l, v, field,
-				    "cannot be unlimited: a body is held while it is scanned; give a "
-				    "size up to 1GiB (e.g. 1MiB)");
-		switch (policy_parse_size(v->str, &size)) {
-		case POLICY_NUM_OK:
-			break;
-		case POLICY_NUM_SYNTAX:
-			return FAIL(l, v, field, "%s is not a size (e.g. 64KiB, 1MiB)", q);
-		case POLICY_NUM_RANGE:
-			size = UINT64_MAX;
-			break;
-		}
-		if (size == 0)
-			return FAIL(l, v, field, "%s would scan nothing; give a size (e.g. 1MiB)", q);
-		if (size > MAX_BODY_LIMIT)
-			return FAIL(l, v, field, "%s is larger than 1GiB, the most that is scanned", q);
-		p->network.max_body = size;
-		p->origin.max_body = parse_loc_of(l, v);
+	parse_quote(v, q, sizeof(q));
+	if (strcmp(v->str, "unlimited") == 0)
+		return FAIL(l, v, field,
+			    "cannot be unlimited: a body is held while it is scanned; give a "
+			    "size up to 1GiB (e.g. 1MiB)");
+	switch (policy_parse_size(v->str, &size)) {
+	case POLICY_NUM_OK:
+		break;
+	case POLICY_NUM_SYNTAX:
+		return FAIL(l, v, field, "%s is not a size (e.g. 64KiB, 1MiB)", q);
+	case POLICY_NUM_RANGE:
+		size = UINT64_MAX;
+		break;
 	}
-	if ((v = parse_map_get(n, "allow_compressed"))) {
-		r = parse_load_bool(l, v, "network.leak_scan.allow_compressed",
-			      &p->network.allow_compressed);
-		if (r < 0)
-			return r;
-		p->origin.allow_compressed = parse_loc_of(l, v);
-	}
+	if (size == 0)
+		return FAIL(l, v, field, "%s would scan nothing; give a size (e.g. 1MiB)", q);
+	if (size > MAX_BODY_LIMIT)
+		return FAIL(l, v, field, "%s is larger than 1GiB, the most that is scanned", q);
+	*(uint64_t *)data = size;
 	return 0;
 }
 
-int parse_load_network(struct loader *l, const struct policy_ynode *key,
-			const struct policy_ynode *n)
+#define AT(field) offsetof(struct policy, field)
+#define ORIGIN(name) offsetof(struct policy, origin.name)
+
+static const struct parse_key leak_scan_keys[] = {
+	{ "max_body", parse_max_body_at, AT(network.max_body), ORIGIN(max_body), NULL, 0 },
+	{ "allow_compressed", parse_bool_at, AT(network.allow_compressed), ORIGIN(allow_compressed), NULL, 0 },
+};
+const struct parse_table parse_leak_scan_table = PARSE_TABLE("network.leak_scan", leak_scan_keys);
+
+static int parse_net_mode_at(struct loader *l, const struct parse_at *at, void *data)
 {
 	static const char *const modes[] = { "proxy", "transparent" };
-	static const char *const defaults[] = { "deny" };
-	struct policy *p = l->p;
-	struct policy_network *net = &p->network;
-	const struct policy_ynode *v;
-	int r, e;
+	int e, r = parse_load_enum(l, at->v, at->field, modes, ARRAY_SIZE(modes), &e);
 
-	r = parse_want_map(l, n, "network");
-	if (r < 0)
+	if (r == 0)
+		*(enum policy_net_mode *)data = e == 0 ? POLICY_NET_PROXY : POLICY_NET_TRANSPARENT;
+	return r;
+}
+
+/* Only deny exists; the key lets a policy say so. */
+static int parse_net_default_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	static const char *const defaults[] = { "deny" };
+	int e;
+
+	(void)data;
+	return parse_load_enum(l, at->v, at->field, defaults, ARRAY_SIZE(defaults), &e);
+}
+
+static int parse_endpoints_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	(void)data;
+	return load_endpoints(l, at->v);
+}
+
+static int parse_allow_private_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	(void)data;
+	return load_allow_private(l, at->v);
+}
+
+static int parse_resolve_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	(void)data;
+	return load_resolve(l, at->v);
+}
+
+static const struct parse_key network_keys[] = {
+	{ "mode", parse_net_mode_at, AT(network.mode), ORIGIN(net_mode), NULL, 0 },
+	{ "default", parse_net_default_at, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "endpoints", parse_endpoints_at, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "allow_private", parse_allow_private_at, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "resolve", parse_resolve_at, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "upstream_ca", parse_wpath_at, AT(network.upstream_ca), ORIGIN(upstream_ca), NULL, 0 },
+	{ "leak_scan", parse_map_at, 0, PARSE_NO_ORIGIN, &parse_leak_scan_table, 0 },
+	{ "log", parse_wpath_at, AT(network.log), ORIGIN(net_log), NULL, 0 },
+};
+const struct parse_table parse_network_table = PARSE_TABLE("network", network_keys);
+
+/* A network section turns the proxy on, whatever it holds. */
+int parse_network_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	const struct policy_ynode *key = parse_map_key(at->map, "network");
+	int r;
+
+	(void)data;
+	if ((r = parse_want_map(l, at->v, at->field)) < 0)
 		return r;
-	r = parse_check_keys(l, n, "network", "network");
-	if (r < 0)
-		return r;
-	net->mode = POLICY_NET_PROXY;
-	net->loc = parse_loc_of(l, key ? key : n);
-	if ((v = parse_map_get(n, "mode"))) {
-		r = parse_load_enum(l, v, "network.mode", modes, ARRAY_SIZE(modes), &e);
-		if (r < 0)
-			return r;
-		net->mode = e == 0 ? POLICY_NET_PROXY : POLICY_NET_TRANSPARENT;
-		p->origin.net_mode = parse_loc_of(l, v);
-	}
-	/* Only deny exists; the key lets a policy say so. */
-	if ((v = parse_map_get(n, "default"))) {
-		r = parse_load_enum(l, v, "network.default", defaults, ARRAY_SIZE(defaults), &e);
-		if (r < 0)
-			return r;
-	}
-	if ((v = parse_map_get(n, "endpoints"))) {
-		r = load_endpoints(l, v);
-		if (r < 0)
-			return r;
-	}
-	if ((v = parse_map_get(n, "allow_private"))) {
-		r = load_allow_private(l, v);
-		if (r < 0)
-			return r;
-	}
-	if ((v = parse_map_get(n, "resolve"))) {
-		r = load_resolve(l, v);
-		if (r < 0)
-			return r;
-	}
-	if ((v = parse_map_get(n, "upstream_ca"))) {
-		r = parse_load_path(l, v, "network.upstream_ca", true, &net->upstream_ca);
-		if (r < 0)
-			return r;
-		p->origin.upstream_ca = parse_loc_of(l, v);
-	}
-	if ((v = parse_map_get(n, "leak_scan"))) {
-		r = load_leak_scan(l, v);
-		if (r < 0)
-			return r;
-	}
-	if ((v = parse_map_get(n, "log"))) {
-		r = parse_load_path(l, v, "network.log", true, &net->log);
-		if (r < 0)
-			return r;
-		p->origin.net_log = parse_loc_of(l, v);
-	}
-	return 0;
+	l->p->network.mode = POLICY_NET_PROXY;
+	l->p->network.loc = parse_loc_of(l, key ? key : at->v);
+	return parse_map(l, at->v, at->field, &parse_network_table, l->p);
 }

@@ -4,6 +4,7 @@
  * between their paths and variables (see parse.c for the loader).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,174 +12,72 @@
 #include "policy/parse.h"
 /* ---- sections ---- */
 
-static int load_limits(struct loader *l, const struct policy_ynode *n)
-{
-	struct policy *p = l->p;
-	const struct policy_ynode *v;
-	int r;
+#define AT(field) offsetof(struct policy, field)
+#define ORIGIN(name) offsetof(struct policy, origin.name)
 
-	r = parse_want_map(l, n, "sandbox.limits");
+static const struct parse_key limits_keys[] = {
+	{ "memory", parse_size_at, AT(sandbox.limits.memory_bytes), ORIGIN(memory), NULL, 0 },
+	{ "pids", parse_count_at, AT(sandbox.limits.pids), ORIGIN(pids), NULL, 0 },
+	{ "open_files", parse_count_at, AT(sandbox.limits.open_files), ORIGIN(open_files), NULL, 0 },
+	{ "cpu", parse_duration_at, AT(sandbox.limits.cpu_seconds), ORIGIN(cpu), NULL, 0 },
+	{ "wall", parse_duration_at, AT(sandbox.limits.wall_seconds), ORIGIN(wall), NULL, 0 },
+};
+const struct parse_table parse_limits_table = PARSE_TABLE("sandbox.limits", limits_keys);
+
+/* The workspace replaces the default (the current directory) only once
+ * it has been read without fault. */
+static int parse_workspace_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	_cleanup_free_ char *ws = NULL;
+	int r = parse_load_path(l, at->v, at->field, false, &ws);
+
 	if (r < 0)
 		return r;
-	r = parse_check_keys(l, n, "sandbox.limits", "sandbox.limits");
-	if (r < 0)
-		return r;
-	if ((v = parse_map_get(n, "memory"))) {
-		r = parse_load_size(l, v, "sandbox.limits.memory", &p->sandbox.limits.memory_bytes);
-		if (r < 0)
-			return r;
-		p->origin.memory = parse_loc_of(l, v);
-	}
-	if ((v = parse_map_get(n, "pids"))) {
-		r = parse_load_count(l, v, "sandbox.limits.pids", &p->sandbox.limits.pids);
-		if (r < 0)
-			return r;
-		p->origin.pids = parse_loc_of(l, v);
-	}
-	if ((v = parse_map_get(n, "open_files"))) {
-		r = parse_load_count(l, v, "sandbox.limits.open_files", &p->sandbox.limits.open_files);
-		if (r < 0)
-			return r;
-		p->origin.open_files = parse_loc_of(l, v);
-	}
-	if ((v = parse_map_get(n, "cpu"))) {
-		r = parse_load_duration(l, v, "sandbox.limits.cpu", &p->sandbox.limits.cpu_seconds);
-		if (r < 0)
-			return r;
-		p->origin.cpu = parse_loc_of(l, v);
-	}
-	if ((v = parse_map_get(n, "wall"))) {
-		r = parse_load_duration(l, v, "sandbox.limits.wall", &p->sandbox.limits.wall_seconds);
-		if (r < 0)
-			return r;
-		p->origin.wall = parse_loc_of(l, v);
-	}
+	free(l->p->sandbox.workspace);
+	l->p->sandbox.workspace = steal_pointer(&ws);
+	*(struct policy_loc *)data = parse_loc_of(l, at->v);
 	return 0;
 }
 
-int parse_load_sandbox(struct loader *l, const struct policy_ynode *n)
+static const char *const boundaries[] = { "process", "gvisor", "microvm" };
+static const char *const modes[] = { "enforce", "learn", "observe" };
+static const char *const ws_modes[] = { "direct", "review", "hold" };
+static const struct parse_enum boundary_enum = PARSE_ENUM(boundaries);
+static const struct parse_enum mode_enum = PARSE_ENUM(modes);
+static const struct parse_enum ws_mode_enum = PARSE_ENUM(ws_modes);
+
+static const struct parse_key sandbox_keys[] = {
+	{ "boundary", parse_enum_at, AT(sandbox.boundary), ORIGIN(boundary), &boundary_enum, 0 },
+	{ "workspace", parse_workspace_at, AT(sandbox.workspace_loc), PARSE_NO_ORIGIN, NULL, 0 },
+	{ "mode", parse_enum_at, AT(sandbox.mode), ORIGIN(mode), &mode_enum, 0 },
+	{ "workspace_mode", parse_enum_at, AT(sandbox.workspace_mode), ORIGIN(workspace_mode), &ws_mode_enum, 0 },
+	{ "host_uid", parse_id_at, AT(sandbox.host_uid), ORIGIN(host_uid), NULL, 0 },
+	{ "host_gid", parse_id_at, AT(sandbox.host_gid), ORIGIN(host_gid), NULL, 0 },
+	{ "limits", parse_map_at, 0, PARSE_NO_ORIGIN, &parse_limits_table, 0 },
+};
+const struct parse_table parse_sandbox_table = PARSE_TABLE("sandbox", sandbox_keys);
+
+static int parse_protect_at(struct loader *l, const struct parse_at *at, void *data)
 {
-	static const char *const ws_modes[] = { "direct", "review", "hold" };
-	static const char *const boundaries[] = { "process", "gvisor", "microvm" };
-	static const char *const modes[] = { "enforce", "learn", "observe" };
-	struct policy *p = l->p;
-	const struct policy_ynode *v;
-	int r, e;
-
-	r = parse_want_map(l, n, "sandbox");
-	if (r < 0)
-		return r;
-	r = parse_check_keys(l, n, "sandbox", "sandbox");
-	if (r < 0)
-		return r;
-	if ((v = parse_map_get(n, "boundary"))) {
-		r = parse_load_enum(l, v, "sandbox.boundary", boundaries, ARRAY_SIZE(boundaries), &e);
-		if (r < 0)
-			return r;
-		p->sandbox.boundary = (enum policy_boundary)e;
-		p->origin.boundary = parse_loc_of(l, v);
-	}
-	if ((v = parse_map_get(n, "workspace"))) {
-		_cleanup_free_ char *ws = NULL;
-
-		r = parse_load_path(l, v, "sandbox.workspace", false, &ws);
-		if (r < 0)
-			return r;
-		free(p->sandbox.workspace);
-		p->sandbox.workspace = steal_pointer(&ws);
-		p->sandbox.workspace_loc = parse_loc_of(l, v);
-	}
-	if ((v = parse_map_get(n, "mode"))) {
-		r = parse_load_enum(l, v, "sandbox.mode", modes, ARRAY_SIZE(modes), &e);
-		if (r < 0)
-			return r;
-		p->sandbox.mode = (enum policy_mode)e;
-		p->origin.mode = parse_loc_of(l, v);
-	}
-	if ((v = parse_map_get(n, "workspace_mode"))) {
-		r = parse_load_enum(l, v, "sandbox.workspace_mode", ws_modes, ARRAY_SIZE(ws_modes), &e);
-		if (r < 0)
-			return r;
-		p->sandbox.workspace_mode = (enum policy_workspace_mode)e;
-		p->origin.workspace_mode = parse_loc_of(l, v);
-	}
-	if ((v = parse_map_get(n, "host_uid"))) {
-		r = parse_load_id(l, v, "sandbox.host_uid", &p->sandbox.host_uid);
-		if (r < 0)
-			return r;
-		p->origin.host_uid = parse_loc_of(l, v);
-	}
-	if ((v = parse_map_get(n, "host_gid"))) {
-		r = parse_load_id(l, v, "sandbox.host_gid", &p->sandbox.host_gid);
-		if (r < 0)
-			return r;
-		p->origin.host_gid = parse_loc_of(l, v);
-	}
-	if ((v = parse_map_get(n, "limits"))) {
-		r = load_limits(l, v);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	return parse_load_protect_list(l, at->v, at->field, data);
 }
 
-int parse_load_filesystem(struct loader *l, const struct policy_ynode *n)
+static int parse_sockets_at(struct loader *l, const struct parse_at *at, void *data)
 {
-	struct policy *p = l->p;
-	const struct policy_ynode *v;
-	int r;
-
-	r = parse_want_map(l, n, "filesystem");
-	if (r < 0)
-		return r;
-	r = parse_check_keys(l, n, "filesystem", "filesystem");
-	if (r < 0)
-		return r;
-	if ((v = parse_map_get(n, "baseline"))) {
-		r = parse_load_bool(l, v, "filesystem.baseline", &p->filesystem.baseline);
-		if (r < 0)
-			return r;
-		p->origin.baseline = parse_loc_of(l, v);
-	}
-	if ((v = parse_map_get(n, "read"))) {
-		r = parse_load_path_list(l, v, "filesystem.read", &p->filesystem.read);
-		if (r < 0)
-			return r;
-	}
-	if ((v = parse_map_get(n, "write"))) {
-		r = parse_load_path_list(l, v, "filesystem.write", &p->filesystem.write);
-		if (r < 0)
-			return r;
-	}
-	if ((v = parse_map_get(n, "deny"))) {
-		r = parse_load_path_list(l, v, "filesystem.deny", &p->filesystem.deny);
-		if (r < 0)
-			return r;
-	}
-	if ((v = parse_map_get(n, "protect"))) {
-		r = parse_load_protect_list(l, v, "filesystem.protect", &p->filesystem.protect);
-		if (r < 0)
-			return r;
-	}
-	if ((v = parse_map_get(n, "sockets"))) {
-		r = parse_load_str_list(l, v, "filesystem.sockets", &p->filesystem.sockets, parse_load_socket_path);
-		if (r < 0)
-			return r;
-	}
-	if ((v = parse_map_get(n, "protect_defaults"))) {
-		r = parse_load_bool(l, v, "filesystem.protect_defaults", &p->filesystem.protect_defaults);
-		if (r < 0)
-			return r;
-		p->origin.protect_defaults = parse_loc_of(l, v);
-	}
-	if ((v = parse_map_get(n, "protect_build"))) {
-		r = parse_load_bool(l, v, "filesystem.protect_build", &p->filesystem.protect_build);
-		if (r < 0)
-			return r;
-		p->origin.protect_build = parse_loc_of(l, v);
-	}
-	return 0;
+	return parse_load_str_list(l, at->v, at->field, data, parse_load_socket_path);
 }
+
+static const struct parse_key filesystem_keys[] = {
+	{ "baseline", parse_bool_at, AT(filesystem.baseline), ORIGIN(baseline), NULL, 0 },
+	{ "read", parse_paths_at, AT(filesystem.read), PARSE_NO_ORIGIN, NULL, 0 },
+	{ "write", parse_paths_at, AT(filesystem.write), PARSE_NO_ORIGIN, NULL, 0 },
+	{ "deny", parse_paths_at, AT(filesystem.deny), PARSE_NO_ORIGIN, NULL, 0 },
+	{ "protect", parse_protect_at, AT(filesystem.protect), PARSE_NO_ORIGIN, NULL, 0 },
+	{ "sockets", parse_sockets_at, AT(filesystem.sockets), PARSE_NO_ORIGIN, NULL, 0 },
+	{ "protect_defaults", parse_bool_at, AT(filesystem.protect_defaults), ORIGIN(protect_defaults), NULL, 0 },
+	{ "protect_build", parse_bool_at, AT(filesystem.protect_build), ORIGIN(protect_build), NULL, 0 },
+};
+const struct parse_table parse_filesystem_table = PARSE_TABLE("filesystem", filesystem_keys);
 
 bool parse_valid_env_name(const char *s, size_t len)
 {
@@ -287,59 +186,58 @@ static int load_env_set(struct loader *l, const struct policy_ynode *n)
 	return 0;
 }
 
-int parse_load_process(struct loader *l, const struct policy_ynode *n, bool *pass_given)
-{
-	struct policy *p = l->p;
-	const struct policy_ynode *v, *env;
-	int r;
 
-	r = parse_want_map(l, n, "process");
+static int parse_env_pass_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	(void)data;
+	int r = load_env_pass(l, at->v);
+	if (r == 0)
+		l->pass_given = true;
+	return r;
+}
+
+static int parse_env_set_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	(void)data;
+	return load_env_set(l, at->v);
+}
+
+static const struct parse_key env_keys[] = {
+	{ "pass", parse_env_pass_at, 0, PARSE_NO_ORIGIN, NULL, 0 },
+	{ "set", parse_env_set_at, 0, PARSE_NO_ORIGIN, NULL, 0 },
+};
+const struct parse_table parse_env_table = PARSE_TABLE("process.env", env_keys);
+
+static int parse_exec_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	int r = parse_load_path_list(l, at->v, at->field, data);
+
 	if (r < 0)
 		return r;
-	r = parse_check_keys(l, n, "process", "process");
-	if (r < 0)
-		return r;
-	if ((v = parse_map_get(n, "exec"))) {
-		r = parse_load_path_list(l, v, "process.exec", &p->process.exec);
-		if (r < 0)
-			return r;
-		if (p->process.exec.n == 0)
-			return FAIL(l, v, "process.exec",
-				    "is an empty list, which would forbid running the command itself; "
-				    "list directories or omit exec for the baseline and workspace");
-		p->process.exec_set = true;
-		p->origin.exec = parse_loc_of(l, v);
-	}
-	if ((env = parse_map_get(n, "env"))) {
-		r = parse_want_map(l, env, "process.env");
-		if (r < 0)
-			return r;
-		r = parse_check_keys(l, env, "process.env", "process.env");
-		if (r < 0)
-			return r;
-		if ((v = parse_map_get(env, "pass"))) {
-			r = load_env_pass(l, v);
-			if (r < 0)
-				return r;
-			*pass_given = true;
-		}
-		if ((v = parse_map_get(env, "set"))) {
-			r = load_env_set(l, v);
-			if (r < 0)
-				return r;
-		}
-	}
-	if ((v = parse_map_get(n, "git_identity"))) {
-		static const char *const gi[] = { "none", "host" };
-		int e;
-		r = parse_load_enum(l, v, "process.git_identity", gi, ARRAY_SIZE(gi), &e);
-		if (r < 0)
-			return r;
-		p->process.git_identity = e == 1;
-		p->origin.git_identity = parse_loc_of(l, v);
-	}
+	if (l->p->process.exec.n == 0)
+		return FAIL(l, at->v, at->field,
+			    "is an empty list, which would forbid running the command itself; "
+			    "list directories or omit exec for the baseline and workspace");
+	l->p->process.exec_set = true;
 	return 0;
 }
+
+static int parse_git_identity_at(struct loader *l, const struct parse_at *at, void *data)
+{
+	static const char *const gi[] = { "none", "host" };
+	int e, r = parse_load_enum(l, at->v, at->field, gi, ARRAY_SIZE(gi), &e);
+
+	if (r == 0)
+		*(bool *)data = e == 1;
+	return r;
+}
+
+static const struct parse_key process_keys[] = {
+	{ "exec", parse_exec_at, AT(process.exec), ORIGIN(exec), NULL, 0 },
+	{ "env", parse_map_at, 0, PARSE_NO_ORIGIN, &parse_env_table, 0 },
+	{ "git_identity", parse_git_identity_at, AT(process.git_identity), ORIGIN(git_identity), NULL, 0 },
+};
+const struct parse_table parse_process_table = PARSE_TABLE("process", process_keys);
 
 /* ---- contradictions ---- */
 
