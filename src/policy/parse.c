@@ -373,29 +373,18 @@ static int parse_audit_dir_at(struct loader *l, const struct parse_at *at, void 
  * ends the run; it cannot be unlimited. */
 static int parse_audit_max_size_at(struct loader *l, const struct parse_at *at, void *data)
 {
-	const struct policy_ynode *v = at->v;
 	uint64_t size = 0;
 	char q[96];
-	int r;
+	int r = parse_load_bounded_size(l, at->v, at->field, "a size (e.g. 1GiB)",
+					"reaching it ends the run rather than letting it go on unlogged; give a size "
+					"from 1MiB to 1TiB (e.g. 1GiB)",
+					"256MiB, 1GiB", &size);
 
-	if ((r = parse_want_scalar(l, v, at->field, "a size (e.g. 1GiB)")) < 0)
+	if (r < 0)
 		return r;
-	parse_quote(v, q, sizeof(q));
-	if (strcmp(v->str, "unlimited") == 0)
-		return FAIL(l, v, at->field,
-			    "cannot be unlimited: reaching it ends the run rather than letting it go on "
-			    "unlogged; give a size from 1MiB to 1TiB (e.g. 1GiB)");
-	switch (policy_parse_size(v->str, &size)) {
-	case POLICY_NUM_OK:
-		break;
-	case POLICY_NUM_SYNTAX:
-		return FAIL(l, v, at->field, "%s is not a size (e.g. 256MiB, 1GiB)", q);
-	case POLICY_NUM_RANGE:
-		size = UINT64_MAX;
-		break;
-	}
+	parse_quote(at->v, q, sizeof(q));
 	if (size < POLICY_AUDIT_MAX_SIZE_MIN || size > POLICY_AUDIT_MAX_SIZE_MAX)
-		return FAIL(l, v, at->field, "%s is outside 1MiB..1TiB", q);
+		return FAIL(l, at->v, at->field, "%s is outside 1MiB..1TiB", q);
 	*(uint64_t *)data = size;
 	return 0;
 }
@@ -418,86 +407,104 @@ static const struct parse_key audit_keys[] = {
 };
 const struct parse_table parse_audit_table = PARSE_TABLE("audit", audit_keys);
 
-/* host_uid / host_gid: "auto" or 1..4294967294. */
-int parse_load_id(struct loader *l, const struct policy_ynode *n, const char *field,
-		   int64_t *out)
-{
-	uint64_t v = 0;
-	char q[96];
-	int r;
+/* How an integer setting with a keyword ("auto", "unlimited") is written,
+ * and what each mistake is told. */
+struct int_form {
+	const char *valid;    /* what to write: "a positive integer or unlimited" */
+	const char *keyword;  /* the word that stands for no number */
+	const char *unquoted; /* after "is a quoted string; write " */
+	uint64_t max;
+	const char *syntax; /* after the quoted value */
+	const char *range;  /* after the quoted value */
+	const char *zero;   /* the whole message for 0 */
+};
 
-	r = parse_want_scalar(l, n, field, "auto or an integer from 1 to 4294967294");
+/* Returns 1 for the keyword, else 0 with *v from 1 to f->max. */
+static int load_int_or(struct loader *l, const struct policy_ynode *n, const char *field, const struct int_form *f,
+		       uint64_t *v)
+{
+	char q[96];
+	int r = parse_want_scalar(l, n, field, f->valid);
+
 	if (r < 0)
 		return r;
-	if (strcmp(n->str, "auto") == 0) {
-		*out = -1;
-		return 0;
-	}
+	if (strcmp(n->str, f->keyword) == 0)
+		return 1;
 	parse_quote(n, q, sizeof(q));
 	if (n->quoted)
-		return FAIL(l, n, field,
-			    "%s is a quoted string; write auto or an integer from 1 to 4294967294 "
-			    "without quotes",
-			    q);
-	switch (policy_parse_uint(n->str, UID_MAX_VALID, &v)) {
+		return FAIL(l, n, field, "%s is a quoted string; write %s", q, f->unquoted);
+	switch (policy_parse_uint(n->str, f->max, v)) {
 	case POLICY_NUM_OK:
 		break;
-	case POLICY_NUM_RANGE:
 	case POLICY_NUM_SYNTAX:
-		return FAIL(l, n, field, "%s is not valid; use auto or an integer from 1 to 4294967294",
-			    q);
+		return FAIL(l, n, field, "%s %s", q, f->syntax);
+	case POLICY_NUM_RANGE:
+		return FAIL(l, n, field, "%s %s", q, f->range);
 	}
-	if (v == 0)
-		return FAIL(l, n, field,
-			    "0 is root on the host, and the agent never runs as host root; use auto or "
-			    "an integer from 1 to 4294967294");
-	*out = (int64_t)v;
+	if (*v == 0)
+		return FAIL(l, n, field, "%s", f->zero);
 	return 0;
 }
+
+/* host_uid / host_gid: "auto" (stored as -1) or 1..4294967294. */
+static const struct int_form id_form = {
+	.valid = "auto or an integer from 1 to 4294967294",
+	.keyword = "auto",
+	.unquoted = "auto or an integer from 1 to 4294967294 without quotes",
+	.max = UID_MAX_VALID,
+	.syntax = "is not valid; use auto or an integer from 1 to 4294967294",
+	.range = "is not valid; use auto or an integer from 1 to 4294967294",
+	.zero = "0 is root on the host, and the agent never runs as host root; use auto or an integer from 1 to "
+		"4294967294",
+};
 
 /* A positive count or "unlimited" (stored as 0). */
-int parse_load_count(struct loader *l, const struct policy_ynode *n, const char *field,
-		      uint64_t *out)
+static const struct int_form count_form = {
+	.valid = "a positive integer or unlimited",
+	.keyword = "unlimited",
+	.unquoted = "a positive integer without quotes, or unlimited",
+	.max = COUNT_MAX,
+	.syntax = "is not a positive integer (e.g. 512, unlimited)",
+	.range = "is too large; the largest count is 2147483647",
+	.zero = "0 is not a limit; use a positive integer or unlimited",
+};
+
+int parse_load_id(struct loader *l, const struct policy_ynode *n, const char *field, int64_t *out)
 {
 	uint64_t v = 0;
-	char q[96];
-	int r;
+	int r = load_int_or(l, n, field, &id_form, &v);
 
-	r = parse_want_scalar(l, n, field, "a positive integer or unlimited");
-	if (r < 0)
-		return r;
-	if (strcmp(n->str, "unlimited") == 0) {
-		*out = 0;
-		return 0;
-	}
-	parse_quote(n, q, sizeof(q));
-	if (n->quoted)
-		return FAIL(l, n, field,
-			    "%s is a quoted string; write a positive integer without quotes, or "
-			    "unlimited",
-			    q);
-	switch (policy_parse_uint(n->str, COUNT_MAX, &v)) {
-	case POLICY_NUM_OK:
-		break;
-	case POLICY_NUM_SYNTAX:
-		return FAIL(l, n, field, "%s is not a positive integer (e.g. 512, unlimited)", q);
-	case POLICY_NUM_RANGE:
-		return FAIL(l, n, field, "%s is too large; the largest count is 2147483647", q);
-	}
-	if (v == 0)
-		return FAIL(l, n, field, "0 is not a limit; use a positive integer or unlimited");
-	*out = v;
-	return 0;
+	if (r >= 0)
+		*out = r == 1 ? -1 : (int64_t)v;
+	return r < 0 ? r : 0;
 }
 
-int parse_load_size(struct loader *l, const struct policy_ynode *n, const char *field,
-		     uint64_t *out)
+int parse_load_count(struct loader *l, const struct policy_ynode *n, const char *field, uint64_t *out)
+{
+	uint64_t v = 0;
+	int r = load_int_or(l, n, field, &count_form, &v);
+
+	if (r >= 0)
+		*out = r == 1 ? 0 : v;
+	return r < 0 ? r : 0;
+}
+
+/* A size or a duration limit: how it is written and read. */
+struct limit_unit {
+	const char *valid; /* "a size (e.g. 512MiB, 2GiB, unlimited)" */
+	const char *noun;  /* "size" */
+	enum policy_num_status (*parse)(const char *s, uint64_t *out);
+};
+
+/* A positive limit or "unlimited" (stored as 0). */
+static int load_limit(struct loader *l, const struct policy_ynode *n, const char *field,
+		      const struct limit_unit *u, uint64_t *out)
 {
 	uint64_t v = 0;
 	char q[96];
 	int r;
 
-	r = parse_want_scalar(l, n, field, "a size (e.g. 512MiB, 2GiB, unlimited)");
+	r = parse_want_scalar(l, n, field, u->valid);
 	if (r < 0)
 		return r;
 	if (strcmp(n->str, "unlimited") == 0) {
@@ -505,48 +512,65 @@ int parse_load_size(struct loader *l, const struct policy_ynode *n, const char *
 		return 0;
 	}
 	parse_quote(n, q, sizeof(q));
-	switch (policy_parse_size(n->str, &v)) {
+	switch (u->parse(n->str, &v)) {
 	case POLICY_NUM_OK:
 		break;
 	case POLICY_NUM_SYNTAX:
-		return FAIL(l, n, field, "%s is not a size (e.g. 512MiB, 2GiB, unlimited)", q);
+		return FAIL(l, n, field, "%s is not %s", q, u->valid);
 	case POLICY_NUM_RANGE:
 		return FAIL(l, n, field, "%s is too large; use unlimited for no limit", q);
 	}
 	if (v == 0)
-		return FAIL(l, n, field, "%s is not a limit; use a positive size or unlimited", q);
+		return FAIL(l, n, field, "%s is not a limit; use a positive %s or unlimited", q, u->noun);
 	*out = v;
 	return 0;
 }
 
-int parse_load_duration(struct loader *l, const struct policy_ynode *n, const char *field,
-			 uint64_t *out)
-{
-	uint64_t v = 0;
-	char q[96];
-	int r;
+static const struct limit_unit size_unit = { "a size (e.g. 512MiB, 2GiB, unlimited)", "size", policy_parse_size };
+static const struct limit_unit duration_unit = { "a duration (e.g. 90s, 10m, 2h, unlimited)", "duration",
+						 policy_parse_duration };
 
-	r = parse_want_scalar(l, n, field, "a duration (e.g. 90s, 10m, 2h, unlimited)");
+int parse_load_size(struct loader *l, const struct policy_ynode *n, const char *field, uint64_t *out)
+{
+	return load_limit(l, n, field, &size_unit, out);
+}
+
+int parse_load_duration(struct loader *l, const struct policy_ynode *n, const char *field, uint64_t *out)
+{
+	return load_limit(l, n, field, &duration_unit, out);
+}
+
+int parse_load_bounded_size(struct loader *l, const struct policy_ynode *n, const char *field, const char *valid,
+			    const char *why_bounded, const char *examples, uint64_t *out)
+{
+	char q[96];
+	int r = parse_want_scalar(l, n, field, valid);
+
 	if (r < 0)
 		return r;
-	if (strcmp(n->str, "unlimited") == 0) {
-		*out = 0;
-		return 0;
-	}
 	parse_quote(n, q, sizeof(q));
-	switch (policy_parse_duration(n->str, &v)) {
+	if (strcmp(n->str, "unlimited") == 0)
+		return FAIL(l, n, field, "cannot be unlimited: %s", why_bounded);
+	switch (policy_parse_size(n->str, out)) {
 	case POLICY_NUM_OK:
 		break;
 	case POLICY_NUM_SYNTAX:
-		return FAIL(l, n, field, "%s is not a duration (e.g. 90s, 10m, 2h, unlimited)", q);
+		return FAIL(l, n, field, "%s is not a size (e.g. %s)", q, examples);
 	case POLICY_NUM_RANGE:
-		return FAIL(l, n, field, "%s is too large; use unlimited for no limit", q);
+		*out = UINT64_MAX;
+		break;
 	}
-	if (v == 0)
-		return FAIL(l, n, field, "%s is not a limit; use a positive duration or unlimited",
-			    q);
-	*out = v;
 	return 0;
+}
+
+int parse_list_alloc(struct loader *l, const struct policy_ynode *n, const char *list, size_t size, void **out)
+{
+	int r = parse_want_list(l, n, list);
+
+	if (r < 0 || n->n == 0)
+		return r;
+	*out = calloc(n->n, size);
+	return *out ? 0 : parse_oom(l);
 }
 
 /* ---- paths ---- */
@@ -839,18 +863,14 @@ static char *absolute_dir(const char *dir, const struct policy_ctx *ctx)
 	return policy_path_normalize(joined);
 }
 
-int policy_load_buffer(const char *name, const char *dir, const char *buf, size_t len,
-		       const struct policy_ctx *ctx, struct policy **out, struct error *err)
+/* A policy with the built-in defaults, named name, whose relative paths
+ * are taken from dir; *out is the caller's. */
+static int new_policy(const char *name, const char *dir, const struct policy_ctx *ctx, struct policy **out,
+		      struct error *err)
 {
-	_cleanup_policy_ struct policy *p = NULL;
-	_cleanup_(policy_ynode_freep) struct policy_ynode *root = NULL;
-	struct loader l;
+	_cleanup_policy_ struct policy *p = calloc(1, sizeof(*p));
 	int r;
 
-	*out = NULL;
-	if (!name)
-		name = "<policy>";
-	p = calloc(1, sizeof(*p));
 	if (!p)
 		return error_set(err, ENOMEM, "%s: out of memory", name);
 	r = policy_init_defaults(p, ctx, err);
@@ -862,13 +882,25 @@ int policy_load_buffer(const char *name, const char *dir, const char *buf, size_
 		return error_set(err, ENOMEM, "%s: out of memory", name);
 	if (strlen(p->dir) >= PATH_MAX)
 		return error_set(err, ENAMETOOLONG, "%s: the policy's directory is too long", name);
+	*out = steal_pointer(&p);
+	return 0;
+}
 
+int policy_load_buffer(const char *name, const char *dir, const char *buf, size_t len,
+		       const struct policy_ctx *ctx, struct policy **out, struct error *err)
+{
+	_cleanup_policy_ struct policy *p = NULL;
+	_cleanup_(policy_ynode_freep) struct policy_ynode *root = NULL;
+	int r;
+
+	*out = NULL;
+	r = new_policy(name ? name : "<policy>", dir, ctx, &p, err);
+	if (r < 0)
+		return r;
 	r = policy_ytree_parse(p->file, buf, len, &root, err);
 	if (r < 0)
 		return r;
-
-	l = (struct loader){ .p = p, .ctx = ctx, .err = err };
-	r = load_tree(&l, root);
+	r = load_tree(&(struct loader){ .p = p, .ctx = ctx, .err = err }, root);
 	if (r < 0)
 		return r;
 	*out = steal_pointer(&p);
@@ -879,24 +911,13 @@ int policy_load_tree(const char *name, const char *dir, const struct policy_ynod
 		     const struct policy_ctx *ctx, struct policy **out, struct error *err)
 {
 	_cleanup_policy_ struct policy *p = NULL;
-	struct loader l;
 	int r;
 
 	*out = NULL;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return error_set(err, ENOMEM, "%s: out of memory", name);
-	r = policy_init_defaults(p, ctx, err);
+	r = new_policy(name, dir, ctx, &p, err);
 	if (r < 0)
 		return r;
-	p->file = strdup(name);
-	p->dir = absolute_dir(dir, ctx);
-	if (!p->file || !p->dir)
-		return error_set(err, ENOMEM, "%s: out of memory", name);
-	if (strlen(p->dir) >= PATH_MAX)
-		return error_set(err, ENAMETOOLONG, "%s: the policy's directory is too long", name);
-	l = (struct loader){ .p = p, .ctx = ctx, .err = err };
-	r = load_tree(&l, root);
+	r = load_tree(&(struct loader){ .p = p, .ctx = ctx, .err = err }, root);
 	if (r < 0)
 		return r;
 	*out = steal_pointer(&p);
@@ -915,6 +936,28 @@ static char *dir_of(const char *path)
 	return strndup(path, (size_t)(slash - path));
 }
 
+int policy_read_bounded(int fd, const char *path, const char *what, char **buf, size_t *len, struct error *err)
+{
+	_cleanup_free_ char *b = malloc(POLICY_MAX_FILE + 1);
+	size_t n = 0;
+
+	if (!b)
+		return error_set(err, ENOMEM, "%s: out of memory", path);
+	while (n < POLICY_MAX_FILE + 1) {
+		ssize_t got = read(fd, b + n, POLICY_MAX_FILE + 1 - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return error_sys(err, errno, "%s: cannot read %s", path, what);
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	*buf = steal_pointer(&b);
+	*len = n;
+	return 0;
+}
+
 int policy_load_file(const char *path, const struct policy_ctx *ctx, struct policy **out,
 		     struct error *err)
 {
@@ -923,6 +966,7 @@ int policy_load_file(const char *path, const struct policy_ctx *ctx, struct poli
 	_cleanup_free_ char *dir = NULL;
 	_cleanup_free_ char *abs = NULL;
 	size_t len = 0;
+	int r;
 
 	*out = NULL;
 	if (!ctx || !ctx->cwd || ctx->cwd[0] != '/')
@@ -936,22 +980,9 @@ int policy_load_file(const char *path, const struct policy_ctx *ctx, struct poli
 	if (fd < 0)
 		return error_sys(err, errno, "%s: cannot open the policy", path);
 
-	/* Read one byte past the limit to tell "exactly 1 MiB" from "more";
-	 * reading to the limit rather than trusting st_size also bounds
-	 * pipes and character devices. */
-	buf = malloc(POLICY_MAX_FILE + 1);
-	if (!buf)
-		return error_set(err, ENOMEM, "%s: out of memory", path);
-	while (len < POLICY_MAX_FILE + 1) {
-		ssize_t n = read(fd, buf + len, POLICY_MAX_FILE + 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return error_sys(err, errno, "%s: cannot read the policy", path);
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
+	/* One byte past the limit tells "exactly 1 MiB" from "more". */
+	if ((r = policy_read_bounded(fd, path, "the policy", &buf, &len, err)) < 0)
+		return r;
 	if (len > POLICY_MAX_FILE)
 		return policy_fail(err, path, 1, 1, "(document)",
 				   "the file is larger than %d bytes (1 MiB); a policy must be smaller",

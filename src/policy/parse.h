@@ -151,6 +151,14 @@ int parse_load_id(struct loader *l, const struct policy_ynode *n, const char *fi
 int parse_load_count(struct loader *l, const struct policy_ynode *n, const char *field, uint64_t *out);
 int parse_load_size(struct loader *l, const struct policy_ynode *n, const char *field, uint64_t *out);
 int parse_load_duration(struct loader *l, const struct policy_ynode *n, const char *field, uint64_t *out);
+/* A size that cannot be unlimited (why_bounded says why, and what to
+ * write): *out is UINT64_MAX when too large to count, for the caller's
+ * bounds to refuse. */
+int parse_load_bounded_size(struct loader *l, const struct policy_ynode *n, const char *field, const char *valid,
+			    const char *why_bounded, const char *examples, uint64_t *out);
+/* Wants list n; for a non-empty one, *out becomes a zeroed array of n->n
+ * entries of size bytes that the caller owns, else it is left alone. */
+int parse_list_alloc(struct loader *l, const struct policy_ynode *n, const char *list, size_t size, void **out);
 
 /* ---- parse.c: paths ---- */
 

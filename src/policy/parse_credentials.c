@@ -777,16 +777,13 @@ static int load_credential(struct loader *l, const struct policy_ynode *n, size_
 			    "has no bindings; list where the secret may be sent (e.g. bindings: "
 			    "[{host: api.github.com}])");
 	parse_field_join(field, sizeof(field), prefix, "bindings");
-	r = parse_want_list(l, bindings, field);
+	r = parse_list_alloc(l, bindings, field, sizeof(*c->bindings), (void **)&c->bindings);
 	if (r < 0)
 		return r;
 	if (bindings->n == 0)
 		return FAIL(l, bindings, field,
 			    "is an empty list, so the secret could be sent nowhere; list where it may "
 			    "be sent (e.g. [{host: api.github.com}])");
-	c->bindings = calloc(bindings->n, sizeof(*c->bindings));
-	if (!c->bindings)
-		return parse_oom(l);
 	for (size_t i = 0; i < bindings->n; i++) {
 		char bprefix[POLICY_FIELD_MAX];
 
@@ -928,14 +925,9 @@ int parse_credentials_at(struct loader *l, const struct parse_at *at, void *data
 	int r;
 
 	(void)data;
-	r = parse_want_list(l, n, "credentials");
-	if (r < 0)
+	r = parse_list_alloc(l, n, "credentials", sizeof(*p->credentials), (void **)&p->credentials);
+	if (r < 0 || n->n == 0)
 		return r;
-	if (n->n == 0)
-		return 0;
-	p->credentials = calloc(n->n, sizeof(*p->credentials));
-	if (!p->credentials)
-		return parse_oom(l);
 	for (size_t i = 0; i < n->n; i++) {
 		p->n_credentials = i + 1;
 		r = load_credential(l, n->items[i], i, &p->credentials[i]);

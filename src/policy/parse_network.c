@@ -434,16 +434,13 @@ static int load_endpoint(struct loader *l, const struct policy_ynode *n, size_t 
 	}
 	if (rules) {
 		parse_field_join(field, sizeof(field), prefix, "rules");
-		r = parse_want_list(l, rules, field);
+		r = parse_list_alloc(l, rules, field, sizeof(*ep->rules), (void **)&ep->rules);
 		if (r < 0)
 			return r;
 		if (rules->n == 0)
 			return FAIL(l, rules, field,
 				    "is an empty list; list the requests allowed, or omit rules to allow "
 				    "every request");
-		ep->rules = calloc(rules->n, sizeof(*ep->rules));
-		if (!ep->rules)
-			return parse_oom(l);
 		for (size_t i = 0; i < rules->n; i++) {
 			char rprefix[POLICY_FIELD_MAX];
 
@@ -664,14 +661,9 @@ static int load_endpoints(struct loader *l, const struct policy_ynode *n)
 	struct policy_network *net = &l->p->network;
 	int r;
 
-	r = parse_want_list(l, n, "network.endpoints");
-	if (r < 0)
+	r = parse_list_alloc(l, n, "network.endpoints", sizeof(*net->endpoints), (void **)&net->endpoints);
+	if (r < 0 || n->n == 0)
 		return r;
-	if (n->n == 0)
-		return 0;
-	net->endpoints = calloc(n->n, sizeof(*net->endpoints));
-	if (!net->endpoints)
-		return parse_oom(l);
 	for (size_t i = 0; i < n->n; i++) {
 		net->n_endpoints = i + 1;
 		r = load_endpoint(l, n->items[i], i, &net->endpoints[i]);
@@ -689,14 +681,10 @@ static int load_allow_private(struct loader *l, const struct policy_ynode *n)
 	struct policy_network *net = &l->p->network;
 	int r;
 
-	r = parse_want_list(l, n, "network.allow_private");
-	if (r < 0)
+	r = parse_list_alloc(l, n, "network.allow_private", sizeof(*net->allow_private),
+			     (void **)&net->allow_private);
+	if (r < 0 || n->n == 0)
 		return r;
-	if (n->n == 0)
-		return 0;
-	net->allow_private = calloc(n->n, sizeof(*net->allow_private));
-	if (!net->allow_private)
-		return parse_oom(l);
 	for (size_t i = 0; i < n->n; i++) {
 		const struct policy_ynode *e = n->items[i];
 		struct policy_cidr *c = &net->allow_private[i];
@@ -808,33 +796,19 @@ static int load_resolve(struct loader *l, const struct policy_ynode *n)
 
 static int parse_max_body_at(struct loader *l, const struct parse_at *at, void *data)
 {
-	const struct policy_ynode *v = at->v;
-	const char *field = at->field;
 	uint64_t size = 0;
 	char q[96];
-	int r;
+	int r = parse_load_bounded_size(l, at->v, at->field, "a size (e.g. 1MiB)",
+					"a body is held while it is scanned; give a size up to 1GiB (e.g. 1MiB)",
+					"64KiB, 1MiB", &size);
 
-	r = parse_want_scalar(l, v, field, "a size (e.g. 1MiB)");
 	if (r < 0)
 		return r;
-	parse_quote(v, q, sizeof(q));
-	if (strcmp(v->str, "unlimited") == 0)
-		return FAIL(l, v, field,
-			    "cannot be unlimited: a body is held while it is scanned; give a "
-			    "size up to 1GiB (e.g. 1MiB)");
-	switch (policy_parse_size(v->str, &size)) {
-	case POLICY_NUM_OK:
-		break;
-	case POLICY_NUM_SYNTAX:
-		return FAIL(l, v, field, "%s is not a size (e.g. 64KiB, 1MiB)", q);
-	case POLICY_NUM_RANGE:
-		size = UINT64_MAX;
-		break;
-	}
+	parse_quote(at->v, q, sizeof(q));
 	if (size == 0)
-		return FAIL(l, v, field, "%s would scan nothing; give a size (e.g. 1MiB)", q);
+		return FAIL(l, at->v, at->field, "%s would scan nothing; give a size (e.g. 1MiB)", q);
 	if (size > MAX_BODY_LIMIT)
-		return FAIL(l, v, field, "%s is larger than 1GiB, the most that is scanned", q);
+		return FAIL(l, at->v, at->field, "%s is larger than 1GiB, the most that is scanned", q);
 	*(uint64_t *)data = size;
 	return 0;
 }
