@@ -156,8 +156,10 @@ int parse_map(struct loader *l, const struct policy_ynode *map, const char *pref
 		const struct parse_at at = { map, v, prefix, field, k, base };
 		if ((r = k->parse(l, &at, (char *)base + k->offset)) < 0)
 			return r;
-		if (v && k->origin != PARSE_NO_ORIGIN)
-			*(struct policy_loc *)((char *)l->p + k->origin) = parse_loc_of(l, v);
+		if (v && k->origin != PARSE_NO_ORIGIN) {
+			struct policy_loc loc = parse_loc_of(l, v);
+			memcpy((char *)l->p + k->origin, &loc, sizeof(loc));
+		}
 	}
 	return 0;
 }

@@ -461,6 +461,71 @@ static const struct parse_key basic_keys[] = {
 };
 const struct parse_table parse_basic_table = PARSE_TABLE("credentials[].bindings[].basic", basic_keys);
 
+/* The secret in a header: which one (Authorization unless named) and the
+ * text around it (tmpl, the template key's value, or "Bearer {secret}"). */
+static int load_header_place(struct loader *l, const struct policy_ynode *n, const char *prefix,
+			     const struct policy_ynode *tmpl, struct policy_cred_binding *b)
+{
+	char field[POLICY_FIELD_MAX], q[96];
+	const struct policy_ynode *v;
+	int r;
+
+	if ((v = parse_map_get(n, "header"))) {
+		parse_field_join(field, sizeof(field), prefix, "header");
+		r = parse_want_scalar(l, v, field, "a header name (e.g. Authorization)");
+		if (r < 0)
+			return r;
+		parse_quote(v, q, sizeof(q));
+		if (!header_name_valid(v->str, v->len))
+			return FAIL(l, v, field,
+				    "%s is not a header name; use 1 to %d letters, digits and "
+				    "!#$%%&'*+-.^_`|~ (e.g. Authorization, X-Api-Key)",
+				    q, CRED_TOKEN_MAX);
+		if (is_framing_header(v->str))
+			return FAIL(l, v, field,
+				    "%s frames or routes the request, or is consumed by the next "
+				    "hop, so a secret cannot go there; name the header the service "
+				    "reads it from (e.g. Authorization)",
+				    q);
+		b->header = strdup(v->str);
+	} else {
+		b->header = strdup("Authorization");
+	}
+	if (!b->header)
+		return parse_oom(l);
+	if (tmpl) {
+		size_t count;
+
+		parse_field_join(field, sizeof(field), prefix, "template");
+		r = parse_load_string(l, tmpl, field,
+				"a header value holding {secret} (e.g. \"Bearer {secret}\")", false,
+				&b->tmpl);
+		if (r < 0)
+			return r;
+		parse_quote(tmpl, q, sizeof(q));
+		for (size_t i = 0; i < tmpl->len; i++) {
+			unsigned char c = (unsigned char)tmpl->str[i];
+			/* CR or LF would start another header line. */
+			if ((c < 0x20 && c != '\t') || c >= 0x7f)
+				return FAIL(l, tmpl, field,
+					    "%s has a control character or a non-ASCII byte; a "
+					    "header value is printable ASCII",
+					    q);
+		}
+		count = count_secret(b->tmpl);
+		if (count != 1)
+			return FAIL(l, tmpl, field,
+				    "%s holds {secret} %s; write it exactly once where the secret "
+				    "goes (e.g. \"Bearer {secret}\")",
+				    q, count == 0 ? "nowhere" : "more than once");
+	} else {
+		b->tmpl = strdup("Bearer " CRED_SECRET);
+		if (!b->tmpl)
+			return parse_oom(l);
+	}
+	return 0;
+}
+
 static int load_binding(struct loader *l, const struct policy_ynode *n, const char *prefix,
 			struct policy_cred_binding *b)
 {
@@ -497,59 +562,9 @@ static int load_binding(struct loader *l, const struct policy_ynode *n, const ch
 	tmpl = parse_map_get(n, "template");
 	switch (b->where) {
 	case POLICY_CRED_HEADER:
-		if ((v = parse_map_get(n, "header"))) {
-			parse_field_join(field, sizeof(field), prefix, "header");
-			r = parse_want_scalar(l, v, field, "a header name (e.g. Authorization)");
-			if (r < 0)
-				return r;
-			parse_quote(v, q, sizeof(q));
-			if (!header_name_valid(v->str, v->len))
-				return FAIL(l, v, field,
-					    "%s is not a header name; use 1 to %d letters, digits and "
-					    "!#$%%&'*+-.^_`|~ (e.g. Authorization, X-Api-Key)",
-					    q, CRED_TOKEN_MAX);
-			if (is_framing_header(v->str))
-				return FAIL(l, v, field,
-					    "%s frames or routes the request, or is consumed by the next "
-					    "hop, so a secret cannot go there; name the header the service "
-					    "reads it from (e.g. Authorization)",
-					    q);
-			b->header = strdup(v->str);
-		} else {
-			b->header = strdup("Authorization");
-		}
-		if (!b->header)
-			return parse_oom(l);
-		if (tmpl) {
-			size_t count;
-
-			parse_field_join(field, sizeof(field), prefix, "template");
-			r = parse_load_string(l, tmpl, field,
-					"a header value holding {secret} (e.g. \"Bearer {secret}\")", false,
-					&b->tmpl);
-			if (r < 0)
-				return r;
-			parse_quote(tmpl, q, sizeof(q));
-			for (size_t i = 0; i < tmpl->len; i++) {
-				unsigned char c = (unsigned char)tmpl->str[i];
-				/* CR or LF would start another header line. */
-				if ((c < 0x20 && c != '\t') || c >= 0x7f)
-					return FAIL(l, tmpl, field,
-						    "%s has a control character or a non-ASCII byte; a "
-						    "header value is printable ASCII",
-						    q);
-			}
-			count = count_secret(b->tmpl);
-			if (count != 1)
-				return FAIL(l, tmpl, field,
-					    "%s holds {secret} %s; write it exactly once where the secret "
-					    "goes (e.g. \"Bearer {secret}\")",
-					    q, count == 0 ? "nowhere" : "more than once");
-		} else {
-			b->tmpl = strdup("Bearer " CRED_SECRET);
-			if (!b->tmpl)
-				return parse_oom(l);
-		}
+		r = load_header_place(l, n, prefix, tmpl, b);
+		if (r < 0)
+			return r;
 		break;
 	case POLICY_CRED_BASIC: {
 		parse_field_join(field, sizeof(field), prefix, "basic");
