@@ -565,13 +565,16 @@ int parse_load_bounded_size(struct loader *l, const struct policy_ynode *n, cons
 	return 0;
 }
 
-int parse_list_alloc(struct loader *l, const struct policy_ynode *n, const char *list, size_t size, void **out)
+int parse_list_alloc(struct loader *l, const struct policy_ynode *n, const char *list, const char *if_empty,
+		     size_t size, void **out)
 {
 	int r = parse_want_list(l, n, list);
 
-	if (r < 0 || n->n == 0)
+	if (r < 0)
 		return r;
-	*out = calloc(n->n, size);
+	if (n->n == 0)
+		return if_empty ? FAIL(l, n, list, "%s", if_empty) : 0;
+	*out = calloc(n->n + 1, size);
 	return *out ? 0 : parse_oom(l);
 }
 

@@ -156,9 +156,12 @@ int parse_load_duration(struct loader *l, const struct policy_ynode *n, const ch
  * bounds to refuse. */
 int parse_load_bounded_size(struct loader *l, const struct policy_ynode *n, const char *field, const char *valid,
 			    const char *why_bounded, const char *examples, uint64_t *out);
-/* Wants list n; for a non-empty one, *out becomes a zeroed array of n->n
- * entries of size bytes that the caller owns, else it is left alone. */
-int parse_list_alloc(struct loader *l, const struct policy_ynode *n, const char *list, size_t size, void **out);
+/* Wants list n. An empty one is refused with if_empty as the message,
+ * or (if_empty NULL) left alone. Else *out becomes a zeroed array of
+ * n->n + 1 entries of size bytes, the caller's: the last one stays zero,
+ * ending an array of strings. */
+int parse_list_alloc(struct loader *l, const struct policy_ynode *n, const char *list, const char *if_empty,
+		     size_t size, void **out);
 
 /* ---- parse.c: paths ---- */
 

@@ -188,16 +188,12 @@ static int load_cred_command(struct loader *l, const struct policy_ynode *n, con
 {
 	int r;
 
-	r = parse_want_list(l, n, list);
+	r = parse_list_alloc(l, n, list,
+			     "is an empty list; give the program and its arguments (e.g. "
+			     "[/usr/bin/gh, auth, token])",
+			     sizeof(char *), (void **)&c->command);
 	if (r < 0)
 		return r;
-	if (n->n == 0)
-		return FAIL(l, n, list,
-			    "is an empty list; give the program and its arguments (e.g. "
-			    "[/usr/bin/gh, auth, token])");
-	c->command = calloc(n->n + 1, sizeof(char *));
-	if (!c->command)
-		return parse_oom(l);
 	for (size_t i = 0; i < n->n; i++) {
 		const struct policy_ynode *e = n->items[i];
 		char field[POLICY_FIELD_MAX];
@@ -297,15 +293,10 @@ static int load_ref_globs(struct loader *l, const struct policy_ynode *n, const 
 {
 	int r;
 
-	r = parse_want_list(l, n, list);
-	if (r < 0)
-		return r;
 	/* push: [] is no push, as when it is absent. */
-	if (n->n == 0)
-		return 0;
-	*out = calloc(n->n + 1, sizeof(char *));
-	if (!*out)
-		return parse_oom(l);
+	r = parse_list_alloc(l, n, list, NULL, sizeof(char *), (void **)out);
+	if (r < 0 || n->n == 0)
+		return r;
 	for (size_t i = 0; i < n->n; i++) {
 		const struct policy_ynode *e = n->items[i];
 		char field[POLICY_FIELD_MAX], q[96];
@@ -792,13 +783,12 @@ static int load_credential(struct loader *l, const struct policy_ynode *n, size_
 			    "has no bindings; list where the secret may be sent (e.g. bindings: "
 			    "[{host: api.github.com}])");
 	parse_field_join(field, sizeof(field), prefix, "bindings");
-	r = parse_list_alloc(l, bindings, field, sizeof(*c->bindings), (void **)&c->bindings);
+	r = parse_list_alloc(l, bindings, field,
+			     "is an empty list, so the secret could be sent nowhere; list where it may "
+			     "be sent (e.g. [{host: api.github.com}])",
+			     sizeof(*c->bindings), (void **)&c->bindings);
 	if (r < 0)
 		return r;
-	if (bindings->n == 0)
-		return FAIL(l, bindings, field,
-			    "is an empty list, so the secret could be sent nowhere; list where it may "
-			    "be sent (e.g. [{host: api.github.com}])");
 	for (size_t i = 0; i < bindings->n; i++) {
 		char bprefix[POLICY_FIELD_MAX];
 
@@ -940,7 +930,7 @@ int parse_credentials_at(struct loader *l, const struct parse_at *at, void *data
 	int r;
 
 	(void)data;
-	r = parse_list_alloc(l, n, "credentials", sizeof(*p->credentials), (void **)&p->credentials);
+	r = parse_list_alloc(l, n, "credentials", NULL, sizeof(*p->credentials), (void **)&p->credentials);
 	if (r < 0 || n->n == 0)
 		return r;
 	for (size_t i = 0; i < n->n; i++) {

@@ -137,16 +137,12 @@ static int load_ports(struct loader *l, const struct policy_ynode *n, const char
 	uint8_t seen[65536 / 8] = { 0 };
 	int r;
 
-	r = parse_want_list(l, n, list);
+	r = parse_list_alloc(l, n, list,
+			     "is an empty list, which allows nothing; list ports (e.g. [443]), or omit "
+			     "ports for [80, 443]",
+			     sizeof(*ep->ports), (void **)&ep->ports);
 	if (r < 0)
 		return r;
-	if (n->n == 0)
-		return FAIL(l, n, list,
-			    "is an empty list, which allows nothing; list ports (e.g. [443]), or omit "
-			    "ports for [80, 443]");
-	ep->ports = calloc(n->n, sizeof(*ep->ports));
-	if (!ep->ports)
-		return parse_oom(l);
 	for (size_t i = 0; i < n->n; i++) {
 		const struct policy_ynode *e = n->items[i];
 		char field[POLICY_FIELD_MAX], q[96];
@@ -191,16 +187,12 @@ int parse_load_methods(struct loader *l, const struct policy_ynode *n, const cha
 {
 	int r;
 
-	r = parse_want_list(l, n, list);
+	r = parse_list_alloc(l, n, list,
+			     "is an empty list, which matches no request; list methods (e.g. [GET]), or "
+			     "omit methods for any method",
+			     sizeof(char *), (void **)methods);
 	if (r < 0)
 		return r;
-	if (n->n == 0)
-		return FAIL(l, n, list,
-			    "is an empty list, which matches no request; list methods (e.g. [GET]), or "
-			    "omit methods for any method");
-	*methods = calloc(n->n + 1, sizeof(char *));
-	if (!*methods)
-		return parse_oom(l);
 	for (size_t i = 0; i < n->n; i++) {
 		const struct policy_ynode *e = n->items[i];
 		char field[POLICY_FIELD_MAX], q[96];
@@ -434,13 +426,12 @@ static int load_endpoint(struct loader *l, const struct policy_ynode *n, size_t 
 	}
 	if (rules) {
 		parse_field_join(field, sizeof(field), prefix, "rules");
-		r = parse_list_alloc(l, rules, field, sizeof(*ep->rules), (void **)&ep->rules);
+		r = parse_list_alloc(l, rules, field,
+				     "is an empty list; list the requests allowed, or omit rules to allow "
+				     "every request",
+				     sizeof(*ep->rules), (void **)&ep->rules);
 		if (r < 0)
 			return r;
-		if (rules->n == 0)
-			return FAIL(l, rules, field,
-				    "is an empty list; list the requests allowed, or omit rules to allow "
-				    "every request");
 		for (size_t i = 0; i < rules->n; i++) {
 			char rprefix[POLICY_FIELD_MAX];
 
@@ -661,7 +652,7 @@ static int load_endpoints(struct loader *l, const struct policy_ynode *n)
 	struct policy_network *net = &l->p->network;
 	int r;
 
-	r = parse_list_alloc(l, n, "network.endpoints", sizeof(*net->endpoints), (void **)&net->endpoints);
+	r = parse_list_alloc(l, n, "network.endpoints", NULL, sizeof(*net->endpoints), (void **)&net->endpoints);
 	if (r < 0 || n->n == 0)
 		return r;
 	for (size_t i = 0; i < n->n; i++) {
@@ -681,7 +672,7 @@ static int load_allow_private(struct loader *l, const struct policy_ynode *n)
 	struct policy_network *net = &l->p->network;
 	int r;
 
-	r = parse_list_alloc(l, n, "network.allow_private", sizeof(*net->allow_private),
+	r = parse_list_alloc(l, n, "network.allow_private", NULL, sizeof(*net->allow_private),
 			     (void **)&net->allow_private);
 	if (r < 0 || n->n == 0)
 		return r;
