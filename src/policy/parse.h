@@ -33,8 +33,8 @@ struct loader {
  * parse_map against a table of its keys, in the manner of systemd's gperf
  * configuration tables: the key, the function that reads its value, where
  * the value goes (an offset from the base the section is read into) and
- * where its position is kept for `policy explain` (an offset to one of
- * struct policy's origin fields). A key the table does not hold is refused, so a
+ * where the line it was written on is kept (an offset to one of struct
+ * policy's origin fields). A key the table does not hold is refused, so a
  * misspelt key cannot be silently ignored; tests/unit/test_parse_table.c
  * holds every table to docs/policy.schema.json.
  *
