@@ -23,6 +23,12 @@
 #define POLICY_MAX_SCALAR 4096        /* bytes in one scalar */
 #define POLICY_MAX_NODES 65536        /* scalars + lists + maps in a file */
 
+/* Reads fd (path, for messages; what: "the policy") into *buf, which the
+ * caller frees: at most POLICY_MAX_FILE + 1 bytes, so *len past
+ * POLICY_MAX_FILE means the file is too large. Reading to the limit rather
+ * than trusting st_size also bounds pipes and character devices. */
+int policy_read_bounded(int fd, const char *path, const char *what, char **buf, size_t *len, struct error *err);
+
 #define POLICY_DEFAULT_FILE "<default>"
 
 /* Room for a dotted field name such as "filesystem.read[4095]" or an

@@ -478,18 +478,8 @@ static int load_ceiling(struct ceiling *e, const char *path, const struct policy
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return error_sys(err, errno, "%s: cannot open the enterprise policy", path);
-	if (!(buf = malloc(POLICY_MAX_FILE + 1)))
-		return error_set(err, ENOMEM, "%s: out of memory", path);
-	while (len < POLICY_MAX_FILE + 1) {
-		ssize_t n = read(fd, buf + len, POLICY_MAX_FILE + 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return error_sys(err, errno, "%s: cannot read the enterprise policy", path);
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
+	if ((r = policy_read_bounded(fd, path, "the enterprise policy", &buf, &len, err)) < 0)
+		return r;
 	if (len > POLICY_MAX_FILE)
 		return policy_fail(err, path, 1, 1, "(document)", "the file is larger than 1 MiB");
 	if ((r = policy_ytree_parse(path, buf, len, &root, err)) < 0)
