@@ -578,6 +578,22 @@ int parse_list_alloc(struct loader *l, const struct policy_ynode *n, const char 
 	return *out ? 0 : parse_oom(l);
 }
 
+int parse_list_items(struct loader *l, const struct policy_ynode *n, const char *list, const char *if_empty,
+		     size_t size, void **arr, size_t *count, parse_item_fn *fn)
+{
+	int r = parse_list_alloc(l, n, list, if_empty, size, arr);
+
+	for (size_t i = 0; r >= 0 && i < n->n; i++) {
+		char prefix[POLICY_FIELD_MAX];
+
+		parse_field_index(prefix, sizeof(prefix), list, i);
+		/* Counted before it is read: a half-read entry is freed too. */
+		*count = i + 1;
+		r = fn(l, n->items[i], prefix, i, (char *)*arr + i * size);
+	}
+	return r;
+}
+
 /* ---- paths ---- */
 
 /* Resolve s, the path part of scalar n (all of it, or what follows a

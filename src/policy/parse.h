@@ -160,6 +160,13 @@ int parse_load_bounded_size(struct loader *l, const struct policy_ynode *n, cons
  * or (if_empty NULL) left alone. Else *out becomes a zeroed array of
  * n->n + 1 entries of size bytes, the caller's: the last one stays zero,
  * ending an array of strings. */
+/* Reads each entry of list n into (*arr)[i] (entries of size bytes)
+ * with fn, its field "LIST[i]" and its index i, after parse_list_alloc; *count is the
+ * number begun, so that a failure frees every entry touched. */
+typedef int parse_item_fn(struct loader *l, const struct policy_ynode *item, const char *field, size_t i,
+			  void *elem);
+int parse_list_items(struct loader *l, const struct policy_ynode *n, const char *list, const char *if_empty,
+		     size_t size, void **arr, size_t *count, parse_item_fn *fn);
 int parse_list_alloc(struct loader *l, const struct policy_ynode *n, const char *list, const char *if_empty,
 		     size_t size, void **out);
 

@@ -622,6 +622,13 @@ static int load_binding(struct loader *l, const struct policy_ynode *n, const ch
 	return 0;
 }
 
+static int load_binding_item(struct loader *l, const struct policy_ynode *item, const char *field, size_t i,
+			     void *elem)
+{
+	(void)i;
+	return load_binding(l, item, field, elem);
+}
+
 /* A credential's variable holds its placeholder: the caller's value
  * passed in (process.env.pass) could be the real secret, and a fixed value
  * (process.env.set) would replace the placeholder. n is the name; the
@@ -783,21 +790,12 @@ static int load_credential(struct loader *l, const struct policy_ynode *n, size_
 			    "has no bindings; list where the secret may be sent (e.g. bindings: "
 			    "[{host: api.github.com}])");
 	parse_field_join(field, sizeof(field), prefix, "bindings");
-	r = parse_list_alloc(l, bindings, field,
+	r = parse_list_items(l, bindings, field,
 			     "is an empty list, so the secret could be sent nowhere; list where it may "
 			     "be sent (e.g. [{host: api.github.com}])",
-			     sizeof(*c->bindings), (void **)&c->bindings);
+			     sizeof(*c->bindings), (void **)&c->bindings, &c->n_bindings, load_binding_item);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < bindings->n; i++) {
-		char bprefix[POLICY_FIELD_MAX];
-
-		parse_field_index(bprefix, sizeof(bprefix), field, i);
-		c->n_bindings = i + 1;
-		r = load_binding(l, bindings->items[i], bprefix, &c->bindings[i]);
-		if (r < 0)
-			return r;
-	}
 	return 0;
 }
 
@@ -923,6 +921,13 @@ static int check_binding_ids(struct loader *l, const struct policy_ynode *list)
 	return 0;
 }
 
+static int load_credential_item(struct loader *l, const struct policy_ynode *item, const char *field, size_t i,
+				void *elem)
+{
+	(void)field;
+	return load_credential(l, item, i, elem);
+}
+
 int parse_credentials_at(struct loader *l, const struct parse_at *at, void *data)
 {
 	const struct policy_ynode *key = parse_map_key(at->map, "credentials"), *n = at->v;
@@ -930,15 +935,10 @@ int parse_credentials_at(struct loader *l, const struct parse_at *at, void *data
 	int r;
 
 	(void)data;
-	r = parse_list_alloc(l, n, "credentials", NULL, sizeof(*p->credentials), (void **)&p->credentials);
+	r = parse_list_items(l, n, "credentials", NULL, sizeof(*p->credentials), (void **)&p->credentials,
+			     &p->n_credentials, load_credential_item);
 	if (r < 0 || n->n == 0)
 		return r;
-	for (size_t i = 0; i < n->n; i++) {
-		p->n_credentials = i + 1;
-		r = load_credential(l, n->items[i], i, &p->credentials[i]);
-		if (r < 0)
-			return r;
-	}
 	r = check_binding_ids(l, n);
 	if (r < 0)
 		return r;

@@ -389,6 +389,14 @@ static const struct parse_key endpoint_keys[] = {
 };
 const struct parse_table parse_endpoint_table = PARSE_TABLE("network.endpoints[]", endpoint_keys);
 
+static int load_rule(struct loader *l, const struct policy_ynode *item, const char *field, size_t i, void *elem)
+{
+	(void)i;
+	struct policy_net_rule *rule = elem;
+	rule->loc = parse_loc_of(l, item);
+	return parse_map(l, item, field, &parse_rule_table, rule);
+}
+
 static int load_endpoint(struct loader *l, const struct policy_ynode *n, size_t idx,
 			 struct policy_endpoint *ep)
 {
@@ -426,22 +434,12 @@ static int load_endpoint(struct loader *l, const struct policy_ynode *n, size_t 
 	}
 	if (rules) {
 		parse_field_join(field, sizeof(field), prefix, "rules");
-		r = parse_list_alloc(l, rules, field,
+		r = parse_list_items(l, rules, field,
 				     "is an empty list; list the requests allowed, or omit rules to allow "
 				     "every request",
-				     sizeof(*ep->rules), (void **)&ep->rules);
+				     sizeof(*ep->rules), (void **)&ep->rules, &ep->n_rules, load_rule);
 		if (r < 0)
 			return r;
-		for (size_t i = 0; i < rules->n; i++) {
-			char rprefix[POLICY_FIELD_MAX];
-
-			parse_field_index(rprefix, sizeof(rprefix), field, i);
-			ep->n_rules = i + 1;
-			ep->rules[i].loc = parse_loc_of(l, rules->items[i]);
-			r = parse_map(l, rules->items[i], rprefix, &parse_rule_table, &ep->rules[i]);
-			if (r < 0)
-				return r;
-		}
 	}
 
 	/* protocol: mcp: the requests are MCP messages for the gateway's
@@ -647,25 +645,39 @@ static int check_net_endpoints(struct loader *l, const struct policy_ynode *eps)
 	return 0;
 }
 
+static int load_endpoint_item(struct loader *l, const struct policy_ynode *item, const char *field, size_t i,
+			      void *elem)
+{
+	(void)field;
+	return load_endpoint(l, item, i, elem);
+}
+
 static int load_endpoints(struct loader *l, const struct policy_ynode *n)
 {
 	struct policy_network *net = &l->p->network;
 	int r;
 
-	r = parse_list_alloc(l, n, "network.endpoints", NULL, sizeof(*net->endpoints), (void **)&net->endpoints);
+	r = parse_list_items(l, n, "network.endpoints", NULL, sizeof(*net->endpoints), (void **)&net->endpoints,
+			     &net->n_endpoints, load_endpoint_item);
 	if (r < 0 || n->n == 0)
 		return r;
-	for (size_t i = 0; i < n->n; i++) {
-		net->n_endpoints = i + 1;
-		r = load_endpoint(l, n->items[i], i, &net->endpoints[i]);
-		if (r < 0)
-			return r;
-	}
 	r = check_net_ids(l, n);
 	if (r < 0)
 		return r;
 	return check_net_endpoints(l, n);
 }
+
+/* What is wrong with an allow_private entry, after its quoted text. */
+static const char *const cidr_errors[] = {
+	[POLICY_CIDR_SYNTAX] = "is not an address or range; write ADDRESS[/PREFIX][:PORT] (e.g. 10.0.0.0/8, "
+			       "127.0.0.1:8080, fd00::/8, [::1]:9000: an IPv6 address with a port needs "
+			       "brackets)",
+	[POLICY_CIDR_PREFIX] = "has an invalid prefix length; use /0 to /32 for IPv4, /0 to /128 for IPv6",
+	[POLICY_CIDR_PORT] = "has an invalid port; use 1 to 65535, or no port for every port",
+	[POLICY_CIDR_MAPPED] = "is an IPv4-mapped or IPv4-compatible IPv6 range, which never matches: those "
+			       "addresses are checked as IPv4; write the IPv4 address or range (and an IPv6 "
+			       "address with a port in brackets: [::1]:9000)",
+};
 
 static int load_allow_private(struct loader *l, const struct policy_ynode *n)
 {
@@ -686,34 +698,13 @@ static int load_allow_private(struct loader *l, const struct policy_ynode *n)
 		if (r < 0)
 			return r;
 		parse_quote(e, q, sizeof(q));
-		switch (policy_cidr_parse(e->str, c)) {
-		case POLICY_CIDR_OK:
-			break;
-		case POLICY_CIDR_SYNTAX:
-			return FAIL(l, e, field,
-				    "%s is not an address or range; write ADDRESS[/PREFIX][:PORT] (e.g. "
-				    "10.0.0.0/8, 127.0.0.1:8080, fd00::/8, [::1]:9000: an IPv6 address "
-				    "with a port needs brackets)",
-				    q);
-		case POLICY_CIDR_PREFIX:
-			return FAIL(l, e, field,
-				    "%s has an invalid prefix length; use /0 to /32 for IPv4, /0 to /128 "
-				    "for IPv6",
-				    q);
-		case POLICY_CIDR_PORT:
-			return FAIL(l, e, field,
-				    "%s has an invalid port; use 1 to 65535, or no port for every port", q);
-		case POLICY_CIDR_HOST_BITS:
+		enum policy_cidr_status st = policy_cidr_parse(e->str, c);
+		if (st == POLICY_CIDR_HOST_BITS) {
 			policy_cidr_format(c, fixed, sizeof(fixed));
-			return FAIL(l, e, field, "%s has bits set past its prefix length; write %s", q,
-				    fixed);
-		case POLICY_CIDR_MAPPED:
-			return FAIL(l, e, field,
-				    "%s is an IPv4-mapped or IPv4-compatible IPv6 range, which never "
-				    "matches: those addresses are checked as IPv4; write the IPv4 address "
-				    "or range (and an IPv6 address with a port in brackets: [::1]:9000)",
-				    q);
+			return FAIL(l, e, field, "%s has bits set past its prefix length; write %s", q, fixed);
 		}
+		if (st != POLICY_CIDR_OK)
+			return FAIL(l, e, field, "%s %s", q, cidr_errors[st]);
 		c->loc = parse_loc_of(l, e);
 		net->n_allow_private = i + 1;
 		for (size_t k = 0; k < i; k++) {
