@@ -86,7 +86,11 @@ int auditlog_start(const struct policy *pol, const char *dir, struct auditlog *a
 	snprintf(max_size, sizeof(max_size), "%llu", (unsigned long long)pol->audit.max_size);
 	char *argv[] = { exe, "write", (char *)dir, key, "3", "4", (char *)agent, (char *)boundary,
 			 (char *)mode, pol->file, pol->identity.header ? "identity" : "-", max_size, NULL };
-	pid_t pid = sibling_spawn(argv, NULL, cs[1], ep[0]);
+	/* The writer reads no variable: it gets none of the user's (the
+	 * sanitizers' settings alone, in a sanitized build). */
+	char *envp[4];
+	sibling_env(NULL, 0, envp, 0, ARRAY_SIZE(envp));
+	pid_t pid = sibling_spawn(argv, envp, cs[1], ep[0]);
 	if (pid < 0)
 		return error_sys(err, errno, "cannot start the audit writer");
 	close(cs[1]);

@@ -84,16 +84,11 @@ static int step_up_socket(const struct policy *pol, struct egress *e, struct err
  * envp[] receives pointers into airlock's environment, home into buf. */
 static void proxy_env(const char *home, char *buf, size_t len, char *envp[], size_t max)
 {
-	static const char *const kept[] = { "SSL_CERT_FILE", "SSL_CERT_DIR", "OPENSSL_CONF",  "RES_OPTIONS",
-					    "LOCALDOMAIN",   "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS" };
-	size_t n = 0;
+	static const char *const kept[] = { "SSL_CERT_FILE", "SSL_CERT_DIR", "OPENSSL_CONF", "RES_OPTIONS",
+					    "LOCALDOMAIN" };
 	snprintf(buf, len, "HOME=%s", home);
-	envp[n++] = buf;
-	for (char **e = environ; e && *e && n + 1 < max; e++)
-		for (size_t i = 0; i < ARRAY_SIZE(kept); i++)
-			if (!strncmp(*e, kept[i], strlen(kept[i])) && (*e)[strlen(kept[i])] == '=')
-				envp[n++] = *e;
-	envp[n] = NULL;
+	envp[0] = buf;
+	sibling_env(kept, ARRAY_SIZE(kept), envp, 1, max);
 }
 
 int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct egress *e, struct error *err)

@@ -130,9 +130,16 @@ bool intercepts(const struct policy *pol);
 int sibling_path(const char *name, char *out, size_t len, struct error *err) WUR;
 /* Start argv[0] with keep_a as its fd 3, keep_b as its fd 4, stdio, and
  * nothing else open (argv names them "3" and "4"), with the environment
- * envp (NULL: airlock's own); the child's pid, or -1 (errno) when it
+ * envp (sibling_env's: never airlock's own); the child's pid, or -1 (errno) when it
  * could not be started. */
 pid_t sibling_spawn(char *const argv[], char *const envp[], int keep_a, int keep_b);
+/* A helper's environment: from airlock's, only the variables named in
+ * kept and the sanitizers' settings (ASAN_OPTIONS, UBSAN_OPTIONS,
+ * LSAN_OPTIONS), after the n entries envp[] already holds; NULL-ended
+ * within max. Nothing else: the user's secrets in a helper's environment
+ * are in /proc/PID/environ for whatever runs as its uid, and in the hands
+ * of whoever takes the helper over. Pointers into environ. */
+void sibling_env(const char *const kept[], size_t n_kept, char *envp[], size_t n, size_t max);
 
 /* jks.c: the certificates of a PEM bundle as a Java KeyStore of trusted
  * certificates (store password "changeit"); out is the caller's. 0,

@@ -8,11 +8,13 @@
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "sandbox/internal.h"
+#include "util/cleanup.h"
 
 int sibling_path(const char *name, char *out, size_t len, struct error *err)
 {
@@ -64,7 +66,7 @@ pid_t sibling_spawn(char *const argv[], char *const envp[], int keep_a, int keep
 	    (r = posix_spawn_file_actions_addclosefrom_np(&fa, 5)) == 0 &&
 	    (r = posix_spawnattr_setsigmask(&at, &none)) == 0 &&
 	    (r = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK)) == 0)
-		r = posix_spawn(&pid, argv[0], &fa, &at, argv, envp ? envp : environ);
+		r = posix_spawn(&pid, argv[0], &fa, &at, argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	if (r != 0) {
@@ -72,4 +74,20 @@ pid_t sibling_spawn(char *const argv[], char *const envp[], int keep_a, int keep
 		return -1;
 	}
 	return pid;
+}
+
+void sibling_env(const char *const kept[], size_t n_kept, char *envp[], size_t n, size_t max)
+{
+	static const char *const sanitizers[] = { "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS" };
+	for (char **e = environ; e && *e && n + 1 < max; e++) {
+		size_t len = strcspn(*e, "=");
+		bool keep = false;
+		for (size_t i = 0; i < n_kept && !keep; i++)
+			keep = strlen(kept[i]) == len && !strncmp(*e, kept[i], len);
+		for (size_t i = 0; i < ARRAY_SIZE(sanitizers) && !keep; i++)
+			keep = strlen(sanitizers[i]) == len && !strncmp(*e, sanitizers[i], len);
+		if (keep && (*e)[len] == '=')
+			envp[n++] = *e;
+	}
+	envp[n] = NULL;
 }

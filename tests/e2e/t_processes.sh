@@ -96,11 +96,11 @@ end_session() {
 	ERR=$(cat "$T/session.err")
 }
 
-# proxy_pid: the session's airlock-proxy, a descendant of APID (airlock
-# run's child).
-proxy_pid() {
+# helper_pid NAME: the session's process NAME (airlock-proxy,
+# airlock-audit-writer), a descendant of APID (airlock run's child).
+helper_pid() {
 	local p q
-	for p in $(pgrep -x airlock-proxy); do
+	for p in $(pgrep -x "${1:0:15}"); do # comm holds 15 bytes
 		q=$p
 		while [ -n "$q" ] && [ "$q" -gt 1 ]; do
 			q=$(sed -n 's/^.*) [A-Za-z] \([0-9]*\) .*/\1/p' "/proc/$q/stat" 2>/dev/null)
@@ -112,6 +112,7 @@ proxy_pid() {
 	done
 	return 0
 }
+proxy_pid() { helper_pid airlock-proxy; }
 
 # status_field FILE FIELD: a field of a /proc status file.
 status_field() { awk -v f="$2:" '$1 == f { print $2 }' "$1"; }
@@ -150,6 +151,27 @@ test_processes_proxy_is_contained_and_holds_no_secret_in_its_environment() {
 	assert_contains "$OUT" "read 200" "an allowed GET passes"
 	assert_contains "$OUT" "tls 200" "an allowed GET through the intercepted TLS passes"
 	assert_not_contains "$(cat "$T/net.jsonl")" "$tok" "the log never holds the secret"
+}
+
+# The audit writer parses what the proxy recorded of the agent's requests
+# and signs with the session key: it gets none of the user's environment,
+# where /proc/PID/environ would show a secret to whatever runs as its uid.
+test_processes_writer_holds_no_secret_in_its_environment() {
+	local tok="proc-w-s3cr3t-$RANDOM$RANDOM" pid env log
+	start_session "$tok"
+	pid=$(helper_pid airlock-audit-writer)
+	[ -n "$pid" ] || fail "no airlock-audit-writer under airlock run $APID: $(cat "$T/session.err")"
+	env=$(tr '\0' '\n' <"/proc/$pid/environ") || fail "cannot read /proc/$pid/environ"
+	assert_not_contains "$env" "$tok" "the secret in the writer's environment"
+	assert_not_contains "$env" "DEPLOY_TOKEN" "the secret's variable in the writer's environment"
+	assert_not_contains "$env" "HOME=" "the user's variables in the writer's environment"
+	end_session
+	assert_eq 0 "$RC" "the session$(e2e_last_run)"
+	# The neighbour: the writer still keeps and seals the session's log.
+	log=$(ls -t "$XDG_STATE_HOME"/airlock/audit/*.jsonl 2>/dev/null | head -n 1)
+	[ -f "$log" ] || fail "no log under $XDG_STATE_HOME/airlock/audit"
+	"$AIRLOCK" audit verify "$log" >"$T/v.out" 2>&1 || fail "the session's log: $(cat "$T/v.out")"
+	assert_contains "$(cat "$log")" "api-read" "the log holds the allowed request's rule"
 }
 
 test_processes_every_proxy_thread_is_filtered() {
