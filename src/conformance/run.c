@@ -46,12 +46,6 @@
 #include "util/cleanup.h"
 #include "util/hex.h"
 
-static inline void cleanup_bufp(struct buf *b)
-{
-	buf_free(b);
-}
-#define _cleanup_buf_ _cleanup_(cleanup_bufp)
-
 #define META_ADDR "169.254.169.254"
 #define PRIV_ADDR "10.213.13.1"
 #define PUB_ADDR "198.51.100.7" /* TEST-NET-2: stands for the internet */
