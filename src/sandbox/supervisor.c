@@ -374,7 +374,7 @@ static int event_loop(struct run_state *s, struct term *t, int sfd)
 					kill(s->child, SIGKILL);
 				continue;
 			}
-			if (mcpgw_reaped(&s->mcp, w))
+			if (mcpgw_reaped(&s->mcp, w, st))
 				continue;
 			if (w == s->child && (WIFEXITED(st) || WIFSIGNALED(st))) {
 				s->status = st;
