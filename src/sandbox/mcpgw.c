@@ -646,17 +646,23 @@ bool mcpgw_read(struct mcpgw *g)
 	}
 }
 
+/* A monitor ended with status. Fail closed: a gateway taken over may
+ * have been one of several the agent opened; none goes on, and no other
+ * is started. */
+static void monitor_ended(struct mcpgw *g, int status)
+{
+	if (WIFEXITED(status) && WEXITSTATUS(status) == MCPGW_EXIT_GATEWAY_KILLED) {
+		g->lost = g->gateway_killed = true;
+		mcpgw_kill(g);
+	}
+}
+
 bool mcpgw_reaped(struct mcpgw *g, pid_t pid, int status)
 {
 	for (size_t i = 0; i < MCPGW_MAX_CONNS; i++)
 		if (g->conns[i] == pid) {
 			g->conns[i] = 0;
-			/* Fail closed: a gateway taken over may have been one
-			 * of several the agent opened; none goes on. */
-			if (WIFEXITED(status) && WEXITSTATUS(status) == MCPGW_EXIT_GATEWAY_KILLED) {
-				g->lost = g->gateway_killed = true;
-				mcpgw_kill(g);
-			}
+			monitor_ended(g, status);
 			return true;
 		}
 	return false;
@@ -685,9 +691,11 @@ void mcpgw_stop(struct mcpgw *g)
 		for (size_t i = 0; i < MCPGW_MAX_CONNS; i++) {
 			if (g->conns[i] <= 0)
 				continue;
-			if (waitpid(g->conns[i], NULL, WNOHANG) == g->conns[i])
+			int st = 0;
+			if (waitpid(g->conns[i], &st, WNOHANG) == g->conns[i]) {
 				g->conns[i] = 0;
-			else
+				monitor_ended(g, st);
+			} else
 				left = true;
 		}
 		if (g->rec_rd >= 0)

@@ -79,7 +79,8 @@ bool mcpgw_read(struct mcpgw *g); /* true when it read any */
  * protocol: the session's MCP traffic ends (fail closed). */
 #define MCPGW_EXIT_GATEWAY_KILLED 86
 
-/* A child exited with status: true when it was a connection monitor. */
+/* A child exited with status: true when it was a connection monitor.
+ * Then g->gateway_killed says the run must end (fail closed). */
 bool mcpgw_reaped(struct mcpgw *g, pid_t pid, int status);
 
 /* Fail closed: end every gateway process (and with it its server's
