@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The session's MCP gateway: the supervisor's listener, one gateway
- * process per connection, each server in a sandbox of its own (mcpgw.h).
+ * The session's MCP gateway: the supervisor's listener, one monitor per
+ * connection, which starts the server in a sandbox of its own and
+ * airlock-mcp-gateway to relay (mcpgw.h, mcp/gwproto.h).
  */
 #include "sandbox/mcpgw.h"
 
@@ -126,10 +127,6 @@ int mcpgw_prepare(const struct policy *pol, const char *audit_dir, struct sandbo
 				 pol->file);
 	int r = load_server_policies(g, err);
 	if (r < 0)
-		return r;
-	/* Found now, as airlock-proxy is: a missing gateway fails the
-	 * session's start, not its first MCP connection. */
-	if ((r = sibling_path("airlock-mcp-gateway", g->exe, sizeof(g->exe), err)) < 0)
 		return r;
 	if (!getcwd(g->cwd, sizeof(g->cwd)))
 		return error_sys(err, errno, "getcwd");
@@ -530,10 +527,14 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 	close(to_srv[0]);
 	close(from_srv[1]);
 
+	/* Beside airlock, as airlock-proxy is (sibling.c). */
 	int control = -1;
-	pid_t gw = gateway_spawn(g, &control);
-	if (gw < 0) {
-		answer(c, "ERR cannot start the gateway %s: %s\n", g->exe, strerror(errno));
+	pid_t gw = -1;
+	int sr = sibling_path("airlock-mcp-gateway", g->exe, sizeof(g->exe), &err);
+	if (sr == 0 && (gw = gateway_spawn(g, &control)) < 0)
+		sr = error_sys(&err, errno, "cannot start %s", g->exe);
+	if (sr < 0) {
+		answer(c, "ERR mcp.servers.%s: the gateway: %s\n", name, err.msg);
 		kill(runner, SIGKILL);
 		_exit(1);
 	}

@@ -53,8 +53,9 @@ struct mcpgw {
 	bool lost;                    /* a record could not reach the log, or a gateway was killed */
 	bool gateway_killed;          /* the latter */
 	/* What each gateway is started with (mcp/gwproto.h): airlock-mcp-gateway
-	 * beside airlock, the directory and home the policy was read with, and
-	 * the uid and gid it relays as when airlock runs as root. */
+	 * beside airlock (found by the connection's monitor), the directory and
+	 * home the policy was read with, and the uid and gid it relays as when
+	 * airlock runs as root. */
 	char exe[4096], cwd[4096], home[4096];
 	uid_t uid;
 	gid_t gid;
