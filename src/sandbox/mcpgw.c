@@ -350,8 +350,8 @@ static void record_death(int rec, const char *name, int sig)
 	char line[512];
 	int n = snprintf(line, sizeof(line),
 			 "{\"kind\":\"mcp\",\"method\":\"(gateway)\",\"server\":\"%s\",\"decision\":\"deny\","
-			 "\"rule\":\"gateway\",\"reason\":\"the gateway was killed by signal %d; no more MCP "
-			 "traffic in this session\"}\n",
+			 "\"rule\":\"gateway\",\"reason\":\"the gateway was killed by signal %d; the run ends "
+			 "(fail closed)\"}\n",
 			 name, sig);
 	if (n > 0 && (size_t)n < sizeof(line))
 		(void)!send(rec, line, (size_t)n, MSG_NOSIGNAL);
@@ -568,21 +568,24 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 	/* What inside_workspace judges against: the server's workspace as
 	 * the filesystem has it (mcp_engine_init resolves it the same way). */
 	char *ws_real = realpath(spol->sandbox.workspace, NULL);
-	bool ok = r >= 0 && serve_pins(control, pins, ws_real);
+	/* A gateway that breaks the control protocol is treated as one
+	 * taken over (below); one that could not be told where everything
+	 * is merely fails. */
+	bool ok = r < 0 || serve_pins(control, pins, ws_real);
 	free(ws_real);
 	close(control);
-	if (!ok)
+	if (r < 0 || !ok)
 		kill(gw, SIGKILL);
 	int status = 0;
 	while (waitpid(gw, &status, 0) < 0 && errno == EINTR)
 		;
-	bool killed = WIFSIGNALED(status);
+	bool killed = r >= 0 && WIFSIGNALED(status);
 	if (killed)
 		record_death(rec, name, WTERMSIG(status));
 	/* Fail closed: a gateway that failed, or could not record, stops the
 	 * server; one that was killed (its filter's SIGSYS: it was taken
-	 * over) ends the session's MCP traffic (mcpgw_reaped). */
-	if (!ok || killed || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+	 * over), or broke the protocol, ends the run (mcpgw_reaped). */
+	if (r < 0 || !ok || killed || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		kill(runner, killed ? SIGKILL : SIGTERM);
 	int rstatus = 0;
 	while (waitpid(runner, &rstatus, 0) < 0 && errno == EINTR)
