@@ -196,7 +196,7 @@ mcp:
       command: [/bin/cat]
 YAML
 	cat >"$WS/mcp-agent.sh" <<'SH'
-{ printf '{"jsonrpc":"2.0","id":1,"method":"ping"}\n'; while [ ! -e go ]; do sleep 0.1; done; } |
+{ printf '{"jsonrpc":"2.0","id":1,"method":"ping"}\n'; for _ in $(seq 1200); do [ -e go ] && break; sleep 0.1; done; } |
 	/run/airlock/airlock mcp connect echo >mcp.out 2>mcp.err &
 c=$!
 for _ in $(seq 600); do grep -q ping mcp.out 2>/dev/null && break; sleep 0.1; done
