@@ -47,27 +47,6 @@ static bool write_all(int fd, const char *p, size_t n)
 	return true;
 }
 
-/* The gateway's answer line ("OK" or "ERR why"), byte by byte: what
- * follows it is the server's. */
-static bool read_answer(int s, char *out, size_t len)
-{
-	size_t n = 0;
-	for (;;) {
-		char ch;
-		ssize_t r = read(s, &ch, 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r != 1)
-			return false;
-		if (ch == '\n')
-			break;
-		if (n + 1 < len)
-			out[n++] = ch;
-	}
-	out[n] = '\0';
-	return true;
-}
-
 int cli_mcp_connect(int argc, char **argv)
 {
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -97,7 +76,7 @@ int cli_mcp_connect(int argc, char **argv)
 	char line[80];
 	int n = snprintf(line, sizeof(line), "%s\n", name);
 	char ans[512];
-	if (!write_all(s, line, (size_t)n) || !read_answer(s, ans, sizeof(ans))) {
+	if (!write_all(s, line, (size_t)n) || !mcpgw_read_line(s, ans, sizeof(ans))) {
 		fprintf(stderr, "airlock mcp connect: the gateway closed the connection before answering\n");
 		return 1;
 	}

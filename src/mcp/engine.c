@@ -135,7 +135,7 @@ bool mcp_path_inside(const char *workspace, const char *path)
 
 struct argctx {
 	const struct policy_mcp_arg *a;
-	const char *workspace;
+	const struct mcp_engine *e;
 	char *why;
 	size_t why_len;
 	bool ok;
@@ -168,8 +168,9 @@ static void check_value(const struct imp_node *v, void *vctx)
 			fail(c, "argument %s does not match the glob %s", p, a->glob);
 		if (a->regex && regexec(&a->re, v->str, 0, NULL, 0) != 0)
 			fail(c, "argument %s does not match the regular expression %s", p, a->regex);
-		if (a->inside_workspace && !mcp_path_inside(c->workspace, v->str))
-			fail(c, "argument %s names a path outside the workspace %s", p, c->workspace);
+		if (a->inside_workspace && !(c->e->path_inside ? c->e->path_inside(c->e->path_ctx, v->str)
+							       : mcp_path_inside(c->e->workspace, v->str)))
+			fail(c, "argument %s names a path outside the workspace %s", p, c->e->workspace);
 	}
 	if (a->n_enum) {
 		bool found = false;
@@ -198,10 +199,10 @@ static void check_value(const struct imp_node *v, void *vctx)
 	}
 }
 
-bool mcp_arg_ok(const struct policy_mcp_arg *a, const struct imp_node *args, const char *workspace, char *why,
+bool mcp_arg_ok(const struct policy_mcp_arg *a, const struct imp_node *args, const struct mcp_engine *e, char *why,
 		size_t why_len)
 {
-	struct argctx c = { a, workspace, why, why_len, true };
+	struct argctx c = { a, e, why, why_len, true };
 	static const struct imp_node empty = { .kind = IMP_MAP };
 	size_t n = mcp_json_select(args ? args : &empty, a->path, check_value, &c);
 	if (n == 0 && a->required)
@@ -241,7 +242,7 @@ bool mcp_tool_call_allowed(struct mcp_engine *e, const char *tool, const struct 
 	}
 	for (size_t i = 0; i < r->n_args; i++) {
 		char why[256];
-		if (!mcp_arg_ok(&r->args[i], args, e->workspace, why, sizeof(why))) {
+		if (!mcp_arg_ok(&r->args[i], args, e, why, sizeof(why))) {
 			verdict(v, POLICY_MCP_DENY, rname, "airlock denied the call: %s", why);
 			return false;
 		}

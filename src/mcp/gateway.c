@@ -166,6 +166,17 @@ static int gsend(const struct mcp_gateway *g, int fd, const struct imp_node *m, 
 	return send_msg(fd, m, err);
 }
 
+/* Write a message built in b (r: how its building ended) and free b. */
+static int send_built(int fd, struct buf *b, int r, struct error *err)
+{
+	if (r >= 0)
+		r = write_all(fd, b->data, b->len, err);
+	else
+		r = error_set(err, ENOMEM, "out of memory");
+	buf_free(b);
+	return r;
+}
+
 /* {"jsonrpc":"2.0","id":ID,"error":{"code":C,"message":M}} */
 static int send_error(int fd, const struct imp_node *id, int code, const char *msg, struct error *err)
 {
@@ -181,13 +192,7 @@ static int send_error(int fd, const struct imp_node *id, int code, const char *m
 		r = buf_json_string(&b, msg, strlen(msg));
 	if (r >= 0)
 		r = buf_puts(&b, "}}\n");
-	if (r < 0) {
-		buf_free(&b);
-		return error_set(err, ENOMEM, "out of memory");
-	}
-	r = write_all(fd, b.data, b.len, err);
-	buf_free(&b);
-	return r;
+	return send_built(fd, &b, r, err);
 }
 
 /* A tool result the model reads: the call did not happen, and why. */
@@ -203,13 +208,7 @@ static int send_tool_error(int fd, const struct imp_node *id, const char *reason
 		r = buf_json_string(&b, reason, strlen(reason));
 	if (r >= 0)
 		r = buf_puts(&b, "}],\"isError\":true}}\n");
-	if (r < 0) {
-		buf_free(&b);
-		return error_set(err, ENOMEM, "out of memory");
-	}
-	r = write_all(fd, b.data, b.len, err);
-	buf_free(&b);
-	return r;
+	return send_built(fd, &b, r, err);
 }
 
 struct rec {
@@ -792,7 +791,8 @@ static int filter_tools_list(struct mcp_gateway *g, struct imp_node *result)
 	tools->n = o;
 	if (pins_changed) {
 		struct error perr = { 0 };
-		if (e->pins.path && mcp_pins_save(&e->pins, &perr) < 0) {
+		if (e->pins.path &&
+		    (g->pins_save ? g->pins_save(g->pins_ctx, &e->pins, &perr) : mcp_pins_save(&e->pins, &perr)) < 0) {
 			struct rec r = { .method = "tools/list", .decision = "deny", .rule = "pins", .reason = perr.msg,
 					 .direction = "server" };
 			record(g, &r);

@@ -40,6 +40,12 @@ struct mcp_gateway {
 	 * step-up registry, mcp_http.c) rather than by mcp_gateway_run:
 	 * hold() keeps the call and says nothing. */
 	bool hold_for_caller;
+	/* Where changed pins are written: NULL, the engine's pins file
+	 * (mcp_pins_save); else this, which returns 0 or a negative errno
+	 * with err set, and clears the pins' dirty marks once written (a
+	 * session's gateway hands them to its monitor, proto/mcpgw.h). */
+	int (*pins_save)(void *ctx, struct mcp_pins *pins, struct error *err);
+	void *pins_ctx;
 	struct mcp_held *held;
 	size_t n_held;
 	unsigned long next_token;

@@ -94,6 +94,12 @@ struct mcp_engine {
 	uint64_t *rule_calls;                /* per tools rule */
 	struct dlp *dlp;                     /* credential formats, and secret values when known */
 	struct mcp_pins pins;
+	/* Judges an argument's path (inside_workspace); NULL: mcp_path_inside
+	 * against workspace, through this process's view of the filesystem.
+	 * A session's gateway, which may not see the path, asks its monitor
+	 * (proto/mcpgw.h). */
+	bool (*path_inside)(void *ctx, const char *path);
+	void *path_ctx;
 };
 
 /* srv and name borrowed (must outlive the engine); workspace resolved
@@ -131,8 +137,9 @@ char *mcp_uri_normalize(const char *uri, char *why, size_t why_len);
  * roots/list; ping is always allowed, anything else refused). */
 bool mcp_server_request_allowed(const struct mcp_engine *e, const char *method, struct mcp_verdict *v);
 
-/* One argument constraint against the value(s) its path selects. */
-bool mcp_arg_ok(const struct policy_mcp_arg *a, const struct imp_node *args, const char *workspace, char *why,
+/* One argument constraint against the value(s) its path selects; paths
+ * judged as e says (e->workspace, e->path_inside). */
+bool mcp_arg_ok(const struct policy_mcp_arg *a, const struct imp_node *args, const struct mcp_engine *e, char *why,
 		size_t why_len);
 
 /* path as the server would open it (relative to workspace; "..",

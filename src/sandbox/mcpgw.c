@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The session's MCP gateway: the supervisor's listener, one gateway
- * process per connection, each server in a sandbox of its own (mcpgw.h).
+ * The session's MCP gateway: the supervisor's listener, one monitor per
+ * connection, which starts the server in a sandbox of its own and
+ * airlock-mcp-gateway to relay (mcpgw.h, proto/mcpgw.h).
  */
 #include "sandbox/mcpgw.h"
 
@@ -25,10 +26,13 @@
 #include <unistd.h>
 
 #include "mcp/gateway.h"
+#include "proto/mcpgw.h"
 #include "mcp/mcp.h"
 #include "policy/mcp.h"
 #include "sandbox/landlock_abi.h"
+#include "sandbox/proto.h"
 #include "sandbox/sandbox.h"
+#include "util/buf.h"
 #include "util/cleanup.h"
 #include "util/fds.h"
 #include "util/file.h"
@@ -124,6 +128,11 @@ int mcpgw_prepare(const struct policy *pol, const char *audit_dir, struct sandbo
 	int r = load_server_policies(g, err);
 	if (r < 0)
 		return r;
+	if (!getcwd(g->cwd, sizeof(g->cwd)))
+		return error_sys(err, errno, "getcwd");
+	snprintf(g->home, sizeof(g->home), "%s", home_of());
+	g->uid = plan->host_uid;
+	g->gid = plan->host_gid;
 
 	/* A directory only we can enter holds the socket on the host; the
 	 * sandbox sees the socket itself, bound at MCPGW_SOCKET. */
@@ -192,15 +201,12 @@ __attribute__((format(printf, 2, 3))) static void answer(int c, const char *fmt,
 		(void)!send(c, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1, MSG_NOSIGNAL);
 }
 
-/* The first line: the server's name, at most 64 bytes of the names
- * policy/mcp.c accepts. Byte by byte, so nothing of what follows is
- * consumed here. */
-static bool read_name(int c, char *name, size_t len)
+bool mcpgw_read_line(int fd, char *out, size_t len)
 {
 	size_t n = 0;
 	for (;;) {
 		char ch;
-		ssize_t r = read(c, &ch, 1);
+		ssize_t r = read(fd, &ch, 1);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r != 1)
@@ -209,22 +215,10 @@ static bool read_name(int c, char *name, size_t len)
 			break;
 		if (n + 1 >= len)
 			return false;
-		name[n++] = ch;
+		out[n++] = ch;
 	}
-	name[n] = '\0';
-	return n > 0;
-}
-
-static bool record_send(void *ctx, const char *line, size_t len)
-{
-	int fd = *(int *)ctx;
-	if (len > MCPGW_MAX_RECORD)
-		return false;
-	ssize_t w;
-	do
-		w = send(fd, line, len, MSG_NOSIGNAL);
-	while (w < 0 && errno == EINTR);
-	return w == (ssize_t)len;
+	out[n] = '\0';
+	return true;
 }
 
 static int pins_default(const char *name, char *out, size_t len, struct error *err)
@@ -241,11 +235,224 @@ static int pins_default(const char *name, char *out, size_t len, struct error *e
 	return 0;
 }
 
-/* One connection, in its own process: never returns. */
+/* A 'P' message's fields, each checked: a gateway taken over may send
+ * anything, and what passes here is written into the pins file of the
+ * connection's own server, nowhere else. */
+static bool hex64(const char *s, bool empty_ok)
+{
+	if (!*s)
+		return empty_ok;
+	size_t n = 0;
+	for (; s[n]; n++)
+		if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
+			return false;
+	return n == 64;
+}
+
+static int pin_take_msg(struct mcp_pins *p, const char *msg, size_t len)
+{
+	const char *f[5];
+	size_t k = 0;
+	const char *q = msg, *end = msg + len;
+	while (k < 5 && q < end) {
+		const char *nul = memchr(q, '\0', (size_t)(end - q));
+		if (!nul)
+			return -EINVAL;
+		f[k++] = q;
+		q = nul + 1;
+	}
+	if (k != 5 || q != end || !f[0][0] || !hex64(f[1], false) || !f[2][0] || !hex64(f[3], true) ||
+	    (!f[3][0]) != (!f[4][0]) || p->n >= GWPROTO_MAX_PINS)
+		return -EINVAL;
+	struct mcp_pin *v = realloc(p->v, (p->n + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	p->v = v;
+	struct mcp_pin *pin = &v[p->n];
+	memset(pin, 0, sizeof(*pin));
+	pin->dirty = true;
+	memcpy(pin->sha256, f[1], 65);
+	memcpy(pin->pending_sha256, f[3], strlen(f[3]) + 1);
+	if (!(pin->tool = strdup(f[0])) || !(pin->definition = strdup(f[2])) ||
+	    (f[4][0] && !(pin->pending_definition = strdup(f[4])))) {
+		free(pin->tool);
+		free(pin->definition);
+		return -ENOMEM;
+	}
+	p->n++;
+	return 0;
+}
+
+/* The monitor's side of the control socket (proto/mcpgw.h) until the
+ * gateway closes it: the pins it changed, written into the server's pins
+ * file under the file's lock (mcp_pins_save merges them with the other
+ * gateways'), and whether a path is inside workspace (realpath'd; NULL:
+ * nothing is). false: the gateway broke the protocol. */
+static bool serve_pins(int control, const char *pins_path, const char *workspace)
+{
+	char *msg = malloc(GWPROTO_MAX_MSG + 1);
+	struct mcp_pins p = { 0 };
+	bool ok = msg != NULL;
+	while (ok) {
+		int fds[PROTO_MAX_FDS];
+		int n = proto_recv(control, msg, GWPROTO_MAX_MSG + 1, fds);
+		for (int i = 0; i < PROTO_MAX_FDS; i++)
+			if (fds[i] >= 0) {
+				close(fds[i]);
+				ok = false;
+			}
+		if (n <= 0 || !ok)
+			break;
+		if (msg[0] == GWPROTO_INSIDE) {
+			/* One bit back; the path a message, NUL-terminated,
+			 * without another NUL (proto_recv terminated it). */
+			char yes = GWPROTO_INSIDE_YES, no = GWPROTO_INSIDE_NO;
+			bool in = n >= 3 && msg[n - 1] == '\0' && strlen(msg + 1) == (size_t)n - 2 && n <= 4098 &&
+				  workspace && mcp_path_inside(workspace, msg + 1);
+			if (proto_send(control, in ? &yes : &no, 1, NULL, 0) < 0)
+				break;
+			continue;
+		}
+		if (msg[0] == GWPROTO_PIN) {
+			if (n > GWPROTO_MAX_MSG || pin_take_msg(&p, msg + 1, (size_t)n - 1) < 0)
+				ok = false;
+			continue;
+		}
+		if (msg[0] != GWPROTO_PINS_WRITE || n != 1) {
+			ok = false;
+			break;
+		}
+		struct error err = { 0 };
+		char ans[ERROR_MSG_MAX + 2];
+		size_t alen = 1;
+		ans[0] = GWPROTO_PINS_OK;
+		if (!(p.path = strdup(pins_path)))
+			error_set(&err, ENOMEM, "out of memory");
+		if (!p.path || mcp_pins_save(&p, &err) < 0) {
+			ans[0] = GWPROTO_PINS_ERR;
+			alen += (size_t)snprintf(ans + 1, sizeof(ans) - 1, "%s", err.msg);
+		}
+		mcp_pins_free(&p);
+		memset(&p, 0, sizeof(p));
+		if (proto_send(control, ans, alen, NULL, 0) < 0)
+			break;
+	}
+	mcp_pins_free(&p);
+	free(msg);
+	return ok;
+}
+
+/* A record of the monitor's own, on the records socket: the gateway died
+ * of a signal (its seccomp filter's SIGSYS, say), so this connection's
+ * traffic ended without a decision of its. */
+static void record_death(int rec, const char *name, int sig)
+{
+	char line[512];
+	int n = snprintf(line, sizeof(line),
+			 "{\"kind\":\"mcp\",\"method\":\"(gateway)\",\"server\":\"%s\",\"decision\":\"deny\","
+			 "\"rule\":\"gateway\",\"reason\":\"the gateway was killed by signal %d; the run ends "
+			 "(fail closed)\"}\n",
+			 name, sig);
+	if (n > 0 && (size_t)n < sizeof(line))
+		(void)!send(rec, line, (size_t)n, MSG_NOSIGNAL);
+}
+
+/* The step-up control socket of this connection: 0600 in the 0700 run
+ * directory under the host's state directory, which the agent's sandbox
+ * does not show. The terminal is not used: the agent shares it (and the
+ * monitor left it with setsid), so an answer typed there could be read,
+ * or typed, by the agent. -1 when none could be made: a step_up call is
+ * then denied at once, and says so. */
+static int step_up_socket(const char *name, pid_t supervisor, char *sock, size_t len)
+{
+	char rd[4096];
+	struct error derr = { 0 };
+	int fd = -1;
+	sock[0] = '\0';
+	if (mcp_control_dir(rd, sizeof(rd)) < 0)
+		error_set(&derr, EINVAL, "neither XDG_STATE_HOME nor HOME is an absolute path");
+	else if (file_mkdir_p(rd, 0700, &derr) == 0) {
+		snprintf(sock, len, "%s/session-%d-%s-%d.sock", rd, (int)supervisor, name, (int)getpid());
+		fd = mcp_control_listen(sock, &derr);
+	}
+	if (fd < 0) {
+		fprintf(stderr, "airlock: mcp.servers.%s: no control socket for step-up: %s\n", name, derr.msg);
+		sock[0] = '\0';
+	}
+	return fd;
+}
+
+/* The runner: an `airlock run` of the server's command with the server's
+ * policy, its stdin and stdout the given pipe ends; it keeps nothing of
+ * the agent's connection. Never returns. */
+__attribute__((noreturn)) static void runner_main(struct mcpgw *g, const struct policy_mcp_server *srv,
+						  const struct policy *spol, pid_t monitor, int in, int out)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != monitor)
+		_exit(SANDBOX_EXIT_SETUP);
+	if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0)
+		_exit(SANDBOX_EXIT_SETUP);
+	const int keep[] = { STDIN_FILENO };
+	if (fds_close_from(3, keep, 0) < 0)
+		_exit(SANDBOX_EXIT_SETUP);
+	signal(SIGPIPE, SIG_DFL);
+	struct sandbox_opts so = { .policy = spol, .argv = srv->command, .audit_dir = g->audit_dir,
+				   .no_audit = !g->audit_dir };
+	int code = 0;
+	struct error serr = { 0 };
+	if (sandbox_run(&so, &code, &serr) < 0) {
+		fprintf(stderr, "airlock: mcp.servers.%s: %s\n", srv->name, serr.msg);
+		_exit(SANDBOX_EXIT_SETUP);
+	}
+	_exit(code);
+}
+
+/* Start airlock-mcp-gateway for this connection (proto/mcpgw.h): its
+ * control socket's other end in *control; -1 with errno on failure. */
+static pid_t gateway_spawn(struct mcpgw *g, int *control)
+{
+	int cs[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cs) < 0)
+		return -1;
+	char *fixed[] = { g->exe, (char *)g->pol->file, g->cwd, g->home };
+	size_t nfixed = ARRAY_SIZE(fixed);
+	char **argv = calloc(nfixed + g->pol->n_layer_files + 1, sizeof(*argv));
+	if (!argv) {
+		close(cs[0]);
+		close(cs[1]);
+		errno = ENOMEM;
+		return -1;
+	}
+	memcpy(argv, fixed, sizeof(fixed));
+	for (size_t i = 0; i < g->pol->n_layer_files; i++)
+		argv[nfixed + i] = g->pol->layer_files[i];
+	/* Nothing of the supervisor's environment: it holds the user's
+	 * secrets, and a gateway taken over would read its own. */
+	char *envp[4];
+	sibling_env(NULL, 0, envp, 0, ARRAY_SIZE(envp));
+	pid_t pid = sibling_spawn(argv, envp, cs[1], g->rec_wr);
+	int e = errno;
+	free(argv);
+	close(cs[1]);
+	if (pid < 0) {
+		close(cs[0]);
+		errno = e;
+		return -1;
+	}
+	*control = cs[0];
+	return pid;
+}
+
+/* One connection, in its own process, the monitor: a fork of the
+ * supervisor that reads the server's name, starts the server's sandbox
+ * (the runner) and the gateway that relays between them, writes the
+ * pins the gateway changed, and fails closed when the gateway dies.
+ * Never returns. */
 __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t supervisor)
 {
-	/* With the supervisor gone, the session is over: so is its gateway
-	 * (and, through the runner's own death signal, the server). */
+	/* With the supervisor gone, the session is over: so is its monitor
+	 * (and, through their own death signals, the gateway and the
+	 * server). */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != supervisor)
 		_exit(1);
 	int rec = g->rec_wr;
@@ -269,8 +476,11 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 	 * when their clients do, in order, with their records. */
 	(void)setsid();
 
+	/* The one line of the agent's the monitor reads: a name of at most
+	 * 64 bytes, in the characters policy/mcp.c accepts. Everything after
+	 * it is the gateway's to parse. */
 	char name[80];
-	if (!read_name(c, name, sizeof(name))) {
+	if (!mcpgw_read_line(c, name, sizeof(name)) || !name[0]) {
 		answer(c, "ERR expected a server name and a newline\n");
 		_exit(1);
 	}
@@ -299,103 +509,93 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 		answer(c, "ERR %s\n", err.msg);
 		_exit(1);
 	}
-	/* Path constraints (inside_workspace) are judged against the
-	 * directory the server's own sandbox is given. */
-	struct mcp_engine eng;
-	if (mcp_engine_init(&eng, srv, name, spol->sandbox.workspace, pins, &err) < 0) {
-		answer(c, "ERR %s\n", err.msg);
-		_exit(1);
-	}
+	char sock[4200] = "";
+	int step_up = policy_mcp_steps_up(srv) ? step_up_socket(name, supervisor, sock, sizeof(sock)) : -1;
+
 	int to_srv[2], from_srv[2];
 	if (pipe2(to_srv, O_CLOEXEC) < 0 || pipe2(from_srv, O_CLOEXEC) < 0) {
 		answer(c, "ERR pipe: %s\n", strerror(errno));
 		_exit(1);
 	}
 	pid_t me = getpid();
-	pid_t pid = fork();
-	if (pid < 0) {
+	pid_t runner = fork();
+	if (runner < 0) {
 		answer(c, "ERR fork: %s\n", strerror(errno));
 		_exit(1);
 	}
-	if (pid == 0) {
-		/* The runner: an `airlock run` of the server's command with
-		 * the server's policy; its stdin and stdout are the gateway's
-		 * pipes, and it keeps nothing of the agent's connection. */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != me)
-			_exit(SANDBOX_EXIT_SETUP);
-		if (dup2(to_srv[0], STDIN_FILENO) < 0 || dup2(from_srv[1], STDOUT_FILENO) < 0)
-			_exit(SANDBOX_EXIT_SETUP);
-		close(to_srv[0]);
-		close(to_srv[1]);
-		close(from_srv[0]);
-		close(from_srv[1]);
-		close(c);
-		close(rec);
-		signal(SIGPIPE, SIG_DFL);
-		struct sandbox_opts so = { .policy = spol, .argv = srv->command, .audit_dir = g->audit_dir,
-					   .no_audit = !g->audit_dir };
-		int code = 0;
-		struct error serr = { 0 };
-		if (sandbox_run(&so, &code, &serr) < 0) {
-			fprintf(stderr, "airlock: mcp.servers.%s: %s\n", name, serr.msg);
-			_exit(SANDBOX_EXIT_SETUP);
-		}
-		_exit(code);
-	}
+	if (runner == 0)
+		runner_main(g, srv, spol, me, to_srv[0], from_srv[1]);
 	close(to_srv[0]);
 	close(from_srv[1]);
-	answer(c, "OK\n");
 
-	struct mcp_gateway gw = { .engine = &eng, .client_in = c, .client_out = c, .server_in = to_srv[1],
-				  .server_out = from_srv[0], .record = record_send, .record_ctx = &rec,
-				  .control_fd = -1, .tty_fd = -1,
-				  .step_up_timeout = srv->step_up_timeout ? srv->step_up_timeout : 60 };
-	/* Step-up: a control socket of this connection's own, 0600 in the
-	 * 0700 run directory under the host's state directory, which the
-	 * agent's sandbox does not show. The terminal is not used: the
-	 * agent shares it (and this process left it with setsid), so an
-	 * answer typed there could be read, or typed, by the agent. */
-	char sock[4200] = "";
-	if (policy_mcp_steps_up(srv)) {
-		char rd[4096];
-		struct error derr = { 0 };
-		if (mcp_control_dir(rd, sizeof(rd)) < 0)
-			error_set(&derr, EINVAL, "neither XDG_STATE_HOME nor HOME is an absolute path");
-		else if (file_mkdir_p(rd, 0700, &derr) == 0) {
-			snprintf(sock, sizeof(sock), "%s/session-%d-%s-%d.sock", rd, (int)supervisor, name,
-				 (int)getpid());
-			gw.control_fd = mcp_control_listen(sock, &derr);
-		}
-		if (gw.control_fd < 0) {
-			/* Then a step_up call is denied at once, and says so. */
-			fprintf(stderr, "airlock: mcp.servers.%s: no control socket for step-up: %s\n", name, derr.msg);
-			sock[0] = '\0';
-		} else {
-			gw.control_path = sock;
-		}
+	/* Beside airlock, as airlock-proxy is (sibling.c). */
+	int control = -1;
+	pid_t gw = -1;
+	int sr = sibling_path("airlock-mcp-gateway", g->exe, sizeof(g->exe), &err);
+	if (sr == 0 && (gw = gateway_spawn(g, &control)) < 0)
+		sr = error_sys(&err, errno, "cannot start %s", g->exe);
+	if (sr < 0) {
+		answer(c, "ERR mcp.servers.%s: the gateway: %s\n", name, err.msg);
+		kill(runner, SIGKILL);
+		_exit(1);
 	}
-	int gr = mcp_gateway_run(&gw, &err);
-	if (gw.control_fd >= 0) {
-		close(gw.control_fd);
-		unlink(sock);
-	}
-	if (gr < 0)
-		fprintf(stderr, "airlock: mcp.servers.%s: %s\n", name, err.msg);
-	/* Fail closed: a gateway that could not record stops the server. */
-	if (gr < 0 || gw.record_failed)
-		kill(pid, SIGTERM);
-	if (gw.server_in >= 0)
-		close(gw.server_in);
-	close(from_srv[0]);
-	mcp_gateway_fini(&gw);
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	mcp_engine_fini(&eng);
-	/* The agent's side learns of the end from the connection: closed
-	 * while its client still talks is an error there. */
+	char timeout[16], uid[16], gid[16];
+	snprintf(timeout, sizeof(timeout), "%u", srv->step_up_timeout ? srv->step_up_timeout : 60);
+	snprintf(uid, sizeof(uid), "%u", (unsigned)g->uid);
+	snprintf(gid, sizeof(gid), "%u", (unsigned)g->gid);
+	const char *field[GWPROTO_START_FIELDS] = {
+		[GWPROTO_START_NAME] = name,		 [GWPROTO_START_PINS] = pins,
+		[GWPROTO_START_WORKSPACE] = spol->sandbox.workspace, [GWPROTO_START_STEP_UP_PATH] = sock,
+		[GWPROTO_START_STEP_UP_TIMEOUT] = timeout, [GWPROTO_START_UID] = uid,
+		[GWPROTO_START_GID] = gid,
+	};
+	struct buf m = { 0 };
+	int r = buf_append(&m, (char[]){ GWPROTO_START }, 1);
+	for (size_t i = 0; i < GWPROTO_START_FIELDS && r >= 0; i++)
+		r = buf_append(&m, field[i], strlen(field[i]) + 1);
+	const int fds[] = { [GWPROTO_FD_CLIENT] = c, [GWPROTO_FD_SERVER_IN] = to_srv[1],
+			    [GWPROTO_FD_SERVER_OUT] = from_srv[0], [GWPROTO_FD_STEP_UP] = step_up };
+	if (r >= 0)
+		r = proto_send(control, m.data, m.len, fds, step_up >= 0 ? 4 : 3);
+	buf_free(&m);
+	/* The gateway holds them now: with these copies closed, the
+	 * gateway's end is the connection's and the server's input's end. */
 	close(c);
-	_exit(gr < 0 || gw.record_failed || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ? 1 : 0);
+	close(to_srv[1]);
+	close(from_srv[0]);
+	if (step_up >= 0)
+		close(step_up);
+
+	/* What inside_workspace judges against: the server's workspace as
+	 * the filesystem has it (mcp_engine_init resolves it the same way). */
+	char *ws_real = realpath(spol->sandbox.workspace, NULL);
+	/* A gateway that breaks the control protocol is treated as one
+	 * taken over (below); one that could not be told where everything
+	 * is merely fails. */
+	bool ok = r < 0 || serve_pins(control, pins, ws_real);
+	free(ws_real);
+	close(control);
+	if (r < 0 || !ok)
+		kill(gw, SIGKILL);
+	int status = 0;
+	while (waitpid(gw, &status, 0) < 0 && errno == EINTR)
+		;
+	bool killed = r >= 0 && WIFSIGNALED(status);
+	if (killed)
+		record_death(rec, name, WTERMSIG(status));
+	/* Fail closed: a gateway that failed, or could not record, stops the
+	 * server; one that was killed (its filter's SIGSYS: it was taken
+	 * over), or broke the protocol, ends the run (mcpgw_reaped). */
+	if (r < 0 || !ok || killed || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		kill(runner, killed ? SIGKILL : SIGTERM);
+	int rstatus = 0;
+	while (waitpid(runner, &rstatus, 0) < 0 && errno == EINTR)
+		;
+	if (sock[0])
+		unlink(sock);
+	if (killed || !ok)
+		_exit(MCPGW_EXIT_GATEWAY_KILLED);
+	_exit(WIFEXITED(status) && WEXITSTATUS(status) == 0 && WIFEXITED(rstatus) && WEXITSTATUS(rstatus) == 0 ? 0 : 1);
 }
 
 void mcpgw_accept(struct mcpgw *g)
@@ -411,8 +611,9 @@ void mcpgw_accept(struct mcpgw *g)
 		}
 	if (slot == MCPGW_MAX_CONNS || g->lost) {
 		answer(c, "ERR %s\n",
-		       g->lost ? "the decision log is gone: no more MCP traffic in this session"
-			       : "too many MCP connections at once in this session");
+		       g->gateway_killed ? "a gateway was killed: no more MCP traffic in this session"
+		       : g->lost	 ? "the decision log is gone: no more MCP traffic in this session"
+					 : "too many MCP connections at once in this session");
 		close(c);
 		return;
 	}
@@ -450,11 +651,23 @@ bool mcpgw_read(struct mcpgw *g)
 	}
 }
 
-bool mcpgw_reaped(struct mcpgw *g, pid_t pid)
+/* A monitor ended with status. Fail closed: a gateway taken over may
+ * have been one of several the agent opened; none goes on, and no other
+ * is started. */
+static void monitor_ended(struct mcpgw *g, int status)
+{
+	if (WIFEXITED(status) && WEXITSTATUS(status) == MCPGW_EXIT_GATEWAY_KILLED) {
+		g->lost = g->gateway_killed = true;
+		mcpgw_kill(g);
+	}
+}
+
+bool mcpgw_reaped(struct mcpgw *g, pid_t pid, int status)
 {
 	for (size_t i = 0; i < MCPGW_MAX_CONNS; i++)
 		if (g->conns[i] == pid) {
 			g->conns[i] = 0;
+			monitor_ended(g, status);
 			return true;
 		}
 	return false;
@@ -483,9 +696,11 @@ void mcpgw_stop(struct mcpgw *g)
 		for (size_t i = 0; i < MCPGW_MAX_CONNS; i++) {
 			if (g->conns[i] <= 0)
 				continue;
-			if (waitpid(g->conns[i], NULL, WNOHANG) == g->conns[i])
+			int st = 0;
+			if (waitpid(g->conns[i], &st, WNOHANG) == g->conns[i]) {
 				g->conns[i] = 0;
-			else
+				monitor_ended(g, st);
+			} else
 				left = true;
 		}
 		if (g->rec_rd >= 0)

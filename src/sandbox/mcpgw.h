@@ -7,11 +7,13 @@
  * session"). When the policy declares mcp.servers, the supervisor listens
  * on a unix socket that the sandbox sees at MCPGW_SOCKET, and the agent's
  * MCP configuration names `airlock mcp connect NAME` as the server
- * command. For each connection the supervisor forks a gateway process:
- * it reads the server's name, refuses a name the policy does not declare,
- * starts the declared command in a sandbox of its own (the server's own
- * policy: mcp.servers.NAME.policy, else the built-in default with the
- * session's workspace read-only and no network), and relays with the
+ * command. For each connection the supervisor forks a monitor: it reads
+ * the server's name, refuses a name the policy does not declare, starts
+ * the declared command in a sandbox of its own (the runner: the server's
+ * own policy, mcp.servers.NAME.policy, else the built-in default with the
+ * session's workspace read-only and no network), and starts
+ * airlock-mcp-gateway with the connection and the server's stdin and
+ * stdout (proto/mcpgw.h): the gateway confines itself and relays with the
  * engine of src/mcp/. Each decision goes to the supervisor as one
  * SOCK_SEQPACKET message and from there into the session's signed log.
  *
@@ -47,8 +49,16 @@ struct mcpgw {
 	int rec_rd, rec_wr;           /* records from the gateway processes */
 	const char *audit_dir;        /* borrowed: the session's log directory, or NULL */
 	struct auditlog *audit;       /* borrowed: where records go, or NULL */
-	pid_t conns[MCPGW_MAX_CONNS]; /* gateway processes, 0 for a free slot */
-	bool lost;                    /* a record could not reach the log */
+	pid_t conns[MCPGW_MAX_CONNS]; /* connection monitors, 0 for a free slot */
+	bool lost;                    /* a record could not reach the log, or a gateway was killed */
+	bool gateway_killed;          /* the latter */
+	/* What each gateway is started with (proto/mcpgw.h): airlock-mcp-gateway
+	 * beside airlock (found by the connection's monitor), the directory and
+	 * home the policy was read with, and the uid and gid it relays as when
+	 * airlock runs as root. */
+	char exe[4096], cwd[4096], home[4096];
+	uid_t uid;
+	gid_t gid;
 };
 
 #define MCPGW_INIT { .listen = -1, .rec_rd = -1, .rec_wr = -1 }
@@ -65,8 +75,14 @@ void mcpgw_accept(struct mcpgw *g);
 /* Records are readable: forward them to the log. */
 bool mcpgw_read(struct mcpgw *g); /* true when it read any */
 
-/* A child exited: true when it was a gateway process. */
-bool mcpgw_reaped(struct mcpgw *g, pid_t pid);
+/* A connection monitor's exit status when its gateway was killed (its
+ * seccomp filter's SIGSYS: a gateway taken over) or broke the control
+ * protocol: the session's MCP traffic ends (fail closed). */
+#define MCPGW_EXIT_GATEWAY_KILLED 86
+
+/* A child exited with status: true when it was a connection monitor.
+ * Then g->gateway_killed says the run must end (fail closed). */
+bool mcpgw_reaped(struct mcpgw *g, pid_t pid, int status);
 
 /* Fail closed: end every gateway process (and with it its server's
  * sandbox) at once. */
@@ -76,5 +92,11 @@ void mcpgw_kill(struct mcpgw *g);
  * (their clients are gone with the sandbox) for a bounded while, take
  * their last records, release everything. */
 void mcpgw_stop(struct mcpgw *g);
+
+/* One line of the connection's opening, "\n" not included: the server's
+ * name the client sends, the gateway's answer. Byte by byte, so nothing
+ * of what follows is consumed. false at the end of the input or for a
+ * line that does not fit in len. */
+bool mcpgw_read_line(int fd, char *out, size_t len);
 
 #endif

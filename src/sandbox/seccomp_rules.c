@@ -823,3 +823,76 @@ out:
 	seccomp_release(rc->ctx);
 	return r;
 }
+
+/* airlock-mcp-gateway's filter (seccomp_rules_build_gateway): what its
+ * one thread calls once it relays (mcp/gateway_exec.c): the agent's
+ * connection, the server's pipes, the records and control sockets, the
+ * step-up listener, its memory, the clock, and stderr. It opens and
+ * resolves no path (its monitor writes the pins file and judges an
+ * argument's path, proto/mcpgw.h), so every other call
+ * kills it: a gateway taken over by a message cannot run a program, start
+ * a process, open, make or remove a file, trace or signal another
+ * process, enter a namespace or make memory executable. */
+static const char *const gateway_allowed[] = {
+	"read", "write", "readv", "writev", "close", "lseek", "fstat", "newfstatat", "fcntl",
+	"poll", "ppoll", "recvfrom", "recvmsg", "sendto", "sendmsg", "accept", "accept4", "shutdown",
+	"brk", "munmap", "mremap", "madvise", "futex", "getrandom",
+	"clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep", "gettimeofday", "time",
+	"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "restart_syscall",
+	/* a sanitized build's runtime sets up its signal stack as it goes */
+	"sigaltstack",
+	"getpid", "gettid", "exit", "exit_group",
+};
+
+int seccomp_rules_build_gateway(scmp_filter_ctx *out, struct error *err)
+{
+	_cleanup_free_ struct rule_ctx *rc = calloc(1, sizeof(*rc));
+	if (!rc)
+		return error_set(err, ENOMEM, "seccomp rules: out of memory");
+	rc->ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+	rc->deny = SCMP_ACT_KILL_PROCESS;
+	if (!rc->ctx)
+		return error_set(err, ENOMEM, "seccomp_init failed");
+	int r;
+	if ((r = seccomp_attr_set(rc->ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0 ||
+	    (r = seccomp_attr_set(rc->ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0 ||
+	    (r = seccomp_attr_set(rc->ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)) < 0) {
+		r = error_sys(err, -r, "seccomp attributes");
+		goto out;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(gateway_allowed); i++)
+		if ((r = add(rc, SCMP_ACT_ALLOW, gateway_allowed[i], 0, NULL, err)) < 0)
+			goto out;
+	/* Memory, never executable: the gateway loads no code once it
+	 * relays, so bytes a message wrote into the heap never run. */
+	{
+		struct scmp_arg_cmp c = SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0);
+		if ((r = add(rc, SCMP_ACT_ALLOW, "mmap", 1, &c, err)) < 0 ||
+		    (r = add(rc, SCMP_ACT_ALLOW, "mprotect", 1, &c, err)) < 0)
+			goto out;
+	}
+	/* The step-up control connection's receive timeout (mcp_control_serve). */
+	{
+		struct scmp_arg_cmp c[] = { SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET), SCMP_A2(SCMP_CMP_EQ, SO_RCVTIMEO) };
+		if ((r = add(rc, SCMP_ACT_ALLOW, "setsockopt", 2, c, err)) < 0)
+			goto out;
+	}
+	/* ioctl: isatty's TCGETS on stderr alone; never TIOCSTI into the
+	 * terminal it shares with the user. */
+	{
+		struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TCGETS);
+		if ((r = add(rc, SCMP_ACT_ALLOW, "ioctl", 1, &c, err)) < 0)
+			goto out;
+	}
+	/* abort's SIGABRT to itself, no other signal. */
+	{
+		struct scmp_arg_cmp c = SCMP_A2(SCMP_CMP_EQ, SIGABRT);
+		if ((r = add(rc, SCMP_ACT_ALLOW, "tgkill", 1, &c, err)) < 0)
+			goto out;
+	}
+	*out = rc->ctx;
+	return 0;
+out:
+	seccomp_release(rc->ctx);
+	return r;
+}

@@ -26,4 +26,9 @@ int seccomp_rules_build(bool notify, enum seccomp_trace trace, bool protect, boo
  * proxy's Landlock domain says where). *out as above. */
 int seccomp_rules_build_proxy(bool pins, scmp_filter_ctx *out, struct error *err);
 
+/* airlock-mcp-gateway's filter for itself, before it reads the agent's
+ * first byte: an allow-list of its relay's calls (seccomp_rules.c), every
+ * other call killing the process. *out as above. */
+int seccomp_rules_build_gateway(scmp_filter_ctx *out, struct error *err);
+
 #endif

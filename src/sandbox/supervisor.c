@@ -374,8 +374,13 @@ static int event_loop(struct run_state *s, struct term *t, int sfd)
 					kill(s->child, SIGKILL);
 				continue;
 			}
-			if (mcpgw_reaped(&s->mcp, w))
+			if (mcpgw_reaped(&s->mcp, w, st)) {
+				/* Fail closed: a gateway killed (taken over), no
+				 * run. */
+				if (s->mcp.gateway_killed && s->child > 0)
+					kill(s->child, SIGKILL);
 				continue;
+			}
 			if (w == s->child && (WIFEXITED(st) || WIFSIGNALED(st))) {
 				s->status = st;
 				s->child = 0;
@@ -811,6 +816,10 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		*exit_code = 128 + SIGKILL;
 	} else if (proxy_died) {
 		fprintf(stderr, "airlock: the egress proxy stopped; the run was ended (fail closed)\n");
+		*exit_code = SANDBOX_EXIT_SETUP;
+	} else if (s.mcp.gateway_killed) {
+		fprintf(stderr, "airlock: an MCP gateway was killed (its seccomp filter ends a gateway that makes a call "
+				"it never makes); the run was ended (fail closed)\n");
 		*exit_code = SANDBOX_EXIT_SETUP;
 	} else if (s.audit.died || audit_lost) {
 		fprintf(stderr, "airlock: the audit writer stopped; the run was ended (fail closed)\n");

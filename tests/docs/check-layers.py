@@ -31,8 +31,9 @@ LAYERS = {
     "analysis": ["net", "audit"],
     "sandbox": ["mcp", "review", "audit"],
     "proxy": ["sandbox"],
+    "mcpgw": ["sandbox"],
     "conformance": ["util"],
-    "cli": ["proxy", "analysis", "conformance"],
+    "cli": ["proxy", "mcpgw", "analysis", "conformance"],
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

@@ -56,7 +56,7 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/tests/e2e" "$stage/tests/probe"
 install -m 755 "$airlock" "$stage/bin/airlock"
 # The egress proxy is its own executable, found beside airlock.
-for helper in airlock-audit airlock-audit-writer; do
+for helper in airlock-audit airlock-audit-writer airlock-mcp-gateway; do
 	if [ -x "$(dirname "$airlock")/$helper" ]; then
 		install -m 755 "$(dirname "$airlock")/$helper" "$stage/bin/$helper"
 	fi

@@ -165,6 +165,10 @@ test_mcp_session_fs_server_in_its_own_sandbox() {
 	# The policy: a denied tool is not even listed; the allowed one works.
 	assert_contains "$OUT" 'fs: {"tools":["list_allowed_directories","read_text_file"]}' \
 		"tools/list shows the allowed tools only"
+	# The listed tools are pinned in the file `airlock mcp pins` reads:
+	# the gateway opens no file, its monitor writes what it sends.
+	assert_contains "$(cat "$XDG_STATE_HOME/airlock/mcp/fs.pins.json" 2>&1)" '"read_text_file":{"sha256":"' \
+		"the session pinned the tools it listed"
 	assert_contains "$OUT" 'server-only' "an allowed call inside the server's directory"
 	assert_contains "$OUT" 'fs: {"content":[{"type":"text","text":"airlock denied the call: argument path names a path outside the workspace '"$T"'/srvdir"}],"isError":true}' \
 		"a path outside the server's directory is refused by the argument constraint"

@@ -200,3 +200,117 @@ test_processes_every_proxy_thread_is_filtered() {
 	assert_eq 0 "$RC" "the session$(e2e_last_run)"
 	assert_contains "$OUT" "read 200" "the contained proxy still serves an allowed request"
 }
+
+# A session with one MCP server (cat: it answers each message with the
+# message itself). The agent opens `airlock mcp connect echo`, sends a
+# ping, and once the answer is back says "ready" and holds the connection
+# open until "go", so that the gateway runs while the test reads /proc;
+# then it connects once more and prints what that second connection was
+# told ("second: ..."). Sets APID.
+start_mcp_session() {
+	cat >"$T/mcp-policy.yaml" <<YAML
+version: 1
+sandbox:
+  workspace_mode: direct # the host watches the workspace during the run
+mcp:
+  servers:
+    echo:
+      command: [/bin/cat]
+YAML
+	cat >"$WS/mcp-agent.sh" <<'SH'
+{ printf '{"jsonrpc":"2.0","id":1,"method":"ping"}\n'; for _ in $(seq 1200); do [ -e go ] && break; sleep 0.1; done; } |
+	/run/airlock/airlock mcp connect echo >mcp.out 2>mcp.err &
+c=$!
+for _ in $(seq 600); do grep -q ping mcp.out 2>/dev/null && break; sleep 0.1; done
+touch ready
+wait "$c"
+echo "first: rc=$?"
+printf '{"jsonrpc":"2.0","id":2,"method":"ping"}\n' | /run/airlock/airlock mcp connect echo >mcp2.out 2>mcp2.err
+echo "second: rc=$? $(cat mcp2.out mcp2.err)"
+SH
+	(cd "$WS" && DEPLOY_TOKEN="$1" HOME="$E2E_HOME" exec timeout -k 5 "$E2E_TIMEOUT" "$AIRLOCK" run \
+		--policy "$T/mcp-policy.yaml" -- /bin/bash ./mcp-agent.sh) \
+		>"$T/session.out" 2>"$T/session.err" </dev/null &
+	APID=$!
+	bg_register "$APID"
+	LAST_CMD="airlock run --policy $T/mcp-policy.yaml -- bash mcp-agent.sh (DEPLOY_TOKEN set)"
+	wait_for 60 test -e "$WS/ready" || {
+		OUT=$(cat "$T/session.out") ERR=$(cat "$T/session.err")
+		fail "the agent did not get ready$(e2e_last_run)"
+	}
+}
+
+# gateway_pid: the session's airlock-mcp-gateway, a descendant of APID.
+gateway_pid() {
+	local p
+	for p in $(descendants "$APID"); do
+		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = airlock-mcp-gat ]; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 0
+}
+
+test_processes_mcp_gateway_is_contained_and_holds_no_secret_in_its_environment() {
+	local tok="proc-mcp-s3cr3t-$RANDOM$RANDOM-value" pid st env uid
+	start_mcp_session "$tok"
+	assert_contains "$(cat "$WS/mcp.out")" '"method":"ping"' "the ping went through the gateway and back"
+	pid=$(gateway_pid)
+	[ -n "$pid" ] || fail "no airlock-mcp-gateway under airlock run $APID: $(cat "$T/session.out" "$T/session.err")"
+	st=/proc/$pid/status
+	assert_eq 2 "$(status_field "$st" Seccomp)" "the gateway runs under a seccomp filter (Seccomp: 2)"
+	assert_eq 1 "$(status_field "$st" NoNewPrivs)" "the gateway has no_new_privs"
+	assert_eq 0000000000000000 "$(status_field "$st" CapEff)" "the gateway holds no capability"
+	assert_eq 0000000000000000 "$(status_field "$st" CapPrm)" "the gateway can regain no capability"
+	if e2e_is_root; then
+		# Started by root, it relays as the sandbox's host uid and gid,
+		# never root's, with no supplementary group.
+		uid=$(awk '$1 == "Uid:" { print $2, $3, $4, $5 }' "$st")
+		assert_no_match "$uid" '(^| )0( |$)' "the gateway's uids ($uid)"
+		uid=$(awk '$1 == "Gid:" { print $2, $3, $4, $5 }' "$st")
+		assert_no_match "$uid" '(^| )0( |$)' "the gateway's gids ($uid)"
+		assert_eq "" "$(status_field "$st" Groups)" "the gateway's supplementary groups"
+		# Root reads it (the gateway is not dumpable): nothing of the
+		# supervisor's environment, the secret least of all.
+		env=$(tr '\0' '\n' <"/proc/$pid/environ") || fail "cannot read /proc/$pid/environ"
+		assert_not_contains "$env" "$tok" "the secret in the gateway's environment"
+		assert_not_contains "$env" "DEPLOY_TOKEN" "the secret's variable in the gateway's environment"
+		assert_eq "" "$env" "the gateway's environment"
+	else
+		assert_eq "$(id -u)" "$(awk '$1 == "Uid:" { print $3 }' "$st")" "an unprivileged gateway keeps the user's uid"
+		# Not dumpable: the user's own processes cannot read its
+		# environment or memory.
+		if env=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null); then
+			assert_not_contains "$env" "$tok" "the secret in the gateway's environment"
+			fail "the user read the gateway's environment: it is dumpable"
+		fi
+	fi
+	touch "$WS/go"
+	wait "$APID"
+	RC=$?
+	OUT=$(cat "$T/session.out")
+	ERR=$(cat "$T/session.err")
+	assert_eq 0 "$RC" "the session$(e2e_last_run)"
+	assert_contains "$OUT" '"id":2,"method":"ping"' "a second connection is relayed too"
+}
+
+# Fail closed: a gateway killed as its seccomp filter kills (SIGSYS) ends
+# the run, as the proxy's death does: a gateway that makes a call it never
+# makes was taken over. What the filter kills for is tested in
+# tests/unit/test_seccomp.c: nothing short of taking the gateway over
+# makes it call one, and production code keeps no switch for a test.
+test_processes_mcp_gateway_killed_fails_closed() {
+	local pid
+	start_mcp_session "proc-mcp-other-$RANDOM$RANDOM-value"
+	pid=$(gateway_pid)
+	[ -n "$pid" ] || fail "no airlock-mcp-gateway under airlock run $APID: $(cat "$T/session.out" "$T/session.err")"
+	kill -SYS "$pid"
+	wait "$APID"
+	RC=$?
+	OUT=$(cat "$T/session.out")
+	ERR=$(cat "$T/session.err")
+	assert_eq 125 "$RC" "the run ends (fail closed)$(e2e_last_run)"
+	assert_contains "$ERR" "an MCP gateway was killed" "and says why"
+	assert_not_contains "$OUT" '"id":2' "nothing of a later connection reaches a server"
+}
