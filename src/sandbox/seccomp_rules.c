@@ -690,22 +690,37 @@ static int add_open_readonly(struct rule_ctx *rc, const char *name, unsigned fla
 	return r;
 }
 
-int seccomp_rules_build_proxy(bool pins, scmp_filter_ctx *out, struct error *err)
+/* A helper's allow-list begun: calls not listed get deflt, the ones
+ * listed as denied and a foreign architecture kill the process. */
+static int allow_list_new(uint32_t deflt, struct rule_ctx **out, struct error *err)
 {
-	_cleanup_free_ struct rule_ctx *rc = calloc(1, sizeof(*rc));
+	struct rule_ctx *rc = calloc(1, sizeof(*rc));
 	if (!rc)
 		return error_set(err, ENOMEM, "seccomp rules: out of memory");
-	rc->ctx = seccomp_init(DEFAULT_ACTION);
+	rc->ctx = seccomp_init(deflt);
 	rc->deny = SCMP_ACT_KILL_PROCESS;
-	if (!rc->ctx)
+	if (!rc->ctx) {
+		free(rc);
 		return error_set(err, ENOMEM, "seccomp_init failed");
+	}
 	int r;
 	if ((r = seccomp_attr_set(rc->ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0 ||
 	    (r = seccomp_attr_set(rc->ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0 ||
 	    (r = seccomp_attr_set(rc->ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)) < 0) {
-		r = error_sys(err, -r, "seccomp attributes");
-		goto out;
+		seccomp_release(rc->ctx);
+		free(rc);
+		return error_sys(err, -r, "seccomp attributes");
 	}
+	*out = rc;
+	return 0;
+}
+
+int seccomp_rules_build_proxy(bool pins, scmp_filter_ctx *out, struct error *err)
+{
+	_cleanup_free_ struct rule_ctx *rc = NULL;
+	int r = allow_list_new(DEFAULT_ACTION, &rc, err);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < ARRAY_SIZE(proxy_allowed); i++)
 		if ((r = add(rc, SCMP_ACT_ALLOW, proxy_allowed[i], 0, NULL, err)) < 0)
 			goto out;
@@ -846,20 +861,10 @@ static const char *const gateway_allowed[] = {
 
 int seccomp_rules_build_gateway(scmp_filter_ctx *out, struct error *err)
 {
-	_cleanup_free_ struct rule_ctx *rc = calloc(1, sizeof(*rc));
-	if (!rc)
-		return error_set(err, ENOMEM, "seccomp rules: out of memory");
-	rc->ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-	rc->deny = SCMP_ACT_KILL_PROCESS;
-	if (!rc->ctx)
-		return error_set(err, ENOMEM, "seccomp_init failed");
-	int r;
-	if ((r = seccomp_attr_set(rc->ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0 ||
-	    (r = seccomp_attr_set(rc->ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0 ||
-	    (r = seccomp_attr_set(rc->ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)) < 0) {
-		r = error_sys(err, -r, "seccomp attributes");
-		goto out;
-	}
+	_cleanup_free_ struct rule_ctx *rc = NULL;
+	int r = allow_list_new(SCMP_ACT_KILL_PROCESS, &rc, err);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < ARRAY_SIZE(gateway_allowed); i++)
 		if ((r = add(rc, SCMP_ACT_ALLOW, gateway_allowed[i], 0, NULL, err)) < 0)
 			goto out;
