@@ -398,75 +398,81 @@ static int write_run_file(int rootfd, const char *path, const void *data, size_t
 	return 0;
 }
 
-int mount_build_root(const struct sandbox_plan *plan, int *layer, struct error *err)
-{
-	static const char *const devnodes[] = { "/dev/null", "/dev/zero", "/dev/full",
-						"/dev/random", "/dev/urandom", "/dev/tty" };
-	int r;
-	int hide_tree = -1;
-	_cleanup_close_ int rootfd = -1;
-	_cleanup_close_ int review_tree = plan->review_tree_fd;
-	_cleanup_close_ int held = -1;
+static const char *const devnodes[] = { "/dev/null", "/dev/zero", "/dev/full",
+					"/dev/random", "/dev/urandom", "/dev/tty" };
 
-	*layer = -1;
-
-	/* Nothing we do may propagate back to the host's namespace. */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return error_sys(err, errno, "cannot make mounts private");
-
-	/* 1. Clone every host tree while the host's view is still intact. */
-	int *trees = calloc(plan->n_mounts ? plan->n_mounts : 1, sizeof(int));
-	if (!trees)
-		return error_set(err, ENOMEM, "out of memory");
+/* What mount_build_root's steps share. Every fd here is owned, -1 when
+ * unset, and closed by root_build_fini; trees is owned too (one entry per
+ * plan mount). */
+struct root_build {
+	const struct sandbox_plan *plan;
+	int *trees;
 	int devtrees[ARRAY_SIZE(devnodes)];
-	for (size_t i = 0; i < ARRAY_SIZE(devtrees); i++)
-		devtrees[i] = -1;
-	for (size_t i = 0; i < plan->n_mounts; i++)
-		trees[i] = -1;
+	int hide_tree;
+	int rootfd;
+	int review_tree;
+	int held;
+};
+
+static void root_build_fini(struct root_build *b)
+{
+	stage = STAGE;
+	for (size_t i = 0; i < ARRAY_SIZE(b->devtrees); i++)
+		if (b->devtrees[i] >= 0)
+			close(b->devtrees[i]);
+	if (b->trees)
+		for (size_t i = 0; i < b->plan->n_mounts; i++)
+			if (b->trees[i] >= 0)
+				close(b->trees[i]);
+	if (b->hide_tree >= 0)
+		close(b->hide_tree);
+	free(b->trees);
+	cleanup_closep(&b->held);
+	cleanup_closep(&b->review_tree);
+	cleanup_closep(&b->rootfd);
+}
+
+/* 1. Clone every host tree while the host's view is still intact. */
+static int clone_host_trees(struct root_build *b, struct error *err)
+{
+	const struct sandbox_plan *plan = b->plan;
+	int r;
 
 	for (size_t i = 0; i < ARRAY_SIZE(devnodes); i++) {
-		devtrees[i] = sys_open_tree(AT_FDCWD, devnodes[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-		if (devtrees[i] < 0) {
-			r = error_sys(err, errno, "cannot clone %s", devnodes[i]);
-			goto out;
-		}
-		r = set_attrs(devtrees[i], MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err, devnodes[i]);
+		b->devtrees[i] = sys_open_tree(AT_FDCWD, devnodes[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (b->devtrees[i] < 0)
+			return error_sys(err, errno, "cannot clone %s", devnodes[i]);
+		r = set_attrs(b->devtrees[i], MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err, devnodes[i]);
 		if (r < 0)
-			goto out;
+			return r;
 	}
 
-	if (plan->review_layer && review_tree < 0) {
-		review_tree = sys_open_tree(AT_FDCWD, plan->review_layer, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-		if (review_tree < 0) {
-			r = error_sys(err, errno, "review mode: cannot clone %s", plan->review_layer);
-			goto out;
-		}
+	if (plan->review_layer && b->review_tree < 0) {
+		b->review_tree = sys_open_tree(AT_FDCWD, plan->review_layer, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (b->review_tree < 0)
+			return error_sys(err, errno, "review mode: cannot clone %s", plan->review_layer);
 	}
 	for (size_t i = 0; i < plan->n_mounts; i++) {
 		const struct mount_entry *m = &plan->mounts[i];
-		if (m->kind == MOUNT_HIDE_FILE && hide_tree < 0) {
-			hide_tree = hide_file_tree(err);
-			if (hide_tree < 0) {
-				r = hide_tree;
-				goto out;
-			}
+		if (m->kind == MOUNT_HIDE_FILE && b->hide_tree < 0) {
+			b->hide_tree = hide_file_tree(err);
+			if (b->hide_tree < 0)
+				return b->hide_tree;
 		}
 		if (m->kind != MOUNT_BIND)
 			continue;
 		if (m->tree_fd >= 0) {
-			trees[i] = m->tree_fd; /* prepared (idmapped) by the supervisor */
+			b->trees[i] = m->tree_fd; /* prepared (idmapped) by the supervisor */
 		} else {
-			trees[i] = sys_open_tree(AT_FDCWD, m->src,
-						 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+			b->trees[i] = sys_open_tree(AT_FDCWD, m->src,
+						    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 			/* Observe mode's read-only cover of the policy file:
 			 * a file the sandbox's uid cannot even reach, it
 			 * cannot change either. */
-			if (trees[i] < 0 && plan->observe && errno == EACCES)
+			if (b->trees[i] < 0 && plan->observe && errno == EACCES)
 				continue;
-			if (trees[i] < 0) {
-				r = error_sys(err, errno, "cannot bind %s", m->src);
-				goto out;
-			}
+			if (b->trees[i] < 0)
+				return error_sys(err, errno, "cannot bind %s", m->src);
 		}
 		uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
 		if (m->readonly)
@@ -478,90 +484,120 @@ int mount_build_root(const struct sandbox_plan *plan, int *layer, struct error *
 		 * host's exec. */
 		if (!m->exec && !plan->observe)
 			attrs |= MOUNT_ATTR_NOEXEC;
-		r = set_attrs(trees[i], attrs, err, m->src);
+		r = set_attrs(b->trees[i], attrs, err, m->src);
 		if (r < 0)
-			goto out;
+			return r;
 	}
+	return 0;
+}
 
-	/* 2. A fresh tmpfs as the new root, noexec (it holds mount points,
-	 * links and the CA bundle, nothing to run). Observe mode: the host's tree
-	 * (our namespace's copy of it) stays the root; only the sandbox's own
-	 * /dev, /proc and /run go on top. */
-	if (plan->observe) {
+/* 2. A fresh tmpfs as the new root, noexec (it holds mount points,
+ * links and the CA bundle, nothing to run). Observe mode: the host's tree
+ * (our namespace's copy of it) stays the root; only the sandbox's own
+ * /dev, /proc and /run go on top. */
+static int open_new_root(struct root_build *b, struct error *err)
+{
+	if (b->plan->observe)
 		stage = "";
-	} else if (mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=1m") < 0) {
-		r = error_sys(err, errno, "cannot mount the new root");
-		goto out;
-	}
-	rootfd = open(plan->observe ? "/" : STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0) {
-		r = error_sys(err, errno, "cannot open the new root");
-		goto out;
-	}
+	else if (mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=1m") < 0)
+		return error_sys(err, errno, "cannot mount the new root");
+	b->rootfd = open(b->plan->observe ? "/" : STAGE, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (b->rootfd < 0)
+		return error_sys(err, errno, "cannot open the new root");
+	return 0;
+}
 
-	/* 3. Attach in plan order (parents before children). */
+/* One MOUNT_SYMLINK entry, its parents made first. */
+static int attach_symlink(int rootfd, const struct mount_entry *m, struct error *err)
+{
+	_cleanup_free_ char *parent = strdup(m->dst);
+	if (!parent)
+		return error_set(err, ENOMEM, "out of memory");
+	char *slash = strrchr(parent, '/');
+	*slash = '\0';
+	if (*parent) {
+		int r = make_mount_point(rootfd, parent, true, err);
+		if (r < 0)
+			return r;
+	}
+	if (symlinkat(m->src, rootfd, m->dst + 1) < 0 && errno != EEXIST)
+		return error_sys(err, errno, "cannot create symlink %s", m->dst);
+	return 0;
+}
+
+/* One MOUNT_BIND entry: the tree cloned at step 1, and the review layer
+ * over the workspace. */
+static int attach_bind(struct root_build *b, size_t i, struct error *err)
+{
+	const struct sandbox_plan *plan = b->plan;
+	const struct mount_entry *m = &plan->mounts[i];
+	int r;
+
+	if (b->trees[i] < 0)
+		return 0; /* observe mode: out of the sandbox's reach, see above */
+	r = make_mount_point(b->rootfd, m->dst, m->is_dir, err);
+	/* Observe mode's cover of a file the sandbox's view does
+	 * not show (under its private /tmp, say): nothing to
+	 * cover, since the agent cannot reach it there. */
+	if (r < 0 && plan->observe && m->readonly && (r == -EROFS || r == -ENOENT || r == -EACCES)) {
+		close(b->trees[i]);
+		b->trees[i] = -1;
+		return 0;
+	}
+	if (r >= 0)
+		r = attach(b->trees[i], m->dst, err);
+	if (r >= 0 && m->overlay) {
+		r = overlay_workspace(b->review_tree, b->rootfd, m->dst, m->exec || plan->observe, &b->held, err);
+		b->review_tree = -1;
+	}
+	return r < 0 ? r : 0;
+}
+
+/* One MOUNT_TMPFS entry, owned by the sandbox's uid unless sticky. */
+static int attach_tmpfs(const struct sandbox_plan *plan, int rootfd, const struct mount_entry *m,
+			struct error *err)
+{
+	int r = make_mount_point(rootfd, m->dst, true, err);
+	if (r >= 0) {
+		char opts[32];
+		snprintf(opts, sizeof(opts), "mode=%04o", m->mode);
+		r = mount_tmpfs_at(m->dst, opts, MS_NOSUID | MS_NODEV | (m->exec ? 0 : MS_NOEXEC), err);
+	}
+	if (r < 0)
+		return r;
+	if (!(m->mode & S_ISVTX)) {
+		char target[PATH_MAX];
+		if ((r = staged(target, sizeof(target), m->dst, err)) < 0)
+			return r;
+		if (chown(target, plan->inner_uid, plan->inner_gid) < 0)
+			return error_sys(err, errno, "cannot chown %s", m->dst);
+	}
+	return 0;
+}
+
+/* 3. Attach in plan order (parents before children). */
+static int attach_mounts(struct root_build *b, struct error *err)
+{
+	const struct sandbox_plan *plan = b->plan;
+	int r;
+
 	for (size_t i = 0; i < plan->n_mounts; i++) {
 		const struct mount_entry *m = &plan->mounts[i];
 		switch (m->kind) {
-		case MOUNT_SYMLINK: {
-			_cleanup_free_ char *parent = strdup(m->dst);
-			if (!parent) {
-				r = error_set(err, ENOMEM, "out of memory");
-				goto out;
-			}
-			char *slash = strrchr(parent, '/');
-			*slash = '\0';
-			if (*parent) {
-				r = make_mount_point(rootfd, parent, true, err);
-				if (r < 0)
-					goto out;
-			}
-			if (symlinkat(m->src, rootfd, m->dst + 1) < 0 && errno != EEXIST) {
-				r = error_sys(err, errno, "cannot create symlink %s", m->dst);
-				goto out;
-			}
-			break;
-		}
-		case MOUNT_BIND:
-			if (trees[i] < 0)
-				break; /* observe mode: out of the sandbox's reach, see above */
-			r = make_mount_point(rootfd, m->dst, m->is_dir, err);
-			/* Observe mode's cover of a file the sandbox's view does
-			 * not show (under its private /tmp, say): nothing to
-			 * cover, since the agent cannot reach it there. */
-			if (r < 0 && plan->observe && m->readonly && (r == -EROFS || r == -ENOENT || r == -EACCES)) {
-				close(trees[i]);
-				trees[i] = -1;
-				r = 0;
-				break;
-			}
-			if (r >= 0)
-				r = attach(trees[i], m->dst, err);
-			if (r >= 0 && m->overlay) {
-				r = overlay_workspace(review_tree, rootfd, m->dst, m->exec || plan->observe, &held, err);
-				review_tree = -1;
-			}
+		case MOUNT_SYMLINK:
+			r = attach_symlink(b->rootfd, m, err);
 			if (r < 0)
-				goto out;
+				return r;
+			break;
+		case MOUNT_BIND:
+			r = attach_bind(b, i, err);
+			if (r < 0)
+				return r;
 			break;
 		case MOUNT_TMPFS:
-			r = make_mount_point(rootfd, m->dst, true, err);
-			if (r >= 0) {
-				char opts[32];
-				snprintf(opts, sizeof(opts), "mode=%04o", m->mode);
-				r = mount_tmpfs_at(m->dst, opts, MS_NOSUID | MS_NODEV | (m->exec ? 0 : MS_NOEXEC), err);
-			}
+			r = attach_tmpfs(plan, b->rootfd, m, err);
 			if (r < 0)
-				goto out;
-			if (!(m->mode & S_ISVTX)) {
-				char target[PATH_MAX];
-				if ((r = staged(target, sizeof(target), m->dst, err)) < 0)
-					goto out;
-				if (chown(target, plan->inner_uid, plan->inner_gid) < 0) {
-					r = error_sys(err, errno, "cannot chown %s", m->dst);
-					goto out;
-				}
-			}
+				return r;
 			break;
 		case MOUNT_HIDE_DIR:
 			r = mount_tmpfs_at(m->dst, "mode=0555,size=4k", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
@@ -571,43 +607,49 @@ int mount_build_root(const struct sandbox_plan *plan, int *layer, struct error *
 			if (r == -EACCES && plan->observe)
 				r = 0;
 			if (r < 0)
-				goto out;
+				return r;
 			break;
 		case MOUNT_PROTECT:
-			r = protect_bind(rootfd, plan->workspace, m->dst, err);
+			r = protect_bind(b->rootfd, plan->workspace, m->dst, err);
 			if (r < 0)
-				goto out;
+				return r;
 			break;
 		case MOUNT_HIDE_FILE: {
-			int t = sys_open_tree(hide_tree, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-			if (t < 0) {
-				r = error_sys(err, errno, "cannot clone the empty file");
-				goto out;
-			}
+			int t = sys_open_tree(b->hide_tree, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+			if (t < 0)
+				return error_sys(err, errno, "cannot clone the empty file");
 			r = attach(t, m->dst, err);
 			close(t);
 			if (r < 0)
-				goto out;
+				return r;
 			break;
 		}
 		}
 	}
+	return 0;
+}
 
-	r = build_dev(rootfd, devtrees, err);
+/* The sandbox's own /dev, /proc and (observe mode) /run, and the trust
+ * stores that trust the session CA. */
+static int add_system_mounts(struct root_build *b, struct error *err)
+{
+	const struct sandbox_plan *plan = b->plan;
+	int rootfd = b->rootfd;
+	int r;
+
+	r = build_dev(rootfd, b->devtrees, err);
 	if (r < 0)
-		goto out;
+		return r;
 	r = make_mount_point(rootfd, "/proc", true, err);
 	if (r < 0)
-		goto out;
+		return r;
 	/* Must precede the umount of the old root: the kernel only lets a
 	 * user namespace mount procfs while a full procfs is visible. */
 	char procdir[PATH_MAX];
 	if ((r = staged(procdir, sizeof(procdir), "/proc", err)) < 0)
-		goto out;
-	if (mount("proc", procdir, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
-		r = error_sys(err, errno, "cannot mount /proc");
-		goto out;
-	}
+		return r;
+	if (mount("proc", procdir, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return error_sys(err, errno, "cannot mount /proc");
 	/* Observe mode: the host's /run holds its runtime sockets (container
 	 * engines, systemd, D-Bus), ways out of every namespace the sandbox
 	 * keeps; a private /run replaces it, and holds the CA bundle. */
@@ -616,10 +658,9 @@ int mount_build_root(const struct sandbox_plan *plan, int *layer, struct error *
 		if (stat("/run", &st) == 0 && S_ISDIR(st.st_mode)) {
 			r = mount_tmpfs_at("/run", "mode=0755", MS_NOSUID | MS_NODEV | MS_NOEXEC, err);
 			if (r < 0)
-				goto out;
+				return r;
 		} else if (plan->ca_bundle) {
-			r = error_set(err, ENOENT, "observe mode: no /run to hold the CA bundle");
-			goto out;
+			return error_set(err, ENOENT, "observe mode: no /run to hold the CA bundle");
 		}
 	}
 
@@ -630,7 +671,7 @@ int mount_build_root(const struct sandbox_plan *plan, int *layer, struct error *
 		if ((r = write_run_file(rootfd, PLAN_CA_BUNDLE, plan->ca_bundle, strlen(plan->ca_bundle), ca, sizeof(ca),
 					err)) < 0 ||
 		    (r = cover_files(rootfd, ca, plan_system_bundles, ARRAY_SIZE(plan_system_bundles), err)) < 0)
-			goto out;
+			return r;
 	}
 	/* The JVM's trust store: Java reads no PEM bundle. */
 	if (plan->java_store.len) {
@@ -639,50 +680,71 @@ int mount_build_root(const struct sandbox_plan *plan, int *layer, struct error *
 		if ((r = write_run_file(rootfd, PLAN_JAVA_STORE, plan->java_store.data, plan->java_store.len, ca,
 					sizeof(ca), err)) < 0 ||
 		    (r = cover_files(rootfd, ca, java, ARRAY_SIZE(java), err)) < 0)
-			goto out;
+			return r;
 	}
+	return 0;
+}
+
+/* 4. and 5.: the new root sealed and swapped in for the host's. */
+static int pivot_to_new_root(int rootfd, struct error *err)
+{
+	/* 4. The root itself becomes read-only; /tmp, /dev, home stay writable
+	 * as their own mounts. */
+	{
+		struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
+		if (sys_mount_setattr(rootfd, "", AT_EMPTY_PATH, &ro) < 0)
+			return error_sys(err, errno, "cannot make the new root read-only");
+	}
+
+	/* 5. pivot_root(".", ".") stacks the old root under the new one; the
+	 * lazy unmount then drops the host's tree from our view entirely. */
+	if (fchdir(rootfd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0)
+		return error_sys(err, errno, "pivot_root");
+	if (umount2(".", MNT_DETACH) < 0)
+		return error_sys(err, errno, "cannot detach the old root");
+	if (chdir("/") < 0)
+		return error_sys(err, errno, "chdir /");
+	return 0;
+}
+
+int mount_build_root(const struct sandbox_plan *plan, int *layer, struct error *err)
+{
+	struct root_build b = { .plan = plan, .hide_tree = -1, .rootfd = -1, .review_tree = plan->review_tree_fd,
+				.held = -1 };
+	int r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(b.devtrees); i++)
+		b.devtrees[i] = -1;
+	*layer = -1;
+
+	/* Nothing we do may propagate back to the host's namespace. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		r = error_sys(err, errno, "cannot make mounts private");
+		goto out;
+	}
+
+	b.trees = calloc(plan->n_mounts ? plan->n_mounts : 1, sizeof(int));
+	if (!b.trees) {
+		r = error_set(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < plan->n_mounts; i++)
+		b.trees[i] = -1;
+
+	if ((r = clone_host_trees(&b, err)) < 0 || (r = open_new_root(&b, err)) < 0 ||
+	    (r = attach_mounts(&b, err)) < 0 || (r = add_system_mounts(&b, err)) < 0)
+		goto out;
 
 	if (plan->observe) {
 		r = chdir("/") < 0 ? error_sys(err, errno, "chdir /") : 0;
 		goto out;
 	}
 
-	/* 4. The root itself becomes read-only; /tmp, /dev, home stay writable
-	 * as their own mounts. */
-	{
-		struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
-		if (sys_mount_setattr(rootfd, "", AT_EMPTY_PATH, &ro) < 0) {
-			r = error_sys(err, errno, "cannot make the new root read-only");
-			goto out;
-		}
-	}
-
-	/* 5. pivot_root(".", ".") stacks the old root under the new one; the
-	 * lazy unmount then drops the host's tree from our view entirely. */
-	if (fchdir(rootfd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0) {
-		r = error_sys(err, errno, "pivot_root");
+	if ((r = pivot_to_new_root(b.rootfd, err)) < 0)
 		goto out;
-	}
-	if (umount2(".", MNT_DETACH) < 0) {
-		r = error_sys(err, errno, "cannot detach the old root");
-		goto out;
-	}
-	if (chdir("/") < 0) {
-		r = error_sys(err, errno, "chdir /");
-		goto out;
-	}
-	*layer = TAKE_FD(held);
+	*layer = TAKE_FD(b.held);
 	r = 0;
 out:
-	stage = STAGE;
-	for (size_t i = 0; i < ARRAY_SIZE(devtrees); i++)
-		if (devtrees[i] >= 0)
-			close(devtrees[i]);
-	for (size_t i = 0; i < plan->n_mounts; i++)
-		if (trees[i] >= 0)
-			close(trees[i]);
-	if (hide_tree >= 0)
-		close(hide_tree);
-	free(trees);
+	root_build_fini(&b);
 	return r;
 }

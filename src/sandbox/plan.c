@@ -617,30 +617,16 @@ int plan_observe(struct sandbox_plan *p, const struct policy *pol, const char *a
 	return 0;
 }
 
-int plan_build(const struct policy *pol, char *const *argv, enum seccomp_trace trace, struct sandbox_plan *p,
-	       struct error *err)
+/* The workspace must exist and be a directory; ws (PATH_MAX bytes) gets
+ * its resolved path, ws_st its stat. */
+static int check_workspace(const struct policy *pol, char *ws, struct stat *ws_st, struct error *err)
 {
-	char real[PATH_MAX];
-	struct stat st, ws_st;
 	bool exists;
 	int r;
-	_cleanup_free_ char *home = NULL;
 
-	memset(p, 0, sizeof(*p));
-	p->guard_fd = -1;
-	p->review_tree_fd = -1;
-	p->argv = (char **)argv;
-	p->trace = trace;
-	/* Only a ptracing supervisor holds the command: at WRITES its first
-	 * exec is a user notification, which waits for the supervisor
-	 * anyway. */
-	p->hold = trace == SECCOMP_TRACE_ALL;
-
-	/* The workspace must exist and be a directory. */
-	char ws[PATH_MAX];
-	if ((r = resolve(pol->sandbox.workspace, ws, &exists, &ws_st, err)) < 0)
+	if ((r = resolve(pol->sandbox.workspace, ws, &exists, ws_st, err)) < 0)
 		return r;
-	if (!exists || !S_ISDIR(ws_st.st_mode))
+	if (!exists || !S_ISDIR(ws_st->st_mode))
 		return error_set(err, ENOENT, "%s:%u:%u: sandbox.workspace: %s is not an existing directory",
 				 pol->sandbox.workspace_loc.file, pol->sandbox.workspace_loc.line,
 				 pol->sandbox.workspace_loc.col, pol->sandbox.workspace);
@@ -665,40 +651,52 @@ int plan_build(const struct policy *pol, char *const *argv, enum seccomp_trace t
 					 "in a policy file",
 					 ws, hreal);
 	}
+	return 0;
+}
 
-	if ((r = plan_ids(p, pol, &ws_st, err)) < 0)
-		return r;
-	if (!(p->workspace = strdup(ws)))
-		goto oom;
+/* The system baseline, read-only. */
+static int plan_baseline(struct sandbox_plan *p, const struct policy *pol, struct error *err)
+{
+	struct stat st;
 
-	/* The system baseline, read-only. */
-	if (pol->filesystem.baseline) {
-		for (size_t i = 0; i < ARRAY_SIZE(baseline_dirs); i++) {
-			if (stat(baseline_dirs[i], &st) < 0 || !S_ISDIR(st.st_mode))
+	if (!pol->filesystem.baseline)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(baseline_dirs); i++) {
+		if (stat(baseline_dirs[i], &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		if (add_mount(p, MOUNT_BIND, baseline_dirs[i], baseline_dirs[i], true, true, 0) < 0)
+			goto oom;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(baseline_maybe_links); i++) {
+		const char *d = baseline_maybe_links[i];
+		if (lstat(d, &st) < 0)
+			continue;
+		if (S_ISLNK(st.st_mode)) {
+			char target[PATH_MAX];
+			ssize_t n = readlink(d, target, sizeof(target) - 1);
+			if (n < 0)
 				continue;
-			if (add_mount(p, MOUNT_BIND, baseline_dirs[i], baseline_dirs[i], true, true, 0) < 0)
+			target[n] = '\0';
+			if (add_mount(p, MOUNT_SYMLINK, target, d, true, false, 0) < 0)
+				goto oom;
+		} else if (S_ISDIR(st.st_mode)) {
+			if (add_mount(p, MOUNT_BIND, d, d, true, true, 0) < 0)
 				goto oom;
 		}
-		for (size_t i = 0; i < ARRAY_SIZE(baseline_maybe_links); i++) {
-			const char *d = baseline_maybe_links[i];
-			if (lstat(d, &st) < 0)
-				continue;
-			if (S_ISLNK(st.st_mode)) {
-				char target[PATH_MAX];
-				ssize_t n = readlink(d, target, sizeof(target) - 1);
-				if (n < 0)
-					continue;
-				target[n] = '\0';
-				if (add_mount(p, MOUNT_SYMLINK, target, d, true, false, 0) < 0)
-					goto oom;
-			} else if (S_ISDIR(st.st_mode)) {
-				if (add_mount(p, MOUNT_BIND, d, d, true, true, 0) < 0)
-					goto oom;
-			}
-		}
 	}
+	return 0;
+oom:
+	return error_set(err, ENOMEM, "out of memory");
+}
 
-	/* Private /tmp and a private, empty home. */
+/* Private /tmp and a private, empty home. */
+static int plan_private_dirs(struct sandbox_plan *p, struct error *err)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	bool exists;
+	_cleanup_free_ char *home = NULL;
+
 	if (add_mount(p, MOUNT_TMPFS, NULL, "/tmp", false, true, 01777) < 0)
 		goto oom;
 	home = home_dir();
@@ -710,8 +708,19 @@ int plan_build(const struct policy *pol, char *const *argv, enum seccomp_trace t
 		if (!(p->home = strdup(real)))
 			goto oom;
 	}
+	return 0;
+oom:
+	return error_set(err, ENOMEM, "out of memory");
+}
 
-	/* The workspace and the policy's own paths. */
+/* The workspace and the policy's own paths. */
+static int plan_user_paths(struct sandbox_plan *p, const struct policy *pol, const char *ws, struct error *err)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	bool exists;
+	int r;
+
 	if (add_mount(p, MOUNT_BIND, ws, ws, false, true, 0) < 0)
 		goto oom;
 	p->mounts[p->n_mounts - 1].user_path = true;
@@ -745,17 +754,22 @@ int plan_build(const struct policy *pol, char *const *argv, enum seccomp_trace t
 			if ((!ex || !plan_denied(pol, real)) && add_links_along(p, lists[l]->v[i].path, 8) < 0)
 				goto oom;
 		}
-	if ((r = plan_sockets(p, pol, err)) < 0)
-		return r;
-	/* Parents before children: a workspace under /tmp or home lands on
-	 * top of the private tmpfs, a read-only path under the workspace on
-	 * top of the workspace. */
-	sort_by_depth(p->mounts, p->n_mounts);
+	return 0;
+oom:
+	return error_set(err, ENOMEM, "out of memory");
+}
 
-	/* Denied paths that would otherwise be visible are covered last, and
-	 * so is the policy file itself, and the enterprise files that
-	 * narrowed it: the agent neither reads its rules nor edits them for
-	 * the next run. */
+/* Denied paths that would otherwise be visible are covered last, and
+ * so is the policy file itself, and the enterprise files that
+ * narrowed it: the agent neither reads its rules nor edits them for
+ * the next run. */
+static int plan_hides(struct sandbox_plan *p, const struct policy *pol, struct error *err)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	bool exists;
+	int r;
+
 	for (size_t i = 0; i <= pol->filesystem.deny.n + pol->n_layer_files; i++) {
 		size_t nd = pol->filesystem.deny.n;
 		const char *path = i < nd ? pol->filesystem.deny.v[i].path
@@ -769,19 +783,17 @@ int plan_build(const struct policy *pol, char *const *argv, enum seccomp_trace t
 			continue;
 		if (add_mount(p, S_ISDIR(st.st_mode) ? MOUNT_HIDE_DIR : MOUNT_HIDE_FILE, NULL, real, true, false,
 			      0) < 0)
-			goto oom;
+			return error_set(err, ENOMEM, "out of memory");
 	}
+	return 0;
+}
 
-	/* Protected paths last: read-only over whatever the workspace and
-	 * the policy's paths show there. In review mode the workspace is a
-	 * layer nothing leaves unreviewed: a hand-off file written there is
-	 * held and flagged (review_run.c), not refused. */
-	const char *ws_why;
-	if (review_run_mode(pol, &ws_why) == POLICY_WS_DIRECT && (r = protect_plan(p, pol, ws, err)) < 0)
-		return r;
-
-	/* Landlock rights, mirroring the mounts. */
+/* Landlock rights, mirroring the mounts. */
+static int plan_landlock(struct sandbox_plan *p, const struct policy *pol, const char *ws, struct error *err)
+{
+	char real[PATH_MAX];
 	bool exec_default = !pol->process.exec_set;
+
 	if (add_rule(p, "/", LL_FS_READ_DIR) < 0)
 		goto oom;
 	for (size_t i = 0; i < p->n_mounts; i++) {
@@ -815,6 +827,15 @@ int plan_build(const struct policy *pol, char *const *argv, enum seccomp_trace t
 	    add_rule(p, "/dev/pts", LL_READ | LL_FS_WRITE_FILE | LL_FS_IOCTL_DEV) < 0 ||
 	    add_rule(p, "/dev/shm", LL_RW) < 0 || add_rule(p, "/proc", LL_READ) < 0)
 		goto oom;
+	return 0;
+oom:
+	return error_set(err, ENOMEM, "out of memory");
+}
+
+/* Where the command starts, its limits and its network. */
+static int plan_process(struct sandbox_plan *p, const struct policy *pol, const char *ws, struct error *err)
+{
+	char real[PATH_MAX];
 
 	/* Where the command starts: the caller's directory if the sandbox
 	 * shows it, else the workspace. */
@@ -839,6 +860,59 @@ int plan_build(const struct policy *pol, char *const *argv, enum seccomp_trace t
 	p->transparent = policy_net_mode(pol) == POLICY_NET_TRANSPARENT;
 	if (intercepts(pol) && add_rule(p, "/run/airlock", LL_READ) < 0)
 		goto oom;
+	return 0;
+oom:
+	return error_set(err, ENOMEM, "out of memory");
+}
+
+int plan_build(const struct policy *pol, char *const *argv, enum seccomp_trace trace, struct sandbox_plan *p,
+	       struct error *err)
+{
+	struct stat ws_st;
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	p->guard_fd = -1;
+	p->review_tree_fd = -1;
+	p->argv = (char **)argv;
+	p->trace = trace;
+	/* Only a ptracing supervisor holds the command: at WRITES its first
+	 * exec is a user notification, which waits for the supervisor
+	 * anyway. */
+	p->hold = trace == SECCOMP_TRACE_ALL;
+
+	char ws[PATH_MAX];
+	if ((r = check_workspace(pol, ws, &ws_st, err)) < 0)
+		return r;
+
+	if ((r = plan_ids(p, pol, &ws_st, err)) < 0)
+		return r;
+	if (!(p->workspace = strdup(ws)))
+		goto oom;
+
+	if ((r = plan_baseline(p, pol, err)) < 0 || (r = plan_private_dirs(p, err)) < 0 ||
+	    (r = plan_user_paths(p, pol, ws, err)) < 0)
+		return r;
+	if ((r = plan_sockets(p, pol, err)) < 0)
+		return r;
+	/* Parents before children: a workspace under /tmp or home lands on
+	 * top of the private tmpfs, a read-only path under the workspace on
+	 * top of the workspace. */
+	sort_by_depth(p->mounts, p->n_mounts);
+
+	if ((r = plan_hides(p, pol, err)) < 0)
+		return r;
+
+	/* Protected paths last: read-only over whatever the workspace and
+	 * the policy's paths show there. In review mode the workspace is a
+	 * layer nothing leaves unreviewed: a hand-off file written there is
+	 * held and flagged (review_run.c), not refused. */
+	const char *ws_why;
+	if (review_run_mode(pol, &ws_why) == POLICY_WS_DIRECT && (r = protect_plan(p, pol, ws, err)) < 0)
+		return r;
+
+	if ((r = plan_landlock(p, pol, ws, err)) < 0 || (r = plan_process(p, pol, ws, err)) < 0)
+		return r;
 	plan_mark_exec(p);
 	if (build_env(p, pol) < 0)
 		goto oom;
