@@ -456,27 +456,11 @@ static void record_uid(struct out *o, const struct audit_session *s, uint64_t se
 	LIT(o, "\"");
 }
 
-static void build(struct out *o, const struct fields *f, const struct kind_map *km, const struct audit_session *s,
-		  uint64_t seq, const char prev_hex[65], int64_t time_ms)
+/* The record's head: what it is, when, by whom; and the device for
+ * the System category. */
+static void put_head(struct out *o, const struct fields *f, const struct kind_map *km,
+		     const struct audit_session *s, uint64_t seq, int64_t time_ms, int activity, int severity)
 {
-	const char *decision = f->s[F_DECISION];
-	struct outcome oc = decision ? outcome_of(decision, s->enforced) : (struct outcome){ 0, 0, NULL, 0, 1 };
-	int activity = km->activity_id;
-	switch ((enum activity_rule)km->rule) {
-	case ACT_HTTP_METHOD:
-		activity = http_activity(f->s[F_METHOD]);
-		break;
-	case ACT_CONNECTION:
-		activity = oc.action_id == 2 ? 5 : oc.action_id == 1 ? 1 : 0;
-		break;
-	case ACT_FILE_OP:
-		activity = file_activity(f->s[F_SYSCALL]);
-		break;
-	case ACT_FIXED:
-		break;
-	}
-	int severity = km->class_uid == AUDIT_CLASS_FINDING ? 4 /* High */ : oc.severity_id;
-
 	LIT(o, "{\"class_uid\":");
 	num(o, km->class_uid);
 	LIT(o, ",\"category_uid\":");
@@ -516,7 +500,12 @@ static void build(struct out *o, const struct fields *f, const struct kind_map *
 		str_whole(o, s->host);
 		LIT(o, ",\"type_id\":0}");
 	}
+}
 
+/* What the record's class requires of it. */
+static void put_class(struct out *o, const struct fields *f, const struct kind_map *km,
+		      const struct audit_session *s, uint64_t seq)
+{
 	switch (km->class_uid) {
 	case AUDIT_CLASS_HTTP:
 		/* OCSF 1.3.0 requires dst_endpoint, http_request and
@@ -614,20 +603,11 @@ static void build(struct out *o, const struct fields *f, const struct kind_map *
 		LIT(o, "}");
 		break;
 	}
+}
 
-	if (decision) {
-		LIT(o, ",\"disposition_id\":");
-		num(o, oc.disposition_id);
-		if (oc.disposition) {
-			LIT(o, ",\"disposition\":");
-			str_whole(o, oc.disposition);
-		}
-		LIT(o, ",\"action_id\":");
-		num(o, oc.action_id);
-		LIT(o, ",\"status_id\":");
-		num(o, oc.status_id);
-	}
-	OPT_STR(o, ",\"message\":", f->s[F_REASON]);
+/* The unmapped object, when the event has anything for it. */
+static void put_unmapped(struct out *o, const struct fields *f)
+{
 	static const enum field mcp_fields[] = { F_TOOL, F_TARGET, F_DIRECTION, F_ARGS_SHA256,
 						 F_ARGUMENTS, F_OLD_SHA256, F_NEW_SHA256 };
 	bool has_mcp = false;
@@ -679,7 +659,12 @@ static void build(struct out *o, const struct fields *f, const struct kind_map *
 		}
 		LIT(o, "}");
 	}
+}
 
+/* The count, then airlock's own object, last. */
+static void put_airlock(struct out *o, const struct fields *f, const struct audit_session *s,
+			const char *decision, uint64_t seq, const char prev_hex[65])
+{
 	/* Identical denials the supervisor held back and counted
 	 * (sandbox/auditlog.c): this record stands for that many more of the
 	 * one before it with the same content. OCSF's count. */
@@ -737,6 +722,46 @@ static void build(struct out *o, const struct fields *f, const struct kind_map *
 	LIT(o, ",\"prev\":\"");
 	lit(o, prev_hex, 64);
 	LIT(o, "\"");
+}
+
+static void build(struct out *o, const struct fields *f, const struct kind_map *km, const struct audit_session *s,
+		  uint64_t seq, const char prev_hex[65], int64_t time_ms)
+{
+	const char *decision = f->s[F_DECISION];
+	struct outcome oc = decision ? outcome_of(decision, s->enforced) : (struct outcome){ 0, 0, NULL, 0, 1 };
+	int activity = km->activity_id;
+	switch ((enum activity_rule)km->rule) {
+	case ACT_HTTP_METHOD:
+		activity = http_activity(f->s[F_METHOD]);
+		break;
+	case ACT_CONNECTION:
+		activity = oc.action_id == 2 ? 5 : oc.action_id == 1 ? 1 : 0;
+		break;
+	case ACT_FILE_OP:
+		activity = file_activity(f->s[F_SYSCALL]);
+		break;
+	case ACT_FIXED:
+		break;
+	}
+	int severity = km->class_uid == AUDIT_CLASS_FINDING ? 4 /* High */ : oc.severity_id;
+
+	put_head(o, f, km, s, seq, time_ms, activity, severity);
+	put_class(o, f, km, s, seq);
+	if (decision) {
+		LIT(o, ",\"disposition_id\":");
+		num(o, oc.disposition_id);
+		if (oc.disposition) {
+			LIT(o, ",\"disposition\":");
+			str_whole(o, oc.disposition);
+		}
+		LIT(o, ",\"action_id\":");
+		num(o, oc.action_id);
+		LIT(o, ",\"status_id\":");
+		num(o, oc.status_id);
+	}
+	OPT_STR(o, ",\"message\":", f->s[F_REASON]);
+	put_unmapped(o, f);
+	put_airlock(o, f, s, decision, seq, prev_hex);
 }
 
 int audit_record_build(const struct audit_event *ev, const struct audit_session *s, uint64_t seq,

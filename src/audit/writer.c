@@ -404,6 +404,101 @@ __attribute__((noreturn)) static void refuse(int control, const char *msg)
 	_exit(1);
 }
 
+/* The session's identity, its keys and its log file, created and
+ * started; the supervisor hears "S<id>\t<path>" or the reason it was
+ * not. */
+static void open_session(struct writer *w, char **argv, int control, struct error *err)
+{
+	if (w->max_size < 2 * AUDIT_BUDGET_RESERVE)
+		refuse(control, "the decision log's budget is too small");
+	memset(w->chain.prev, '0', 64);
+	snprintf(w->s.agent, sizeof(w->s.agent), "%s", argv[6]);
+	snprintf(w->s.boundary, sizeof(w->s.boundary), "%s", argv[7]);
+	snprintf(w->s.mode, sizeof(w->s.mode), "%s", argv[8]);
+	audit_policy_sha256(argv[9], w->s.policy_sha256);
+	w->s.enforced = strcmp(w->s.mode, "observe") != 0;
+	if (gethostname(w->s.host, sizeof(w->s.host) - 1) < 0)
+		snprintf(w->s.host, sizeof(w->s.host), "unknown");
+	if (audit_uuid7(w->s.session_id) < 0)
+		refuse(control, "cannot make a session id");
+
+	struct audit_key *authority = NULL;
+	if (audit_key_load_or_create(argv[3], &authority, err) < 0 || audit_key_generate(&w->session_key, err) < 0)
+		refuse(control, err->msg);
+
+	/* One file per session, named by it, never overwritten. */
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s.jsonl", argv[2], w->s.session_id);
+	w->chain.fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (w->chain.fd < 0) {
+		error_sys(err, errno, "cannot create the audit log %s", path);
+		refuse(control, err->msg);
+	}
+	if (session_start(w, authority, err) < 0)
+		refuse(control, err->msg);
+	audit_key_free(authority);
+
+	char ok[4200];
+	int n = snprintf(ok, sizeof(ok), "S%s\t%s", w->s.session_id, path);
+	if (send(control, ok, (size_t)n, MSG_NOSIGNAL) != n)
+		_exit(1);
+}
+
+/* Write each whole line read so far as a record, and drop a line that
+ * never ends. 0; 1 when the log reached its budget (the rest is not
+ * taken); -1 with err set. */
+static int take_lines(struct writer *w, struct buf *in, struct audit_event *ev, bool *ended, struct error *err)
+{
+	char *start = in->data, *nl;
+	while (start && (nl = memchr(start, '\n', in->len - (size_t)(start - in->data)))) {
+		if (w->bytes > w->max_size - AUDIT_BUDGET_RESERVE)
+			return 1;
+		if (audit_event_parse(start, (size_t)(nl - start), ev) == 0) {
+			if (write_event(w, ev, err) < 0)
+				return -1;
+			const char *kind = audit_event_str(ev, "kind");
+			*ended = *ended || (kind && strcmp(kind, "session_end") == 0);
+		} else if (write_json(w, "{\"kind\":\"malformed_event\",\"decision\":\"deny\","
+					 "\"reason\":\"an event the audit writer could not read\"}",
+				      err) < 0) {
+			return -1;
+		}
+		if (w->since_checkpoint >= AUDIT_CHECKPOINT_RECORDS && checkpoint(w, false, err) < 0)
+			return -1;
+		start = nl + 1;
+	}
+	if (start)
+		buf_consume(in, (size_t)(start - in->data));
+	if (in->len > AUDIT_EVENT_MAX_LINE * 4) {
+		/* A line that never ends is not one of ours: it is
+		 * dropped, and the log says so. */
+		buf_reset(in);
+		if (write_json(w, "{\"kind\":\"malformed_event\",\"decision\":\"deny\","
+				   "\"reason\":\"an event line longer than the writer accepts\"}",
+			       err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The log is full: say so, seal it, tell the supervisor. Returns only
+ * when that failed (err says why). */
+static int seal_over_budget(struct writer *w, int events, struct error *err)
+{
+	char json[512];
+	snprintf(json, sizeof(json),
+		 "{\"kind\":\"log_budget\",\"decision\":\"deny\",\"reason\":\"the decision log reached "
+		 "audit.max_size (%llu bytes); the run was ended\"}",
+		 (unsigned long long)w->max_size);
+	if (write_json(w, json, err) < 0 || checkpoint(w, true, err) < 0 ||
+	    audit_chain_flush(&w->chain, err) < 0)
+		return -1;
+	(void)shutdown(events, SHUT_RD);
+	(void)!send(events, "B", 1, MSG_NOSIGNAL);
+	fsync(w->chain.fd);
+	_exit(0);
+}
+
 static int cmd_write(int argc, char **argv)
 {
 	/* Dies with the supervisor: a session whose supervisor was killed
@@ -416,39 +511,7 @@ static int cmd_write(int argc, char **argv)
 	int control = atoi(argv[4]), events = atoi(argv[5]);
 	struct error err = { 0 };
 	struct writer w = { .chain = { .seq = 1 }, .max_size = strtoull(argv[11], NULL, 10), .sign_fd = -1 };
-	if (w.max_size < 2 * AUDIT_BUDGET_RESERVE)
-		refuse(control, "the decision log's budget is too small");
-	memset(w.chain.prev, '0', 64);
-	snprintf(w.s.agent, sizeof(w.s.agent), "%s", argv[6]);
-	snprintf(w.s.boundary, sizeof(w.s.boundary), "%s", argv[7]);
-	snprintf(w.s.mode, sizeof(w.s.mode), "%s", argv[8]);
-	audit_policy_sha256(argv[9], w.s.policy_sha256);
-	w.s.enforced = strcmp(w.s.mode, "observe") != 0;
-	if (gethostname(w.s.host, sizeof(w.s.host) - 1) < 0)
-		snprintf(w.s.host, sizeof(w.s.host), "unknown");
-	if (audit_uuid7(w.s.session_id) < 0)
-		refuse(control, "cannot make a session id");
-
-	struct audit_key *authority = NULL;
-	if (audit_key_load_or_create(argv[3], &authority, &err) < 0 || audit_key_generate(&w.session_key, &err) < 0)
-		refuse(control, err.msg);
-
-	/* One file per session, named by it, never overwritten. */
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/%s.jsonl", argv[2], w.s.session_id);
-	w.chain.fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (w.chain.fd < 0) {
-		error_sys(&err, errno, "cannot create the audit log %s", path);
-		refuse(control, err.msg);
-	}
-	if (session_start(&w, authority, &err) < 0)
-		refuse(control, err.msg);
-	audit_key_free(authority);
-
-	char ok[4200];
-	int n = snprintf(ok, sizeof(ok), "S%s\t%s", w.s.session_id, path);
-	if (send(control, ok, (size_t)n, MSG_NOSIGNAL) != n)
-		_exit(1);
+	open_session(&w, argv, control, &err);
 	if (strcmp(argv[10], "identity") == 0 && identity_handoff(&w, control, &err) < 0)
 		goto fatal;
 	close(control);
@@ -507,35 +570,11 @@ static int cmd_write(int argc, char **argv)
 				eof = true;
 			if (got > 0)
 				in.len += (size_t)got;
-			char *start = in.data, *nl;
-			while (start && (nl = memchr(start, '\n', in.len - (size_t)(start - in.data)))) {
-				if (w.bytes > w.max_size - AUDIT_BUDGET_RESERVE)
-					goto full;
-				if (audit_event_parse(start, (size_t)(nl - start), ev) == 0) {
-					if (write_event(&w, ev, &err) < 0)
-						goto fatal;
-					const char *kind = audit_event_str(ev, "kind");
-					ended = ended || (kind && strcmp(kind, "session_end") == 0);
-				} else if (write_json(&w, "{\"kind\":\"malformed_event\",\"decision\":\"deny\","
-							 "\"reason\":\"an event the audit writer could not read\"}",
-						      &err) < 0) {
-					goto fatal;
-				}
-				if (w.since_checkpoint >= AUDIT_CHECKPOINT_RECORDS && checkpoint(&w, false, &err) < 0)
-					goto fatal;
-				start = nl + 1;
-			}
-			if (start)
-				buf_consume(&in, (size_t)(start - in.data));
-			if (in.len > AUDIT_EVENT_MAX_LINE * 4) {
-				/* A line that never ends is not one of ours: it is
-				 * dropped, and the log says so. */
-				buf_reset(&in);
-				if (write_json(&w, "{\"kind\":\"malformed_event\",\"decision\":\"deny\","
-						   "\"reason\":\"an event line longer than the writer accepts\"}",
-					       &err) < 0)
-					goto fatal;
-			}
+			int taken = take_lines(&w, &in, ev, &ended, &err);
+			if (taken > 0)
+				goto full;
+			if (taken < 0)
+				goto fatal;
 		}
 		if (w.since_checkpoint && time(NULL) >= w.last_checkpoint + AUDIT_CHECKPOINT_SECONDS &&
 		    checkpoint(&w, false, &err) < 0)
@@ -581,20 +620,8 @@ full:
 	 * supervisor reads "B" and ends the run (fail closed). What was sent
 	 * after this point is not in the log: the run it came from is being
 	 * ended. */
-	{
-		char json[512];
-		snprintf(json, sizeof(json),
-			 "{\"kind\":\"log_budget\",\"decision\":\"deny\",\"reason\":\"the decision log reached "
-			 "audit.max_size (%llu bytes); the run was ended\"}",
-			 (unsigned long long)w.max_size);
-		if (write_json(&w, json, &err) < 0 || checkpoint(&w, true, &err) < 0 ||
-		    audit_chain_flush(&w.chain, &err) < 0)
-			goto fatal;
-		(void)shutdown(events, SHUT_RD);
-		(void)!send(events, "B", 1, MSG_NOSIGNAL);
-		fsync(w.chain.fd);
-		_exit(0);
-	}
+	if (seal_over_budget(&w, events, &err) < 0)
+		goto fatal;
 fatal:
 	fprintf(stderr, "airlock-audit: %s\n", err.msg);
 	_exit(1);

@@ -259,18 +259,52 @@ static bool live_hook(const char *rel)
 	return !(n > 7 && !strcmp(rel + n - 7, ".sample"));
 }
 
+/* The first pass: only where each link leads. */
+static int note_link(struct walk *w, int dfd, const char *name, const char *rel, bool is_link)
+{
+	char t[4096];
+	ssize_t n = is_link ? readlinkat(dfd, name, t, sizeof(t) - 1) : -1;
+	if (n < 0)
+		return 0;
+	t[n] = '\0';
+	return handoff_links_add(&w->links, rel, t);
+}
+
+/* How rel differs from its baseline entry b (NULL: not in it). */
+static enum handoff_change change_since(const struct handoff_baseline *bl, const struct base_entry *b,
+					const char *sha, bool is_link, mode_t mode)
+{
+	if (!b)
+		return HANDOFF_ADDED;
+	if ((b->sha256[0] && strcmp(b->sha256, sha)) || (b->kind == 'L') != is_link ||
+	    (bl->exec_bit_only ? !(b->mode & 0111) != !(mode & 0111) : (b->mode & 07777) != (mode & 07777)))
+		return HANDOFF_MODIFIED;
+	return HANDOFF_PRESENT;
+}
+
+/* What the hand-off file's own lines make a tool do. */
+static void inspect_head(const struct walk *w, struct handoff_entry *x, const struct handoff_rule *rule,
+			 const char *name, const char *rel, const char *via, const struct buf *head)
+{
+	struct handoff_finding f[HANDOFF_MAX_FINDINGS];
+	/* A planted repository's config is git config wherever it
+	 * lies: judged as .git/config is. */
+	size_t nf = rule == &planted_rule && !strcmp(name, "config")
+			    ? handoff_inspect_in(w->root, ".git/config", head->data, head->len, f, HANDOFF_MAX_FINDINGS)
+			    : handoff_inspect_in(w->root, via[0] ? via : rel, head->data, head->len, f,
+						 HANDOFF_MAX_FINDINGS);
+	for (size_t i = 0; i < nf; i++) {
+		set_reason(x, "line %u: %s", f[i].line, f[i].what);
+		x->flagged = true;
+	}
+}
+
 static int visit(struct walk *w, int dfd, const char *name, const char *rel, const struct stat *st)
 {
 	const struct handoff_scan_opts *o = w->opts;
 	bool is_link = S_ISLNK(st->st_mode), is_reg = S_ISREG(st->st_mode);
-	if (w->links_only) {
-		char t[4096];
-		ssize_t n = is_link ? readlinkat(dfd, name, t, sizeof(t) - 1) : -1;
-		if (n < 0)
-			return 0;
-		t[n] = '\0';
-		return handoff_links_add(&w->links, rel, t);
-	}
+	if (w->links_only)
+		return note_link(w, dfd, name, rel, is_link);
 	/* Every name rel is reached by: .vscode -> tools makes
 	 * tools/tasks.json the editor's task file. */
 	char via[4096];
@@ -323,12 +357,7 @@ static int visit(struct walk *w, int dfd, const char *name, const char *rel, con
 
 	enum handoff_change change = HANDOFF_PRESENT;
 	if (bl) {
-		if (!b)
-			change = HANDOFF_ADDED;
-		else if ((b->sha256[0] && strcmp(b->sha256, sha)) || (b->kind == 'L') != is_link ||
-			 (bl->exec_bit_only ? !(b->mode & 0111) != !(st->st_mode & 0111)
-						     : (b->mode & 07777) != (st->st_mode & 07777)))
-			change = HANDOFF_MODIFIED;
+		change = change_since(bl, b, sha, is_link, st->st_mode);
 		/* Unchanged since the baseline: nothing to report. */
 		if (b && change == HANDOFF_PRESENT) {
 			buf_free(&head);
@@ -383,19 +412,8 @@ static int visit(struct walk *w, int dfd, const char *name, const char *rel, con
 		x->flagged = true;
 		set_reason(x, "an active hook");
 	}
-	if (rule && head.len) {
-		struct handoff_finding f[HANDOFF_MAX_FINDINGS];
-		/* A planted repository's config is git config wherever it
-		 * lies: judged as .git/config is. */
-		size_t nf = rule == &planted_rule && !strcmp(name, "config")
-				    ? handoff_inspect_in(w->root, ".git/config", head.data, head.len, f, HANDOFF_MAX_FINDINGS)
-				    : handoff_inspect_in(w->root, via[0] ? via : rel, head.data, head.len, f,
-							 HANDOFF_MAX_FINDINGS);
-		for (size_t i = 0; i < nf; i++) {
-			set_reason(x, "line %u: %s", f[i].line, f[i].what);
-			x->flagged = true;
-		}
-	}
+	if (rule && head.len)
+		inspect_head(w, x, rule, name, rel, via, &head);
 	if (setid) {
 		x->flagged = true;
 		set_reason(x, "set-user-ID or set-group-ID bit");

@@ -506,6 +506,85 @@ static int put_always(struct buf *side, const struct broker_cred *c, const struc
 	return r;
 }
 
+/* The first of pc's bindings that allows the request (*match) and the
+ * first that refuses it (*refused, its reason in refusal). */
+static void match_bindings(const struct policy_credential *pc, const char *host, uint16_t port,
+			   const struct http_request *req, const char *body, size_t body_len,
+			   const struct policy_cred_binding **match, const struct policy_cred_binding **refused,
+			   char *why, size_t why_len, char *refusal, size_t refusal_len)
+{
+	for (size_t k = 0; k < pc->n_bindings; k++) {
+		const struct policy_cred_binding *bd = &pc->bindings[k];
+		int m = binding_match(bd, host, port, req, body, body_len, why, why_len);
+		if (m < 0 && !*refused) {
+			*refused = bd;
+			snprintf(refusal, refusal_len, "%s", why);
+		}
+		if (m > 0 && !*match)
+			*match = bd;
+	}
+}
+
+/* Does the request carry c's placeholder anywhere the agent controls? */
+static bool placeholder_seen(const struct broker_cred *c, const struct http_request *req, const char *body,
+			     size_t body_len)
+{
+	bool has_ph = c->placeholder[0] != '\0';
+	bool seen = has_ph && (contains(req->path, req->path_len, c->placeholder, BROKER_PLACEHOLDER_LEN) ||
+			       (req->query && contains(req->query, req->query_len, c->placeholder,
+						       BROKER_PLACEHOLDER_LEN)));
+	for (size_t h = 0; has_ph && !seen && h < req->n_headers; h++)
+		seen = contains(req->headers[h].name, req->headers[h].name_len, c->placeholder,
+				BROKER_PLACEHOLDER_LEN) ||
+		       contains(req->headers[h].value, req->headers[h].value_len, c->placeholder,
+				BROKER_PLACEHOLDER_LEN);
+	/* Basic credentials are encoded: look inside them too. */
+	for (size_t h = 0; has_ph && !seen && h < req->n_headers; h++) {
+		char dec[1024];
+		ssize_t d = name_is(&req->headers[h], "Authorization") ?
+				    basic_decode(&req->headers[h], dec, sizeof(dec)) :
+				    -EINVAL;
+		if (d >= 0)
+			seen = contains(dec, (size_t)d, c->placeholder, BROKER_PLACEHOLDER_LEN);
+		explicit_bzero(dec, sizeof(dec));
+	}
+	seen = seen || (has_ph && contains(body, body_len, c->placeholder, BROKER_PLACEHOLDER_LEN));
+	return seen;
+}
+
+/* Swap c's secret in for its placeholder at match's site, into side;
+ * hv and query say where. 0 or -errno. */
+static int swap_in(struct buf *side, const struct broker_cred *c, const struct policy_cred_binding *match,
+		   struct http_request *req, struct field *hv, struct field *query)
+{
+	int r = 0;
+	for (size_t h = 0; h < req->n_headers && !r; h++) {
+		struct http_header *hd = &req->headers[h];
+		if (match->where == POLICY_CRED_HEADER && name_is(hd, match->header))
+			r = put_replaced(side, hd->value, hd->value_len, c, false, &hv[h]);
+		if (match->where == POLICY_CRED_BASIC && name_is(hd, "Authorization")) {
+			char dec[1024];
+			ssize_t d = basic_decode(hd, dec, sizeof(dec));
+			if (d > 0 && contains(dec, (size_t)d, c->placeholder, BROKER_PLACEHOLDER_LEN)) {
+				struct buf plain = { 0 };
+				struct field f;
+				r = buf_reserve(&plain, (size_t)d + c->secret_len * 4 + 8) ?:
+					put_replaced(&plain, dec, (size_t)d, c, false, &f);
+				hv[h].off = side->len;
+				r = r ?: buf_puts(side, "Basic ") ?:
+					base64_encode((const uint8_t *)plain.data, plain.len, side);
+				hv[h].len = side->len - hv[h].off;
+				hv[h].set = true;
+				buf_wipe(&plain);
+			}
+			explicit_bzero(dec, sizeof(dec));
+		}
+	}
+	if (!r && match->where == POLICY_CRED_QUERY && req->query)
+		r = put_replaced(side, req->query, req->query_len, c, true, query);
+	return r;
+}
+
 int broker_apply(const struct broker *b, const char *host, uint16_t port, struct http_request *req,
 		 const char *body, size_t body_len, struct buf *side, struct broker_result *res)
 {
@@ -529,23 +608,14 @@ int broker_apply(const struct broker *b, const char *host, uint16_t port, struct
 	for (size_t i = 0; i < b->n; i++) {
 		const struct broker_cred *c = &b->v[i];
 		const struct policy_credential *pc = c->pol;
-		bool has_ph = c->placeholder[0] != '\0';
 
 		/* Git bindings refuse operations on their repositories that
 		 * none of the credential's bindings allows, whether or not the
 		 * request would carry the secret. A binding is an allowance:
 		 * one binding's refusal does not veto another's. */
 		const struct policy_cred_binding *match = NULL, *refused = NULL;
-		for (size_t k = 0; k < pc->n_bindings; k++) {
-			const struct policy_cred_binding *bd = &pc->bindings[k];
-			int m = binding_match(bd, host, port, req, body, body_len, why, sizeof(why));
-			if (m < 0 && !refused) {
-				refused = bd;
-				snprintf(refusal, sizeof(refusal), "%s", why);
-			}
-			if (m > 0 && !match)
-				match = bd;
-		}
+		match_bindings(pc, host, port, req, body, body_len, &match, &refused, why, sizeof(why), refusal,
+			       sizeof(refusal));
 		if (refused && !match) {
 			res->verdict = BROKER_DENY;
 			res->credential = pc->name;
@@ -555,25 +625,7 @@ int broker_apply(const struct broker *b, const char *host, uint16_t port, struct
 			return 0;
 		}
 
-		bool seen = has_ph && (contains(req->path, req->path_len, c->placeholder, BROKER_PLACEHOLDER_LEN) ||
-				       (req->query && contains(req->query, req->query_len, c->placeholder,
-							       BROKER_PLACEHOLDER_LEN)));
-		for (size_t h = 0; has_ph && !seen && h < req->n_headers; h++)
-			seen = contains(req->headers[h].name, req->headers[h].name_len, c->placeholder,
-					BROKER_PLACEHOLDER_LEN) ||
-			       contains(req->headers[h].value, req->headers[h].value_len, c->placeholder,
-					BROKER_PLACEHOLDER_LEN);
-		/* Basic credentials are encoded: look inside them too. */
-		for (size_t h = 0; has_ph && !seen && h < req->n_headers; h++) {
-			char dec[1024];
-			ssize_t d = name_is(&req->headers[h], "Authorization") ?
-					    basic_decode(&req->headers[h], dec, sizeof(dec)) :
-					    -EINVAL;
-			if (d >= 0)
-				seen = contains(dec, (size_t)d, c->placeholder, BROKER_PLACEHOLDER_LEN);
-			explicit_bzero(dec, sizeof(dec));
-		}
-		seen = seen || (has_ph && contains(body, body_len, c->placeholder, BROKER_PLACEHOLDER_LEN));
+		bool seen = placeholder_seen(c, req, body, body_len);
 
 		if (seen) {
 			const char *where = NULL;
@@ -605,30 +657,7 @@ int broker_apply(const struct broker *b, const char *host, uint16_t port, struct
 			/* Swap it in at the binding's site. */
 			if (!side->cap && (r = buf_reserve(side, side_need)) < 0)
 				return r;
-			for (size_t h = 0; h < req->n_headers && !r; h++) {
-				struct http_header *hd = &req->headers[h];
-				if (match->where == POLICY_CRED_HEADER && name_is(hd, match->header))
-					r = put_replaced(side, hd->value, hd->value_len, c, false, &hv[h]);
-				if (match->where == POLICY_CRED_BASIC && name_is(hd, "Authorization")) {
-					char dec[1024];
-					ssize_t d = basic_decode(hd, dec, sizeof(dec));
-					if (d > 0 && contains(dec, (size_t)d, c->placeholder, BROKER_PLACEHOLDER_LEN)) {
-						struct buf plain = { 0 };
-						struct field f;
-						r = buf_reserve(&plain, (size_t)d + c->secret_len * 4 + 8) ?:
-							put_replaced(&plain, dec, (size_t)d, c, false, &f);
-						hv[h].off = side->len;
-						r = r ?: buf_puts(side, "Basic ") ?:
-							base64_encode((const uint8_t *)plain.data, plain.len, side);
-						hv[h].len = side->len - hv[h].off;
-						hv[h].set = true;
-						buf_wipe(&plain);
-					}
-					explicit_bzero(dec, sizeof(dec));
-				}
-			}
-			if (!r && match->where == POLICY_CRED_QUERY && req->query)
-				r = put_replaced(side, req->query, req->query_len, c, true, &query);
+			r = swap_in(side, c, match, req, hv, &query);
 			if (r < 0)
 				return r;
 			res->verdict = BROKER_INJECT;

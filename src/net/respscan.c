@@ -112,156 +112,196 @@ static void refuse(struct respscan_result *res, const char *what, const char *ar
 		 arg ? ")" : "");
 }
 
-void respscan_forward(const struct dlp *d, const struct respscan_io *io, const char *method,
-		      struct respscan_result *res)
-{
-	struct buf rb = { 0 }, out = { 0 }, plain = { 0 };
-	_cleanup_(stream_freep) struct dlp_stream *st = NULL;
+/* One response on its way through the scanner. */
+struct rs {
+	const struct dlp *d;
+	const struct respscan_io *io;
+	struct respscan_result *res;
+	struct buf rb, out, plain;
 	struct http_response resp;
 	char what[160];
+};
 
-	memset(res, 0, sizeof(*res));
-	if (buf_reserve(&rb, RS_READ - 1) < 0)
-		goto oom;
+/* Where a step of respscan_forward leaves it. */
+enum rs_next { RS_ON, RS_OUT, RS_OOM, RS_CUT };
 
-	/* The head, after any number of interim (1xx) ones: each is scanned
-	 * before it goes out (103 Early Hints may echo a header too). */
+/* The head, after any number of interim (1xx) ones: each is scanned
+ * before it goes out (103 Early Hints may echo a header too). */
+static enum rs_next read_head(struct rs *s, const char *method)
+{
+	struct respscan_result *res = s->res;
 	for (;;) {
 		int r = 0;
-		if (rb.len) {
+		if (s->rb.len) {
 			struct error err = { 0 };
-			r = http_parse_response(rb.data, rb.len, method, &resp, &err);
+			r = http_parse_response(s->rb.data, s->rb.len, method, &s->resp, &err);
 			if (r < 0) {
 				res->bad_gateway = true;
-				goto out;
+				return RS_OUT;
 			}
 		}
 		if (r == 0) {
-			if (up_fill(io, &rb) <= 0) {
+			if (up_fill(s->io, &s->rb) <= 0) {
 				res->bad_gateway = true;
-				goto out;
+				return RS_OUT;
 			}
 			continue;
 		}
-		if (dlp_scan_secrets(d, (const uint8_t *)rb.data, resp.head_len, what, sizeof(what))) {
-			refuse(res, "the response head carries a secret", what);
-			goto out;
+		if (dlp_scan_secrets(s->d, (const uint8_t *)s->rb.data, s->resp.head_len, s->what, sizeof(s->what))) {
+			refuse(res, "the response head carries a secret", s->what);
+			return RS_OUT;
 		}
-		if (resp.status >= 100 && resp.status < 200 && resp.status != 101) {
-			if (!io->down_write(io->ctx, rb.data, resp.head_len))
-				goto out;
-			res->down += resp.head_len;
-			buf_consume(&rb, resp.head_len);
+		if (s->resp.status >= 100 && s->resp.status < 200 && s->resp.status != 101) {
+			if (!s->io->down_write(s->io->ctx, s->rb.data, s->resp.head_len))
+				return RS_OUT;
+			res->down += s->resp.head_len;
+			buf_consume(&s->rb, s->resp.head_len);
 			continue;
 		}
-		break;
+		return RS_ON;
 	}
-	res->status = resp.status;
-	/* WARNING: each refusal below comes before a byte of the final
-	 * response went out: the caller can still answer 502. */
-	if (resp.status == 101) {
+}
+
+/* WARNING: each refusal here comes before a byte of the final
+ * response went out: the caller can still answer 502. */
+static enum rs_next refuse_unscannable(struct rs *s)
+{
+	struct respscan_result *res = s->res;
+	if (s->resp.status == 101) {
 		/* Past the switch the bytes are another protocol's frames,
 		 * which the scanner cannot follow. */
 		refuse(res, "a response from a credential's endpoint switches protocols, which cannot be scanned", NULL);
-		goto out;
+		return RS_OUT;
 	}
-	if (resp.status == 206) {
+	if (s->resp.status == 206) {
 		/* Range was removed from the request (respscan_prepare); a
 		 * slice would carry a piece of a secret that no needle names. */
 		refuse(res, "partial content from a credential's endpoint", NULL);
-		goto out;
+		return RS_OUT;
 	}
 	char coding[80];
-	if (resp.body != HTTP_BODY_NONE && respscan_coded(resp.headers, resp.n_headers, coding, sizeof(coding))) {
+	if (s->resp.body != HTTP_BODY_NONE && respscan_coded(s->resp.headers, s->resp.n_headers, coding, sizeof(coding))) {
 		refuse(res, "a response from a credential's endpoint in a coding the scanner cannot read", coding);
-		goto out;
+		return RS_OUT;
 	}
+	return RS_ON;
+}
 
-	/* The head goes out with the first body bytes the window releases,
-	 * so a small response is scanned whole before anything is sent. */
-	if (buf_append(&out, rb.data, resp.head_len) < 0)
-		goto oom;
-	buf_consume(&rb, resp.head_len);
-	if (resp.body == HTTP_BODY_NONE) {
-		if (!flush(io, &out, res))
-			goto out;
-		res->complete = rb.len == 0; /* bytes past a bodiless response: out of step */
-		res->upstream_ok = res->complete && resp.keep_alive;
-		goto out;
-	}
-	if (dlp_stream_new(d, &st) < 0)
-		goto oom;
+/* The body through the stream scanner st, out as the window releases
+ * it. */
+static enum rs_next forward_body(struct rs *s, struct dlp_stream *st)
+{
+	struct respscan_result *res = s->res;
 	/* A chunked body is scanned as decoded and framed anew: chunk-size
 	 * lines and extensions cannot split a secret from the scanner, and
 	 * trailers (fields after the scan of the head) are dropped. */
-	bool chunked = resp.body == HTTP_BODY_CHUNKED;
+	bool chunked = s->resp.body == HTTP_BODY_CHUNKED;
 	struct http_chunked ch = { 0 };
-	uint64_t left = resp.body == HTTP_BODY_LENGTH ? resp.content_length : 0;
-	bool done = resp.body == HTTP_BODY_LENGTH && left == 0, stalled = false;
+	uint64_t left = s->resp.body == HTTP_BODY_LENGTH ? s->resp.content_length : 0;
+	bool done = s->resp.body == HTTP_BODY_LENGTH && left == 0, stalled = false;
 	while (!done) {
 		/* Read when everything buffered is used, or when the framing
 		 * needs more than it holds (a chunk-size line cut short). */
-		if (rb.len == 0 || stalled) {
-			ssize_t n = up_fill(io, &rb);
+		if (s->rb.len == 0 || stalled) {
+			ssize_t n = up_fill(s->io, &s->rb);
 			/* A body until close ends however the connection does
 			 * (a server that skips TLS close_notify too): what was
 			 * held back is scanned already. */
-			if (n <= 0 && resp.body == HTTP_BODY_EOF) {
+			if (n <= 0 && s->resp.body == HTTP_BODY_EOF) {
 				done = true;
 				break;
 			}
 			if (n <= 0)
-				goto cut;
+				return RS_CUT;
 		}
-		const uint8_t *data = (const uint8_t *)rb.data;
+		const uint8_t *data = (const uint8_t *)s->rb.data;
 		size_t dlen = 0, used = 0;
-		switch (resp.body) {
+		switch (s->resp.body) {
 		case HTTP_BODY_LENGTH:
-			used = dlen = rb.len < left ? rb.len : (size_t)left;
+			used = dlen = s->rb.len < left ? s->rb.len : (size_t)left;
 			left -= dlen;
 			done = left == 0;
 			break;
 		case HTTP_BODY_CHUNKED: {
-			buf_reset(&plain);
-			int r = http_chunked_decode(&ch, rb.data, rb.len, &used, &plain);
+			buf_reset(&s->plain);
+			int r = http_chunked_decode(&ch, s->rb.data, s->rb.len, &used, &s->plain);
 			if (r < 0)
-				goto cut;
-			data = (const uint8_t *)plain.data;
-			dlen = plain.len;
+				return RS_CUT;
+			data = (const uint8_t *)s->plain.data;
+			dlen = s->plain.len;
 			done = r == 1;
 			break;
 		}
 		case HTTP_BODY_EOF:
-			used = dlen = rb.len;
+			used = dlen = s->rb.len;
 			break;
 		case HTTP_BODY_NONE:
 			break;
 		}
 		const uint8_t *rel;
 		size_t rel_len;
-		int r = dlp_stream_feed(st, data, dlen, &rel, &rel_len, what, sizeof(what));
-		buf_consume(&rb, used);
+		int r = dlp_stream_feed(st, data, dlen, &rel, &rel_len, s->what, sizeof(s->what));
+		buf_consume(&s->rb, used);
 		stalled = used == 0;
 		if (r != 0) {
 			if (r < 0)
-				goto oom;
-			refuse(res, "the response body carries a secret", what);
-			goto out;
+				return RS_OOM;
+			refuse(res, "the response body carries a secret", s->what);
+			return RS_OUT;
 		}
-		if (put_body(&out, chunked, rel, rel_len) < 0)
-			goto oom;
-		if (rel_len && !flush(io, &out, res))
-			goto out;
+		if (put_body(&s->out, chunked, rel, rel_len) < 0)
+			return RS_OOM;
+		if (rel_len && !flush(s->io, &s->out, res))
+			return RS_OUT;
 	}
 	const uint8_t *rel;
 	size_t rel_len;
 	dlp_stream_end(st, &rel, &rel_len);
-	if (put_body(&out, chunked, rel, rel_len) < 0 || (chunked && buf_puts(&out, "0\r\n\r\n") < 0))
+	if (put_body(&s->out, chunked, rel, rel_len) < 0 || (chunked && buf_puts(&s->out, "0\r\n\r\n") < 0))
+		return RS_OOM;
+	if (!flush(s->io, &s->out, res))
+		return RS_OUT;
+	res->complete = s->resp.body != HTTP_BODY_EOF && s->rb.len == 0;
+	res->upstream_ok = res->complete && s->resp.keep_alive;
+	return RS_OUT;
+}
+
+void respscan_forward(const struct dlp *d, const struct respscan_io *io, const char *method,
+		      struct respscan_result *res)
+{
+	struct rs s = { .d = d, .io = io, .res = res };
+	_cleanup_(stream_freep) struct dlp_stream *st = NULL;
+	enum rs_next next;
+
+	memset(res, 0, sizeof(*res));
+	if (buf_reserve(&s.rb, RS_READ - 1) < 0)
 		goto oom;
-	if (!flush(io, &out, res))
+
+	if (read_head(&s, method) != RS_ON)
 		goto out;
-	res->complete = resp.body != HTTP_BODY_EOF && rb.len == 0;
-	res->upstream_ok = res->complete && resp.keep_alive;
+	res->status = s.resp.status;
+	if (refuse_unscannable(&s) != RS_ON)
+		goto out;
+
+	/* The head goes out with the first body bytes the window releases,
+	 * so a small response is scanned whole before anything is sent. */
+	if (buf_append(&s.out, s.rb.data, s.resp.head_len) < 0)
+		goto oom;
+	buf_consume(&s.rb, s.resp.head_len);
+	if (s.resp.body == HTTP_BODY_NONE) {
+		if (!flush(io, &s.out, res))
+			goto out;
+		res->complete = s.rb.len == 0; /* bytes past a bodiless response: out of step */
+		res->upstream_ok = res->complete && s.resp.keep_alive;
+		goto out;
+	}
+	if (dlp_stream_new(d, &st) < 0)
+		goto oom;
+	next = forward_body(&s, st);
+	if (next == RS_OOM)
+		goto oom;
+	if (next == RS_CUT)
+		goto cut;
 	goto out;
 
 oom:
@@ -277,10 +317,10 @@ out:
 	 * everything here was scanned clean, and wiping 64 KiB buffers on
 	 * every response would be most of the scan's cost. */
 	if (res->refused) {
-		buf_wipe(&rb);
-		buf_wipe(&plain);
+		buf_wipe(&s.rb);
+		buf_wipe(&s.plain);
 	}
-	buf_free(&rb);
-	buf_free(&plain);
-	buf_free(&out);
+	buf_free(&s.rb);
+	buf_free(&s.plain);
+	buf_free(&s.out);
 }

@@ -565,6 +565,271 @@ static int prune(struct applier *a, int dfd, const char *rel, const struct revie
 	return r;
 }
 
+/* 1. What goes in, and may it. An accept that names nothing held is
+ * a typing error that would otherwise pass as a review. */
+static int check_accepts(const struct review_apply_opts *o, const struct review_changes *ch,
+			 const struct review_groups *groups, struct error *err)
+{
+	for (size_t i = 0; i < o->n_accept; i++) {
+		bool any = false;
+		for (size_t k = 0; k < ch->n && !any; k++)
+			any = ch->c[k].flags && !excluded(o, ch->c[k].path) && covered_by(o->accept[i], &ch->c[k], groups);
+		if (!any)
+			return error_set(err, ENOENT, "--accept %s: nothing held there%s; nothing was applied", o->accept[i],
+					 groups->n ? " (airlock review lists what is)" : " (nothing is flagged)");
+	}
+	return 0;
+}
+
+/* In hold mode a group not accepted stays in the session, whole
+ * when the agent made its root, else its flagged entries. Returns how
+ * many changes are kept back. */
+static size_t hold_back(struct applier *a, const struct review_apply_opts *o, const struct review_changes *ch,
+			const struct review_groups *groups)
+{
+	size_t kept = 0;
+	for (size_t i = 0; a->hold && i < ch->n; i++) {
+		const struct review_change *c = &ch->c[i];
+		if (c->group < 0 || excluded(o, c->path))
+			continue;
+		const struct review_group *g = &groups->g[c->group];
+		/* A new executable alone lands, as it does in direct mode:
+		 * builds make them; hold keeps back what host tools run by
+		 * themselves. */
+		if (!g->whole && review_held_flags(c->flags) == 0)
+			continue;
+		if (g->whole ? group_accepted(o, g) : covered(o, c, groups))
+			continue;
+		kept++;
+		/* (a member outside the root, such as the command a bin link
+		 * leads to, is held by its own path) */
+		a->held[a->nheld++] = g->whole && review_beneath(c->path, g->root) ? g->root : c->path;
+	}
+	if (a->nheld)
+		qsort(a->held, a->nheld, sizeof(char *), cmp_str);
+	return kept;
+}
+
+/* The operations an apply will do, and what stops it first. */
+struct plan {
+	struct op *ops;
+	char **roots;
+	size_t nops, nroots, applied;
+};
+
+struct buf_list {
+	char text[ERROR_MSG_MAX];
+	size_t len, n;
+};
+
+/* Fill p->ops with what lands; refuse, before anything is touched, a
+ * flagged change not accepted, one that must be named, or one the
+ * workspace changed since the run started. */
+static int plan_ops(struct applier *a, const struct review_apply_opts *o, const struct review_changes *ch,
+		    const struct review_groups *groups, const struct review_manifest *man, struct plan *p,
+		    struct error *err)
+{
+	/* A change beneath a directory that comes whole (new, or replacing
+	 * another) travels with it. */
+	struct buf_list refused = { .len = 0 }, conflicts = { .len = 0 }, unnamed = { .len = 0 };
+	for (size_t i = 0; i < ch->n; i++) {
+		const struct review_change *q = &ch->c[i];
+		if (S_ISDIR(q->mode) && (q->kind == REVIEW_ADDED || q->replace_dir) && !excluded(o, q->path) &&
+		    !is_held(a, q->path))
+			p->roots[p->nroots++] = q->path;
+	}
+	if (p->nroots)
+		qsort(p->roots, p->nroots, sizeof(char *), cmp_str);
+	for (size_t i = 0; i < ch->n; i++) {
+		const struct review_change *c = &ch->c[i];
+		if (excluded(o, c->path) || is_held(a, c->path))
+			continue;
+		if (c->flags && !covered(o, c, groups) && !(a->hold && review_held_flags(c->flags) == 0)) {
+			refused.n++;
+			if (refused.len + strlen(c->path) + 4 < sizeof(refused.text))
+				refused.len += (size_t)snprintf(refused.text + refused.len, sizeof(refused.text) - refused.len,
+								"%s%s", refused.n > 1 ? ", " : "", c->path);
+		} else if (c->flags && !named(o, c->path) && needs_naming(c, a->ufd)) {
+			unnamed.n++;
+			if (unnamed.len + strlen(c->path) + strlen(c->reason) + 8 < sizeof(unnamed.text))
+				unnamed.len += (size_t)snprintf(unnamed.text + unnamed.len, sizeof(unnamed.text) - unnamed.len,
+								"%s%s (%s)", unnamed.n > 1 ? "; " : "", c->path, c->reason);
+		}
+		p->applied++;
+		if (beneath_root(p->roots, p->nroots, c->path))
+			continue;
+		char buf[PATH_MAX];
+		const char *leaf;
+		int pfd = open_parent(a->wsfd, c->path, buf, sizeof(buf), &leaf);
+		bool ok = pfd >= 0 && unchanged_at(pfd, leaf, c->path, man, c->kind == REVIEW_DELETED || c->replace_dir, 0);
+		if (pfd >= 0)
+			close(pfd);
+		if (!ok) {
+			conflicts.n++;
+			if (conflicts.len + strlen(c->path) + 4 < sizeof(conflicts.text))
+				conflicts.len += (size_t)snprintf(conflicts.text + conflicts.len,
+								  sizeof(conflicts.text) - conflicts.len, "%s%s",
+								  conflicts.n > 1 ? ", " : "", c->path);
+		}
+		p->ops[p->nops].c = c;
+		p->ops[p->nops].goes = c->kind != REVIEW_ADDED;
+		p->nops++;
+	}
+	if (refused.n)
+		return error_set(err, EPERM,
+				 "%zu flagged change%s not accepted: %s; read them with airlock review, then name each "
+				 "with --accept PATH or leave it out with --exclude GLOB; nothing was applied",
+				 refused.n, refused.n == 1 ? "" : "s", refused.text);
+	if (unnamed.n)
+		return error_set(err, EPERM,
+				 "%zu flagged change%s in an accepted group must be named each with --accept PATH (set-ID, "
+				 "devices, credentials and links leaving the workspace are not taken along with a "
+				 "directory): %s; nothing was applied",
+				 unnamed.n, unnamed.n == 1 ? "" : "s", unnamed.text);
+	if (conflicts.n)
+		return error_set(err, EBUSY,
+				 "%zu change%s conflict with the workspace, changed there since the run started: %s; "
+				 "nothing was applied",
+				 conflicts.n, conflicts.n == 1 ? "" : "s", conflicts.text);
+	return 0;
+}
+
+/* 2. The journal (nothing to roll back if this fails). */
+static int open_journal(struct applier *a, const char *dir, struct error *err)
+{
+	snprintf(a->j.path, sizeof(a->j.path), "%s/journal", dir);
+	int jfd = open(a->j.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (jfd < 0 || !(a->j.f = fdopen(jfd, "w"))) {
+		if (jfd >= 0)
+			close(jfd);
+		return error_sys(err, errno, "cannot start the journal %s", a->j.path);
+	}
+	return 0;
+}
+
+/* ... then the backup directory (a failure from here on rolls back). */
+static int make_backup(struct applier *a, const char *ws, struct error *err)
+{
+	int r;
+	snprintf(a->tag, sizeof(a->tag), "%d", (int)getpid());
+	snprintf(a->backup, sizeof(a->backup), ".airlock-apply-%s", a->tag);
+	if ((r = jwrite(&a->j, err, "backup", a->backup, NULL)) < 0)
+		return r;
+	if (mkdirat(a->wsfd, a->backup, 0700) < 0)
+		return error_sys(err, errno, "cannot make %s/%s", ws, a->backup);
+	return 0;
+}
+
+/* 3. Stage. */
+static int stage_ops(struct applier *a, struct op *ops, size_t nops, const struct review_apply_opts *o,
+		     struct error *err)
+{
+	int r;
+	for (size_t i = 0; i < nops; i++) {
+		struct op *p = &ops[i];
+		if (p->c->kind == REVIEW_DELETED)
+			continue;
+		char buf[PATH_MAX], rel[PATH_MAX];
+		const char *leaf;
+		_cleanup_close_ int pfd = open_parent(a->wsfd, p->c->path, buf, sizeof(buf), &leaf);
+		if (pfd < 0)
+			return error_sys(err, -pfd, "cannot open the directory of %s", p->c->path);
+		snprintf(p->staged, sizeof(p->staged), ".airlock-stage-%s-%u", a->tag, ++a->seq);
+		snprintf(rel, sizeof(rel), "%.*s%s", (int)(leaf - buf), p->c->path, p->staged);
+		if ((r = jwrite(&a->j, err, "stage", rel, NULL)) < 0)
+			return r;
+		/* Started as root: a new entry belongs to whoever owns its
+		 * directory (as the idmapped workspace stored the agent's
+		 * files), a replaced one keeps its owner. */
+		struct stat ps, os;
+		uid_t uid = 0;
+		gid_t gid = 0;
+		if (fstat(pfd, &ps) == 0)
+			uid = ps.st_uid, gid = ps.st_gid;
+		if (p->goes && fstatat(pfd, leaf, &os, AT_SYMLINK_NOFOLLOW) == 0)
+			uid = os.st_uid, gid = os.st_gid;
+		if ((r = copy_entry(a, pfd, p->staged, p->c->path, uid, gid, o, 0)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* 4. Swap. */
+static int swap_ops(struct applier *a, struct op *ops, size_t nops, struct error *err)
+{
+	int r;
+	for (size_t i = 0; i < nops; i++) {
+		struct op *p = &ops[i];
+		char buf[PATH_MAX], num[16];
+		const char *leaf;
+		_cleanup_close_ int pfd = open_parent(a->wsfd, p->c->path, buf, sizeof(buf), &leaf);
+		if (pfd < 0)
+			return error_sys(err, -pfd, "cannot open the directory of %s", p->c->path);
+		if (p->goes) {
+			snprintf(num, sizeof(num), "%zu", i);
+			char to[128];
+			snprintf(to, sizeof(to), "%s/%s", a->backup, num);
+			if ((r = jwrite(&a->j, err, "moved", p->c->path, num)) < 0)
+				return r;
+			if (renameat2(pfd, leaf, a->wsfd, to, RENAME_NOREPLACE) < 0)
+				return error_sys(err, errno, "cannot move %s aside", p->c->path);
+		}
+		if (p->staged[0]) {
+			if ((r = jwrite(&a->j, err, "placed", p->c->path, NULL)) < 0)
+				return r;
+			if (renameat2(pfd, p->staged, pfd, leaf, RENAME_NOREPLACE) < 0)
+				return error_sys(err, errno, "cannot put %s in place", p->c->path);
+		}
+	}
+	return 0;
+}
+
+/* The session after what it held landed: in hold mode what is kept
+ * back stays, else the session goes. */
+static int finish_session(struct applier *a, const char *dir, const struct review_apply_opts *o, size_t kept,
+			  struct error *err)
+{
+	int r;
+	if (a->hold && (kept || o->n_exclude)) {
+		/* What landed leaves the layer; what is held stays for the
+		 * next apply, which reads it against the workspace as it is
+		 * now. */
+		bool empty = true;
+		r = prune(a, a->ufd, "", o, 0, &empty);
+		if (r == 0 && a->j.path[0] && unlink(a->j.path) < 0 && errno != ENOENT)
+			r = -errno;
+		if (r == 0 && empty)
+			r = review_session_remove(dir, err);
+		else if (r < 0)
+			r = error_sys(err, -r, "the change landed, but the session %s could not drop it: a later apply "
+					       "would find it a conflict",
+				      dir);
+	} else {
+		r = review_session_remove(dir, err);
+	}
+	return r;
+}
+
+/* Roll back what was done; the error that stopped us is the one
+ * the user reads. */
+static void roll_back(struct applier *a, struct error *err)
+{
+	if (a->j.f) {
+		fclose(a->j.f);
+		a->j.f = NULL;
+	}
+	struct error rerr = { 0 };
+	bool committed;
+	if (rollback(a->wsfd, a->j.path, &committed, &rerr) < 0) {
+		(void)error_prefix(err, "the rollback failed (%s), the journal %s is kept and the next airlock "
+				   "apply, review or discard of this session tries again",
+				   rerr.msg, a->j.path);
+	} else {
+		unlink(a->j.path);
+		(void)error_prefix(err, "nothing was applied");
+	}
+}
+
 int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, struct error *err)
 {
 	int r = review_recover(dir, out, err);
@@ -580,9 +845,8 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 	struct review_changes ch = { 0 };
 	struct review_manifest man = { 0 };
 	struct review_groups groups = { 0 };
-	struct op *ops = NULL;
-	char **roots = NULL;
-	size_t nops = 0, nroots = 0, applied = 0, kept = 0;
+	struct plan plan = { 0 };
+	size_t kept = 0;
 	struct applier a = { .wsfd = -1, .ufd = -1, .upper = upper, .root = geteuid() == 0, .err = err,
 			     .hold = review_session_hold(dir) };
 	struct protect_set globs = { 0 };
@@ -595,7 +859,7 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 		goto out;
 	if (o->seen)
 		o->seen(&ch, &groups, o->seen_ctx);
-	if (!(ops = calloc(ch.n + 1, sizeof(*ops))) || !(roots = calloc(ch.n + 1, sizeof(char *))) ||
+	if (!(plan.ops = calloc(ch.n + 1, sizeof(*plan.ops))) || !(plan.roots = calloc(ch.n + 1, sizeof(char *))) ||
 	    !(a.held = calloc(ch.n + 1, sizeof(char *)))) {
 		r = error_set(err, ENOMEM, "out of memory");
 		goto out;
@@ -607,192 +871,23 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 		goto out;
 	}
 
-	/* 1. What goes in, and may it. An accept that names nothing held is
-	 * a typing error that would otherwise pass as a review. */
-	for (size_t i = 0; i < o->n_accept; i++) {
-		bool any = false;
-		for (size_t k = 0; k < ch.n && !any; k++)
-			any = ch.c[k].flags && !excluded(o, ch.c[k].path) && covered_by(o->accept[i], &ch.c[k], &groups);
-		if (!any) {
-			r = error_set(err, ENOENT, "--accept %s: nothing held there%s; nothing was applied", o->accept[i],
-				      groups.n ? " (airlock review lists what is)" : " (nothing is flagged)");
-			goto out;
-		}
-	}
-	/* In hold mode a group not accepted stays in the session, whole
-	 * when the agent made its root, else its flagged entries. */
-	for (size_t i = 0; a.hold && i < ch.n; i++) {
-		const struct review_change *c = &ch.c[i];
-		if (c->group < 0 || excluded(o, c->path))
-			continue;
-		const struct review_group *g = &groups.g[c->group];
-		/* A new executable alone lands, as it does in direct mode:
-		 * builds make them; hold keeps back what host tools run by
-		 * themselves. */
-		if (!g->whole && review_held_flags(c->flags) == 0)
-			continue;
-		if (g->whole ? group_accepted(o, g) : covered(o, c, &groups))
-			continue;
-		kept++;
-		/* (a member outside the root, such as the command a bin link
-		 * leads to, is held by its own path) */
-		a.held[a.nheld++] = g->whole && review_beneath(c->path, g->root) ? g->root : c->path;
-	}
-	if (a.nheld)
-		qsort(a.held, a.nheld, sizeof(char *), cmp_str);
-	/* A change beneath a directory that comes whole (new, or replacing
-	 * another) travels with it. */
-	struct buf_list {
-		char text[ERROR_MSG_MAX];
-		size_t len, n;
-	} refused = { .len = 0 }, conflicts = { .len = 0 }, unnamed = { .len = 0 };
-	for (size_t i = 0; i < ch.n; i++) {
-		const struct review_change *p = &ch.c[i];
-		if (S_ISDIR(p->mode) && (p->kind == REVIEW_ADDED || p->replace_dir) && !excluded(o, p->path) &&
-		    !is_held(&a, p->path))
-			roots[nroots++] = p->path;
-	}
-	if (nroots)
-		qsort(roots, nroots, sizeof(char *), cmp_str);
-	for (size_t i = 0; i < ch.n; i++) {
-		const struct review_change *c = &ch.c[i];
-		if (excluded(o, c->path) || is_held(&a, c->path))
-			continue;
-		if (c->flags && !covered(o, c, &groups) && !(a.hold && review_held_flags(c->flags) == 0)) {
-			refused.n++;
-			if (refused.len + strlen(c->path) + 4 < sizeof(refused.text))
-				refused.len += (size_t)snprintf(refused.text + refused.len, sizeof(refused.text) - refused.len,
-								"%s%s", refused.n > 1 ? ", " : "", c->path);
-		} else if (c->flags && !named(o, c->path) && needs_naming(c, a.ufd)) {
-			unnamed.n++;
-			if (unnamed.len + strlen(c->path) + strlen(c->reason) + 8 < sizeof(unnamed.text))
-				unnamed.len += (size_t)snprintf(unnamed.text + unnamed.len, sizeof(unnamed.text) - unnamed.len,
-								"%s%s (%s)", unnamed.n > 1 ? "; " : "", c->path, c->reason);
-		}
-		applied++;
-		if (beneath_root(roots, nroots, c->path))
-			continue;
-		char buf[PATH_MAX];
-		const char *leaf;
-		int pfd = open_parent(a.wsfd, c->path, buf, sizeof(buf), &leaf);
-		bool ok = pfd >= 0 && unchanged_at(pfd, leaf, c->path, &man, c->kind == REVIEW_DELETED || c->replace_dir, 0);
-		if (pfd >= 0)
-			close(pfd);
-		if (!ok) {
-			conflicts.n++;
-			if (conflicts.len + strlen(c->path) + 4 < sizeof(conflicts.text))
-				conflicts.len += (size_t)snprintf(conflicts.text + conflicts.len,
-								  sizeof(conflicts.text) - conflicts.len, "%s%s",
-								  conflicts.n > 1 ? ", " : "", c->path);
-		}
-		ops[nops].c = c;
-		ops[nops].goes = c->kind != REVIEW_ADDED;
-		nops++;
-	}
-	if (refused.n) {
-		r = error_set(err, EPERM,
-			      "%zu flagged change%s not accepted: %s; read them with airlock review, then name each "
-			      "with --accept PATH or leave it out with --exclude GLOB; nothing was applied",
-			      refused.n, refused.n == 1 ? "" : "s", refused.text);
+	if ((r = check_accepts(o, &ch, &groups, err)) < 0)
 		goto out;
-	}
-	if (unnamed.n) {
-		r = error_set(err, EPERM,
-			      "%zu flagged change%s in an accepted group must be named each with --accept PATH (set-ID, "
-			      "devices, credentials and links leaving the workspace are not taken along with a "
-			      "directory): %s; nothing was applied",
-			      unnamed.n, unnamed.n == 1 ? "" : "s", unnamed.text);
+	kept = hold_back(&a, o, &ch, &groups);
+	if ((r = plan_ops(&a, o, &ch, &groups, &man, &plan, err)) < 0)
 		goto out;
-	}
-	if (conflicts.n) {
-		r = error_set(err, EBUSY,
-			      "%zu change%s conflict with the workspace, changed there since the run started: %s; "
-			      "nothing was applied",
-			      conflicts.n, conflicts.n == 1 ? "" : "s", conflicts.text);
-		goto out;
-	}
 
-	if (a.hold && nops == 0)
+	if (a.hold && plan.nops == 0)
 		goto done; /* all held: the workspace is not touched */
 
-	/* 2. The journal, then the backup directory. */
-	snprintf(a.j.path, sizeof(a.j.path), "%s/journal", dir);
-	int jfd = open(a.j.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (jfd < 0 || !(a.j.f = fdopen(jfd, "w"))) {
-		if (jfd >= 0)
-			close(jfd);
-		r = error_sys(err, errno, "cannot start the journal %s", a.j.path);
+	if ((r = open_journal(&a, dir, err)) < 0)
 		goto out;
-	}
-	snprintf(a.tag, sizeof(a.tag), "%d", (int)getpid());
-	snprintf(a.backup, sizeof(a.backup), ".airlock-apply-%s", a.tag);
-	if ((r = jwrite(&a.j, err, "backup", a.backup, NULL)) < 0)
+	if ((r = make_backup(&a, ws, err)) < 0)
 		goto fail;
-	if (mkdirat(a.wsfd, a.backup, 0700) < 0) {
-		r = error_sys(err, errno, "cannot make %s/%s", ws, a.backup);
+	if ((r = stage_ops(&a, plan.ops, plan.nops, o, err)) < 0)
 		goto fail;
-	}
-
-	/* 3. Stage. */
-	for (size_t i = 0; i < nops; i++) {
-		struct op *p = &ops[i];
-		if (p->c->kind == REVIEW_DELETED)
-			continue;
-		char buf[PATH_MAX], rel[PATH_MAX];
-		const char *leaf;
-		_cleanup_close_ int pfd = open_parent(a.wsfd, p->c->path, buf, sizeof(buf), &leaf);
-		if (pfd < 0) {
-			r = error_sys(err, -pfd, "cannot open the directory of %s", p->c->path);
-			goto fail;
-		}
-		snprintf(p->staged, sizeof(p->staged), ".airlock-stage-%s-%u", a.tag, ++a.seq);
-		snprintf(rel, sizeof(rel), "%.*s%s", (int)(leaf - buf), p->c->path, p->staged);
-		if ((r = jwrite(&a.j, err, "stage", rel, NULL)) < 0)
-			goto fail;
-		/* Started as root: a new entry belongs to whoever owns its
-		 * directory (as the idmapped workspace stored the agent's
-		 * files), a replaced one keeps its owner. */
-		struct stat ps, os;
-		uid_t uid = 0;
-		gid_t gid = 0;
-		if (fstat(pfd, &ps) == 0)
-			uid = ps.st_uid, gid = ps.st_gid;
-		if (p->goes && fstatat(pfd, leaf, &os, AT_SYMLINK_NOFOLLOW) == 0)
-			uid = os.st_uid, gid = os.st_gid;
-		if ((r = copy_entry(&a, pfd, p->staged, p->c->path, uid, gid, o, 0)) < 0)
-			goto fail;
-	}
-
-	/* 4. Swap. */
-	for (size_t i = 0; i < nops; i++) {
-		struct op *p = &ops[i];
-		char buf[PATH_MAX], num[16];
-		const char *leaf;
-		_cleanup_close_ int pfd = open_parent(a.wsfd, p->c->path, buf, sizeof(buf), &leaf);
-		if (pfd < 0) {
-			r = error_sys(err, -pfd, "cannot open the directory of %s", p->c->path);
-			goto fail;
-		}
-		if (p->goes) {
-			snprintf(num, sizeof(num), "%zu", i);
-			char to[128];
-			snprintf(to, sizeof(to), "%s/%s", a.backup, num);
-			if ((r = jwrite(&a.j, err, "moved", p->c->path, num)) < 0)
-				goto fail;
-			if (renameat2(pfd, leaf, a.wsfd, to, RENAME_NOREPLACE) < 0) {
-				r = error_sys(err, errno, "cannot move %s aside", p->c->path);
-				goto fail;
-			}
-		}
-		if (p->staged[0]) {
-			if ((r = jwrite(&a.j, err, "placed", p->c->path, NULL)) < 0)
-				goto fail;
-			if (renameat2(pfd, p->staged, pfd, leaf, RENAME_NOREPLACE) < 0) {
-				r = error_sys(err, errno, "cannot put %s in place", p->c->path);
-				goto fail;
-			}
-		}
-	}
+	if ((r = swap_ops(&a, plan.ops, plan.nops, err)) < 0)
+		goto fail;
 
 	/* 5. Commit, then clean up. */
 	if ((r = jwrite(&a.j, err, "commit", NULL, NULL)) < 0)
@@ -800,46 +895,15 @@ int review_apply(const char *dir, const struct review_apply_opts *o, FILE *out, 
 	fclose(a.j.f);
 	a.j.f = NULL;
 	if (!o->quiet)
-		fprintf(out, "airlock: applied %zu change%s to %s\n", applied, applied == 1 ? "" : "s", ws);
+		fprintf(out, "airlock: applied %zu change%s to %s\n", plan.applied, plan.applied == 1 ? "" : "s", ws);
 	if (review_remove_at(a.wsfd, a.backup) < 0)
 		fprintf(out, "airlock: warning: could not remove %s/%s\n", ws, a.backup);
 done:
-	if (a.hold && (kept || o->n_exclude)) {
-		/* What landed leaves the layer; what is held stays for the
-		 * next apply, which reads it against the workspace as it is
-		 * now. */
-		bool empty = true;
-		r = prune(&a, a.ufd, "", o, 0, &empty);
-		if (r == 0 && a.j.path[0] && unlink(a.j.path) < 0 && errno != ENOENT)
-			r = -errno;
-		if (r == 0 && empty)
-			r = review_session_remove(dir, err);
-		else if (r < 0)
-			r = error_sys(err, -r, "the change landed, but the session %s could not drop it: a later apply "
-					       "would find it a conflict",
-				      dir);
-	} else {
-		r = review_session_remove(dir, err);
-	}
+	r = finish_session(&a, dir, o, kept, err);
 	goto out;
 
-fail:;
-	/* Roll back what was done; the error that stopped us is the one
-	 * the user reads. */
-	if (a.j.f) {
-		fclose(a.j.f);
-		a.j.f = NULL;
-	}
-	struct error rerr = { 0 };
-	bool committed;
-	if (rollback(a.wsfd, a.j.path, &committed, &rerr) < 0) {
-		(void)error_prefix(err, "the rollback failed (%s), the journal %s is kept and the next airlock "
-				   "apply, review or discard of this session tries again",
-				   rerr.msg, a.j.path);
-	} else {
-		unlink(a.j.path);
-		(void)error_prefix(err, "nothing was applied");
-	}
+fail:
+	roll_back(&a, err);
 out:
 	if (a.j.f)
 		fclose(a.j.f);
@@ -847,8 +911,8 @@ out:
 		close(a.wsfd);
 	if (a.ufd >= 0)
 		close(a.ufd);
-	free(ops);
-	free(roots);
+	free(plan.ops);
+	free(plan.roots);
 	free(a.held);
 	review_groups_free(&groups);
 	review_manifest_free(&man);
