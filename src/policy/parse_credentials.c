@@ -517,13 +517,18 @@ static int load_header_place(struct loader *l, const struct policy_ynode *n, con
 	return 0;
 }
 
-static int load_binding(struct loader *l, const struct policy_ynode *n, const char *prefix,
-			struct policy_cred_binding *b)
+/* One binding (prefix, its index unused) into elem, a struct
+ * policy_cred_binding (a parse_item_fn). */
+static int load_binding(struct loader *l, const struct policy_ynode *n, const char *prefix, size_t idx,
+			void *elem)
 {
+	struct policy_cred_binding *b = elem;
 	static const char *const wheres[] = { "header", "basic", "query" };
 	char field[POLICY_FIELD_MAX], q[96];
 	const struct policy_ynode *v, *where_key = NULL, *tmpl;
 	int r;
+
+	(void)idx;
 
 	b->port = 443;
 	r = parse_map(l, n, prefix, &parse_binding_table, b);
@@ -622,13 +627,6 @@ static int load_binding(struct loader *l, const struct policy_ynode *n, const ch
 	return 0;
 }
 
-static int load_binding_item(struct loader *l, const struct policy_ynode *item, const char *field, size_t i,
-			     void *elem)
-{
-	(void)i;
-	return load_binding(l, item, field, elem);
-}
-
 /* A credential's variable holds its placeholder: the caller's value
  * passed in (process.env.pass) could be the real secret, and a fixed value
  * (process.env.set) would replace the placeholder. n is the name; the
@@ -687,15 +685,17 @@ static const struct parse_key credential_keys[] = {
 };
 const struct parse_table parse_credential_table = PARSE_TABLE("credentials[]", credential_keys);
 
-static int load_credential(struct loader *l, const struct policy_ynode *n, size_t idx,
-			   struct policy_credential *c)
+/* credentials[idx] (prefix) into elem, a struct policy_credential (a
+ * parse_item_fn). */
+static int load_credential(struct loader *l, const struct policy_ynode *n, const char *prefix, size_t idx,
+			   void *elem)
 {
+	struct policy_credential *c = elem;
 	static const char *const injects[] = { "placeholder", "always" };
-	char prefix[POLICY_FIELD_MAX], field[POLICY_FIELD_MAX], q[96];
+	char field[POLICY_FIELD_MAX], q[96];
 	const struct policy_ynode *v, *src, *cmd, *bindings;
 	int r, e;
 
-	parse_field_index(prefix, sizeof(prefix), "credentials", idx);
 	r = parse_map(l, n, prefix, &parse_credential_table, c);
 	if (r < 0)
 		return r;
@@ -793,7 +793,7 @@ static int load_credential(struct loader *l, const struct policy_ynode *n, size_
 	r = parse_list_items(l, bindings, field,
 			     "is an empty list, so the secret could be sent nowhere; list where it may "
 			     "be sent (e.g. [{host: api.github.com}])",
-			     sizeof(*c->bindings), (void **)&c->bindings, &c->n_bindings, load_binding_item);
+			     sizeof(*c->bindings), (void **)&c->bindings, &c->n_bindings, load_binding);
 	if (r < 0)
 		return r;
 	return 0;
@@ -921,13 +921,6 @@ static int check_binding_ids(struct loader *l, const struct policy_ynode *list)
 	return 0;
 }
 
-static int load_credential_item(struct loader *l, const struct policy_ynode *item, const char *field, size_t i,
-				void *elem)
-{
-	(void)field;
-	return load_credential(l, item, i, elem);
-}
-
 int parse_credentials_at(struct loader *l, const struct parse_at *at, void *data)
 {
 	const struct policy_ynode *key = parse_map_key(at->map, "credentials"), *n = at->v;
@@ -936,7 +929,7 @@ int parse_credentials_at(struct loader *l, const struct parse_at *at, void *data
 
 	(void)data;
 	r = parse_list_items(l, n, "credentials", NULL, sizeof(*p->credentials), (void **)&p->credentials,
-			     &p->n_credentials, load_credential_item);
+			     &p->n_credentials, load_credential);
 	if (r < 0 || n->n == 0)
 		return r;
 	r = check_binding_ids(l, n);

@@ -397,16 +397,19 @@ static int load_rule(struct loader *l, const struct policy_ynode *item, const ch
 	return parse_map(l, item, field, &parse_rule_table, rule);
 }
 
-static int load_endpoint(struct loader *l, const struct policy_ynode *n, size_t idx,
-			 struct policy_endpoint *ep)
+/* network.endpoints[idx] (prefix) into elem, a struct policy_endpoint
+ * (a parse_item_fn). */
+static int load_endpoint(struct loader *l, const struct policy_ynode *n, const char *prefix, size_t idx,
+			 void *elem)
 {
+	struct policy_endpoint *ep = elem;
 	static const char *const protocols[] = { "http", "mcp" };
 	static const char *const access_modes[] = { "read-only", "read-write" };
-	char prefix[POLICY_FIELD_MAX], field[POLICY_FIELD_MAX];
+	char field[POLICY_FIELD_MAX];
 	const struct policy_ynode *access, *rules;
 	int r, e;
 
-	parse_field_index(prefix, sizeof(prefix), "network.endpoints", idx);
+	(void)idx;
 	ep->loc = parse_loc_of(l, n);
 	r = parse_map(l, n, prefix, &parse_endpoint_table, ep);
 	if (r < 0)
@@ -645,20 +648,13 @@ static int check_net_endpoints(struct loader *l, const struct policy_ynode *eps)
 	return 0;
 }
 
-static int load_endpoint_item(struct loader *l, const struct policy_ynode *item, const char *field, size_t i,
-			      void *elem)
-{
-	(void)field;
-	return load_endpoint(l, item, i, elem);
-}
-
 static int load_endpoints(struct loader *l, const struct policy_ynode *n)
 {
 	struct policy_network *net = &l->p->network;
 	int r;
 
 	r = parse_list_items(l, n, "network.endpoints", NULL, sizeof(*net->endpoints), (void **)&net->endpoints,
-			     &net->n_endpoints, load_endpoint_item);
+			     &net->n_endpoints, load_endpoint);
 	if (r < 0 || n->n == 0)
 		return r;
 	r = check_net_ids(l, n);
