@@ -32,6 +32,7 @@
 #include "audit/identity.h"
 #include "audit/json.h"
 #include "analysis/suggest.h"
+#include "cli/cli.h"
 #include "sandbox/auditlog.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
@@ -570,20 +571,6 @@ static int copy_log(const char *log, struct error *err)
 	return TAKE_FD(mem);
 }
 
-static int load_policy(const char *file, struct policy **out, struct error *err)
-{
-	char cwd[PATH_MAX];
-	if (!getcwd(cwd, sizeof(cwd)))
-		return error_sys(err, errno, "cannot determine the current directory");
-	const char *home = getenv("HOME");
-	if (!home || home[0] != '/') {
-		struct passwd *pw = getpwuid(getuid());
-		home = pw && pw->pw_dir ? pw->pw_dir : "/";
-	}
-	struct policy_ctx ctx = { .home = home, .cwd = cwd };
-	return policy_load_file(file, &ctx, out, err);
-}
-
 static void suggest_freep(struct suggest **s)
 {
 	suggest_free(*s);
@@ -674,7 +661,7 @@ static int cmd_suggest(int argc, char **argv)
 	bool implicit = !policy_file && named[0] == '/' && access(named, R_OK) == 0;
 	const char *base_file = policy_file ? policy_file : implicit ? named : NULL;
 	_cleanup_policy_ struct policy *pol = NULL;
-	if (base_file && load_policy(base_file, &pol, &err) < 0) {
+	if (base_file && cli_load_policy(base_file, &pol, &err) < 0) {
 		if (!implicit) {
 			fprintf(stderr, "airlock: %s\n", err.msg);
 			return 2;
