@@ -67,8 +67,7 @@ pid_t spawn_reader(const struct spawn *s, int *out_fd)
 			sigemptyset(&none);
 			sigemptyset(&pipe);
 			sigaddset(&pipe, SIGPIPE);
-			if (!r)
-				r = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+			r = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 			if (!r)
 				r = posix_spawnattr_setsigmask(&at, &none);
 			if (!r)
