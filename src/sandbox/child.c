@@ -141,30 +141,6 @@ static int close_all_except(const struct sandbox_plan *plan, int sync_fd)
 	return fds_close_from(3, keep, n);
 }
 
-/* Executable memfds run bytes that never were a file, past every exec
- * rule (Landlock does not judge the kernel's internal mounts).
- * vm.memfd_noexec = 2 in the sandbox's pid namespace makes every memfd
- * sealed non-executable and refuses MFD_EXEC (the filter refuses it too).
- * The value belongs to the writer's pid namespace, ours; the kernel lets
- * only the host's root uid write it (test_perm in proc_sysctl.c), with
- * CAP_SYS_ADMIN over the namespace: so only a privileged start, and only
- * before we become the sandbox's ids. Linux < 6.3 has no such setting
- * (ENOENT), and a host /proc/sys mounted read-only (EROFS) cannot take
- * it: the run goes on as an unprivileged one does, and docs/sandbox.md says
- * what that leaves. */
-static int memfd_noexec(const struct sandbox_plan *plan, struct error *err)
-{
-	if (!plan->privileged)
-		return 0;
-	int fd = open("/proc/sys/vm/memfd_noexec", O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT || errno == EROFS ? 0 : error_sys(err, errno, "open vm.memfd_noexec");
-	ssize_t n = write(fd, "2", 1);
-	int e = errno;
-	close(fd);
-	return n == 1 ? 0 : error_sys(err, n < 0 ? e : EIO, "cannot set vm.memfd_noexec to 2");
-}
-
 __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int sync_fd)
 {
 	struct error err = { 0 };
@@ -191,8 +167,6 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 		(error_sys(&err, errno, "setsid"), fail(sync_fd, &err));
 	if (plan->privileged && setgroups(0, NULL) < 0)
 		(error_sys(&err, errno, "setgroups"), fail(sync_fd, &err));
-	if (memfd_noexec(plan, &err) < 0)
-		fail(sync_fd, &err);
 	/* Become the sandbox's ids now, keeping our namespace capabilities for
 	 * the mounts: started as root our host uid 0 is unmapped here, and
 	 * files we create for mount points must have a mapped owner. */

@@ -342,13 +342,19 @@ bool egress_reaped(struct egress *e, pid_t pid)
 	return true;
 }
 
+static void proxy_signal(struct egress *e, int sig)
+{
+	if (kill(e->pid, sig) < 0 && errno == EPERM && e->signal_root)
+		e->signal_root(e->signal_arg, sig);
+}
+
 void egress_stop(struct egress *e, struct trace_log *t)
 {
 	if (e->pid > 0) {
 		/* SIGTERM first: the proxy sends the records it holds, wipes
 		 * the credentials' secrets and exits; SIGKILL after 200 ms
 		 * whatever it does. The records are read after it is gone. */
-		kill(e->pid, SIGTERM);
+		proxy_signal(e, SIGTERM);
 		bool reaped = false;
 		for (int i = 0; i < 200 && !reaped; i++) {
 			reaped = waitpid(e->pid, NULL, WNOHANG) == e->pid;
@@ -356,7 +362,7 @@ void egress_stop(struct egress *e, struct trace_log *t)
 				usleep(1000);
 		}
 		if (!reaped) {
-			kill(e->pid, SIGKILL);
+			proxy_signal(e, SIGKILL);
 			waitpid(e->pid, NULL, 0);
 		}
 		e->pid = 0;

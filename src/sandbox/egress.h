@@ -30,6 +30,11 @@ struct egress {
 	struct auditlog *audit; /* borrowed: where every record also goes, or NULL */
 	bool audit_lost;    /* a record could not reach the audit writer */
 	char step_up_sock[4200]; /* the proxy's control socket for MCP step-up over HTTP, or "" */
+	/* A supervisor that gave up root cannot signal the proxy in the
+	 * moment after its start when it still is root: signal_root(arg,
+	 * sig) asks the privileged helper (privsep.h), or NULL. */
+	void (*signal_root)(void *arg, int sig);
+	void *signal_arg;
 };
 
 #define EGRESS_INIT { .control = -1, .records = -1, .log_fd = -1 }

@@ -133,6 +133,31 @@ static bool creates(int nr, const uint64_t args[6])
 
 /* The directory part of an absolute path exists on the host as a
  * directory. */
+static unsigned (*host_look)(void *arg, const char *path);
+static void *host_look_arg;
+
+void ftrace_set_host_look(unsigned (*look)(void *arg, const char *path), void *arg)
+{
+	host_look = look;
+	host_look_arg = arg;
+}
+
+unsigned ftrace_host_look_local(const char *path)
+{
+	struct stat st;
+	unsigned bits = 0;
+	if (path[0] == '/' && lstat(path, &st) == 0)
+		bits |= FTRACE_HOST_EXISTS;
+	if (path[0] == '/' && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		bits |= FTRACE_HOST_DIR;
+	return bits;
+}
+
+unsigned ftrace_host_look(const char *path)
+{
+	return host_look ? host_look(host_look_arg, path) : ftrace_host_look_local(path);
+}
+
 bool ftrace_dir_exists(const char *path)
 {
 	char dir[512];
@@ -141,8 +166,7 @@ bool ftrace_dir_exists(const char *path)
 		return false;
 	memcpy(dir, path, (size_t)(slash - path));
 	dir[slash - path] = '\0';
-	struct stat st;
-	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+	return ftrace_host_look(dir) & FTRACE_HOST_DIR;
 }
 
 static void read_string(pid_t pid, unsigned long long addr, char *buf, size_t len)
@@ -611,10 +635,9 @@ static void note(struct pending *p, pid_t tid, int nr, const uint64_t a[6])
  * e, when e is a refusal the log holds. */
 static void conclude(struct ftrace *f, struct trace_log *log, pid_t tid, struct pending *p, int e)
 {
-	struct stat st;
 	/* The sandbox shows host paths at their own names, so a
 	 * path missing inside but present outside was hidden. */
-	bool hidden = e == ENOENT && p->path[0] == '/' && lstat(p->path, &st) == 0;
+	bool hidden = e == ENOENT && p->path[0] == '/' && (ftrace_host_look(p->path) & FTRACE_HOST_EXISTS);
 	bool dir_hidden = e == ENOENT && !hidden && p->creates && p->path[0] == '/' && ftrace_dir_exists(p->path);
 	bool refused = e == EROFS || e == EBUSY || e == EACCES || e == EPERM;
 	if (refused && f->protect) {

@@ -54,6 +54,17 @@ bool ftrace_notified(struct ftrace *f, struct trace_log *log, int notify, const 
  * ptrace stop that has been dealt with (the caller ignores it). */
 bool ftrace_handle(struct ftrace *f, struct trace_log *log, pid_t tid, int status);
 
+/* What the host has at an absolute path, as the supervisor records a
+ * refusal: FTRACE_HOST_EXISTS (lstat finds it), FTRACE_HOST_DIR (it, or
+ * what it links to, is a directory). Started as root, the supervisor that
+ * gave up root does not see all of the host (root's 0700 home): it asks
+ * the privileged helper through look (privsep.c), set once. */
+#define FTRACE_HOST_EXISTS 1u
+#define FTRACE_HOST_DIR 2u
+unsigned ftrace_host_look_local(const char *path);
+unsigned ftrace_host_look(const char *path);
+void ftrace_set_host_look(unsigned (*look)(void *arg, const char *path), void *arg);
+
 /* Is the directory that would hold path (absolute) there on the host? A
  * create that failed with ENOENT inside the sandbox while it is there
  * refused by the sandbox's view, not by a missing directory. */

@@ -598,30 +598,37 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 	_exit(WIFEXITED(status) && WEXITSTATUS(status) == 0 && WIFEXITED(rstatus) && WEXITSTATUS(rstatus) == 0 ? 0 : 1);
 }
 
-void mcpgw_accept(struct mcpgw *g)
+int mcpgw_accept(struct mcpgw *g)
 {
 	int c = accept4(g->listen, NULL, NULL, SOCK_CLOEXEC);
 	if (c < 0)
-		return;
+		return -1;
+	if (g->lost) {
+		answer(c, "ERR %s\n",
+		       g->gateway_killed ? "a gateway was killed: no more MCP traffic in this session"
+					 : "the decision log is gone: no more MCP traffic in this session");
+		close(c);
+		return -1;
+	}
+	return c;
+}
+
+void mcpgw_conn_start(struct mcpgw *g, int c)
+{
 	size_t slot = MCPGW_MAX_CONNS;
 	for (size_t i = 0; i < MCPGW_MAX_CONNS; i++)
 		if (g->conns[i] == 0) {
 			slot = i;
 			break;
 		}
-	if (slot == MCPGW_MAX_CONNS || g->lost) {
-		answer(c, "ERR %s\n",
-		       g->gateway_killed ? "a gateway was killed: no more MCP traffic in this session"
-		       : g->lost	 ? "the decision log is gone: no more MCP traffic in this session"
-					 : "too many MCP connections at once in this session");
-		close(c);
+	if (slot == MCPGW_MAX_CONNS) {
+		answer(c, "ERR too many MCP connections at once in this session\n");
 		return;
 	}
 	pid_t supervisor = getpid();
 	pid_t pid = fork();
 	if (pid == 0)
 		conn_main(g, c, supervisor);
-	close(c);
 	if (pid > 0)
 		g->conns[slot] = pid;
 }
@@ -654,7 +661,7 @@ bool mcpgw_read(struct mcpgw *g)
 /* A monitor ended with status. Fail closed: a gateway taken over may
  * have been one of several the agent opened; none goes on, and no other
  * is started. */
-static void monitor_ended(struct mcpgw *g, int status)
+void mcpgw_monitor_ended(struct mcpgw *g, int status)
 {
 	if (WIFEXITED(status) && WEXITSTATUS(status) == MCPGW_EXIT_GATEWAY_KILLED) {
 		g->lost = g->gateway_killed = true;
@@ -667,27 +674,32 @@ bool mcpgw_reaped(struct mcpgw *g, pid_t pid, int status)
 	for (size_t i = 0; i < MCPGW_MAX_CONNS; i++)
 		if (g->conns[i] == pid) {
 			g->conns[i] = 0;
-			monitor_ended(g, status);
+			if (g->ended)
+				g->ended(g, status);
+			else
+				mcpgw_monitor_ended(g, status);
 			return true;
 		}
 	return false;
 }
 
-void mcpgw_kill(struct mcpgw *g)
+void mcpgw_kill_local(struct mcpgw *g)
 {
 	for (size_t i = 0; i < MCPGW_MAX_CONNS; i++)
 		if (g->conns[i] > 0)
 			kill(g->conns[i], SIGKILL);
 }
 
-void mcpgw_stop(struct mcpgw *g)
+void mcpgw_kill(struct mcpgw *g)
 {
-	if (g->listen >= 0)
-		close(g->listen);
-	g->listen = -1;
-	if (g->rec_wr >= 0)
-		close(g->rec_wr);
-	g->rec_wr = -1;
+	if (g->kill_all)
+		g->kill_all(g->remote);
+	else
+		mcpgw_kill_local(g);
+}
+
+void mcpgw_stop_conns(struct mcpgw *g)
+{
 	/* The clients went with the sandbox: each gateway closes its
 	 * server's input, the server exits and its sandbox's log is sealed.
 	 * Bounded: a server that ignores the end of its input is killed. */
@@ -697,10 +709,9 @@ void mcpgw_stop(struct mcpgw *g)
 			if (g->conns[i] <= 0)
 				continue;
 			int st = 0;
-			if (waitpid(g->conns[i], &st, WNOHANG) == g->conns[i]) {
-				g->conns[i] = 0;
-				monitor_ended(g, st);
-			} else
+			if (waitpid(g->conns[i], &st, WNOHANG) == g->conns[i])
+				(void)mcpgw_reaped(g, g->conns[i], st);
+			else
 				left = true;
 		}
 		if (g->rec_rd >= 0)
@@ -720,16 +731,38 @@ void mcpgw_stop(struct mcpgw *g)
 			waitpid(g->conns[i], NULL, 0);
 			g->conns[i] = 0;
 		}
-	if (g->rec_rd >= 0) {
-		mcpgw_read(g);
-		close(g->rec_rd);
-	}
-	g->rec_rd = -1;
+}
+
+void mcpgw_remove_socket(struct mcpgw *g)
+{
 	if (g->sock[0])
 		unlink(g->sock);
 	if (g->dir[0])
 		rmdir(g->dir);
 	g->sock[0] = g->dir[0] = '\0';
+}
+
+void mcpgw_stop(struct mcpgw *g)
+{
+	if (g->listen >= 0)
+		close(g->listen);
+	g->listen = -1;
+	if (g->rec_wr >= 0)
+		close(g->rec_wr);
+	g->rec_wr = -1;
+	if (g->stop_all) {
+		g->stop_all(g->remote);
+		g->stop_all = NULL; /* the helper removed the socket */
+		g->sock[0] = g->dir[0] = '\0';
+	} else {
+		mcpgw_stop_conns(g);
+	}
+	if (g->rec_rd >= 0) {
+		mcpgw_read(g);
+		close(g->rec_rd);
+	}
+	g->rec_rd = -1;
+	mcpgw_remove_socket(g);
 	for (size_t i = 0; i < g->n_srv; i++)
 		policy_free(g->srv_pol[i]);
 	free(g->srv_pol);

@@ -59,6 +59,14 @@ struct mcpgw {
 	char exe[4096], cwd[4096], home[4096];
 	uid_t uid;
 	gid_t gid;
+	/* Where the monitors are another process's (privsep.c): a monitor's
+	 * end is reported by ended instead of judged here; mcpgw_kill asks
+	 * kill_all(remote), and mcpgw_stop stop_all(remote), which read the
+	 * records while they wait. NULL: here. */
+	void (*ended)(struct mcpgw *g, int status);
+	void (*kill_all)(void *remote);
+	void (*stop_all)(void *remote);
+	void *remote;
 };
 
 #define MCPGW_INIT { .listen = -1, .rec_rd = -1, .rec_wr = -1 }
@@ -69,8 +77,14 @@ struct mcpgw {
 int mcpgw_prepare(const struct policy *pol, const char *audit_dir, struct sandbox_plan *plan, struct mcpgw *g,
 		  struct error *err) WUR;
 
-/* The listener is readable: accept and fork a gateway process. */
-void mcpgw_accept(struct mcpgw *g);
+/* The listener is readable: accept. Returns the connection to start
+ * (mcpgw_conn_start), the caller's to close, or -1 (none, or refused:
+ * no more MCP traffic in this session). */
+int mcpgw_accept(struct mcpgw *g);
+
+/* Fork the connection's monitor (a slot free), or refuse it; c stays the
+ * caller's. */
+void mcpgw_conn_start(struct mcpgw *g, int c);
 
 /* Records are readable: forward them to the log. */
 bool mcpgw_read(struct mcpgw *g); /* true when it read any */
@@ -83,6 +97,19 @@ bool mcpgw_read(struct mcpgw *g); /* true when it read any */
 /* A child exited with status: true when it was a connection monitor.
  * Then g->gateway_killed says the run must end (fail closed). */
 bool mcpgw_reaped(struct mcpgw *g, pid_t pid, int status);
+
+/* A monitor ended with status (the raw wait status). */
+void mcpgw_monitor_ended(struct mcpgw *g, int status);
+
+/* The monitors of this process: end them all. */
+void mcpgw_kill_local(struct mcpgw *g);
+
+/* Let this process's monitors finish, bounded (their records read on the
+ * way when rec_rd is ours); kill what is left. */
+void mcpgw_stop_conns(struct mcpgw *g);
+
+/* Remove the socket and its directory from the host. */
+void mcpgw_remove_socket(struct mcpgw *g);
 
 /* Fail closed: end every gateway process (and with it its server's
  * sandbox) at once. */

@@ -33,6 +33,7 @@
 #include "sandbox/fsrules.h"
 #include "sandbox/ftrace.h"
 #include "sandbox/mcpgw.h"
+#include "sandbox/privsep.h"
 #include "sandbox/landlock_abi.h"
 #include "sandbox/review_run.h"
 #include "sandbox/seccomp_bpf.h"
@@ -132,6 +133,13 @@ struct run_state {
 	int net_fds[3];          /* the proxy's listener, IPv6 listener, DNS socket until then, or -1 */
 	const char *log_label;   /* sandbox_opts.log_label */
 	struct review_run *rr;
+	/* Started as root: the helper that keeps root once the supervisor
+	 * has dropped it (privsep.h), and what its operations act on. */
+	bool privileged;
+	uid_t uid;
+	gid_t gid;
+	struct privsep priv;
+	struct privsep_ctx pctx;
 };
 
 /* Denials the sandbox reports go to the audit log too. */
@@ -206,6 +214,8 @@ static void handle_notify(struct run_state *s)
  *
  * With start_proxy, the proxy gets the session key for the identity
  * header, then its sockets (egress_start closes its control socket). */
+static int drop_root(struct run_state *s, struct error *err);
+
 static int audit_now_ready(struct run_state *s, bool start_proxy, struct error *err)
 {
 	s->audit_pending = false;
@@ -226,7 +236,64 @@ static int audit_now_ready(struct run_state *s, bool start_proxy, struct error *
 		/* egress_start closed them, whatever it returned. */
 		s->net_fds[0] = s->net_fds[1] = s->net_fds[2] = -1;
 	}
+	/* Root goes here, before the first decision: until now the loop
+	 * has heard only the writer, init, the terminal and signals. */
+	if (r >= 0 && start_proxy && s->privileged)
+		r = drop_root(s, err);
 	return r;
+}
+
+static void priv_kill_monitors(void *arg)
+{
+	struct run_state *s = arg;
+	if (privsep_call(&s->priv, &s->pctx, PRIV_MCP_KILL, -1, -1, NULL, NULL) < 0 && s->child > 0)
+		kill(s->child, SIGKILL);
+}
+
+static void read_mcp_records(void *arg)
+{
+	(void)mcpgw_read(arg);
+}
+
+static void priv_stop_monitors(void *arg)
+{
+	struct run_state *s = arg;
+	(void)privsep_call(&s->priv, &s->pctx, PRIV_MCP_STOP, -1, s->mcp.rec_rd, read_mcp_records, &s->mcp);
+}
+
+static void priv_signal_proxy(void *arg, int sig)
+{
+	struct run_state *s = arg;
+	(void)privsep_call(&s->priv, &s->pctx, sig == SIGKILL ? PRIV_PROXY_KILL : PRIV_PROXY_SIGNAL, -1, -1, NULL,
+			   NULL);
+}
+
+static unsigned priv_host_look(void *arg, const char *path)
+{
+	struct run_state *s = arg;
+	return privsep_host_look(&s->priv, &s->pctx, path);
+}
+
+/* Started as root: fork the privileged helper, then become the sandbox's
+ * uid for the rest of the run (privsep.c says what it keeps). */
+static int drop_root(struct run_state *s, struct error *err)
+{
+	s->privileged = false;
+	s->pctx.sandbox_pidfd = (int)syscall(SYS_pidfd_open, s->child, 0);
+	if (s->pctx.sandbox_pidfd < 0)
+		return error_sys(err, errno, "pidfd_open");
+	int r = privsep_start(&s->priv, &s->pctx, s->uid, s->gid, err);
+	close(s->pctx.sandbox_pidfd);
+	s->pctx.sandbox_pidfd = -1;
+	if (r < 0)
+		return r;
+	s->mcp.kill_all = priv_kill_monitors;
+	s->mcp.stop_all = priv_stop_monitors;
+	s->mcp.remote = s;
+	s->egress.signal_root = priv_signal_proxy;
+	s->egress.signal_arg = s;
+	ftrace_set_host_look(priv_host_look, s);
+	return 0;
 }
 
 /* One message from init: the command's exit status is the only one
@@ -269,7 +336,8 @@ static int event_loop(struct run_state *s, struct term *t, int sfd)
 	bool stdin_open = t->master >= 0;
 	int64_t records_resume = 0; /* the records pipe is left out of the poll until then */
 	for (;;) {
-		enum { P_SIG, P_SYNC, P_NOTIFY, P_TIMER, P_STDIN, P_MASTER, P_RECORDS, P_MCP, P_MCP_REC, P_AUDIT, P_N };
+		enum { P_SIG, P_SYNC, P_NOTIFY, P_TIMER, P_STDIN, P_MASTER, P_RECORDS, P_MCP, P_MCP_REC, P_AUDIT, P_PRIV,
+		       P_N };
 		/* Until the writer answers, only it, the signals, the timer,
 		 * the terminal and init are heard (audit_now_ready). */
 		bool held = s->audit_pending;
@@ -284,6 +352,7 @@ static int event_loop(struct run_state *s, struct term *t, int sfd)
 			[P_MCP] = { .fd = held ? -1 : s->mcp.listen, .events = POLLIN },
 			[P_MCP_REC] = { .fd = held ? -1 : s->mcp.rec_rd, .events = POLLIN },
 			[P_AUDIT] = { .fd = held ? s->audit.control : -1, .events = POLLIN },
+			[P_PRIV] = { .fd = s->priv.fd, .events = POLLIN },
 		};
 		struct timespec pause, *timeout = NULL;
 		if (records_resume) {
@@ -328,8 +397,21 @@ static int event_loop(struct run_state *s, struct term *t, int sfd)
 		}
 		if ((p[P_MCP_REC].revents & POLLIN) && mcpgw_read(&s->mcp))
 			records_resume = clock_mono_ns() + RECORDS_PAUSE_NS;
-		if (p[P_MCP].revents & POLLIN)
-			mcpgw_accept(&s->mcp);
+		if (p[P_MCP].revents & POLLIN) {
+			int c = mcpgw_accept(&s->mcp);
+			if (c >= 0 && privsep_call(&s->priv, &s->pctx, PRIV_MCP_CONN, c, -1, NULL, NULL) < 0 &&
+			    s->child > 0)
+				kill(s->child, SIGKILL);
+			if (c >= 0)
+				close(c);
+		}
+		/* Fail closed: without its helper the session cannot end as it
+		 * must (the cgroup, the held change), nor start MCP servers. */
+		if ((p[P_PRIV].revents & (POLLIN | POLLHUP | POLLERR)) && !privsep_read(&s->priv, &s->pctx) &&
+		    s->child > 0)
+			kill(s->child, SIGKILL);
+		if (s->mcp.gateway_killed && s->child > 0)
+			kill(s->child, SIGKILL);
 		if (p[P_NOTIFY].revents & (POLLHUP | POLLERR)) {
 			close(s->notify);
 			s->notify = -1;
@@ -370,6 +452,11 @@ static int event_loop(struct run_state *s, struct term *t, int sfd)
 				 * traffic included. */
 				s->mcp.lost = true;
 				mcpgw_kill(&s->mcp);
+				if (s->child > 0)
+					kill(s->child, SIGKILL);
+				continue;
+			}
+			if (privsep_reaped(&s->priv, w)) {
 				if (s->child > 0)
 					kill(s->child, SIGKILL);
 				continue;
@@ -461,6 +548,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	const char *ws_why;
 	bool review = review_run_mode(pol, &ws_why) != POLICY_WS_DIRECT;
 	s.rr = &rr;
+	s.priv = (struct privsep)PRIVSEP_INIT;
+	s.pctx = (struct privsep_ctx){ .mcp = &s.mcp, .egress = &s.egress, .rr = &rr, .cg = &cg, .sandbox_pidfd = -1 };
 
 	if (pol->sandbox.boundary != POLICY_BOUNDARY_PROCESS)
 		return error_set(err, ENOTSUP,
@@ -527,6 +616,11 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		}
 		return r;
 	}
+	s.privileged = plan.privileged;
+	s.uid = plan.host_uid;
+	s.gid = plan.host_gid;
+	s.pctx.workspace = plan.workspace;
+	s.pctx.audit = audit_dir ? &s.audit : NULL;
 	if (review && (r = review_run_prepare(pol, &plan, &rr, err)) < 0)
 		goto out;
 	if (observe) {
@@ -629,9 +723,24 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		goto out;
 	}
 
+	/* Started as root, the sandbox's user namespace is made as the
+	 * sandbox's uid, which thereby owns it: the supervisor, once that uid
+	 * (drop_root), keeps every right over the sandbox it needs and none
+	 * over the host. */
+	if (plan.privileged && (setresgid(-1, plan.host_gid, -1) < 0 || setresuid(-1, plan.host_uid, -1) < 0)) {
+		r = error_sys(err, errno, "cannot take the sandbox's ids to make its namespaces");
+		goto out;
+	}
 	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_FLAGS | SIGCHLD, NULL, NULL, NULL, NULL);
+	int clone_errno = errno;
+	if (pid != 0 && plan.privileged && (setresuid(-1, 0, -1) < 0 || setresgid(-1, 0, -1) < 0)) {
+		r = error_sys(err, errno, "cannot take root back after clone");
+		if (pid > 0)
+			kill(pid, SIGKILL);
+		goto out;
+	}
 	if (pid < 0) {
-		r = error_sys(err, errno, "cannot create the sandbox's namespaces (clone)");
+		r = error_sys(err, clone_errno, "cannot create the sandbox's namespaces (clone)");
 		goto out;
 	}
 	if (pid == 0) {
@@ -645,7 +754,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	s.sync = sv[0];
 	sv[0] = -1;
 
-	if ((r = ids_write_maps(pid, &plan, err)) < 0 || (r = limits_cgroup_attach(&cg, pid, err)) < 0)
+	if ((r = ids_write_maps(pid, &plan, err)) < 0 || (r = limits_cgroup_attach(&cg, pid, err)) < 0 ||
+	    (plan.privileged && (r = privsep_pidns_setup(pid, err)) < 0))
 		goto out;
 	if (audit_dir) {
 		struct buf ev = { 0 };
@@ -861,7 +971,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	/* The change is read once the sandbox is gone (nothing writes the
 	 * layer any more), and its flagged entries go into the log before
 	 * the seal. */
-	review_run_finish(&rr, plan.workspace, audit_dir ? &s.audit : NULL);
+	if (privsep_call(&s.priv, &s.pctx, PRIV_REVIEW_FINISH, -1, -1, NULL, NULL) < 0)
+		*exit_code = SANDBOX_EXIT_SETUP;
 	/* The writer seals the log while the rest is reported and cleaned
 	 * up; its answer is awaited last (below out). */
 	if (audit_dir)
@@ -879,7 +990,11 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 		fprintf(stderr,
 			"airlock: WARNING: observe mode: nothing was enforced; %lu operation%s would have been denied\n",
 			trace_observed(s.trace), trace_observed(s.trace) == 1 ? "" : "s");
-	review_run_report(&rr);
+	(void)privsep_call(&s.priv, &s.pctx, PRIV_REVIEW_REPORT, -1, -1, NULL, NULL);
+	if (s.priv.died) {
+		fprintf(stderr, "airlock: the privileged helper stopped; the run was ended (fail closed)\n");
+		*exit_code = SANDBOX_EXIT_SETUP;
+	}
 	r = 0;
 out:
 	term_restore(&term);
@@ -914,8 +1029,12 @@ out:
 		struct error aerr = { 0 };
 		(void)auditlog_finish(&s.audit, SANDBOX_EXIT_SETUP, &aerr);
 	}
-	review_run_abort(&rr);
-	limits_cgroup_destroy(&cg);
+	/* The session that never ran, the cgroup, the host's sockets. */
+	(void)privsep_call(&s.priv, &s.pctx, PRIV_END, -1, -1, NULL, NULL);
+	if (s.priv.fd >= 0)
+		close(s.priv.fd);
+	if (s.priv.pid > 0)
+		waitpid(s.priv.pid, NULL, 0);
 	if (s.audit.ending) {
 		/* The run's end is in the log: the seal must be too before
 		 * airlock exits (auditlog_end above). */

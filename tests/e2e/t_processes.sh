@@ -315,3 +315,57 @@ test_processes_mcp_gateway_killed_fails_closed() {
 	assert_contains "$ERR" "an MCP gateway was killed" "and says why"
 	assert_not_contains "$OUT" '"id":2' "nothing of a later connection reaches a server"
 }
+
+# Started as root, the supervisor gives up root before the agent's first
+# request is decided: it becomes the sandbox's uid (which owns the
+# sandbox's user namespace, so it still reads notifying callers and
+# ptraces), and what needs root after that is asked of airlock-priv, a
+# helper that keeps root, takes a closed list of one-byte requests and
+# holds none of the loop's channels (tests/unit/test_privsep.c attacks
+# its table).
+test_processes_supervisor_gives_up_root() {
+	local pid st uid helper fds
+	start_session "proc-sup-$RANDOM$RANDOM-value"
+	pid=$(helper_pid airlock)
+	[ -n "$pid" ] || fail "no supervisor under airlock run $APID"
+	st=/proc/$pid/status
+	if e2e_is_root; then
+		uid=$(awk '$1 == "Uid:" { print $2, $3, $4, $5 }' "$st")
+		assert_no_match "$uid" '(^| )0( |$)' "the supervisor's uids ($uid)"
+		uid=$(awk '$1 == "Gid:" { print $2, $3, $4, $5 }' "$st")
+		assert_no_match "$uid" '(^| )0( |$)' "the supervisor's gids ($uid)"
+		assert_eq "" "$(status_field "$st" Groups)" "the supervisor's supplementary groups"
+		assert_eq 0000000000000000 "$(status_field "$st" CapEff)" "the supervisor holds no capability"
+		assert_eq 0000000000000000 "$(status_field "$st" CapPrm)" "the supervisor can regain no capability"
+		assert_eq 1 "$(status_field "$st" NoNewPrivs)" "the supervisor has no_new_privs"
+		# A process of the same uid on the host (where a kernel escape
+		# from the sandbox would land) cannot read the supervisor, which
+		# holds the user's environment; root still can (the neighbour).
+		uid=$(status_field "$st" Uid)
+		if setpriv --reuid="$uid" --regid="$(status_field "$st" Gid)" --clear-groups \
+			cat "/proc/$pid/environ" >"$T/env.out" 2>/dev/null; then
+			fail "the sandbox's uid read the supervisor's environment"
+		fi
+		assert_contains "$(tr '\0' '\n' <"/proc/$pid/environ")" "DEPLOY_TOKEN" "root reads the supervisor's environment"
+		helper=$(helper_pid airlock-priv)
+		[ -n "$helper" ] || fail "no privileged helper under airlock run $APID"
+		assert_eq 0 "$(awk '$1 == "Uid:" { print $3 }' "/proc/$helper/status")" "the helper keeps root"
+		# None of the loop's channels: no seccomp listener, no pty, no
+		# pipe from the proxy; besides stdio, its socket, its own
+		# signalfd, the sandbox's pidfd and the writer's socket.
+		fds=$(ls -l "/proc/$helper/fd" | awk 'NR > 1 { print $NF }')
+		assert_not_contains "$fds" "seccomp" "the helper's fds"
+		assert_not_contains "$fds" "pipe:" "the helper's fds"
+		assert_not_contains "$fds" "/dev/pts" "the helper's fds"
+		assert_eq 7 "$(wc -l <<<"$fds")" "the helper's fds: $(tr '\n' ' ' <<<"$fds")"
+	else
+		assert_eq "$(id -u)" "$(awk '$1 == "Uid:" { print $3 }' "$st")" "an unprivileged supervisor keeps the user's uid"
+		assert_eq "" "$(helper_pid airlock-priv)" "no privileged helper unprivileged"
+	fi
+	end_session
+	assert_eq 0 "$RC" "the session$(e2e_last_run)"
+	# The neighbours: what the loop does without root still works.
+	assert_contains "$OUT" "secret 403" "a request carrying airlock's secret is refused"
+	assert_contains "$OUT" "read 200" "an allowed GET passes"
+	assert_contains "$OUT" "tls 200" "an allowed GET through the intercepted TLS passes"
+}

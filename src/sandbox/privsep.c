@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The supervisor's privilege drop and its privileged helper (privsep.h).
+ *
+ * Why the drop keeps the loop working: the sandbox's user namespace is
+ * made with the sandbox's uid as its owner (supervisor.c), and a process
+ * of the owner's uid in the parent namespace holds every capability in
+ * it. So the supervisor, once that uid, still reads a notifying caller's
+ * memory (process_vm_readv), takes its fds (pidfd_getfd) and ptraces the
+ * command, all checked against the sandbox's namespace, and holds no
+ * capability over the host: a bug in the code that reads the agent's
+ * memory, the proxy's records or the MCP gateways' records no longer
+ * hands out root.
+ *
+ * What needs root after that is in the table below, and only there:
+ *  - MCP connections: each is served by a monitor that starts the
+ *    server's own sandbox, as root (the server's sandbox is another
+ *    airlock run, which drops its own supervisor in turn);
+ *  - the proxy's signals, in the few milliseconds after its start when it
+ *    is still root (proxy.c drops before it reads the agent's first byte);
+ *  - review mode's end: reading the change from the session directory,
+ *    which is root's, and landing the unheld part in the workspace as its
+ *    owner;
+ *  - the cgroup's and the host sockets' removal.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include "sandbox/ftrace.h"
+#include "sandbox/privsep.h"
+#include "sandbox/proto.h"
+#include "util/cleanup.h"
+#include "util/fds.h"
+
+enum phase {
+	PHASE_RUN = 1 << 0, /* the sandbox's init lives */
+	PHASE_END = 1 << 1, /* it exited */
+};
+
+static int op_mcp_conn(struct privsep_ctx *c, int fd, const char *arg)
+{
+	(void)arg;
+	mcpgw_conn_start(c->mcp, fd);
+	return 0;
+}
+
+static int op_mcp_kill(struct privsep_ctx *c, int fd, const char *arg)
+{
+	(void)arg;
+	(void)fd;
+	mcpgw_kill_local(c->mcp);
+	return 0;
+}
+
+static int op_mcp_stop(struct privsep_ctx *c, int fd, const char *arg)
+{
+	(void)arg;
+	(void)fd;
+	mcpgw_stop_conns(c->mcp);
+	mcpgw_remove_socket(c->mcp);
+	return 0;
+}
+
+static int op_proxy_signal(struct privsep_ctx *c, int fd, const char *arg)
+{
+	(void)arg;
+	(void)fd;
+	if (c->egress->pid > 0)
+		kill(c->egress->pid, SIGTERM);
+	return 0;
+}
+
+static int op_proxy_kill(struct privsep_ctx *c, int fd, const char *arg)
+{
+	(void)arg;
+	(void)fd;
+	if (c->egress->pid > 0)
+		kill(c->egress->pid, SIGKILL);
+	return 0;
+}
+
+static int op_review_finish(struct privsep_ctx *c, int fd, const char *arg)
+{
+	(void)arg;
+	(void)fd;
+	review_run_finish(c->rr, c->workspace, c->audit);
+	return 0;
+}
+
+static int op_review_report(struct privsep_ctx *c, int fd, const char *arg)
+{
+	(void)arg;
+	(void)fd;
+	review_run_report(c->rr);
+	return 0;
+}
+
+static int op_end(struct privsep_ctx *c, int fd, const char *arg)
+{
+	(void)arg;
+	(void)fd;
+	review_run_abort(c->rr);
+	limits_cgroup_destroy(c->cg);
+	if (c->egress->step_up_sock[0])
+		unlink(c->egress->step_up_sock);
+	mcpgw_remove_socket(c->mcp);
+	return 0;
+}
+
+/* Does an absolute host path exist (lstat), and is it, or what it
+ * links to, a directory? The supervisor's record of a refused call says
+ * "hidden" when the sandbox answered ENOENT for a path the host has
+ * (ftrace.c); the sandbox's uid cannot look into root's 0700 home. The
+ * one request with an argument, answered with two bits: names, never
+ * contents, and nothing is opened. */
+static int op_host_look(struct privsep_ctx *c, int fd, const char *arg)
+{
+	(void)c;
+	(void)fd;
+	return (int)ftrace_host_look_local(arg);
+}
+
+static const struct privsep_op_def {
+	enum privsep_op op;
+	unsigned phases;
+	bool with_fd;
+	bool with_path; /* an absolute path follows the byte (PRIV_HOST_LOOK) */
+	bool late;  /* out of its phase it is not served, but answered: it
+		     * may have been sent as the phase ended */
+	int (*run)(struct privsep_ctx *c, int fd, const char *arg); /* the answer's byte */
+} ops[] = {
+	/* A connection opened by the agent starts a server only while the
+	 * session runs; one accepted as the sandbox exited is dropped. */
+	{ PRIV_MCP_CONN, PHASE_RUN, true, false, true, op_mcp_conn },
+	{ PRIV_MCP_KILL, PHASE_RUN | PHASE_END, false, false, false, op_mcp_kill },
+	{ PRIV_MCP_STOP, PHASE_RUN | PHASE_END, false, false, false, op_mcp_stop },
+	{ PRIV_PROXY_SIGNAL, PHASE_RUN | PHASE_END, false, false, false, op_proxy_signal },
+	{ PRIV_PROXY_KILL, PHASE_RUN | PHASE_END, false, false, false, op_proxy_kill },
+	/* Not while the agent can still write the layer: the change read
+	 * would not be the change landed. The supervisor asks only once it
+	 * has reaped the sandbox: a request before is not its own. */
+	{ PRIV_REVIEW_FINISH, PHASE_END, false, false, false, op_review_finish },
+	{ PRIV_REVIEW_REPORT, PHASE_END, false, false, false, op_review_report },
+	{ PRIV_HOST_LOOK, PHASE_RUN | PHASE_END, false, true, false, op_host_look },
+	{ PRIV_END, PHASE_RUN | PHASE_END, false, false, false, op_end },
+};
+
+static const struct privsep_op_def *op_find(int op)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(ops); i++)
+		if ((int)ops[i].op == op)
+			return &ops[i];
+	return NULL;
+}
+
+static enum phase phase_now(const struct privsep_ctx *c)
+{
+	if (c->sandbox_pidfd < 0)
+		return PHASE_END;
+	struct pollfd p = { .fd = c->sandbox_pidfd, .events = POLLIN };
+	return poll(&p, 1, 0) == 1 ? PHASE_END : PHASE_RUN;
+}
+
+static bool send_byte(int fd, char b, const void *extra, size_t n)
+{
+	char msg[1 + sizeof(int)];
+	msg[0] = b;
+	memcpy(msg + 1, extra, n);
+	return send(fd, msg, 1 + n, MSG_NOSIGNAL) == (ssize_t)(1 + n);
+}
+
+/* The helper's monitors that ended go to the supervisor, which decides
+ * what a killed gateway means for the run. */
+static int helper_fd = -1;
+
+static void report_ended(struct mcpgw *g, int status)
+{
+	(void)g;
+	(void)send_byte(helper_fd, PRIV_EV_MCP_ENDED, &status, sizeof(status));
+}
+
+static void reap_monitors(struct privsep_ctx *c)
+{
+	int st;
+	pid_t w;
+	while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+		(void)mcpgw_reaped(c->mcp, w, st);
+}
+
+int privsep_serve(int fd, struct privsep_ctx *ctx)
+{
+	helper_fd = fd;
+	ctx->mcp->ended = report_ended;
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+	_cleanup_close_ int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+	for (;;) {
+		struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return 1;
+		}
+		if (p[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof(si)) == sizeof(si))
+				;
+			reap_monitors(ctx);
+		}
+		if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		/* One byte more than the longest request: a longer one is
+		 * seen as such (proto_recv takes MSG_TRUNC's length). */
+		static char msg[1 + PATH_MAX + 1];
+		int fds[PROTO_MAX_FDS];
+		int n = proto_recv(fd, msg, sizeof(msg), fds);
+		if (n <= 0) {
+			/* The supervisor is gone (or sent nothing we read): the
+			 * session's end, without the end's requests. */
+			(void)op_end(ctx, -1, NULL);
+			return 0;
+		}
+		const struct privsep_op_def *d = op_find((unsigned char)msg[0]);
+		int nfds = 0;
+		while (nfds < PROTO_MAX_FDS && fds[nfds] >= 0)
+			nfds++;
+		/* A request outside the table, out of its phase, with an fd it
+		 * does not take, or with bytes it does not take (the path:
+		 * absolute, NUL-free, shorter than PATH_MAX) is not served:
+		 * the supervisor that sent it is not the one that was forked,
+		 * and the session ends. */
+		bool in_phase = d && (d->phases & phase_now(ctx));
+		bool arg_ok = d && (d->with_path ? n >= 2 && n < (int)sizeof(msg) - 1 && msg[1] == '/' &&
+						   !memchr(msg + 1, '\0', (size_t)n - 1)
+						 : n == 1);
+		if (!d || (!in_phase && !d->late) || nfds != (d->with_fd ? 1 : 0) || !arg_ok) {
+			for (int i = 0; i < nfds; i++)
+				close(fds[i]);
+			(void)op_end(ctx, -1, NULL);
+			return 2;
+		}
+		msg[n] = '\0';
+		unsigned char answer = 0;
+		if (in_phase)
+			answer = (unsigned char)d->run(ctx, d->with_fd ? fds[0] : -1, msg + 1);
+		if (d->with_fd)
+			close(fds[0]);
+		reap_monitors(ctx);
+		if (!send_byte(fd, PRIV_DONE, &answer, 1) || d->op == PRIV_END)
+			return 0;
+	}
+}
+
+/* In the helper, right after the fork: nothing of the supervisor's but
+ * what the operations use. */
+static __attribute__((noreturn)) void helper_main(int fd, struct privsep_ctx *ctx, pid_t supervisor)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != supervisor)
+		_exit(1);
+	prctl(PR_SET_NAME, "airlock-priv");
+	int keep[8];
+	size_t n = 0;
+	keep[n++] = fd;
+	keep[n++] = ctx->sandbox_pidfd;
+	if (ctx->rr->layer_held)
+		keep[n++] = ctx->rr->layer;
+	if (ctx->rr->locked)
+		keep[n++] = ctx->rr->lock;
+	keep[n++] = ctx->mcp->rec_wr; /* the monitors' records go straight to the supervisor */
+	if (ctx->audit)
+		keep[n++] = ctx->audit->events; /* review's file_flagged records */
+	if (fds_close_from(3, keep, n) < 0)
+		_exit(1);
+	/* Closed above: no operation may take their numbers for them. */
+	ctx->mcp->listen = ctx->mcp->rec_rd = -1;
+	ctx->egress->control = ctx->egress->records = ctx->egress->log_fd = -1;
+	/* The terminal's signals are the supervisor's to relay. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	_exit(privsep_serve(fd, ctx));
+}
+
+int privsep_start(struct privsep *p, struct privsep_ctx *ctx, uid_t uid, gid_t gid, struct error *err)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return error_sys(err, errno, "socketpair");
+	pid_t me = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(sv[0]);
+		close(sv[1]);
+		return error_sys(err, e, "cannot start the privileged helper (fork)");
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		helper_main(sv[1], ctx, me);
+	}
+	close(sv[1]);
+	p->pid = pid;
+	p->fd = sv[0];
+	/* Held by the helper alone from here: the overlay's last reference
+	 * must go when it lets it go (review_run.c), the lock with the
+	 * session, and the monitors' records end when the last monitor's
+	 * does. */
+	if (ctx->rr->layer_held)
+		close(ctx->rr->layer);
+	ctx->rr->layer_held = false;
+	ctx->rr->layer = -1;
+	if (ctx->rr->locked)
+		close(ctx->rr->lock);
+	ctx->rr->locked = false;
+	ctx->rr->lock = -1;
+	if (ctx->mcp->rec_wr >= 0)
+		close(ctx->mcp->rec_wr);
+	ctx->mcp->rec_wr = -1;
+	/* For good: all three ids, no groups of root's. A supervisor that
+	 * could get root back would be root to whoever takes it over. */
+	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
+		return error_sys(err, errno, "cannot drop root for the sandbox's uid %u", (unsigned)uid);
+	uid_t ru, eu, su;
+	if (getresuid(&ru, &eu, &su) < 0 || ru != uid || eu != uid || su != uid)
+		return error_set(err, EPERM, "the supervisor's ids did not change");
+	/* Not dumpable: another process of this uid (the agent's own, seen
+	 * from the host) must not read or ptrace the supervisor. */
+	if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return error_sys(err, errno, "prctl");
+	return 0;
+}
+
+static void take_event(struct privsep_ctx *ctx, const char *msg, int n)
+{
+	int status;
+	if (n == 1 + (int)sizeof(int) && msg[0] == PRIV_EV_MCP_ENDED) {
+		memcpy(&status, msg + 1, sizeof(status));
+		mcpgw_monitor_ended(ctx->mcp, status);
+	}
+}
+
+bool privsep_read(struct privsep *p, struct privsep_ctx *ctx)
+{
+	for (;;) {
+		char msg[8];
+		int fds[PROTO_MAX_FDS];
+		ssize_t n = recv(p->fd, msg, sizeof(msg), MSG_DONTWAIT);
+		(void)fds;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return true;
+		if (n <= 0) {
+			close(p->fd);
+			p->fd = -1;
+			return false;
+		}
+		take_event(ctx, msg, (int)n);
+	}
+}
+
+/* The request, its answer's byte (>= 0) or a negative errno. */
+static int call(struct privsep *p, struct privsep_ctx *ctx, enum privsep_op op, int fd, const char *path,
+		int side_fd, void (*side)(void *), void *arg)
+{
+	if (p->died)
+		return -EPIPE;
+	if (p->pid <= 0) {
+		const struct privsep_op_def *d = op_find(op);
+		return d ? d->run(ctx, fd, path) : -EINVAL;
+	}
+	if (p->fd < 0)
+		return -EPIPE;
+	char req[1 + PATH_MAX];
+	size_t len = path ? strlen(path) : 0;
+	if (len >= PATH_MAX)
+		return -ENAMETOOLONG;
+	req[0] = (char)op;
+	if (len)
+		memcpy(req + 1, path, len);
+	int r = proto_send(p->fd, req, 1 + len, &fd, fd >= 0 ? 1 : 0);
+	if (r < 0)
+		return r;
+	for (;;) {
+		struct pollfd pf[2] = { { .fd = p->fd, .events = POLLIN }, { .fd = side_fd, .events = POLLIN } };
+		if (poll(pf, side_fd >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (side_fd >= 0 && (pf[1].revents & (POLLIN | POLLHUP)))
+			side(arg);
+		if (!(pf[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		char msg[8];
+		ssize_t n = recv(p->fd, msg, sizeof(msg), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(p->fd);
+			p->fd = -1;
+			return -EPIPE;
+		}
+		if (n == 2 && msg[0] == PRIV_DONE) {
+			if (op == PRIV_END)
+				p->ended = true;
+			return (unsigned char)msg[1];
+		}
+		take_event(ctx, msg, (int)n);
+	}
+}
+
+int privsep_call(struct privsep *p, struct privsep_ctx *ctx, enum privsep_op op, int fd, int side_fd,
+		 void (*side)(void *), void *arg)
+{
+	int r = call(p, ctx, op, fd, NULL, side_fd, side, arg);
+	return r < 0 ? r : 0;
+}
+
+unsigned privsep_host_look(struct privsep *p, struct privsep_ctx *ctx, const char *path)
+{
+	if (path[0] != '/')
+		return 0;
+	int r = call(p, ctx, PRIV_HOST_LOOK, -1, path, -1, NULL, NULL);
+	return r < 0 ? 0 : (unsigned)r;
+}
+
+bool privsep_reaped(struct privsep *p, pid_t pid)
+{
+	if (p->pid <= 0 || pid != p->pid)
+		return false;
+	p->pid = 0;
+	p->died = !p->ended;
+	return true;
+}
+
+int privsep_pidns_setup(pid_t child, struct error *err)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)child);
+	_cleanup_close_ int ns = open(path, O_RDONLY | O_CLOEXEC);
+	if (ns < 0)
+		return error_sys(err, errno, "cannot open %s", path);
+	/* Executable memfds run bytes that never were a file, past every
+	 * exec rule (Landlock does not judge the kernel's internal mounts).
+	 * vm.memfd_noexec = 2 in the sandbox's pid namespace makes every
+	 * memfd sealed non-executable and refuses MFD_EXEC (the filter
+	 * refuses it too). The value belongs to the writer's pid namespace,
+	 * and the kernel lets only the host's root uid write it (test_perm in
+	 * proc_sysctl.c), with CAP_SYS_ADMIN over the namespace. So a process
+	 * of ours joins the sandbox's pid namespace (setns only moves its
+	 * children), and its child, pid 2 there for a moment before the
+	 * command exists, writes it. Linux < 6.3 has no such setting
+	 * (ENOENT), and a host /proc/sys mounted read-only (EROFS) cannot take
+	 * it: the run goes on as an unprivileged one does, and
+	 * docs/sandbox.md says what that leaves. */
+	pid_t pid = fork();
+	if (pid < 0)
+		return error_sys(err, errno, "fork");
+	if (pid == 0) {
+		if (setns(ns, CLONE_NEWPID) < 0)
+			_exit(1);
+		pid_t w = fork();
+		if (w == 0) {
+			int fd = open("/proc/sys/vm/memfd_noexec", O_WRONLY | O_CLOEXEC);
+			if (fd < 0)
+				_exit(errno == ENOENT || errno == EROFS ? 0 : 2);
+			_exit(write(fd, "2", 1) == 1 ? 0 : 3);
+		}
+		int st = 0;
+		if (w < 0 || waitpid(w, &st, 0) != w)
+			_exit(1);
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
+	}
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return error_set(err, EPERM, "cannot set vm.memfd_noexec to 2 in the sandbox's pid namespace (step %d)",
+				 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	return 0;
+}
