@@ -528,29 +528,39 @@ static void audit_default_hint(struct error *err, const char *dir)
 			dir, why);
 }
 
-int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *err)
-{
-	const struct policy *pol = opts->policy;
+/* Everything one run holds, from its plan to its end: the steps below
+ * take it in turn (sandbox_run). */
+struct run {
+	const struct sandbox_opts *opts;
+	const struct policy *pol;
+	struct run_state s;
 	struct sandbox_plan plan;
-	struct cgroup_handle cg = { 0 };
-	struct fsrules rules = { 0 };
-	struct term term = { .master = -1 };
-	int sfd = -1, r;
-	int sv[2] = { -1, -1 };
-	struct run_state s = { .notify = -1, .guard = -1, .sync = -1, .cmd_status = -1, .timer = -1,
-			      .egress = EGRESS_INIT, .audit = AUDITLOG_INIT, .mcp = MCPGW_INIT,
-			      .net_fds = { -1, -1, -1 }, .log_label = opts->log_label };
+	struct cgroup_handle cg;
+	struct fsrules rules;
+	struct term term;
+	struct protect_set protect;
+	struct review_run rr;
+	char ws[PATH_MAX];
+	int sfd, sv[2];
 	sigset_t mask, oldmask;
-	bool masked = false;
-	struct protect_set protect = { 0 };
-	char ws[PATH_MAX] = "";
-	struct review_run rr = { 0 };
-	const char *ws_why;
-	bool review = review_run_mode(pol, &ws_why) != POLICY_WS_DIRECT;
-	s.rr = &rr;
-	s.priv = (struct privsep)PRIVSEP_INIT;
-	s.pctx = (struct privsep_ctx){ .mcp = &s.mcp, .egress = &s.egress, .rr = &rr, .cg = &cg, .sandbox_pidfd = -1 };
+	bool masked;
+	bool review, observe, report;
+	enum seccomp_trace trace;
+	const char *audit_dir; /* the log's directory (audit_buf), or NULL: no log */
+	bool audit_default;
+	char audit_buf[4096];
+};
 
+
+/* The log's directory, the trace level, the writer started, the plan
+ * built. A failure returns at once: nothing needs undoing but what it
+ * undoes itself. */
+static int run_begin(struct run *R, struct error *err)
+{
+	struct run_state *s = &R->s;
+	struct sandbox_plan *plan = &R->plan;
+	const struct policy *pol = R->pol;
+	int r = 0;
 	if (pol->sandbox.boundary != POLICY_BOUNDARY_PROCESS)
 		return error_set(err, ENOTSUP,
 				 "sandbox.boundary: %s is not available in this build; only \"process\" is "
@@ -561,20 +571,20 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	 * be mistaken for a sandbox: a warning before the command starts and
 	 * another after it ends. It traces, to record what would have been
 	 * denied. */
-	bool observe = pol->sandbox.mode == POLICY_MODE_OBSERVE;
-	if (observe)
+	R->observe = pol->sandbox.mode == POLICY_MODE_OBSERVE;
+	if (R->observe)
 		fprintf(stderr, POLICY_OBSERVE_WARNING "\n");
-	bool report = opts->trace_denials || pol->sandbox.mode == POLICY_MODE_LEARN || observe;
-	char audit_buf[4096];
-	bool audit_default = false;
-	r = auditlog_dir(opts->audit_dir, opts->no_audit, pol, audit_buf, sizeof(audit_buf), &audit_default, err);
+	R->report = R->opts->trace_denials || pol->sandbox.mode == POLICY_MODE_LEARN || R->observe;
+	R->audit_default = false;
+	r = auditlog_dir(R->opts->audit_dir, R->opts->no_audit, pol, R->audit_buf, sizeof(R->audit_buf),
+			 &R->audit_default, err);
 	if (r < 0)
 		return r;
-	const char *audit_dir = r > 0 ? audit_buf : NULL;
+	R->audit_dir = r > 0 ? R->audit_buf : NULL;
 	/* The header is signed by the session key of the decision log: no
 	 * log, no key, and a header nobody can tie to a log is worse than
 	 * none. */
-	if (pol->identity.header && !audit_dir)
+	if (pol->identity.header && !R->audit_dir)
 		return error_set(err, EINVAL,
 				 "%s: identity.header: true needs the signed decision log, whose session key signs the "
 				 "header; it is turned off here (--no-audit or audit.enabled: false)",
@@ -587,65 +597,69 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	 * refused read (a file the sandbox hides answers ENOENT) is recorded
 	 * only when every call is traced: --trace-denials, learn and observe
 	 * modes (whose report is the only one printed on stderr). */
-	if ((r = protect_set_from_policy(pol, &protect)) < 0)
+	if ((r = protect_set_from_policy(pol, &R->protect)) < 0)
 		return error_set(err, ENOMEM, "out of memory");
 	/* Held for review instead (plan.c), but the log still holds the
 	 * other refusals (a write to /usr, a hidden host file) as it does
 	 * in direct mode: hold, the default, must not thin the record. */
-	enum seccomp_trace trace = report || observe ? SECCOMP_TRACE_ALL
-				   : audit_dir	     ? SECCOMP_TRACE_WRITES
-							     : SECCOMP_TRACE_OFF;
-	if (review)
-		protect_set_free(&protect);
+	R->trace = R->report || R->observe ? SECCOMP_TRACE_ALL
+		   : R->audit_dir	       ? SECCOMP_TRACE_WRITES
+					       : SECCOMP_TRACE_OFF;
+	if (R->review)
+		protect_set_free(&R->protect);
 	/* The audit writer starts first: loading libcrypto, its
 	 * configuration and the authority key take longer than anything else
 	 * here, and they run while the sandbox is planned and built. */
-	if (audit_dir && (r = auditlog_start(pol, audit_dir, &s.audit, err)) < 0) {
-		if (audit_default)
-			audit_default_hint(err, audit_dir);
-		protect_set_free(&protect);
+	if (R->audit_dir && (r = auditlog_start(pol, R->audit_dir, &s->audit, err)) < 0) {
+		if (R->audit_default)
+			audit_default_hint(err, R->audit_dir);
+		protect_set_free(&R->protect);
 		return r;
 	}
-	if ((r = plan_build(pol, opts->argv, trace, &plan, err)) < 0 || (r = gitid_offer(pol, &plan, err)) < 0) {
-		plan_free(&plan);
-		protect_set_free(&protect);
-		if (s.audit.pid > 0) {
+	if ((r = plan_build(pol, R->opts->argv, R->trace, plan, err)) < 0 || (r = gitid_offer(pol, plan, err)) < 0) {
+		plan_free(plan);
+		protect_set_free(&R->protect);
+		if (s->audit.pid > 0) {
 			/* The log records that the sandbox could not be built. */
 			struct error aerr = { 0 };
-			(void)auditlog_finish(&s.audit, SANDBOX_EXIT_SETUP, &aerr);
+			(void)auditlog_finish(&s->audit, SANDBOX_EXIT_SETUP, &aerr);
 		}
 		return r;
 	}
-	s.privileged = plan.privileged;
-	s.uid = plan.host_uid;
-	s.gid = plan.host_gid;
-	s.pctx.workspace = plan.workspace;
-	s.pctx.audit = audit_dir ? &s.audit : NULL;
-	if (review && (r = review_run_prepare(pol, &plan, &rr, err)) < 0)
-		goto out;
-	if (observe) {
+	return r;
+}
+
+/* What the agent must not see of airlock's own (the log, the authority
+ * key's directory); in observe mode, what enforce mode would have built,
+ * to judge by. */
+static int run_own_paths(struct run *R, struct error *err)
+{
+	struct sandbox_plan *plan = &R->plan;
+	const struct policy *pol = R->pol;
+	int r = 0;
+	if (R->observe) {
 		/* What enforce mode would have built is kept to judge by; the
 		 * sandbox gets the host's tree and no ruleset. On a kernel
 		 * without Landlock (enforce mode would refuse to run) the
 		 * rights of ABI 3 are judged. */
 		int abi = landlock_abi();
-		if (fsrules_from_plan(&plan, landlock_fs_mask(abi > 0 ? abi : 3), canon_path, &rules) < 0) {
+		if (fsrules_from_plan(plan, landlock_fs_mask(abi > 0 ? abi : 3), canon_path, &R->rules) < 0) {
 			r = error_set(err, ENOMEM, "out of memory");
-			goto out;
+			return r;
 		}
 		/* The key is hidden from the agent: a run that cannot say where
 		 * it is does not start. */
 		char key[PATH_MAX];
 		if ((r = auditlog_authority_path(key, sizeof(key), err)) < 0)
-			goto out;
+			return r;
 		*strrchr(key, '/') = '\0';
 		/* Both made now, before the writer makes the key: the covers
 		 * need something to cover. */
-		if (audit_dir && ((r = file_mkdir_p(audit_dir, 0700, err)) < 0 || (r = file_mkdir_p(key, 0700, err)) < 0))
-			goto out;
-		if (plan_observe(&plan, pol, audit_dir, key) < 0) {
+		if (R->audit_dir && ((r = file_mkdir_p(R->audit_dir, 0700, err)) < 0 || (r = file_mkdir_p(key, 0700, err)) < 0))
+			return r;
+		if (plan_observe(plan, pol, R->audit_dir, key) < 0) {
 			r = error_set(err, ENOMEM, "out of memory");
-			goto out;
+			return r;
 		}
 	} else {
 		char key[PATH_MAX];
@@ -654,110 +668,86 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 			key[0] = '\0';
 		else
 			*strrchr(key, '/') = '\0';
-		const char *own[] = { audit_dir, pol->network.log, key[0] ? key : NULL };
-		if (plan_hide_own(&plan, own, ARRAY_SIZE(own)) < 0) {
+		const char *own[] = { R->audit_dir, pol->network.log, key[0] ? key : NULL };
+		if (plan_hide_own(plan, own, ARRAY_SIZE(own)) < 0) {
 			r = error_set(err, ENOMEM, "out of memory");
-			goto out;
+			return r;
 		}
 	}
+	return r;
+}
+
+/* Everything the sandbox needs before it exists: review's layer, the MCP
+ * gateway's socket, idmapped trees, the cgroup, the proxy, the tracer's
+ * log, the wall-clock timer. */
+static int run_prepare(struct run *R, struct error *err)
+{
+	struct run_state *s = &R->s;
+	struct sandbox_plan *plan = &R->plan;
+	const struct policy *pol = R->pol;
+	int r = 0;
+	s->privileged = plan->privileged;
+	s->uid = plan->host_uid;
+	s->gid = plan->host_gid;
+	s->pctx.workspace = plan->workspace;
+	s->pctx.audit = R->audit_dir ? &s->audit : NULL;
+	if (R->review && (r = review_run_prepare(pol, plan, &R->rr, err)) < 0)
+		return r;
+	if ((r = run_own_paths(R, err)) < 0)
+		return r;
 	/* After observe mode's plan: the gateway's socket and the binary
 	 * that speaks to it are airlock's own, in either mode. */
-	if ((r = mcpgw_prepare(pol, audit_dir, &plan, &s.mcp, err)) < 0)
-		goto out;
-	if (audit_dir)
-		s.mcp.audit = &s.audit;
-	if (plan.privileged && (r = idmap_prepare(&plan, err)) < 0)
-		goto out;
-	if ((r = limits_cgroup_create(&pol->sandbox.limits, &cg, err)) < 0)
-		goto out;
+	if ((r = mcpgw_prepare(pol, R->audit_dir, plan, &s->mcp, err)) < 0)
+		return r;
+	if (R->audit_dir)
+		s->mcp.audit = &s->audit;
+	if (plan->privileged && (r = idmap_prepare(plan, err)) < 0)
+		return r;
+	if ((r = limits_cgroup_create(&pol->sandbox.limits, &R->cg, err)) < 0)
+		return r;
 	/* Without a cgroup: cap each process's data segment, and count
 	 * processes per uid (RLIMIT_NPROC counts per user namespace since
 	 * Linux 5.14, so only the sandbox's processes count). */
-	if (pol->sandbox.limits.memory_bytes && !cg.memory_dir)
-		plan.rlimits[plan.n_rlimits++] =
-			(typeof(plan.rlimits[0])){ RLIMIT_DATA, pol->sandbox.limits.memory_bytes };
-	if (pol->sandbox.limits.pids && !cg.pids_dir)
-		plan.rlimits[plan.n_rlimits++] = (typeof(plan.rlimits[0])){ RLIMIT_NPROC, pol->sandbox.limits.pids };
-	plan.pty = isatty(STDIN_FILENO);
-	if ((r = egress_prepare(pol, &plan, &s.egress, err)) < 0)
-		goto out;
-	if (audit_dir)
-		s.egress.audit = &s.audit;
-	if (trace && !(s.trace = trace_new())) {
+	if (pol->sandbox.limits.memory_bytes && !R->cg.memory_dir)
+		plan->rlimits[plan->n_rlimits++] =
+			(typeof(plan->rlimits[0])){ RLIMIT_DATA, pol->sandbox.limits.memory_bytes };
+	if (pol->sandbox.limits.pids && !R->cg.pids_dir)
+		plan->rlimits[plan->n_rlimits++] = (typeof(plan->rlimits[0])){ RLIMIT_NPROC, pol->sandbox.limits.pids };
+	plan->pty = isatty(STDIN_FILENO);
+	if ((r = egress_prepare(pol, plan, &s->egress, err)) < 0)
+		return r;
+	if (R->audit_dir)
+		s->egress.audit = &s->audit;
+	if (R->trace && !(s->trace = trace_new())) {
 		r = error_set(err, ENOMEM, "out of memory");
-		goto out;
+		return r;
 	}
-	if (audit_dir)
-		trace_set_sink(s.trace, audit_sink, &s.audit);
-	if (observe)
-		trace_set_observe(s.trace);
-	trace_watch(s.trace, audit_dir);
-	for (size_t i = 0; s.trace && plan.home && i < plan.n_mounts; i++)
-		if (plan.mounts[i].kind == MOUNT_TMPFS && !strcmp(plan.mounts[i].dst, plan.home))
-			trace_set_scratch_home(s.trace, plan.home);
+	if (R->audit_dir)
+		trace_set_sink(s->trace, audit_sink, &s->audit);
+	if (R->observe)
+		trace_set_observe(s->trace);
+	trace_watch(s->trace, R->audit_dir);
+	for (size_t i = 0; s->trace && plan->home && i < plan->n_mounts; i++)
+		if (plan->mounts[i].kind == MOUNT_TMPFS && !strcmp(plan->mounts[i].dst, plan->home))
+			trace_set_scratch_home(s->trace, plan->home);
 
 	/* Armed before the sandbox exists: a limit that cannot be kept
 	 * stops the run before anything runs (the time of the setup counts
 	 * towards it, a few milliseconds). */
 	if (pol->sandbox.limits.wall_seconds &&
-	    (r = s.timer = limits_wall_timer(pol->sandbox.limits.wall_seconds, err)) < 0)
-		goto out;
+	    (r = s->timer = limits_wall_timer(pol->sandbox.limits.wall_seconds, err)) < 0)
+		return r;
 
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		r = error_sys(err, errno, "socketpair");
-		goto out;
-	}
+	return r;
+}
 
-	/* Signals are handled through a signalfd from here on; block them
-	 * before clone so none is lost between clone and the loop. */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGWINCH);
-	for (size_t i = 0; i < ARRAY_SIZE(relayed); i++)
-		sigaddset(&mask, relayed[i]);
-	sigprocmask(SIG_BLOCK, &mask, &oldmask);
-	masked = true;
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (sfd < 0) {
-		r = error_sys(err, errno, "signalfd");
-		goto out;
-	}
-
-	/* Started as root, the sandbox's user namespace is made as the
-	 * sandbox's uid, which thereby owns it: the supervisor, once that uid
-	 * (drop_root), keeps every right over the sandbox it needs and none
-	 * over the host. */
-	if (plan.privileged && (setresgid(-1, plan.host_gid, -1) < 0 || setresuid(-1, plan.host_uid, -1) < 0)) {
-		r = error_sys(err, errno, "cannot take the sandbox's ids to make its namespaces");
-		goto out;
-	}
-	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_FLAGS | SIGCHLD, NULL, NULL, NULL, NULL);
-	int clone_errno = errno;
-	if (pid != 0 && plan.privileged && (setresuid(-1, 0, -1) < 0 || setresgid(-1, 0, -1) < 0)) {
-		r = error_sys(err, errno, "cannot take root back after clone");
-		if (pid > 0)
-			kill(pid, SIGKILL);
-		goto out;
-	}
-	if (pid < 0) {
-		r = error_sys(err, clone_errno, "cannot create the sandbox's namespaces (clone)");
-		goto out;
-	}
-	if (pid == 0) {
-		sigprocmask(SIG_SETMASK, &oldmask, NULL);
-		close(sfd);
-		child_main(&plan, sv[1]);
-	}
-	s.child = pid;
-	close(sv[1]);
-	sv[1] = -1;
-	s.sync = sv[0];
-	sv[0] = -1;
-
-	if ((r = ids_write_maps(pid, &plan, err)) < 0 || (r = limits_cgroup_attach(&cg, pid, err)) < 0 ||
-	    (plan.privileged && (r = privsep_pidns_setup(pid, err)) < 0))
-		goto out;
-	if (audit_dir) {
+/* The log's first record names the policy file, absolute, so that
+ * `airlock policy suggest` finds it from wherever it is run. */
+static void log_policy_loaded(struct run *R)
+{
+	struct run_state *s = &R->s;
+	const struct policy *pol = R->pol;
+	if (R->audit_dir) {
 		struct buf ev = { 0 };
 		/* Absolute, so that `airlock policy suggest` finds the file
 		 * from wherever it is run. */
@@ -767,39 +757,123 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 			pf = abs;
 		if (buf_puts(&ev, "{\"kind\":\"policy_loaded\",\"decision\":\"allow\",\"policy_file\":") == 0 &&
 		    buf_json_string(&ev, pf, strlen(pf)) == 0 && buf_puts(&ev, "}\n") == 0)
-			(void)auditlog_event(&s.audit, ev.data, ev.len);
+			(void)auditlog_event(&s->audit, ev.data, ev.len);
 		buf_free(&ev);
 	}
-	char go = PROTO_GO;
-	if (send(s.sync, &go, 1, MSG_NOSIGNAL) != 1) {
-		r = error_sys(err, errno, "the sandbox died during setup");
-		goto out;
+}
+
+/* The child in its namespaces, its id maps and cgroup, and the go. */
+static int run_clone(struct run *R, struct error *err)
+{
+	struct run_state *s = &R->s;
+	struct sandbox_plan *plan = &R->plan;
+	int r = 0;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, R->sv) < 0) {
+		r = error_sys(err, errno, "socketpair");
+		return r;
 	}
+
+	/* Signals are handled through a signalfd from here on; block them
+	 * before clone so none is lost between clone and the loop. */
+	sigemptyset(&R->mask);
+	sigaddset(&R->mask, SIGCHLD);
+	sigaddset(&R->mask, SIGWINCH);
+	for (size_t i = 0; i < ARRAY_SIZE(relayed); i++)
+		sigaddset(&R->mask, relayed[i]);
+	sigprocmask(SIG_BLOCK, &R->mask, &R->oldmask);
+	R->masked = true;
+	R->sfd = signalfd(-1, &R->mask, SFD_CLOEXEC);
+	if (R->sfd < 0) {
+		r = error_sys(err, errno, "signalfd");
+		return r;
+	}
+
+	/* Started as root, the sandbox's user namespace is made as the
+	 * sandbox's uid, which thereby owns it: the supervisor, once that uid
+	 * (drop_root), keeps every right over the sandbox it needs and none
+	 * over the host. */
+	if (plan->privileged && (setresgid(-1, plan->host_gid, -1) < 0 || setresuid(-1, plan->host_uid, -1) < 0)) {
+		r = error_sys(err, errno, "cannot take the sandbox's ids to make its namespaces");
+		return r;
+	}
+	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_FLAGS | SIGCHLD, NULL, NULL, NULL, NULL);
+	int clone_errno = errno;
+	if (pid != 0 && plan->privileged && (setresuid(-1, 0, -1) < 0 || setresgid(-1, 0, -1) < 0)) {
+		r = error_sys(err, errno, "cannot take root back after clone");
+		if (pid > 0)
+			kill(pid, SIGKILL);
+		return r;
+	}
+	if (pid < 0) {
+		r = error_sys(err, clone_errno, "cannot create the sandbox's namespaces (clone)");
+		return r;
+	}
+	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, &R->oldmask, NULL);
+		close(R->sfd);
+		child_main(plan, R->sv[1]);
+	}
+	s->child = pid;
+	close(R->sv[1]);
+	R->sv[1] = -1;
+	s->sync = R->sv[0];
+	R->sv[0] = -1;
+
+	if ((r = ids_write_maps(pid, plan, err)) < 0 || (r = limits_cgroup_attach(&R->cg, pid, err)) < 0 ||
+	    (plan->privileged && (r = privsep_pidns_setup(pid, err)) < 0))
+		return r;
+	log_policy_loaded(R);
+	char go = PROTO_GO;
+	if (send(s->sync, &go, 1, MSG_NOSIGNAL) != 1) {
+		r = error_sys(err, errno, "the sandbox died during setup");
+		return r;
+	}
+	return r;
+}
+
+/* What the tracer judges by. */
+static int run_tracer(struct run *R, struct error *err)
+{
+	struct run_state *s = &R->s;
+	struct sandbox_plan *plan = &R->plan;
+	const struct policy *pol = R->pol;
+	int r = 0;
 	/* What the tracer judges by is made while the sandbox builds its tree
 	 * (the canonical paths of the Landlock rules cost a realpath each),
 	 * not after: the command's first exec waits for it. */
-	if (trace) {
-		if (!(s.ftrace = ftrace_new())) {
+	if (R->trace) {
+		if (!(s->ftrace = ftrace_new())) {
 			r = error_set(err, ENOMEM, "out of memory");
-			goto out;
+			return r;
 		}
-		if (observe)
-			ftrace_observe(s.ftrace, &rules);
-		else if (trace == SECCOMP_TRACE_WRITES) {
+		if (R->observe)
+			ftrace_observe(s->ftrace, &R->rules);
+		else if (R->trace == SECCOMP_TRACE_WRITES) {
 			int abi = landlock_abi();
-			if (abi > 0 && fsrules_from_plan(&plan, landlock_fs_mask(abi), canon_path, &rules) < 0) {
+			if (abi > 0 && fsrules_from_plan(plan, landlock_fs_mask(abi), canon_path, &R->rules) < 0) {
 				r = error_set(err, ENOMEM, "out of memory");
-				goto out;
+				return r;
 			}
-			ftrace_landlock(s.ftrace, abi > 0 ? &rules : NULL);
+			ftrace_landlock(s->ftrace, abi > 0 ? &R->rules : NULL);
 		}
 		/* The sandbox shows the workspace at its host path. */
-		if (protect.n && realpath(pol->sandbox.workspace, ws))
-			ftrace_set_protect(s.ftrace, &protect, ws);
+		if (R->protect.n && realpath(pol->sandbox.workspace, R->ws))
+			ftrace_set_protect(s->ftrace, &R->protect, R->ws);
 	}
+	return r;
+}
+
+/* The sandbox's READY and its fds; the guard, the tracer and the writer
+ * joined; the command let go. */
+static int run_ready(struct run *R, struct error *err)
+{
+	struct run_state *s = &R->s;
+	struct sandbox_plan *plan = &R->plan;
+	const struct policy *pol = R->pol;
+	int r = 0;
 	char buf[ERROR_MSG_MAX + 2];
 	int fds[PROTO_MAX_FDS];
-	int n = proto_recv(s.sync, buf, sizeof(buf), fds);
+	int n = proto_recv(s->sync, buf, sizeof(buf), fds);
 	if (n != 2 || buf[0] != PROTO_READY) {
 		for (int i = 0; i < PROTO_MAX_FDS; i++)
 			if (fds[i] >= 0)
@@ -808,57 +882,57 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 			r = error_set(err, EIO, "sandbox setup failed: %s", buf + 1);
 		else
 			r = error_set(err, EIO, "sandbox setup failed: the child exited before reporting");
-		goto out;
+		return r;
 	}
 	int k = 0;
 	if (buf[1] & PROTO_FD_NOTIFY) {
-		s.notify = fds[k++];
+		s->notify = fds[k++];
 		/* Linux 6.6+: the supervisor answers each call and then
 		 * sleeps, so waking the caller synchronously (on this CPU,
 		 * rather than wherever the scheduler would place it) saves a
 		 * migration on every guarded call. Older kernels: EINVAL,
 		 * and the ordinary wake-up. */
-		(void)ioctl(s.notify, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+		(void)ioctl(s->notify, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 	}
 	if (buf[1] & PROTO_FD_PTY)
-		term_attach(&term, fds[k++]);
+		term_attach(&R->term, fds[k++]);
 	if (buf[1] & PROTO_FD_LISTEN)
-		s.net_fds[0] = fds[k++];
+		s->net_fds[0] = fds[k++];
 	if (buf[1] & PROTO_FD_LISTEN6)
-		s.net_fds[1] = fds[k++];
+		s->net_fds[1] = fds[k++];
 	if (buf[1] & PROTO_FD_DNS)
-		s.net_fds[2] = fds[k++];
+		s->net_fds[2] = fds[k++];
 	if (buf[1] & PROTO_FD_GUARD)
-		s.guard = fds[k++];
+		s->guard = fds[k++];
 	if (buf[1] & PROTO_FD_LAYER)
-		review_run_hold_layer(&rr, fds[k++]);
+		review_run_hold_layer(&R->rr, fds[k++]);
 	int root = buf[1] & PROTO_FD_ROOT ? fds[k++] : -1;
-	s.protect = plan.protect.n > 0;
-	s.sockguard = plan.sockguard;
-	s.net = (struct guard_net){ .named = plan.n_sockets > 0, .proxy_port = plan.proxy_port,
-				    .transparent = plan.transparent };
-	if ((s.protect || s.sockguard) && (s.guard < 0 || s.notify < 0)) {
+	s->protect = plan->protect.n > 0;
+	s->sockguard = plan->sockguard;
+	s->net = (struct guard_net){ .named = plan->n_sockets > 0, .proxy_port = plan->proxy_port,
+				    .transparent = plan->transparent };
+	if ((s->protect || s->sockguard) && (s->guard < 0 || s->notify < 0)) {
 		r = error_set(err, EIO, "sandbox setup failed: no guard");
-		goto out;
+		return r;
 	}
-	if (s.guard >= 0 && s.notify >= 0)
-		guard_attach(s.guard, s.notify);
-	if (s.net_fds[0] < 0 && policy_net_mode(pol) != POLICY_NET_NONE) {
+	if (s->guard >= 0 && s->notify >= 0)
+		guard_attach(s->guard, s->notify);
+	if (s->net_fds[0] < 0 && policy_net_mode(pol) != POLICY_NET_NONE) {
 		r = error_set(err, EIO, "sandbox setup failed: no proxy socket");
-		goto out;
+		return r;
 	}
-	if (trace == SECCOMP_TRACE_WRITES) {
+	if (R->trace == SECCOMP_TRACE_WRITES) {
 		if (root < 0) {
 			r = error_set(err, EIO, "sandbox setup failed: no root to note calls in");
-			goto out;
+			return r;
 		}
-		ftrace_root(s.ftrace, root);
+		ftrace_root(s->ftrace, root);
 		root = -1;
 	}
 	if (root >= 0)
 		close(root);
-	if (trace == SECCOMP_TRACE_ALL && (r = ftrace_attach(pid, err)) < 0)
-		goto out;
+	if (R->trace == SECCOMP_TRACE_ALL && (r = ftrace_attach(s->child, err)) < 0)
+		return r;
 	/* The writer started before the sandbox was planned, and has usually
 	 * answered by now; the policy_loaded event above waited in the
 	 * socket. Where the command is held until the go below (a tracer to
@@ -867,57 +941,66 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	 * At SECCOMP_TRACE_WRITES the command is not held: the writer's
 	 * answer is taken in the event loop, and until then no decision is
 	 * (audit_now_ready says how). */
-	s.audit_pending = audit_dir && trace == SECCOMP_TRACE_WRITES && !plan.hold;
-	if (!s.audit_pending && (r = audit_now_ready(&s, true, err)) < 0) {
-		if (audit_default && audit_dir)
-			audit_default_hint(err, audit_dir);
-		goto out;
+	s->audit_pending = R->audit_dir && R->trace == SECCOMP_TRACE_WRITES && !plan->hold;
+	if (!s->audit_pending && (r = audit_now_ready(s, true, err)) < 0) {
+		if (R->audit_default && R->audit_dir)
+			audit_default_hint(err, R->audit_dir);
+		return r;
 	}
-	if (plan.hold) {
+	if (plan->hold) {
 		char ack = PROTO_TRACED;
-		if (send(s.sync, &ack, 1, MSG_NOSIGNAL) != 1) {
+		if (send(s->sync, &ack, 1, MSG_NOSIGNAL) != 1) {
 			r = error_sys(err, errno, "the sandbox died during setup");
-			goto out;
+			return r;
 		}
 	}
 
-	r = event_loop(&s, &term, sfd);
-	term_restore(&term);
+	return r;
+}
+
+/* After the loop: the run's exit code and what it says of its end. */
+static int run_end(struct run *R, int *exit_code, struct error *err)
+{
+	struct run_state *s = &R->s;
+	const struct policy *pol = R->pol;
+	int r = 0;
+	r = event_loop(s, &R->term, R->sfd);
+	term_restore(&R->term);
 	if (r < 0) {
 		r = error_sys(err, -r, "supervisor loop");
-		goto out;
+		return r;
 	}
 	/* The run ended before the writer answered (init killed, the wall
 	 * clock): its answer names the session the log and any held change
 	 * belong to; the proxy is not started for a sandbox that is gone. */
-	if (s.audit_pending && audit_now_ready(&s, false, &s.audit_err) < 0)
-		s.audit_failed = true;
-	if (s.audit_failed) {
-		*err = s.audit_err;
-		if (audit_default)
-			audit_default_hint(err, audit_dir);
+	if (s->audit_pending && audit_now_ready(s, false, &s->audit_err) < 0)
+		s->audit_failed = true;
+	if (s->audit_failed) {
+		*err = s->audit_err;
+		if (R->audit_default)
+			audit_default_hint(err, R->audit_dir);
 		r = -(err->code ? err->code : EIO);
-		goto out;
+		return r;
 	}
 
-	int status = s.cmd_status != -1 ? s.cmd_status : s.status;
+	int status = s->cmd_status != -1 ? s->cmd_status : s->status;
 	*exit_code = exit_code_of(status);
 	/* The proxy's last records go to the log before the seal (this
 	 * resets s.egress: read what it says first). */
 	/* The MCP servers' last records, too. */
-	mcpgw_stop(&s.mcp);
-	bool proxy_died = s.egress.died, audit_lost = s.egress.audit_lost || s.mcp.lost;
-	bool net_log_full = s.egress.log_full;
-	egress_stop(&s.egress, s.trace);
-	audit_lost = audit_lost || s.egress.audit_lost;
-	net_log_full = net_log_full || s.egress.log_full;
-	if (s.audit.full) {
+	mcpgw_stop(&s->mcp);
+	bool proxy_died = s->egress.died, audit_lost = s->egress.audit_lost || s->mcp.lost;
+	bool net_log_full = s->egress.log_full;
+	egress_stop(&s->egress, s->trace);
+	audit_lost = audit_lost || s->egress.audit_lost;
+	net_log_full = net_log_full || s->egress.log_full;
+	if (s->audit.full) {
 		/* The agent filled the log (a flood of junk requests or
 		 * denials): the run ends rather than go on unrecorded. */
 		fprintf(stderr,
 			"airlock: the decision log reached audit.max_size (%llu bytes); the run was ended (fail "
 			"closed)\n",
-			(unsigned long long)s.audit.max_size);
+			(unsigned long long)s->audit.max_size);
 		*exit_code = 128 + SIGKILL;
 	} else if (net_log_full) {
 		fprintf(stderr,
@@ -927,25 +1010,25 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	} else if (proxy_died) {
 		fprintf(stderr, "airlock: the egress proxy stopped; the run was ended (fail closed)\n");
 		*exit_code = SANDBOX_EXIT_SETUP;
-	} else if (s.mcp.gateway_killed) {
+	} else if (s->mcp.gateway_killed) {
 		fprintf(stderr, "airlock: an MCP gateway was killed (its seccomp filter ends a gateway that makes a call "
 				"it never makes); the run was ended (fail closed)\n");
 		*exit_code = SANDBOX_EXIT_SETUP;
-	} else if (s.audit.died || audit_lost) {
+	} else if (s->audit.died || audit_lost) {
 		fprintf(stderr, "airlock: the audit writer stopped; the run was ended (fail closed)\n");
 		*exit_code = SANDBOX_EXIT_SETUP;
-	} else if (s.wall_hit) {
+	} else if (s->wall_hit) {
 		fprintf(stderr, "airlock: wall-clock limit of %llus reached; the run was ended\n",
 			(unsigned long long)pol->sandbox.limits.wall_seconds);
 		*exit_code = 128 + SIGKILL;
-	} else if (limits_cgroup_oom(&cg)) {
+	} else if (limits_cgroup_oom(&R->cg)) {
 		fprintf(stderr, "airlock: memory limit of %llu bytes reached; the kernel killed a process\n",
 			(unsigned long long)pol->sandbox.limits.memory_bytes);
 	} else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) {
 		fprintf(stderr, "airlock: CPU time limit of %llus reached; the run was ended\n",
 			(unsigned long long)pol->sandbox.limits.cpu_seconds);
 	}
-	bool pids_hit = limits_cgroup_pids_hit(&cg);
+	bool pids_hit = limits_cgroup_pids_hit(&R->cg);
 	if (pids_hit)
 		fprintf(stderr, "airlock: process limit of %llu reached; process creation failed inside the sandbox\n",
 			(unsigned long long)pol->sandbox.limits.pids);
@@ -953,7 +1036,7 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	 * airlock cannot know that one was reached, so it names them, and the
 	 * error each makes the program print, rather than stay silent. */
 	/* Traced (--trace-denials, learn mode), the refused call is seen. */
-	const char *emfile = trace_emfile(s.trace);
+	const char *emfile = trace_emfile(s->trace);
 	if (emfile && pol->sandbox.limits.open_files)
 		fprintf(stderr, "airlock: open-files limit of %llu reached (sandbox.limits.open_files): %s failed with EMFILE\n",
 			(unsigned long long)pol->sandbox.limits.open_files, emfile);
@@ -962,8 +1045,8 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 				"failed with EMFILE\n",
 			emfile);
 	char unreported[768];
-	if (*exit_code != 0 && !emfile && !s.wall_hit && !pids_hit && !limits_cgroup_oom(&cg) &&
-	    limits_unreported(&pol->sandbox.limits, &cg, unreported, sizeof(unreported)))
+	if (*exit_code != 0 && !emfile && !s->wall_hit && !pids_hit && !limits_cgroup_oom(&R->cg) &&
+	    limits_unreported(&pol->sandbox.limits, &R->cg, unreported, sizeof(unreported)))
 		fprintf(stderr,
 			"airlock: the command failed (exit %d) under per-process limits whose reaching the kernel "
 			"does not report: %s; if its error is one of these, that limit was reached\n",
@@ -971,83 +1054,115 @@ int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *e
 	/* The change is read once the sandbox is gone (nothing writes the
 	 * layer any more), and its flagged entries go into the log before
 	 * the seal. */
-	if (privsep_call(&s.priv, &s.pctx, PRIV_REVIEW_FINISH, -1, -1, NULL, NULL) < 0)
+	if (privsep_call(&s->priv, &s->pctx, PRIV_REVIEW_FINISH, -1, -1, NULL, NULL) < 0)
 		*exit_code = SANDBOX_EXIT_SETUP;
 	/* The writer seals the log while the rest is reported and cleaned
 	 * up; its answer is awaited last (below out). */
-	if (audit_dir)
-		auditlog_end(&s.audit, *exit_code);
-	if (audit_dir && !s.audit.ending) {
+	if (R->audit_dir)
+		auditlog_end(&s->audit, *exit_code);
+	if (R->audit_dir && !s->audit.ending) {
 		struct error aerr = { 0 };
-		if (auditlog_finish(&s.audit, *exit_code, &aerr) < 0) {
+		if (auditlog_finish(&s->audit, *exit_code, &aerr) < 0) {
 			fprintf(stderr, "airlock: %s\n", aerr.msg);
 			*exit_code = SANDBOX_EXIT_SETUP;
 		}
 	}
-	if (s.trace && report)
-		trace_report(s.trace, stderr);
-	if (observe)
+	if (s->trace && R->report)
+		trace_report(s->trace, stderr);
+	if (R->observe)
 		fprintf(stderr,
 			"airlock: WARNING: observe mode: nothing was enforced; %lu operation%s would have been denied\n",
-			trace_observed(s.trace), trace_observed(s.trace) == 1 ? "" : "s");
-	(void)privsep_call(&s.priv, &s.pctx, PRIV_REVIEW_REPORT, -1, -1, NULL, NULL);
-	if (s.priv.died) {
+			trace_observed(s->trace), trace_observed(s->trace) == 1 ? "" : "s");
+	(void)privsep_call(&s->priv, &s->pctx, PRIV_REVIEW_REPORT, -1, -1, NULL, NULL);
+	if (s->priv.died) {
 		fprintf(stderr, "airlock: the privileged helper stopped; the run was ended (fail closed)\n");
 		*exit_code = SANDBOX_EXIT_SETUP;
 	}
 	r = 0;
-out:
-	term_restore(&term);
-	if (s.child > 0) {
-		kill(s.child, SIGKILL);
-		waitpid(s.child, NULL, 0);
+	return r;
+}
+
+/* Whatever happened: everything released, the log sealed, the helper
+ * told the run is over. */
+static void run_cleanup(struct run *R, int *exit_code)
+{
+	struct run_state *s = &R->s;
+	struct sandbox_plan *plan = &R->plan;
+	term_restore(&R->term);
+	if (s->child > 0) {
+		kill(s->child, SIGKILL);
+		waitpid(s->child, NULL, 0);
 	}
-	if (masked)
-		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	if (R->masked)
+		sigprocmask(SIG_SETMASK, &R->oldmask, NULL);
 	for (int i = 0; i < 2; i++)
-		if (sv[i] >= 0)
-			close(sv[i]);
-	if (s.sync >= 0)
-		close(s.sync);
-	if (s.notify >= 0)
-		close(s.notify);
-	if (s.guard >= 0)
-		close(s.guard);
-	if (s.timer >= 0)
-		close(s.timer);
+		if (R->sv[i] >= 0)
+			close(R->sv[i]);
+	if (s->sync >= 0)
+		close(s->sync);
+	if (s->notify >= 0)
+		close(s->notify);
+	if (s->guard >= 0)
+		close(s->guard);
+	if (s->timer >= 0)
+		close(s->timer);
 	for (int i = 0; i < 3; i++)
-		if (s.net_fds[i] >= 0)
-			close(s.net_fds[i]);
-	if (sfd >= 0)
-		close(sfd);
-	if (term.master >= 0)
-		close(term.master);
-	mcpgw_stop(&s.mcp);
-	egress_stop(&s.egress, NULL);
-	if (!s.audit.ending && (s.audit.pid > 0 || s.audit.events >= 0)) {
+		if (s->net_fds[i] >= 0)
+			close(s->net_fds[i]);
+	if (R->sfd >= 0)
+		close(R->sfd);
+	if (R->term.master >= 0)
+		close(R->term.master);
+	mcpgw_stop(&s->mcp);
+	egress_stop(&s->egress, NULL);
+	if (!s->audit.ending && (s->audit.pid > 0 || s->audit.events >= 0)) {
 		/* Setup failed: the log records that, and is sealed. */
 		struct error aerr = { 0 };
-		(void)auditlog_finish(&s.audit, SANDBOX_EXIT_SETUP, &aerr);
+		(void)auditlog_finish(&s->audit, SANDBOX_EXIT_SETUP, &aerr);
 	}
 	/* The session that never ran, the cgroup, the host's sockets. */
-	(void)privsep_call(&s.priv, &s.pctx, PRIV_END, -1, -1, NULL, NULL);
-	if (s.priv.fd >= 0)
-		close(s.priv.fd);
-	if (s.priv.pid > 0)
-		waitpid(s.priv.pid, NULL, 0);
-	if (s.audit.ending) {
+	(void)privsep_call(&s->priv, &s->pctx, PRIV_END, -1, -1, NULL, NULL);
+	if (s->priv.fd >= 0)
+		close(s->priv.fd);
+	if (s->priv.pid > 0)
+		waitpid(s->priv.pid, NULL, 0);
+	if (s->audit.ending) {
 		/* The run's end is in the log: the seal must be too before
 		 * airlock exits (auditlog_end above). */
 		struct error aerr = { 0 };
-		if (auditlog_finish(&s.audit, 0, &aerr) < 0) {
+		if (auditlog_finish(&s->audit, 0, &aerr) < 0) {
 			fprintf(stderr, "airlock: %s\n", aerr.msg);
 			*exit_code = SANDBOX_EXIT_SETUP;
 		}
 	}
-	trace_free(s.trace);
-	ftrace_free(s.ftrace);
-	fsrules_free(&rules);
-	protect_set_free(&protect);
-	plan_free(&plan);
+	trace_free(s->trace);
+	ftrace_free(s->ftrace);
+	fsrules_free(&R->rules);
+	protect_set_free(&R->protect);
+	plan_free(plan);
+}
+
+int sandbox_run(const struct sandbox_opts *opts, int *exit_code, struct error *err)
+{
+	struct run R = { .opts = opts,
+			 .pol = opts->policy,
+			 .s = { .notify = -1, .guard = -1, .sync = -1, .cmd_status = -1, .timer = -1,
+				.egress = EGRESS_INIT, .audit = AUDITLOG_INIT, .mcp = MCPGW_INIT,
+				.net_fds = { -1, -1, -1 }, .log_label = opts->log_label, .priv = PRIVSEP_INIT },
+			 .term = { .master = -1 },
+			 .sfd = -1,
+			 .sv = { -1, -1 } };
+	const char *ws_why;
+	R.review = review_run_mode(R.pol, &ws_why) != POLICY_WS_DIRECT;
+	R.s.rr = &R.rr;
+	R.s.pctx = (struct privsep_ctx){ .mcp = &R.s.mcp, .egress = &R.s.egress, .rr = &R.rr, .cg = &R.cg,
+					 .sandbox_pidfd = -1 };
+	int r = run_begin(&R, err);
+	if (r < 0)
+		return r;
+	if ((r = run_prepare(&R, err)) >= 0 && (r = run_clone(&R, err)) >= 0 && (r = run_tracer(&R, err)) >= 0 &&
+	    (r = run_ready(&R, err)) >= 0)
+		r = run_end(&R, exit_code, err);
+	run_cleanup(&R, exit_code);
 	return r;
 }
