@@ -280,6 +280,9 @@ bool limits_cgroup_pids_hit(const struct cgroup_handle *cg);
  * there are none. */
 size_t limits_unreported(const struct policy_limits *l, const struct cgroup_handle *cg, char *out, size_t cap);
 void limits_cgroup_destroy(struct cgroup_handle *cg);
+/* Free the handle's names and leave the groups: started as root, the
+ * privileged helper removes them (privsep.c), from its own copy. */
+void limits_cgroup_forget(struct cgroup_handle *cg);
 int limits_apply_rlimits(const struct sandbox_plan *plan, struct error *err) WUR;
 /* sandbox.limits.wall: a timerfd (CLOEXEC, non-blocking) armed to expire
  * after seconds, which the caller owns; or a negative errno with err set.

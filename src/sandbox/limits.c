@@ -261,6 +261,13 @@ void limits_cgroup_destroy(struct cgroup_handle *cg)
 		/* Processes may take a moment to leave after the kill. */
 		for (int tries = 0; tries < 100 && rmdir(cg->paths[i]) < 0 && errno == EBUSY; tries++)
 			usleep(1000);
+	}
+	limits_cgroup_forget(cg);
+}
+
+void limits_cgroup_forget(struct cgroup_handle *cg)
+{
+	for (size_t i = 0; i < cg->n; i++) {
 		free(cg->paths[i]);
 		cg->paths[i] = NULL;
 	}

@@ -328,6 +328,8 @@ int privsep_start(struct privsep *p, struct privsep_ctx *ctx, uid_t uid, gid_t g
 		close(ctx->rr->lock);
 	ctx->rr->locked = false;
 	ctx->rr->lock = -1;
+	free(ctx->rr->dir); /* the helper finishes or removes the session */
+	ctx->rr->dir = NULL;
 	if (ctx->mcp->rec_wr >= 0)
 		close(ctx->mcp->rec_wr);
 	ctx->mcp->rec_wr = -1;

@@ -1126,6 +1126,7 @@ static void run_cleanup(struct run *R, int *exit_code)
 		close(s->priv.fd);
 	if (s->priv.pid > 0)
 		waitpid(s->priv.pid, NULL, 0);
+	limits_cgroup_forget(&R->cg);
 	if (s->audit.ending) {
 		/* The run's end is in the log: the seal must be too before
 		 * airlock exits (auditlog_end above). */
