@@ -117,6 +117,18 @@ proxy_pid() { helper_pid airlock-proxy; }
 # status_field FILE FIELD: a field of a /proc status file.
 status_field() { awk -v f="$2:" '$1 == f { print $2 }' "$1"; }
 
+# assert_ids_not_root STATUS WHO: none of the real, effective, saved and
+# file-system uids and gids in /proc status file STATUS is root's, and no
+# supplementary group is left.
+assert_ids_not_root() {
+	local ids
+	ids=$(awk '$1 == "Uid:" { print $2, $3, $4, $5 }' "$1")
+	assert_no_match "$ids" '(^| )0( |$)' "$2's uids ($ids)"
+	ids=$(awk '$1 == "Gid:" { print $2, $3, $4, $5 }' "$1")
+	assert_no_match "$ids" '(^| )0( |$)' "$2's gids ($ids)"
+	assert_eq "" "$(status_field "$1" Groups)" "$2's supplementary groups"
+}
+
 test_processes_proxy_is_contained_and_holds_no_secret_in_its_environment() {
 	local tok="proc-s3cr3t-$RANDOM$RANDOM-value" pid st env uid
 	start_session "$tok"
@@ -266,11 +278,7 @@ test_processes_mcp_gateway_is_contained_and_holds_no_secret_in_its_environment()
 	if e2e_is_root; then
 		# Started by root, it relays as the sandbox's host uid and gid,
 		# never root's, with no supplementary group.
-		uid=$(awk '$1 == "Uid:" { print $2, $3, $4, $5 }' "$st")
-		assert_no_match "$uid" '(^| )0( |$)' "the gateway's uids ($uid)"
-		uid=$(awk '$1 == "Gid:" { print $2, $3, $4, $5 }' "$st")
-		assert_no_match "$uid" '(^| )0( |$)' "the gateway's gids ($uid)"
-		assert_eq "" "$(status_field "$st" Groups)" "the gateway's supplementary groups"
+		assert_ids_not_root "$st" "the gateway"
 		# Root reads it (the gateway is not dumpable): nothing of the
 		# supervisor's environment, the secret least of all.
 		env=$(tr '\0' '\n' <"/proc/$pid/environ") || fail "cannot read /proc/$pid/environ"
@@ -330,11 +338,7 @@ test_processes_supervisor_gives_up_root() {
 	[ -n "$pid" ] || fail "no supervisor under airlock run $APID"
 	st=/proc/$pid/status
 	if e2e_is_root; then
-		uid=$(awk '$1 == "Uid:" { print $2, $3, $4, $5 }' "$st")
-		assert_no_match "$uid" '(^| )0( |$)' "the supervisor's uids ($uid)"
-		uid=$(awk '$1 == "Gid:" { print $2, $3, $4, $5 }' "$st")
-		assert_no_match "$uid" '(^| )0( |$)' "the supervisor's gids ($uid)"
-		assert_eq "" "$(status_field "$st" Groups)" "the supervisor's supplementary groups"
+		assert_ids_not_root "$st" "the supervisor"
 		assert_eq 0000000000000000 "$(status_field "$st" CapEff)" "the supervisor holds no capability"
 		assert_eq 0000000000000000 "$(status_field "$st" CapPrm)" "the supervisor can regain no capability"
 		assert_eq 1 "$(status_field "$st" NoNewPrivs)" "the supervisor has no_new_privs"
