@@ -50,68 +50,48 @@ enum phase {
 	PHASE_END = 1 << 1, /* it exited */
 };
 
-static int op_mcp_conn(struct privsep_ctx *c, int fd, const char *arg)
+/* What came with a request: the fd it takes (-1 otherwise) and its
+ * path (with_path only). */
+struct privsep_req {
+	enum privsep_op op;
+	int fd;
+	const char *path;
+};
+
+static int op_mcp(struct privsep_ctx *c, const struct privsep_req *rq)
 {
-	(void)arg;
-	mcpgw_conn_start(c->mcp, fd);
+	if (rq->op == PRIV_MCP_CONN)
+		mcpgw_conn_start(c->mcp, rq->fd);
+	else if (rq->op == PRIV_MCP_KILL)
+		mcpgw_kill_local(c->mcp);
+	else {
+		mcpgw_stop_conns(c->mcp);
+		mcpgw_remove_socket(c->mcp);
+	}
 	return 0;
 }
 
-static int op_mcp_kill(struct privsep_ctx *c, int fd, const char *arg)
+/* The proxy runs as the sandbox's uid when airlock can make it so, and
+ * as root otherwise (egress.c): SIGTERM to stop, SIGKILL at the end. */
+static int op_proxy(struct privsep_ctx *c, const struct privsep_req *rq)
 {
-	(void)arg;
-	(void)fd;
-	mcpgw_kill_local(c->mcp);
-	return 0;
-}
-
-static int op_mcp_stop(struct privsep_ctx *c, int fd, const char *arg)
-{
-	(void)arg;
-	(void)fd;
-	mcpgw_stop_conns(c->mcp);
-	mcpgw_remove_socket(c->mcp);
-	return 0;
-}
-
-static int op_proxy_signal(struct privsep_ctx *c, int fd, const char *arg)
-{
-	(void)arg;
-	(void)fd;
 	if (c->egress->pid > 0)
-		kill(c->egress->pid, SIGTERM);
+		kill(c->egress->pid, rq->op == PRIV_PROXY_KILL ? SIGKILL : SIGTERM);
 	return 0;
 }
 
-static int op_proxy_kill(struct privsep_ctx *c, int fd, const char *arg)
+static int op_review(struct privsep_ctx *c, const struct privsep_req *rq)
 {
-	(void)arg;
-	(void)fd;
-	if (c->egress->pid > 0)
-		kill(c->egress->pid, SIGKILL);
+	if (rq->op == PRIV_REVIEW_FINISH)
+		review_run_finish(c->rr, c->workspace, c->audit);
+	else
+		review_run_report(c->rr);
 	return 0;
 }
 
-static int op_review_finish(struct privsep_ctx *c, int fd, const char *arg)
+static int op_end(struct privsep_ctx *c, const struct privsep_req *rq)
 {
-	(void)arg;
-	(void)fd;
-	review_run_finish(c->rr, c->workspace, c->audit);
-	return 0;
-}
-
-static int op_review_report(struct privsep_ctx *c, int fd, const char *arg)
-{
-	(void)arg;
-	(void)fd;
-	review_run_report(c->rr);
-	return 0;
-}
-
-static int op_end(struct privsep_ctx *c, int fd, const char *arg)
-{
-	(void)arg;
-	(void)fd;
+	(void)rq;
 	review_run_abort(c->rr);
 	limits_cgroup_destroy(c->cg);
 	if (c->egress->step_up_sock[0])
@@ -126,11 +106,10 @@ static int op_end(struct privsep_ctx *c, int fd, const char *arg)
  * (ftrace.c); the sandbox's uid cannot look into root's 0700 home. The
  * one request with an argument, answered with two bits: names, never
  * contents, and nothing is opened. */
-static int op_host_look(struct privsep_ctx *c, int fd, const char *arg)
+static int op_host_look(struct privsep_ctx *c, const struct privsep_req *rq)
 {
 	(void)c;
-	(void)fd;
-	return (int)ftrace_host_look_local(arg);
+	return (int)ftrace_host_look_local(rq->path);
 }
 
 static const struct privsep_op_def {
@@ -140,20 +119,20 @@ static const struct privsep_op_def {
 	bool with_path; /* an absolute path follows the byte (PRIV_HOST_LOOK) */
 	bool late;  /* out of its phase it is not served, but answered: it
 		     * may have been sent as the phase ended */
-	int (*run)(struct privsep_ctx *c, int fd, const char *arg); /* the answer's byte */
+	int (*run)(struct privsep_ctx *c, const struct privsep_req *rq); /* the answer's byte */
 } ops[] = {
 	/* A connection opened by the agent starts a server only while the
 	 * session runs; one accepted as the sandbox exited is dropped. */
-	{ PRIV_MCP_CONN, PHASE_RUN, true, false, true, op_mcp_conn },
-	{ PRIV_MCP_KILL, PHASE_RUN | PHASE_END, false, false, false, op_mcp_kill },
-	{ PRIV_MCP_STOP, PHASE_RUN | PHASE_END, false, false, false, op_mcp_stop },
-	{ PRIV_PROXY_SIGNAL, PHASE_RUN | PHASE_END, false, false, false, op_proxy_signal },
-	{ PRIV_PROXY_KILL, PHASE_RUN | PHASE_END, false, false, false, op_proxy_kill },
+	{ PRIV_MCP_CONN, PHASE_RUN, true, false, true, op_mcp },
+	{ PRIV_MCP_KILL, PHASE_RUN | PHASE_END, false, false, false, op_mcp },
+	{ PRIV_MCP_STOP, PHASE_RUN | PHASE_END, false, false, false, op_mcp },
+	{ PRIV_PROXY_SIGNAL, PHASE_RUN | PHASE_END, false, false, false, op_proxy },
+	{ PRIV_PROXY_KILL, PHASE_RUN | PHASE_END, false, false, false, op_proxy },
 	/* Not while the agent can still write the layer: the change read
 	 * would not be the change landed. The supervisor asks only once it
 	 * has reaped the sandbox: a request before is not its own. */
-	{ PRIV_REVIEW_FINISH, PHASE_END, false, false, false, op_review_finish },
-	{ PRIV_REVIEW_REPORT, PHASE_END, false, false, false, op_review_report },
+	{ PRIV_REVIEW_FINISH, PHASE_END, false, false, false, op_review },
+	{ PRIV_REVIEW_REPORT, PHASE_END, false, false, false, op_review },
 	{ PRIV_HOST_LOOK, PHASE_RUN | PHASE_END, false, true, false, op_host_look },
 	{ PRIV_END, PHASE_RUN | PHASE_END, false, false, false, op_end },
 };
@@ -232,7 +211,7 @@ int privsep_serve(int fd, struct privsep_ctx *ctx)
 		if (n <= 0) {
 			/* The supervisor is gone (or sent nothing we read): the
 			 * session's end, without the end's requests. */
-			(void)op_end(ctx, -1, NULL);
+			(void)op_end(ctx, NULL);
 			return 0;
 		}
 		const struct privsep_op_def *d = op_find((unsigned char)msg[0]);
@@ -251,13 +230,15 @@ int privsep_serve(int fd, struct privsep_ctx *ctx)
 		if (!d || (!in_phase && !d->late) || nfds != (d->with_fd ? 1 : 0) || !arg_ok) {
 			for (int i = 0; i < nfds; i++)
 				close(fds[i]);
-			(void)op_end(ctx, -1, NULL);
+			(void)op_end(ctx, NULL);
 			return 2;
 		}
 		msg[n] = '\0';
 		unsigned char answer = 0;
-		if (in_phase)
-			answer = (unsigned char)d->run(ctx, d->with_fd ? fds[0] : -1, msg + 1);
+		if (in_phase) {
+			struct privsep_req rq = { d->op, d->with_fd ? fds[0] : -1, msg + 1 };
+			answer = (unsigned char)d->run(ctx, &rq);
+		}
 		if (d->with_fd)
 			close(fds[0]);
 		reap_monitors(ctx);
@@ -384,7 +365,8 @@ static int call(struct privsep *p, struct privsep_ctx *ctx, enum privsep_op op, 
 		return -EPIPE;
 	if (p->pid <= 0) {
 		const struct privsep_op_def *d = op_find(op);
-		return d ? d->run(ctx, fd, path) : -EINVAL;
+		struct privsep_req rq = { op, fd, path };
+		return d ? d->run(ctx, &rq) : -EINVAL;
 	}
 	if (p->fd < 0)
 		return -EPIPE;
