@@ -317,6 +317,91 @@ static bool take_sync_message(struct run_state *s)
 	return true;
 }
 
+/* A signal for the loop: the terminal's size passed on, SIGCHLD left
+ * to reap_children, any other forwarded to the sandbox's init. False
+ * when none could be read. */
+static bool take_signal(struct run_state *s, struct term *t, int sfd)
+{
+	struct signalfd_siginfo si;
+	if (read(sfd, &si, sizeof(si)) != sizeof(si))
+		return false;
+	if (si.ssi_signo == SIGWINCH) {
+		struct winsize ws;
+		if (t->master >= 0 && ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+			ioctl(t->master, TIOCSWINSZ, &ws);
+	} else if (si.ssi_signo != SIGCHLD) {
+		kill(s->child, (int)si.ssi_signo);
+	}
+	return true;
+}
+
+/* Every child that changed state, each to its owner; true once the
+ * sandbox's init has exited (its status in s->status). */
+static bool reap_children(struct run_state *s)
+{
+	int st;
+	pid_t w;
+	bool done = false;
+	while ((w = waitpid(-1, &st, __WALL | WNOHANG)) > 0) {
+		if (s->ftrace && ftrace_handle(s->ftrace, s->trace, w, st))
+			continue;
+		if (egress_reaped(&s->egress, w) && s->child > 0) {
+			/* Fail closed: no proxy, no run. */
+			kill(s->child, SIGKILL);
+			continue;
+		}
+		if (auditlog_reaped(&s->audit, w)) {
+			/* Fail closed: nothing may go unrecorded, MCP
+			 * traffic included. */
+			s->mcp.lost = true;
+			mcpgw_kill(&s->mcp);
+			if (s->child > 0)
+				kill(s->child, SIGKILL);
+			continue;
+		}
+		if (privsep_reaped(&s->priv, w)) {
+			if (s->child > 0)
+				kill(s->child, SIGKILL);
+			continue;
+		}
+		if (mcpgw_reaped(&s->mcp, w, st)) {
+			/* Fail closed: a gateway killed (taken over), no
+			 * run. */
+			if (s->mcp.gateway_killed && s->child > 0)
+				kill(s->child, SIGKILL);
+			continue;
+		}
+		if (w == s->child && (WIFEXITED(st) || WIFSIGNALED(st))) {
+			s->status = st;
+			s->child = 0;
+			done = true;
+		}
+	}
+	return done;
+}
+
+/* The sandbox has exited: what the command printed last, its exit
+ * status from init, and the notifications still queued. */
+static void drain_after_exit(struct run_state *s, struct term *t)
+{
+	while (t->master >= 0 && copy_fd(t->master, t->out)) {
+		struct pollfd mp = { .fd = t->master, .events = POLLIN };
+		if (poll(&mp, 1, 0) <= 0 || !(mp.revents & POLLIN))
+			break;
+	}
+	while (s->sync >= 0) {
+		struct pollfd sp = { .fd = s->sync, .events = POLLIN };
+		if (poll(&sp, 1, 0) <= 0 || !take_sync_message(s))
+			break;
+	}
+	while (s->notify >= 0) {
+		struct pollfd np = { .fd = s->notify, .events = POLLIN };
+		if (poll(&np, 1, 0) <= 0 || !(np.revents & POLLIN))
+			break;
+		handle_notify(s);
+	}
+}
+
 /* After a read of the proxy's or the MCP gateways' records, their pipe and
  * socket are left alone this long before they are looked at again, and
  * again while each look finds records: under a busy proxy the records of
@@ -424,74 +509,10 @@ static int event_loop(struct run_state *s, struct term *t, int sfd)
 			close(s->timer);
 			s->timer = -1;
 		}
-		if (p[P_SIG].revents & POLLIN) {
-			struct signalfd_siginfo si;
-			if (read(sfd, &si, sizeof(si)) != sizeof(si))
-				continue;
-			if (si.ssi_signo == SIGWINCH) {
-				struct winsize ws;
-				if (t->master >= 0 && ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
-					ioctl(t->master, TIOCSWINSZ, &ws);
-			} else if (si.ssi_signo != SIGCHLD) {
-				kill(s->child, (int)si.ssi_signo);
-			}
-		}
-		int st;
-		pid_t w;
-		bool done = false;
-		while ((w = waitpid(-1, &st, __WALL | WNOHANG)) > 0) {
-			if (s->ftrace && ftrace_handle(s->ftrace, s->trace, w, st))
-				continue;
-			if (egress_reaped(&s->egress, w) && s->child > 0) {
-				/* Fail closed: no proxy, no run. */
-				kill(s->child, SIGKILL);
-				continue;
-			}
-			if (auditlog_reaped(&s->audit, w)) {
-				/* Fail closed: nothing may go unrecorded, MCP
-				 * traffic included. */
-				s->mcp.lost = true;
-				mcpgw_kill(&s->mcp);
-				if (s->child > 0)
-					kill(s->child, SIGKILL);
-				continue;
-			}
-			if (privsep_reaped(&s->priv, w)) {
-				if (s->child > 0)
-					kill(s->child, SIGKILL);
-				continue;
-			}
-			if (mcpgw_reaped(&s->mcp, w, st)) {
-				/* Fail closed: a gateway killed (taken over), no
-				 * run. */
-				if (s->mcp.gateway_killed && s->child > 0)
-					kill(s->child, SIGKILL);
-				continue;
-			}
-			if (w == s->child && (WIFEXITED(st) || WIFSIGNALED(st))) {
-				s->status = st;
-				s->child = 0;
-				done = true;
-			}
-		}
-		if (done) {
-			/* Drain what the command printed last. */
-			while (t->master >= 0 && copy_fd(t->master, t->out)) {
-				struct pollfd mp = { .fd = t->master, .events = POLLIN };
-				if (poll(&mp, 1, 0) <= 0 || !(mp.revents & POLLIN))
-					break;
-			}
-			while (s->sync >= 0) {
-				struct pollfd sp = { .fd = s->sync, .events = POLLIN };
-				if (poll(&sp, 1, 0) <= 0 || !take_sync_message(s))
-					break;
-			}
-			while (s->notify >= 0) {
-				struct pollfd np = { .fd = s->notify, .events = POLLIN };
-				if (poll(&np, 1, 0) <= 0 || !(np.revents & POLLIN))
-					break;
-				handle_notify(s);
-			}
+		if ((p[P_SIG].revents & POLLIN) && !take_signal(s, t, sfd))
+			continue;
+		if (reap_children(s)) {
+			drain_after_exit(s, t);
 			return 0;
 		}
 	}
