@@ -185,6 +185,71 @@ static bool record_to_log(void *ctx, const char *line, size_t len)
 	return auditlog_event(ctx, line, len);
 }
 
+/* The server's sandbox, supervised by a child of this process, its
+ * stdin and stdout the gateway's pipes (to_srv, from_srv: this side's
+ * ends stay open, the server's are closed here); its pid, or -1 said. */
+static pid_t start_server(const struct sandbox_opts *so, const struct auditlog *log, int to_srv[2], int from_srv[2])
+{
+	if (pipe2(to_srv, O_CLOEXEC) < 0 || pipe2(from_srv, O_CLOEXEC) < 0) {
+		perror("airlock mcp: pipe");
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror("airlock mcp: fork");
+		return -1;
+	}
+	if (pid == 0) {
+		/* The server's stdin and stdout are the gateway's pipes; its
+		 * stderr is the client's (logging passes through). */
+		if (dup2(to_srv[0], STDIN_FILENO) < 0 || dup2(from_srv[1], STDOUT_FILENO) < 0)
+			_exit(SANDBOX_EXIT_SETUP);
+		/* This process supervises rather than execs: close-on-exec
+		 * does not close the gateway's ends here, and a write end left
+		 * open would keep the server from ever seeing the end of its
+		 * input. */
+		close(to_srv[0]);
+		close(to_srv[1]);
+		close(from_srv[0]);
+		close(from_srv[1]);
+		/* The gateway's log is the gateway's: the server's side of the
+		 * fork keeps no way to write to it. */
+		if (log->control >= 0)
+			close(log->control);
+		if (log->events >= 0)
+			close(log->events);
+		signal(SIGPIPE, SIG_DFL);
+		int code = 0;
+		struct error serr = { 0 };
+		if (sandbox_run(so, &code, &serr) < 0) {
+			fprintf(stderr, "airlock: %s\n", serr.msg);
+			_exit(SANDBOX_EXIT_SETUP);
+		}
+		_exit(code);
+	}
+	close(to_srv[0]);
+	close(from_srv[1]);
+	return pid;
+}
+
+/* A server whose tools step up needs someone to ask: the control socket
+ * (--socket, or one per server and process in the user's control
+ * directory), and the terminal when the gateway has one (an MCP client
+ * seldom gives it one). sock (cap bytes) keeps the socket's path. */
+static void open_step_up(struct mcp_gateway *g, const struct mcp_opts *o, const char *name, char *sock, size_t cap)
+{
+	char rd[4096];
+	struct error derr = { 0 };
+	if (o->socket)
+		snprintf(sock, cap, "%s", o->socket);
+	else if (mcp_control_dir(rd, sizeof(rd)) == 0 && file_mkdir_p(rd, 0700, &derr) == 0)
+		snprintf(sock, cap, "%s/%s-%d.sock", rd, name, (int)getpid());
+	if (sock[0] && (g->control_fd = mcp_control_listen(sock, &derr)) < 0)
+		fprintf(stderr, "airlock mcp: %s\n", derr.msg);
+	g->control_path = sock;
+	g->tty_fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	struct mcp_opts o = { 0 };
@@ -250,69 +315,21 @@ static int cmd_run(int argc, char **argv)
 			log.path);
 
 	int to_srv[2], from_srv[2];
-	if (pipe2(to_srv, O_CLOEXEC) < 0 || pipe2(from_srv, O_CLOEXEC) < 0) {
-		perror("airlock mcp: pipe");
-		return SANDBOX_EXIT_SETUP;
-	}
 	/* A client that goes away must not kill the gateway mid-record. */
 	signal(SIGPIPE, SIG_IGN);
-	pid_t pid = fork();
-	if (pid < 0) {
-		perror("airlock mcp: fork");
+	struct sandbox_opts so = { .policy = pol, .argv = cmd, .audit_dir = o.audit_dir, .no_audit = o.no_audit,
+				   .log_label = server_label };
+	pid_t pid = start_server(&so, &log, to_srv, from_srv);
+	if (pid < 0)
 		return SANDBOX_EXIT_SETUP;
-	}
-	if (pid == 0) {
-		/* The server's stdin and stdout are the gateway's pipes; its
-		 * stderr is the client's (logging passes through). */
-		if (dup2(to_srv[0], STDIN_FILENO) < 0 || dup2(from_srv[1], STDOUT_FILENO) < 0)
-			_exit(SANDBOX_EXIT_SETUP);
-		/* This process supervises rather than execs: close-on-exec
-		 * does not close the gateway's ends here, and a write end left
-		 * open would keep the server from ever seeing the end of its
-		 * input. */
-		close(to_srv[0]);
-		close(to_srv[1]);
-		close(from_srv[0]);
-		close(from_srv[1]);
-		/* The gateway's log is the gateway's: the server's side of the
-		 * fork keeps no way to write to it. */
-		if (log.control >= 0)
-			close(log.control);
-		if (log.events >= 0)
-			close(log.events);
-		signal(SIGPIPE, SIG_DFL);
-		struct sandbox_opts so = { .policy = pol, .argv = cmd, .audit_dir = o.audit_dir, .no_audit = o.no_audit,
-					   .log_label = server_label };
-		int code = 0;
-		struct error serr = { 0 };
-		if (sandbox_run(&so, &code, &serr) < 0) {
-			fprintf(stderr, "airlock: %s\n", serr.msg);
-			_exit(SANDBOX_EXIT_SETUP);
-		}
-		_exit(code);
-	}
-	close(to_srv[0]);
-	close(from_srv[1]);
 
 	struct mcp_gateway g = { .engine = &eng, .client_in = STDIN_FILENO, .client_out = STDOUT_FILENO,
 				 .server_in = to_srv[1], .server_out = from_srv[0],
 				 .record = have_log ? record_to_log : NULL, .record_ctx = &log,
 				 .control_fd = -1, .tty_fd = -1, .step_up_timeout = o.timeout };
 	char sock[4096] = "";
-	if (policy_mcp_steps_up(srv)) {
-		/* Someone to ask: the control socket, and the terminal when
-		 * the gateway has one (an MCP client seldom gives it one). */
-		char rd[4096];
-		struct error derr = { 0 };
-		if (o.socket)
-			snprintf(sock, sizeof(sock), "%s", o.socket);
-		else if (mcp_control_dir(rd, sizeof(rd)) == 0 && file_mkdir_p(rd, 0700, &derr) == 0)
-			snprintf(sock, sizeof(sock), "%s/%s-%d.sock", rd, name, (int)getpid());
-		if (sock[0] && (g.control_fd = mcp_control_listen(sock, &derr)) < 0)
-			fprintf(stderr, "airlock mcp: %s\n", derr.msg);
-		g.control_path = sock;
-		g.tty_fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
-	}
+	if (policy_mcp_steps_up(srv))
+		open_step_up(&g, &o, name, sock, sizeof(sock));
 	int gr = mcp_gateway_run(&g, &err);
 	if (g.control_fd >= 0) {
 		close(g.control_fd);
