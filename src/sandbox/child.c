@@ -247,11 +247,14 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 			close(fds[i]);
 	/* Tracing every call: the supervisor must hold us (ptrace) before the
 	 * command starts, or the filter's trace stops would fail its calls.
-	 * (A decision log still starting holds nothing here: the command's
-	 * first exec is a noted call, and the supervisor answers none before
-	 * the writer is ready; see supervisor.c, audit_pending.) */
+	 * Started as root: the pid namespace's vm.memfd_noexec is set by the
+	 * host's root (privsep.c) while we build, and must be before the
+	 * command can make a memfd. (A decision log still starting holds
+	 * nothing here: the command's first exec is a noted call, and the
+	 * supervisor answers none before the writer is ready; see
+	 * supervisor.c, audit_pending.) */
 	char ack;
-	if (plan->hold && (recv(sync_fd, &ack, 1, 0) != 1 || ack != PROTO_TRACED))
+	if ((plan->hold || plan->privileged) && (recv(sync_fd, &ack, 1, 0) != 1 || ack != PROTO_START))
 		_exit(SANDBOX_EXIT_SETUP_CHILD);
 	/* Not dumpable from here on: the command, same uid and same Landlock
 	 * domain, must not open /proc/1/mem. (Only now: an unprivileged

@@ -74,7 +74,7 @@ struct sandbox_plan {
 
 	enum seccomp_trace trace; /* not OFF: seccomp denials are sent to the supervisor,
 	                           * and file calls stop for its tracer (seccomp_bpf.h) */
-	bool hold;         /* after READY, wait for PROTO_TRACED before the command starts
+	bool hold;         /* after READY, wait for PROTO_START before the command starts
 	                    * (SECCOMP_TRACE_ALL: the tracer attaches first) */
 	uint16_t proxy_port; /* the egress proxy's port on the sandbox's loopback; 0 = no network */
 	bool transparent;  /* network.mode: transparent: redirect all TCP and DNS to the proxy */

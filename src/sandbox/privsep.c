@@ -42,6 +42,7 @@
 #include "sandbox/ftrace.h"
 #include "sandbox/privsep.h"
 #include "sandbox/proto.h"
+#include "sandbox/sandbox.h"
 #include "util/cleanup.h"
 #include "util/fds.h"
 
@@ -433,49 +434,63 @@ bool privsep_reaped(struct privsep *p, pid_t pid)
 	return true;
 }
 
-int privsep_pidns_setup(pid_t child, struct error *err)
+pid_t privsep_pidns_start(pid_t child, struct error *err)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)child);
 	_cleanup_close_ int ns = open(path, O_RDONLY | O_CLOEXEC);
 	if (ns < 0)
 		return error_sys(err, errno, "cannot open %s", path);
+	_cleanup_close_ int own = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+	if (own < 0)
+		return error_sys(err, errno, "cannot open /proc/self/ns/pid");
 	/* Executable memfds run bytes that never were a file, past every
 	 * exec rule (Landlock does not judge the kernel's internal mounts).
 	 * vm.memfd_noexec = 2 in the sandbox's pid namespace makes every
 	 * memfd sealed non-executable and refuses MFD_EXEC (the filter
 	 * refuses it too). The value belongs to the writer's pid namespace,
 	 * and the kernel lets only the host's root uid write it (test_perm in
-	 * proc_sysctl.c), with CAP_SYS_ADMIN over the namespace. So a process
-	 * of ours joins the sandbox's pid namespace (setns only moves its
-	 * children), and its child, pid 2 there for a moment before the
-	 * command exists, writes it. Linux < 6.3 has no such setting
-	 * (ENOENT), and a host /proc/sys mounted read-only (EROFS) cannot take
-	 * it: the run goes on as an unprivileged one does, and
-	 * docs/sandbox.md says what that leaves. */
+	 * proc_sysctl.c), with CAP_SYS_ADMIN over the namespace. setns only
+	 * moves the caller's children: the one forked between the two setns
+	 * calls is in the sandbox's namespace, and nothing else of ours is.
+	 * Linux < 6.3 has no such setting (ENOENT), and a host /proc/sys
+	 * mounted read-only (EROFS) cannot take it: the run goes on as an
+	 * unprivileged one does, and docs/sandbox.md says what that leaves. */
+	if (setns(ns, CLONE_NEWPID) < 0)
+		return error_sys(err, errno, "cannot join the sandbox's pid namespace");
 	pid_t pid = fork();
-	if (pid < 0)
-		return error_sys(err, errno, "fork");
 	if (pid == 0) {
-		if (setns(ns, CLONE_NEWPID) < 0)
-			_exit(1);
-		pid_t w = fork();
-		if (w == 0) {
-			int fd = open("/proc/sys/vm/memfd_noexec", O_WRONLY | O_CLOEXEC);
-			if (fd < 0)
-				_exit(errno == ENOENT || errno == EROFS ? 0 : 2);
-			_exit(write(fd, "2", 1) == 1 ? 0 : 3);
-		}
-		int st = 0;
-		if (w < 0 || waitpid(w, &st, 0) != w)
-			_exit(1);
-		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
+		int fd = open("/proc/sys/vm/memfd_noexec", O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			_exit(errno == ENOENT || errno == EROFS ? 0 : 2);
+		_exit(write(fd, "2", 1) == 1 ? 0 : 3);
 	}
+	int e = errno;
+	/* Back at once: a later child (the helper, an MCP monitor) must not
+	 * be born in the sandbox's namespace. Our active namespace is the
+	 * one we left, which setns always allows; should it not, no child of
+	 * this process can be trusted to start where it should. */
+	if (setns(own, CLONE_NEWPID) < 0) {
+		if (pid > 0)
+			kill(pid, SIGKILL);
+		_exit(SANDBOX_EXIT_SETUP);
+	}
+	if (pid < 0)
+		return error_sys(err, e, "fork");
+	return pid;
+}
+
+int privsep_pidns_wait(pid_t writer, struct error *err)
+{
 	int st = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+	pid_t w;
+	while ((w = waitpid(writer, &st, 0)) < 0 && errno == EINTR)
 		;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		return error_set(err, EPERM, "cannot set vm.memfd_noexec to 2 in the sandbox's pid namespace (step %d)",
-				 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	if (w != writer || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return error_set(err, EPERM, "cannot set vm.memfd_noexec to 2 in the sandbox's pid namespace (%s %d)",
+				 w == writer && WIFSIGNALED(st) ? "signal" : "step",
+				 w != writer	      ? -1
+				 : WIFSIGNALED(st) ? WTERMSIG(st)
+						   : WEXITSTATUS(st));
 	return 0;
 }

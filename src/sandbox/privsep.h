@@ -101,9 +101,12 @@ bool privsep_read(struct privsep *p, struct privsep_ctx *ctx);
 bool privsep_reaped(struct privsep *p, pid_t pid);
 
 /* Started as root: what the sandbox's pid namespace must hold that only
- * the host's root may set (vm.memfd_noexec), set from a short-lived
- * process that joins it; 0, or a negative errno with err set. */
-int privsep_pidns_setup(pid_t child, struct error *err) WUR;
+ * the host's root may set (vm.memfd_noexec), set by a short-lived child
+ * forked into it, which runs while the sandbox builds itself. Its pid, or
+ * a negative errno with err set; privsep_pidns_wait takes its word (0,
+ * or a negative errno with err set), before the command may start. */
+pid_t privsep_pidns_start(pid_t child, struct error *err) WUR;
+int privsep_pidns_wait(pid_t writer, struct error *err) WUR;
 
 /* The helper's loop, for the tests: serve requests on fd until PRIV_END
  * or EOF, then return the exit status the helper would have. */

@@ -20,8 +20,9 @@
                              * layer, is not the sandbox's exit (review_run.c) */
 #define PROTO_FD_ROOT 0x80 /* SECCOMP_TRACE_WRITES: the sandbox's root directory (O_PATH), the
                             * noted calls' paths resolved beneath it (ftrace_root) */
-#define PROTO_TRACED 'T' /* supervisor -> child: start the command: ptrace attached
-                          * (SECCOMP_TRACE_ALL, plan->hold) */
+#define PROTO_START 'T' /* supervisor -> child: start the command: ptrace attached
+                         * (SECCOMP_TRACE_ALL, plan->hold), vm.memfd_noexec set
+                         * (plan->privileged) */
 #define PROTO_EXIT 'X'   /* init -> supervisor: the command's raw wait status (int) */
 
 /* Exit status of the child when setup failed before it could report. */

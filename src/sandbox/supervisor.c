@@ -567,6 +567,7 @@ struct run {
 	bool masked;
 	bool review, observe, report;
 	enum seccomp_trace trace;
+	pid_t memfd_writer; /* privsep_pidns_start's child until reaped, or 0 */
 	const char *audit_dir; /* the log's directory (audit_buf), or NULL: no log */
 	bool audit_default;
 	char audit_buf[4096];
@@ -840,14 +841,21 @@ static int run_clone(struct run *R, struct error *err)
 	s->sync = R->sv[0];
 	R->sv[0] = -1;
 
-	if ((r = ids_write_maps(pid, plan, err)) < 0 || (r = limits_cgroup_attach(&R->cg, pid, err)) < 0 ||
-	    (plan->privileged && (r = privsep_pidns_setup(pid, err)) < 0))
+	if ((r = ids_write_maps(pid, plan, err)) < 0 || (r = limits_cgroup_attach(&R->cg, pid, err)) < 0)
 		return r;
 	log_policy_loaded(R);
 	char go = PROTO_GO;
 	if (send(s->sync, &go, 1, MSG_NOSIGNAL) != 1) {
 		r = error_sys(err, errno, "the sandbox died during setup");
 		return r;
+	}
+	/* While the sandbox builds itself: the command waits for it (a
+	 * plan->privileged child waits for PROTO_START after READY). */
+	if (plan->privileged) {
+		pid_t w = privsep_pidns_start(pid, err);
+		if (w < 0)
+			return (int)w;
+		R->memfd_writer = w;
 	}
 	return r;
 }
@@ -884,6 +892,14 @@ static int run_tracer(struct run *R, struct error *err)
 	return r;
 }
 
+static int let_command_go(struct run_state *s, struct error *err)
+{
+	char start = PROTO_START;
+	if (send(s->sync, &start, 1, MSG_NOSIGNAL) != 1)
+		return error_sys(err, errno, "the sandbox died during setup");
+	return 0;
+}
+
 /* The sandbox's READY and its fds; the guard, the tracer and the writer
  * joined; the command let go. */
 static int run_ready(struct run *R, struct error *err)
@@ -904,6 +920,18 @@ static int run_ready(struct run *R, struct error *err)
 		else
 			r = error_set(err, EIO, "sandbox setup failed: the child exited before reporting");
 		return r;
+	}
+	/* The command may start once its pid namespace is set; a command
+	 * held for its tracer is let go below instead. */
+	if (R->memfd_writer > 0) {
+		pid_t w = R->memfd_writer;
+		R->memfd_writer = 0;
+		if ((r = privsep_pidns_wait(w, err)) < 0 || (!plan->hold && (r = let_command_go(s, err)) < 0)) {
+			for (int i = 0; i < PROTO_MAX_FDS; i++)
+				if (fds[i] >= 0)
+					close(fds[i]);
+			return r;
+		}
 	}
 	int k = 0;
 	if (buf[1] & PROTO_FD_NOTIFY) {
@@ -968,13 +996,8 @@ static int run_ready(struct run *R, struct error *err)
 			audit_default_hint(err, R->audit_dir);
 		return r;
 	}
-	if (plan->hold) {
-		char ack = PROTO_TRACED;
-		if (send(s->sync, &ack, 1, MSG_NOSIGNAL) != 1) {
-			r = error_sys(err, errno, "the sandbox died during setup");
-			return r;
-		}
-	}
+	if (plan->hold)
+		r = let_command_go(s, err);
 
 	return r;
 }
@@ -1147,6 +1170,8 @@ static void run_cleanup(struct run *R, int *exit_code)
 		close(s->priv.fd);
 	if (s->priv.pid > 0)
 		waitpid(s->priv.pid, NULL, 0);
+	if (R->memfd_writer > 0)
+		waitpid(R->memfd_writer, NULL, 0);
 	limits_cgroup_forget(&R->cg);
 	if (s->audit.ending) {
 		/* The run's end is in the log: the seal must be too before
