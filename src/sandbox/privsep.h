@@ -11,10 +11,11 @@
  * a helper forked before the drop, the privileged helper, which takes
  * only the operations of the table below, each in the phases it names
  * (OpenSSH's monitor: requests in a table, gated by phase; bubblewrap's
- * closed list of privileged operations). No operation carries a path, an
- * id or a length: the helper acts on the state it was forked with, and
- * the one fd a request may carry is an MCP connection from the sandbox,
- * which the helper does not read (the connection's monitor does).
+ * closed list of privileged operations). The helper acts on the state it
+ * was forked with: one request carries an argument, PRIV_HOST_LOOK's
+ * absolute path, answered with two bits; the one fd a request may carry
+ * is an MCP connection from the sandbox, which the helper does not read
+ * (the connection's monitor does).
  *
  * Unprivileged there is no helper: each operation runs in the supervisor,
  * through the same table (privsep_call).

@@ -286,6 +286,20 @@ test_processes_mcp_gateway_is_contained_and_holds_no_secret_in_its_environment()
 		assert_not_contains "$env" "DEPLOY_TOKEN" "the secret's variable in the gateway's environment"
 		# Nothing at all but a sanitized build's own settings.
 		assert_eq "" "$(grep -Ev '^(ASAN|UBSAN|LSAN)_OPTIONS=' <<<"$env")" "the gateway's environment"
+		# Its monitor (the gateway's parent) is root, as the table
+		# says; the runner beside it, the supervisor of the server's
+		# sandbox, gave up root as the session's supervisor did.
+		local mon runner="" c
+		mon=$(status_field "$st" PPid)
+		assert_eq 0 "$(awk '$1 == "Uid:" { print $3 }' "/proc/$mon/status")" "the connection's monitor is root"
+		for c in $(descendants "$mon"); do
+			if [ "$(status_field "/proc/$c/status" PPid)" = "$mon" ] && [ "$c" != "$pid" ]; then
+				runner=$c
+			fi
+		done
+		[ -n "$runner" ] || fail "no runner beside the gateway under the monitor $mon"
+		assert_ids_not_root "/proc/$runner/status" "the MCP server's supervisor"
+		assert_eq 1 "$(status_field "/proc/$runner/status" NoNewPrivs)" "the MCP server's supervisor has no_new_privs"
 	else
 		assert_eq "$(id -u)" "$(awk '$1 == "Uid:" { print $3 }' "$st")" "an unprivileged gateway keeps the user's uid"
 		# Not dumpable: the user's own processes cannot read its
