@@ -33,20 +33,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "audit/audit.h"
 #include "audit/json.h"
 #include "util/buf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                      \
-	do {                                                                             \
-		if (!(cond)) {                                                           \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-				#cond);                                                  \
-			abort();                                                         \
-		}                                                                        \
-	} while (0)
 
 static bool utf8_valid(const unsigned char *s, size_t n)
 {

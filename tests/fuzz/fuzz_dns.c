@@ -27,18 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "net/dns.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                      \
-	do {                                                                             \
-		if (!(cond)) {                                                           \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-				#cond);                                                  \
-			abort();                                                         \
-		}                                                                        \
-	} while (0)
 
 #define SYNTH_ENTRIES 256
 

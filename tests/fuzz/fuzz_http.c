@@ -24,21 +24,13 @@
 #include <string.h>
 #include <strings.h>
 
+#include "check.h"
 #include "net/dlp.h"
 #include "net/http.h"
 #include "net/respscan.h"
 #include "util/buf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                    \
-	do {                                                                           \
-		if (!(cond)) {                                                         \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-				#cond);                                                \
-			abort();                                                       \
-		}                                                                      \
-	} while (0)
 
 struct verdict {
 	int r;

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "audit/audit.h"
 #include "audit/identity.h"
 #include "audit/signproto.h"
@@ -37,14 +38,6 @@
 #include "util/buf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                                  \
-	do {                                                                                         \
-		if (!(cond)) {                                                                       \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);     \
-			abort();                                                                     \
-		}                                                                                    \
-	} while (0)
 
 #define T0 1800000000LL
 

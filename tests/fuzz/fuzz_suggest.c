@@ -16,17 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "analysis/suggest.h"
 #include "policy/policy.h"
-
-#define CHECK(cond)                                                                      \
-	do {                                                                             \
-		if (!(cond)) {                                                           \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-				#cond);                                                  \
-			abort();                                                         \
-		}                                                                        \
-	} while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
