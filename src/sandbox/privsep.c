@@ -487,10 +487,7 @@ int privsep_pidns_wait(pid_t writer, struct error *err)
 	while ((w = waitpid(writer, &st, 0)) < 0 && errno == EINTR)
 		;
 	if (w != writer || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		return error_set(err, EPERM, "cannot set vm.memfd_noexec to 2 in the sandbox's pid namespace (%s %d)",
-				 w == writer && WIFSIGNALED(st) ? "signal" : "step",
-				 w != writer	      ? -1
-				 : WIFSIGNALED(st) ? WTERMSIG(st)
-						   : WEXITSTATUS(st));
+		return error_set(err, EPERM, "cannot set vm.memfd_noexec to 2 in the sandbox's pid namespace (step %d)",
+				 w == writer && WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	return 0;
 }

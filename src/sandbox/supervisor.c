@@ -784,6 +784,14 @@ static void log_policy_loaded(struct run *R)
 	}
 }
 
+/* One byte of the setup's protocol to the child (PROTO_GO, PROTO_START). */
+static int send_to_child(struct run_state *s, char byte, struct error *err)
+{
+	if (send(s->sync, &byte, 1, MSG_NOSIGNAL) != 1)
+		return error_sys(err, errno, "the sandbox died during setup");
+	return 0;
+}
+
 /* The child in its namespaces, its id maps and cgroup, and the go. */
 static int run_clone(struct run *R, struct error *err)
 {
@@ -844,11 +852,8 @@ static int run_clone(struct run *R, struct error *err)
 	if ((r = ids_write_maps(pid, plan, err)) < 0 || (r = limits_cgroup_attach(&R->cg, pid, err)) < 0)
 		return r;
 	log_policy_loaded(R);
-	char go = PROTO_GO;
-	if (send(s->sync, &go, 1, MSG_NOSIGNAL) != 1) {
-		r = error_sys(err, errno, "the sandbox died during setup");
+	if ((r = send_to_child(s, PROTO_GO, err)) < 0)
 		return r;
-	}
 	/* While the sandbox builds itself: the command waits for it (a
 	 * plan->privileged child waits for PROTO_START after READY). */
 	if (plan->privileged) {
@@ -892,14 +897,6 @@ static int run_tracer(struct run *R, struct error *err)
 	return r;
 }
 
-static int let_command_go(struct run_state *s, struct error *err)
-{
-	char start = PROTO_START;
-	if (send(s->sync, &start, 1, MSG_NOSIGNAL) != 1)
-		return error_sys(err, errno, "the sandbox died during setup");
-	return 0;
-}
-
 /* The sandbox's READY and its fds; the guard, the tracer and the writer
  * joined; the command let go. */
 static int run_ready(struct run *R, struct error *err)
@@ -926,7 +923,7 @@ static int run_ready(struct run *R, struct error *err)
 	if (R->memfd_writer > 0) {
 		pid_t w = R->memfd_writer;
 		R->memfd_writer = 0;
-		if ((r = privsep_pidns_wait(w, err)) < 0 || (!plan->hold && (r = let_command_go(s, err)) < 0)) {
+		if ((r = privsep_pidns_wait(w, err)) < 0 || (!plan->hold && (r = send_to_child(s, PROTO_START, err)) < 0)) {
 			for (int i = 0; i < PROTO_MAX_FDS; i++)
 				if (fds[i] >= 0)
 					close(fds[i]);
@@ -997,7 +994,7 @@ static int run_ready(struct run *R, struct error *err)
 		return r;
 	}
 	if (plan->hold)
-		r = let_command_go(s, err);
+		r = send_to_child(s, PROTO_START, err);
 
 	return r;
 }
