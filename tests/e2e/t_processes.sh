@@ -130,7 +130,7 @@ assert_ids_not_root() {
 }
 
 test_processes_proxy_is_contained_and_holds_no_secret_in_its_environment() {
-	local tok="proc-s3cr3t-$RANDOM$RANDOM-value" pid st env uid
+	local tok="proc-s3cr3t-$RANDOM$RANDOM-value" pid st env
 	start_session "$tok"
 	pid=$(proxy_pid)
 	[ -n "$pid" ] || fail "no airlock-proxy under airlock run $APID: $(cat "$T/session.out" "$T/session.err")"
@@ -139,10 +139,10 @@ test_processes_proxy_is_contained_and_holds_no_secret_in_its_environment() {
 	assert_eq 1 "$(status_field "$st" NoNewPrivs)" "the proxy has no_new_privs"
 	assert_eq 0000000000000000 "$(status_field "$st" CapEff)" "the proxy holds no capability"
 	if e2e_is_root; then
-		# Started by root, it serves as the sandbox's host uid, never as
-		# root: real, effective, saved and file-system uids alike.
-		uid=$(awk '$1 == "Uid:" { print $2, $3, $4, $5 }' "$st")
-		assert_no_match "$uid" '(^| )0( |$)' "the proxy's uids ($uid)"
+		# Started by root, it serves as the sandbox's host uid and gid,
+		# never as root: real, effective, saved and file-system ids
+		# alike, with no supplementary group.
+		assert_ids_not_root "$st" "the proxy"
 		# Its environment: root may read it (an unprivileged proxy is not
 		# dumpable, and its environment is then the user's to read only
 		# through it). The value is nowhere in it.
@@ -265,7 +265,7 @@ gateway_pid() {
 }
 
 test_processes_mcp_gateway_is_contained_and_holds_no_secret_in_its_environment() {
-	local tok="proc-mcp-s3cr3t-$RANDOM$RANDOM-value" pid st env uid
+	local tok="proc-mcp-s3cr3t-$RANDOM$RANDOM-value" pid st env
 	start_mcp_session "$tok"
 	assert_contains "$(cat "$WS/mcp.out")" '"method":"ping"' "the ping went through the gateway and back"
 	pid=$(gateway_pid)
