@@ -287,9 +287,13 @@ static int drop_root(struct run_state *s, struct error *err)
 	s->pctx.sandbox_pidfd = -1;
 	if (r < 0)
 		return r;
-	s->mcp.kill_all = priv_kill_monitors;
-	s->mcp.stop_all = priv_stop_monitors;
-	s->mcp.remote = s;
+	/* Monitors are started only for a connection to the gateway's
+	 * socket: without one there are none to end. */
+	if (s->mcp.listen >= 0) {
+		s->mcp.kill_all = priv_kill_monitors;
+		s->mcp.stop_all = priv_stop_monitors;
+		s->mcp.remote = s;
+	}
 	s->egress.signal_root = priv_signal_proxy;
 	s->egress.signal_arg = s;
 	ftrace_set_host_look(priv_host_look, s);
@@ -1094,8 +1098,11 @@ static int run_end(struct run *R, int *exit_code, struct error *err)
 			*exit_code, unreported);
 	/* The change is read once the sandbox is gone (nothing writes the
 	 * layer any more), and its flagged entries go into the log before
-	 * the seal. */
-	if (privsep_call(&s->priv, &s->pctx, PRIV_REVIEW_FINISH, -1, -1, NULL, NULL) < 0)
+	 * the seal. Without a session there is nothing to ask the helper:
+	 * our copy of rr->active is as it was when the helper was forked,
+	 * and a request costs two wake-ups. */
+	bool review = s->rr->active;
+	if (review && privsep_call(&s->priv, &s->pctx, PRIV_REVIEW_FINISH, -1, -1, NULL, NULL) < 0)
 		*exit_code = SANDBOX_EXIT_SETUP;
 	/* The writer seals the log while the rest is reported and cleaned
 	 * up; its answer is awaited last (below out). */
@@ -1114,7 +1121,8 @@ static int run_end(struct run *R, int *exit_code, struct error *err)
 		fprintf(stderr,
 			"airlock: WARNING: observe mode: nothing was enforced; %lu operation%s would have been denied\n",
 			trace_observed(s->trace), trace_observed(s->trace) == 1 ? "" : "s");
-	(void)privsep_call(&s->priv, &s->pctx, PRIV_REVIEW_REPORT, -1, -1, NULL, NULL);
+	if (review)
+		(void)privsep_call(&s->priv, &s->pctx, PRIV_REVIEW_REPORT, -1, -1, NULL, NULL);
 	if (s->priv.died) {
 		fprintf(stderr, "airlock: the privileged helper stopped; the run was ended (fail closed)\n");
 		*exit_code = SANDBOX_EXIT_SETUP;
