@@ -31,12 +31,16 @@ int cli_version(int argc, char **argv);
  * exit code. */
 int cli_audit_exec(const char *verb, int argc, char **argv);
 
-/* Load FILE, or the built-in default when file is NULL. */
 /* --no-audit with a policy that names audit.dir: said on stderr, naming
  * the field's line; the caller exits with SANDBOX_EXIT_USAGE. */
 bool cli_no_audit_contradicts(const struct policy *pol, bool no_audit);
 
+/* Load FILE, or the built-in default when file is NULL. */
 int cli_load_policy(const char *file, struct policy **out, struct error *err);
+
+/* The home directory a policy's ~/ paths mean: $HOME when absolute, else
+ * the user's from the password database, else "/". */
+const char *cli_home(void);
 
 struct policy_layer_report;
 

@@ -8,18 +8,22 @@
 #include "cli/cli.h"
 #include "policy/layer.h"
 
+const char *cli_home(void)
+{
+	const char *home = getenv("HOME");
+	if (home && home[0] == '/')
+		return home;
+	struct passwd *pw = getpwuid(getuid());
+	return pw && pw->pw_dir ? pw->pw_dir : "/";
+}
+
 static int load_with(const char *file, const char *enterprise, bool layered, struct policy **out,
 		     struct policy_layer_report *rep, struct error *err)
 {
 	char cwd[PATH_MAX];
 	if (!getcwd(cwd, sizeof(cwd)))
 		return error_sys(err, errno, "cannot determine the current directory");
-	const char *home = getenv("HOME");
-	if (!home || home[0] != '/') {
-		struct passwd *pw = getpwuid(getuid());
-		home = pw && pw->pw_dir ? pw->pw_dir : "/";
-	}
-	struct policy_ctx ctx = { .home = home, .cwd = cwd };
+	struct policy_ctx ctx = { .home = cli_home(), .cwd = cwd };
 	int r = file ? policy_load_file(file, &ctx, out, err) : policy_default(&ctx, out, err);
 	if (r < 0 || !layered)
 		return r;

@@ -23,6 +23,7 @@
 #include "mcp/mcp.h"
 #include "policy/mcp.h"
 #include "sandbox/auditlog.h"
+#include "sandbox/mcpgw.h"
 #include "sandbox/sandbox.h"
 #include "util/file.h"
 #include "util/statedir.h"
@@ -180,9 +181,10 @@ static int pins_path(const struct mcp_opts *o, const struct policy_mcp_server *s
 	return 0;
 }
 
+/* A gateway's record into its log; without a log, taken and dropped. */
 static bool record_to_log(void *ctx, const char *line, size_t len)
 {
-	return auditlog_event(ctx, line, len);
+	return !ctx || auditlog_event(ctx, line, len);
 }
 
 /* The server's sandbox, supervised by a child of this process, its
@@ -234,9 +236,10 @@ static pid_t start_server(const struct sandbox_opts *so, const struct auditlog *
 
 /* A server whose tools step up needs someone to ask: the control socket
  * (--socket, or one per server and process in the user's control
- * directory), and the terminal when the gateway has one (an MCP client
- * seldom gives it one). sock (cap bytes) keeps the socket's path. */
-static void open_step_up(struct mcp_gateway *g, const struct mcp_opts *o, const char *name, char *sock, size_t cap)
+ * directory), and the terminal when there is one (an MCP client seldom
+ * gives it one). sock (cap bytes) keeps the socket's path; the listener
+ * in *listener and the terminal in *tty, each -1 when none. */
+static void open_step_up(const struct mcp_opts *o, const char *name, char *sock, size_t cap, int *listener, int *tty)
 {
 	char rd[4096];
 	struct error derr = { 0 };
@@ -244,10 +247,85 @@ static void open_step_up(struct mcp_gateway *g, const struct mcp_opts *o, const 
 		snprintf(sock, cap, "%s", o->socket);
 	else if (mcp_control_dir(rd, sizeof(rd)) == 0 && file_mkdir_p(rd, 0700, &derr) == 0)
 		snprintf(sock, cap, "%s/%s-%d.sock", rd, name, (int)getpid());
-	if (sock[0] && (g->control_fd = mcp_control_listen(sock, &derr)) < 0)
+	if (sock[0] && (*listener = mcp_control_listen(sock, &derr)) < 0) {
 		fprintf(stderr, "airlock mcp: %s\n", derr.msg);
-	g->control_path = sock;
-	g->tty_fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+		sock[0] = '\0';
+	}
+	*tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+}
+
+/* The gateway, airlock-mcp-gateway, relays between the client (our
+ * stdin and stdout) and the server in a sandbox of its own: the client's
+ * JSON-RPC is parsed there, never here (proto/mcpgw.h, "stdio"). This
+ * process is its monitor: it writes the pins it changed, answers whether
+ * a path is inside the workspace, and takes its records into the log.
+ * The gateway's outcome (MCPGW_GW_*), with the server told to stop
+ * unless the gateway ended cleanly. */
+static int relay(const struct policy *pol, const struct policy_mcp_server *srv, const char *name,
+		 const struct mcp_opts *o, const char *pins, struct auditlog *log, int to_srv, int from_srv, pid_t server)
+{
+	struct error err = { 0 };
+	uid_t uid;
+	gid_t gid;
+	char exe[4096], cwd[4096];
+	if (sandbox_host_ids(pol, &uid, &gid, &err) < 0 || sibling_path("airlock-mcp-gateway", exe, sizeof(exe), &err) < 0 ||
+	    (!getcwd(cwd, sizeof(cwd)) && error_sys(&err, errno, "getcwd") < 0)) {
+		fprintf(stderr, "airlock mcp: %s\n", err.msg);
+		kill(server, SIGTERM);
+		return MCPGW_GW_FAILED;
+	}
+	int rs[2], control = -1;
+	pid_t gw = -1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rs) == 0) {
+		gw = mcpgw_gateway_spawn(exe, pol, cwd, cli_home(), rs[1], &control);
+		close(rs[1]);
+		if (gw < 0)
+			close(rs[0]);
+	}
+	if (gw < 0) {
+		fprintf(stderr, "airlock mcp: cannot start %s: %s\n", exe, strerror(errno));
+		kill(server, SIGTERM);
+		return MCPGW_GW_FAILED;
+	}
+	char sock[4096] = "";
+	int listener = -1, tty = -1;
+	if (policy_mcp_steps_up(srv))
+		open_step_up(o, name, sock, sizeof(sock), &listener, &tty);
+	const struct mcpgw_start st = { .name = name, .pins = pins, .workspace = pol->sandbox.workspace,
+					.step_up_path = sock, .step_up_timeout = o->timeout, .uid = uid, .gid = gid,
+					.stdio = true, .client_in = STDIN_FILENO, .client_out = STDOUT_FILENO,
+					.server_in = to_srv, .server_out = from_srv, .step_up = listener, .tty = tty };
+	int r = mcpgw_gateway_start(control, &st);
+	if (listener >= 0)
+		close(listener);
+	if (tty >= 0)
+		close(tty);
+	/* Ours no more: the server sees the end of its input when the
+	 * gateway closes its copy, and the client hears only the gateway. */
+	close(to_srv);
+	close(from_srv);
+	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull >= 0) {
+		dup2(devnull, STDIN_FILENO);
+		dup2(devnull, STDOUT_FILENO);
+		close(devnull);
+	}
+	char *ws_real = realpath(pol->sandbox.workspace, NULL);
+	int served = r < 0 ? -1 : mcpgw_serve(control, pins, ws_real, rs[0], record_to_log, log);
+	free(ws_real);
+	close(control);
+	int end = mcpgw_gateway_end(gw, server, served, name, record_to_log, log);
+	close(rs[0]);
+	if (sock[0])
+		unlink(sock);
+	if (served == MCPGW_SERVE_RECORD)
+		fprintf(stderr, "airlock mcp: %s: a decision could not reach the log; the gateway was stopped (fail closed)\n",
+			name);
+	else if (end == MCPGW_GW_KILLED)
+		fprintf(stderr, "airlock mcp: %s: the gateway was killed or broke its protocol; MCP traffic ended "
+				"(fail closed)\n",
+			name);
+	return end;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -282,13 +360,6 @@ static int cmd_run(int argc, char **argv)
 	if (pins_path(&o, srv, name, pins, sizeof(pins), true) < 0)
 		return SANDBOX_EXIT_USAGE;
 
-	struct mcp_engine eng;
-	if (mcp_engine_init(&eng, srv, name, pol->sandbox.workspace, pins, &err) < 0) {
-		fprintf(stderr, "airlock mcp: %s\n", err.msg);
-		mcp_engine_fini(&eng);
-		return SANDBOX_EXIT_SETUP;
-	}
-
 	/* The gateway's own decision log (the sandboxed server's run keeps
 	 * its own, as any airlock run does). */
 	struct auditlog log = AUDITLOG_INIT;
@@ -301,7 +372,6 @@ static int cmd_run(int argc, char **argv)
 			struct error aerr = { 0 };
 			(void)auditlog_finish(&log, SANDBOX_EXIT_SETUP, &aerr);
 		}
-		mcp_engine_fini(&eng);
 		return SANDBOX_EXIT_SETUP;
 	}
 	bool have_log = r > 0;
@@ -323,33 +393,12 @@ static int cmd_run(int argc, char **argv)
 	if (pid < 0)
 		return SANDBOX_EXIT_SETUP;
 
-	struct mcp_gateway g = { .engine = &eng, .client_in = STDIN_FILENO, .client_out = STDOUT_FILENO,
-				 .server_in = to_srv[1], .server_out = from_srv[0],
-				 .record = have_log ? record_to_log : NULL, .record_ctx = &log,
-				 .control_fd = -1, .tty_fd = -1, .step_up_timeout = o.timeout };
-	char sock[4096] = "";
-	if (policy_mcp_steps_up(srv))
-		open_step_up(&g, &o, name, sock, sizeof(sock));
-	int gr = mcp_gateway_run(&g, &err);
-	if (g.control_fd >= 0) {
-		close(g.control_fd);
-		unlink(sock);
-	}
-	if (g.tty_fd >= 0)
-		close(g.tty_fd);
-	if (gr < 0) {
-		fprintf(stderr, "airlock mcp: %s\n", err.msg);
-		kill(pid, SIGTERM);
-	}
-	if (g.server_in >= 0)
-		close(g.server_in);
-	close(from_srv[0]);
-	mcp_gateway_fini(&g);
+	int end = relay(pol, srv, name, &o, pins, have_log ? &log : NULL, to_srv[1], from_srv[0], pid);
 	int status = 0, code;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	if (gr < 0)
+	if (end != MCPGW_GW_OK)
 		code = SANDBOX_EXIT_SETUP;
 	if (have_log) {
 		struct error aerr = { 0 };
@@ -359,7 +408,6 @@ static int cmd_run(int argc, char **argv)
 		} else
 			fprintf(stderr, "airlock mcp: %s: the gateway's log, sealed: %s\n", name, log.path);
 	}
-	mcp_engine_fini(&eng);
 	return code;
 }
 

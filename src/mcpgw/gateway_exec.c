@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * airlock-mcp-gateway: a session's MCP gateway for one connection, as an
- * executable of its own (proto/mcpgw.h: what crosses, and how).
+ * airlock-mcp-gateway: an MCP gateway for one client, as an executable
+ * of its own (proto/mcpgw.h: what crosses, and how): a connection of a
+ * session's agent, or the stdio client of `airlock mcp run`.
  *
- * Its connection monitor (sandbox/mcpgw.c) starts it with an empty
- * environment and hands it, in one 'G' message, the agent's connection,
- * the server's stdin and stdout (the server's sandbox is the monitor's:
- * this process starts nothing) and what it needs to know. It reads the
- * session's policy again, loads the server's pins, and then, before it
- * answers the agent and reads a byte of the agent's or the server's:
+ * Its monitor (a session's connection monitor, sandbox/mcpgw.c, or `mcp
+ * run`, cli/mcp.c) starts it with an empty environment and hands it, in
+ * one 'G' message, the client's input and output, the server's stdin and
+ * stdout (the server's sandbox is the monitor's: this process starts
+ * nothing) and what it needs to know. It reads the policy again, loads
+ * the server's pins, and then, before it answers the client and reads a
+ * byte of the client's or the server's:
  * drops to the sandbox's uid and gid with no supplementary groups (as
  * root), sets no_new_privs, stops being dumpable, enters a Landlock
  * domain that allows no path at all and a seccomp allow-list that kills
@@ -38,9 +40,10 @@
 #include "sandbox/seccomp_rules.h"
 #include "util/buf.h"
 
-static int client = -1;
+static int client = -1; /* a session's connection, told why it is refused; -1 for a stdio client */
 
-/* Before OK: the agent's client is told why (mcpgw.h's ERR line), and the
+/* Before OK: a session's client is told why (mcpgw.h's ERR line); a stdio
+ * client hears only JSON-RPC, so the reason goes to stderr alone; the
  * monitor sees the exit status. */
 __attribute__((noreturn, format(printf, 1, 2))) static void refuse(const char *fmt, ...)
 {
@@ -175,10 +178,11 @@ int main(int argc, char **argv)
 	static char msg[16384];
 	int fds[PROTO_MAX_FDS];
 	int n = proto_recv(GWPROTO_FD_CONTROL, msg, sizeof(msg), fds);
-	if (n < 2 || msg[0] != GWPROTO_START || fds[GWPROTO_FD_CLIENT] < 0 || fds[GWPROTO_FD_SERVER_IN] < 0 ||
-	    fds[GWPROTO_FD_SERVER_OUT] < 0)
+	int nfds = 0;
+	while (nfds < PROTO_MAX_FDS && fds[nfds] >= 0)
+		nfds++;
+	if (n < 2 || msg[0] != GWPROTO_START || nfds < GWPROTO_FD_FIXED)
 		_exit(1);
-	client = fds[GWPROTO_FD_CLIENT];
 	const char *field[GWPROTO_START_FIELDS];
 	const char *q = msg + 1, *end = msg + n;
 	for (size_t i = 0; i < GWPROTO_START_FIELDS; i++) {
@@ -188,17 +192,25 @@ int main(int argc, char **argv)
 		field[i] = q;
 		q = nul + 1;
 	}
+	bool stdio = !strcmp(field[GWPROTO_START_MODE], GWPROTO_MODE_STDIO);
+	if (!stdio)
+		client = fds[GWPROTO_FD_CLIENT_IN];
 	const char *name = field[GWPROTO_START_NAME];
 	bool step_up = field[GWPROTO_START_STEP_UP_PATH][0] != '\0';
-	if (step_up != (fds[GWPROTO_FD_STEP_UP] >= 0))
+	bool tty = !strcmp(field[GWPROTO_START_TTY], "1");
+	if ((!stdio && strcmp(field[GWPROTO_START_MODE], GWPROTO_MODE_SESSION)) ||
+	    nfds != GWPROTO_FD_FIXED + step_up + tty)
 		refuse("the monitor's start message is malformed");
+	int step_up_fd = step_up ? fds[GWPROTO_FD_FIXED] : -1;
+	int tty_fd = tty ? fds[GWPROTO_FD_FIXED + step_up] : -1;
 
-	/* The policy, read as the supervisor read it (the proxy does the
-	 * same, net/proxy_exec.c): the server's rules are what relay needs. */
+	/* The policy, read as the monitor's side read it (the proxy does the
+	 * same, proxy/proxy_exec.c): the server's rules are what relay
+	 * needs. "" is the built-in default. */
 	struct policy_ctx ctx = { .cwd = argv[2], .home = argv[3], .no_env = true };
 	struct error err = { 0 };
 	struct policy *pol = NULL;
-	if (policy_load_file(argv[1], &ctx, &pol, &err) < 0)
+	if ((argv[1][0] ? policy_load_file(argv[1], &ctx, &pol, &err) : policy_default(&ctx, &pol, &err)) < 0)
 		refuse("%s", err.msg);
 	if (argc > 4) {
 		struct policy_layer_report rep = { 0 };
@@ -207,8 +219,10 @@ int main(int argc, char **argv)
 		if (lr < 0)
 			refuse("%s", err.msg);
 	}
+	/* A session's server is one its policy declares; `mcp run` of a
+	 * policy without the entry relays with every tool denied. */
 	const struct policy_mcp_server *srv = policy_mcp_server(pol->mcp, name);
-	if (!srv)
+	if (!srv && !stdio)
 		refuse("the session's policy declares no mcp.servers.%s", name);
 	/* Path constraints (inside_workspace) are judged against the
 	 * directory the server's own sandbox is given; the pins are read
@@ -221,13 +235,14 @@ int main(int argc, char **argv)
 		    monitor, &err) < 0)
 		refuse("mcp.servers.%s: the gateway's sandbox: %s", name, err.msg);
 
-	/* Contained: from here on, what the agent and the server send. */
-	if (send(client, "OK\n", 3, MSG_NOSIGNAL) != 3)
+	/* Contained: from here on, what the client and the server send. */
+	if (!stdio && send(client, "OK\n", 3, MSG_NOSIGNAL) != 3)
 		_exit(1);
-	struct mcp_gateway gw = { .engine = &eng, .client_in = client, .client_out = client,
-				  .server_in = fds[GWPROTO_FD_SERVER_IN], .server_out = fds[GWPROTO_FD_SERVER_OUT],
-				  .record = record_send, .control_fd = fds[GWPROTO_FD_STEP_UP],
-				  .control_path = step_up ? field[GWPROTO_START_STEP_UP_PATH] : NULL, .tty_fd = -1,
+	struct mcp_gateway gw = { .engine = &eng, .client_in = fds[GWPROTO_FD_CLIENT_IN],
+				  .client_out = fds[GWPROTO_FD_CLIENT_OUT], .server_in = fds[GWPROTO_FD_SERVER_IN],
+				  .server_out = fds[GWPROTO_FD_SERVER_OUT], .record = record_send,
+				  .control_fd = step_up_fd, .control_path = step_up ? field[GWPROTO_START_STEP_UP_PATH] : NULL,
+				  .tty_fd = tty_fd,
 				  .step_up_timeout = (unsigned)strtoul(field[GWPROTO_START_STEP_UP_TIMEOUT], NULL, 10),
 				  .pins_save = pins_to_monitor };
 	int gr = mcp_gateway_run(&gw, &err);

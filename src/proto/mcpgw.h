@@ -3,35 +3,39 @@
 #define AIRLOCK_PROTO_MCPGW_H
 
 /*
- * The wire between a session's MCP connection monitor (the privileged
- * side: a fork of the supervisor, sandbox/mcpgw.c) and the gateway it
- * starts for the connection, airlock-mcp-gateway (mcp/gateway_exec.c),
- * which parses the agent's and the server's JSON-RPC in a sandbox of its
- * own. Everything that crosses, in one place:
+ * The wire between an MCP gateway's monitor and the gateway it starts,
+ * airlock-mcp-gateway (mcpgw/gateway_exec.c), which parses the client's
+ * and the server's JSON-RPC in a sandbox of its own. The monitor is a
+ * session's connection monitor (a fork of the supervisor, one per
+ * connection, sandbox/mcpgw.c), or `airlock mcp run` itself for a stdio
+ * client (cli/mcp.c). Everything that crosses, in one place:
  *
  *   argv  airlock-mcp-gateway POLICY CWD HOME [LAYER...]
- *         the session's policy file, read again as the supervisor read
- *         it (HOME for its ~/ paths), and the enterprise files it was
- *         narrowed by; no secret, and an environment with nothing of the
- *         supervisor's (a gateway taken over would read its own).
+ *         the policy file, read again as the monitor's side read it
+ *         (HOME for its ~/ paths; "" for the built-in default), and the
+ *         enterprise files it was narrowed by; no secret, and an
+ *         environment with nothing of the monitor's (a gateway taken
+ *         over would read its own).
  *   fd 3  GWPROTO_FD_CONTROL: the monitor's SOCK_SEQPACKET control
  *         socket, messages below.
- *   fd 4  GWPROTO_FD_RECORDS: the supervisor's SOCK_SEQPACKET records
- *         socket, shared by the session's gateways: one decision record a
- *         message, one flat JSON line (kind "mcp") ending in "\n", no
- *         letter; the supervisor refuses anything else and stops all MCP
- *         traffic (mcpgw_read).
- *   fd 2  the supervisor's stderr, for fatal messages and step-up
+ *   fd 4  GWPROTO_FD_RECORDS: a SOCK_SEQPACKET records socket (the
+ *         supervisor's, shared by the session's gateways; `mcp run`'s
+ *         own): one decision record a message, one flat JSON line (kind
+ *         "mcp") ending in "\n", no letter; the reader refuses anything
+ *         else and stops all MCP traffic (mcpgw_record_ok).
+ *   fd 2  the monitor's stderr, for fatal messages and step-up
  *         prompts.
  *
  * Control messages, one a SOCK_SEQPACKET message, the first byte the
  * type:
  *
  *   type  from -> to         payload (NUL-separated)         fds (SCM_RIGHTS)
- *   'G'   monitor->gateway   server name, pins file,         the agent's connection,
- *                            workspace, step-up socket's     the server's stdin,
- *                            path or "", step-up timeout     the server's stdout,
- *                            (s), uid, gid                   the step-up listener (when a path)
+ *   'G'   monitor->gateway   server name, pins file,         the client's input, the
+ *                            workspace, step-up socket's     client's output (a session's
+ *                            path or "", step-up timeout     connection twice), the
+ *                            (s), uid, gid, mode ("session"  server's stdin and stdout,
+ *                            or "stdio"), terminal ("1" or   the step-up listener (when a
+ *                            "0")                            path), the terminal (when "1")
  *   'P'   gateway->monitor   one changed pin: tool, sha256,  none
  *                            definition, pending sha256 or
  *                            "", pending definition or ""
@@ -48,8 +52,12 @@
  *
  * 'G' is the first and only message to the gateway before its sandbox:
  * it then drops to the uid and gid (as root), and confines itself
- * (mcp/gateway_exec.c) before it answers the agent "OK\n" (or
- * "ERR why\n", sandbox/mcpgw.h) and reads the agent's first byte. The
+ * (mcpgw/gateway_exec.c) before it reads the client's first byte. In a
+ * session it first answers the connection "OK\n" (or "ERR why\n",
+ * sandbox/mcpgw.h); a stdio client hears nothing but JSON-RPC, and a
+ * refusal goes to stderr alone. A server name the policy does not
+ * declare is refused in a session; for `mcp run` it is the policy's
+ * having no entry, and every tool is denied. The
  * pins file is written, and an argument's path resolved, by the monitor:
  * the gateway opens and resolves no path (as root, the sandbox's uid
  * could neither write root's pins file nor enter a workspace below a
@@ -80,11 +88,23 @@ enum gwproto_start_field {
 	GWPROTO_START_STEP_UP_TIMEOUT,
 	GWPROTO_START_UID,
 	GWPROTO_START_GID,
+	GWPROTO_START_MODE,
+	GWPROTO_START_TTY,
 	GWPROTO_START_FIELDS
 };
 
-/* Fds of a 'G' message, in order. */
-enum gwproto_start_fd { GWPROTO_FD_CLIENT, GWPROTO_FD_SERVER_IN, GWPROTO_FD_SERVER_OUT, GWPROTO_FD_STEP_UP };
+#define GWPROTO_MODE_SESSION "session"
+#define GWPROTO_MODE_STDIO "stdio"
+
+/* Fds of a 'G' message, in order; the optional ones follow only when
+ * their field says so, the terminal after the step-up listener. */
+enum gwproto_start_fd {
+	GWPROTO_FD_CLIENT_IN,
+	GWPROTO_FD_CLIENT_OUT,
+	GWPROTO_FD_SERVER_IN,
+	GWPROTO_FD_SERVER_OUT,
+	GWPROTO_FD_FIXED, /* how many always come */
+};
 
 /* Bounds: the largest control message either side accepts, below a
  * socket's default send buffer (net.core.wmem_default, 208 KiB): a pin

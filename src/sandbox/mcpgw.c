@@ -38,10 +38,6 @@
 #include "util/file.h"
 #include "util/statedir.h"
 
-/* The largest record a gateway process may send: the engine bounds what
- * it records well below this; a longer one is refused (and the session
- * stops, fail closed) rather than split. */
-#define MCPGW_MAX_RECORD (128 * 1024)
 
 static const char *home_of(void)
 {
@@ -235,126 +231,11 @@ static int pins_default(const char *name, char *out, size_t len, struct error *e
 	return 0;
 }
 
-/* A 'P' message's fields, each checked: a gateway taken over may send
- * anything, and what passes here is written into the pins file of the
- * connection's own server, nowhere else. */
-static bool hex64(const char *s, bool empty_ok)
+/* A record of the monitor's own (the gateway's death) to the
+ * supervisor, on the records socket the gateways share. */
+static bool send_record(void *ctx, const char *line, size_t len)
 {
-	if (!*s)
-		return empty_ok;
-	size_t n = 0;
-	for (; s[n]; n++)
-		if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
-			return false;
-	return n == 64;
-}
-
-static int pin_take_msg(struct mcp_pins *p, const char *msg, size_t len)
-{
-	const char *f[5];
-	size_t k = 0;
-	const char *q = msg, *end = msg + len;
-	while (k < 5 && q < end) {
-		const char *nul = memchr(q, '\0', (size_t)(end - q));
-		if (!nul)
-			return -EINVAL;
-		f[k++] = q;
-		q = nul + 1;
-	}
-	if (k != 5 || q != end || !f[0][0] || !hex64(f[1], false) || !f[2][0] || !hex64(f[3], true) ||
-	    (!f[3][0]) != (!f[4][0]) || p->n >= GWPROTO_MAX_PINS)
-		return -EINVAL;
-	struct mcp_pin *v = realloc(p->v, (p->n + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	p->v = v;
-	struct mcp_pin *pin = &v[p->n];
-	memset(pin, 0, sizeof(*pin));
-	pin->dirty = true;
-	memcpy(pin->sha256, f[1], 65);
-	memcpy(pin->pending_sha256, f[3], strlen(f[3]) + 1);
-	if (!(pin->tool = strdup(f[0])) || !(pin->definition = strdup(f[2])) ||
-	    (f[4][0] && !(pin->pending_definition = strdup(f[4])))) {
-		free(pin->tool);
-		free(pin->definition);
-		return -ENOMEM;
-	}
-	p->n++;
-	return 0;
-}
-
-/* The monitor's side of the control socket (proto/mcpgw.h) until the
- * gateway closes it: the pins it changed, written into the server's pins
- * file under the file's lock (mcp_pins_save merges them with the other
- * gateways'), and whether a path is inside workspace (realpath'd; NULL:
- * nothing is). false: the gateway broke the protocol. */
-static bool serve_pins(int control, const char *pins_path, const char *workspace)
-{
-	char *msg = malloc(GWPROTO_MAX_MSG + 1);
-	struct mcp_pins p = { 0 };
-	bool ok = msg != NULL;
-	while (ok) {
-		int fds[PROTO_MAX_FDS];
-		int n = proto_recv(control, msg, GWPROTO_MAX_MSG + 1, fds);
-		for (int i = 0; i < PROTO_MAX_FDS; i++)
-			if (fds[i] >= 0) {
-				close(fds[i]);
-				ok = false;
-			}
-		if (n <= 0 || !ok)
-			break;
-		if (msg[0] == GWPROTO_INSIDE) {
-			/* One bit back; the path a message, NUL-terminated,
-			 * without another NUL (proto_recv terminated it). */
-			char yes = GWPROTO_INSIDE_YES, no = GWPROTO_INSIDE_NO;
-			bool in = n >= 3 && msg[n - 1] == '\0' && strlen(msg + 1) == (size_t)n - 2 && n <= 4098 &&
-				  workspace && mcp_path_inside(workspace, msg + 1);
-			if (proto_send(control, in ? &yes : &no, 1, NULL, 0) < 0)
-				break;
-			continue;
-		}
-		if (msg[0] == GWPROTO_PIN) {
-			if (n > GWPROTO_MAX_MSG || pin_take_msg(&p, msg + 1, (size_t)n - 1) < 0)
-				ok = false;
-			continue;
-		}
-		if (msg[0] != GWPROTO_PINS_WRITE || n != 1) {
-			ok = false;
-			break;
-		}
-		struct error err = { 0 };
-		char ans[ERROR_MSG_MAX + 2];
-		size_t alen = 1;
-		ans[0] = GWPROTO_PINS_OK;
-		if (!(p.path = strdup(pins_path)))
-			error_set(&err, ENOMEM, "out of memory");
-		if (!p.path || mcp_pins_save(&p, &err) < 0) {
-			ans[0] = GWPROTO_PINS_ERR;
-			alen += (size_t)snprintf(ans + 1, sizeof(ans) - 1, "%s", err.msg);
-		}
-		mcp_pins_free(&p);
-		memset(&p, 0, sizeof(p));
-		if (proto_send(control, ans, alen, NULL, 0) < 0)
-			break;
-	}
-	mcp_pins_free(&p);
-	free(msg);
-	return ok;
-}
-
-/* A record of the monitor's own, on the records socket: the gateway died
- * of a signal (its seccomp filter's SIGSYS, say), so this connection's
- * traffic ended without a decision of its. */
-static void record_death(int rec, const char *name, int sig)
-{
-	char line[512];
-	int n = snprintf(line, sizeof(line),
-			 "{\"kind\":\"mcp\",\"method\":\"(gateway)\",\"server\":\"%s\",\"decision\":\"deny\","
-			 "\"rule\":\"gateway\",\"reason\":\"the gateway was killed by signal %d; the run ends "
-			 "(fail closed)\"}\n",
-			 name, sig);
-	if (n > 0 && (size_t)n < sizeof(line))
-		(void)!send(rec, line, (size_t)n, MSG_NOSIGNAL);
+	return send(*(const int *)ctx, line, len, MSG_NOSIGNAL) == (ssize_t)len;
 }
 
 /* The step-up control socket of this connection: 0600 in the 0700 run
@@ -405,42 +286,6 @@ __attribute__((noreturn)) static void runner_main(struct mcpgw *g, const struct 
 		_exit(SANDBOX_EXIT_SETUP);
 	}
 	_exit(code);
-}
-
-/* Start airlock-mcp-gateway for this connection (proto/mcpgw.h): its
- * control socket's other end in *control; -1 with errno on failure. */
-static pid_t gateway_spawn(struct mcpgw *g, int *control)
-{
-	int cs[2];
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cs) < 0)
-		return -1;
-	char *fixed[] = { g->exe, (char *)g->pol->file, g->cwd, g->home };
-	size_t nfixed = ARRAY_SIZE(fixed);
-	char **argv = calloc(nfixed + g->pol->n_layer_files + 1, sizeof(*argv));
-	if (!argv) {
-		close(cs[0]);
-		close(cs[1]);
-		errno = ENOMEM;
-		return -1;
-	}
-	memcpy(argv, fixed, sizeof(fixed));
-	for (size_t i = 0; i < g->pol->n_layer_files; i++)
-		argv[nfixed + i] = g->pol->layer_files[i];
-	/* Nothing of the supervisor's environment: it holds the user's
-	 * secrets, and a gateway taken over would read its own. */
-	char *envp[4];
-	sibling_env(NULL, 0, envp, 0, ARRAY_SIZE(envp));
-	pid_t pid = sibling_spawn(argv, envp, cs[1], g->rec_wr);
-	int e = errno;
-	free(argv);
-	close(cs[1]);
-	if (pid < 0) {
-		close(cs[0]);
-		errno = e;
-		return -1;
-	}
-	*control = cs[0];
-	return pid;
 }
 
 /* One connection, in its own process, the monitor: a fork of the
@@ -532,32 +377,18 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 	int control = -1;
 	pid_t gw = -1;
 	int sr = sibling_path("airlock-mcp-gateway", g->exe, sizeof(g->exe), &err);
-	if (sr == 0 && (gw = gateway_spawn(g, &control)) < 0)
+	if (sr == 0 && (gw = mcpgw_gateway_spawn(g->exe, g->pol, g->cwd, g->home, g->rec_wr, &control)) < 0)
 		sr = error_sys(&err, errno, "cannot start %s", g->exe);
 	if (sr < 0) {
 		answer(c, "ERR mcp.servers.%s: the gateway: %s\n", name, err.msg);
 		kill(runner, SIGKILL);
 		_exit(1);
 	}
-	char timeout[16], uid[16], gid[16];
-	snprintf(timeout, sizeof(timeout), "%u", srv->step_up_timeout ? srv->step_up_timeout : 60);
-	snprintf(uid, sizeof(uid), "%u", (unsigned)g->uid);
-	snprintf(gid, sizeof(gid), "%u", (unsigned)g->gid);
-	const char *field[GWPROTO_START_FIELDS] = {
-		[GWPROTO_START_NAME] = name,		 [GWPROTO_START_PINS] = pins,
-		[GWPROTO_START_WORKSPACE] = spol->sandbox.workspace, [GWPROTO_START_STEP_UP_PATH] = sock,
-		[GWPROTO_START_STEP_UP_TIMEOUT] = timeout, [GWPROTO_START_UID] = uid,
-		[GWPROTO_START_GID] = gid,
-	};
-	struct buf m = { 0 };
-	int r = buf_append(&m, (char[]){ GWPROTO_START }, 1);
-	for (size_t i = 0; i < GWPROTO_START_FIELDS && r >= 0; i++)
-		r = buf_append(&m, field[i], strlen(field[i]) + 1);
-	const int fds[] = { [GWPROTO_FD_CLIENT] = c, [GWPROTO_FD_SERVER_IN] = to_srv[1],
-			    [GWPROTO_FD_SERVER_OUT] = from_srv[0], [GWPROTO_FD_STEP_UP] = step_up };
-	if (r >= 0)
-		r = proto_send(control, m.data, m.len, fds, step_up >= 0 ? 4 : 3);
-	buf_free(&m);
+	const struct mcpgw_start st = { .name = name, .pins = pins, .workspace = spol->sandbox.workspace,
+					.step_up_path = sock, .step_up_timeout = srv->step_up_timeout ? srv->step_up_timeout : 60,
+					.uid = g->uid, .gid = g->gid, .client_in = c, .client_out = c,
+					.server_in = to_srv[1], .server_out = from_srv[0], .step_up = step_up, .tty = -1 };
+	int r = mcpgw_gateway_start(control, &st);
 	/* The gateway holds them now: with these copies closed, the
 	 * gateway's end is the connection's and the server's input's end. */
 	close(c);
@@ -567,35 +398,22 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 		close(step_up);
 
 	/* What inside_workspace judges against: the server's workspace as
-	 * the filesystem has it (mcp_engine_init resolves it the same way). */
+	 * the filesystem has it (mcp_engine_init resolves it the same way).
+	 * The gateway's records go to the supervisor straight. */
 	char *ws_real = realpath(spol->sandbox.workspace, NULL);
-	/* A gateway that breaks the control protocol is treated as one
-	 * taken over (below); one that could not be told where everything
-	 * is merely fails. */
-	bool ok = r < 0 || serve_pins(control, pins, ws_real);
+	int served = r < 0 ? -1 : mcpgw_serve(control, pins, ws_real, -1, NULL, NULL);
 	free(ws_real);
 	close(control);
-	if (r < 0 || !ok)
-		kill(gw, SIGKILL);
-	int status = 0;
-	while (waitpid(gw, &status, 0) < 0 && errno == EINTR)
-		;
-	bool killed = r >= 0 && WIFSIGNALED(status);
-	if (killed)
-		record_death(rec, name, WTERMSIG(status));
-	/* Fail closed: a gateway that failed, or could not record, stops the
-	 * server; one that was killed (its filter's SIGSYS: it was taken
-	 * over), or broke the protocol, ends the run (mcpgw_reaped). */
-	if (r < 0 || !ok || killed || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		kill(runner, killed ? SIGKILL : SIGTERM);
+	int end = mcpgw_gateway_end(gw, runner, served, name, send_record, &rec);
 	int rstatus = 0;
 	while (waitpid(runner, &rstatus, 0) < 0 && errno == EINTR)
 		;
 	if (sock[0])
 		unlink(sock);
-	if (killed || !ok)
+	/* One taken over ends the run (mcpgw_reaped). */
+	if (end == MCPGW_GW_KILLED)
 		_exit(MCPGW_EXIT_GATEWAY_KILLED);
-	_exit(WIFEXITED(status) && WEXITSTATUS(status) == 0 && WIFEXITED(rstatus) && WEXITSTATUS(rstatus) == 0 ? 0 : 1);
+	_exit(end == MCPGW_GW_OK && WIFEXITED(rstatus) && WEXITSTATUS(rstatus) == 0 ? 0 : 1);
 }
 
 int mcpgw_accept(struct mcpgw *g)
@@ -644,9 +462,9 @@ bool mcpgw_read(struct mcpgw *g)
 		if (n <= 0)
 			return any;
 		any = true;
-		/* One whole line per message: a record that would split or
-		 * join lines in the log is refused, and the traffic stops. */
-		if ((size_t)n > MCPGW_MAX_RECORD || msg[n - 1] != '\n' || memchr(msg, '\n', (size_t)n - 1)) {
+		/* A record that would split or join lines in the log is
+		 * refused, and the traffic stops. */
+		if (!mcpgw_record_ok(msg, (size_t)n)) {
 			g->lost = true;
 			mcpgw_kill(g);
 			continue;

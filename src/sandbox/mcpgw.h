@@ -120,6 +120,66 @@ void mcpgw_kill(struct mcpgw *g);
  * their last records, release everything. */
 void mcpgw_stop(struct mcpgw *g);
 
+/* The largest record a gateway process may send: the engine bounds what
+ * it records well below this; a longer one is refused (and MCP traffic
+ * stops, fail closed) rather than split. */
+#define MCPGW_MAX_RECORD (128 * 1024)
+
+/* The monitor's side of proto/mcpgw.h (mcpgw_monitor.c), shared by a
+ * session's connection monitors and `airlock mcp run`. */
+
+/* What a gateway is told in its 'G': strings borrowed; fds the caller's
+ * (step_up and tty -1 for none; a session's client_in and client_out are
+ * the one connection). */
+struct mcpgw_start {
+	const char *name, *pins, *workspace, *step_up_path;
+	unsigned step_up_timeout;
+	uid_t uid;
+	gid_t gid;
+	bool stdio; /* a stdio client: no "OK\n" before its JSON-RPC */
+	int client_in, client_out, server_in, server_out, step_up, tty;
+};
+
+/* Start exe (airlock-mcp-gateway) for pol, read again from its file (or
+ * the built-in default) with cwd and home, with an empty environment and
+ * rec_wr as its records socket. Its pid, and its control socket's other
+ * end in *control; -1 with errno. */
+pid_t mcpgw_gateway_spawn(const char *exe, const struct policy *pol, const char *cwd, const char *home, int rec_wr,
+			  int *control);
+
+/* Send the gateway its 'G'. 0, or a negative errno. */
+int mcpgw_gateway_start(int control, const struct mcpgw_start *st) WUR;
+
+/* Serve the gateway's control socket until it closes it: pins written
+ * into pins_path (only there), paths judged against workspace (resolved;
+ * NULL: nothing is inside). With rec_rd >= 0, the records socket is read
+ * meanwhile, each record checked (mcpgw_record_ok) and handed to
+ * on_record, up to the gateway's exit. 0; MCPGW_SERVE_BROKEN when the
+ * gateway broke the control protocol (taken over: the caller kills it);
+ * MCPGW_SERVE_RECORD when a record was refused, or on_record did not take
+ * it (the log is gone: the caller stops the traffic). */
+#define MCPGW_SERVE_BROKEN 1
+#define MCPGW_SERVE_RECORD 2
+int mcpgw_serve(int control, const char *pins_path, const char *workspace, int rec_rd,
+		bool (*on_record)(void *ctx, const char *line, size_t len), void *ctx);
+
+/* After mcpgw_serve returned served (or -1: the 'G' could not be sent):
+ * the gateway killed unless it served to the end, then reaped; its death
+ * by a signal recorded through on_record; the server (its sandbox's
+ * supervisor; 0 for none) stopped unless the gateway ended cleanly,
+ * killed when the gateway was. The server is not reaped here. */
+enum { MCPGW_GW_OK, MCPGW_GW_FAILED, MCPGW_GW_KILLED };
+int mcpgw_gateway_end(pid_t gw, pid_t server, int served, const char *name,
+		      bool (*on_record)(void *ctx, const char *line, size_t len), void *ctx);
+
+/* A record is one whole line, at most MCPGW_MAX_RECORD bytes: one that
+ * would split or join lines in the log is not. */
+bool mcpgw_record_ok(const char *msg, size_t n);
+
+/* The record of a gateway killed by sig (its filter's SIGSYS: taken
+ * over), in line (cap bytes): its length, or a negative errno. */
+int mcpgw_record_death(char *line, size_t cap, const char *name, int sig);
+
 /* One line of the connection's opening, "\n" not included: the server's
  * name the client sends, the gateway's answer. Byte by byte, so nothing
  * of what follows is consumed. false at the end of the input or for a

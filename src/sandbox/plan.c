@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "sandbox/internal.h"
+#include "sandbox/sandbox.h"
 #include "proto/proxy.h"
 #include "sandbox/landlock_abi.h"
 #include "sandbox/review_run.h"
@@ -863,6 +864,19 @@ static int plan_process(struct sandbox_plan *p, const struct policy *pol, const 
 	return 0;
 oom:
 	return error_set(err, ENOMEM, "out of memory");
+}
+
+int sandbox_host_ids(const struct policy *pol, uid_t *uid, gid_t *gid, struct error *err)
+{
+	struct stat ws_st;
+	char ws[PATH_MAX];
+	struct sandbox_plan p = { 0 };
+	int r = check_workspace(pol, ws, &ws_st, err);
+	if (r >= 0 && (r = plan_ids(&p, pol, &ws_st, err)) >= 0) {
+		*uid = p.host_uid;
+		*gid = p.host_gid;
+	}
+	return r;
 }
 
 int plan_build(const struct policy *pol, char *const *argv, enum seccomp_trace trace, struct sandbox_plan *p,

@@ -25,6 +25,13 @@ struct sandbox_opts {
 	                              * of its own says which is which) */
 };
 
+/* The host uid and gid pol's sandbox runs as (started as root: the
+ * policy's, else the workspace's owner's, else nobody; unprivileged: our
+ * own), which a helper relaying for it drops to. 0, or a negative errno
+ * with err set (a workspace that is not there, a host uid that would be
+ * root). */
+int sandbox_host_ids(const struct policy *pol, uid_t *uid, gid_t *gid, struct error *err) WUR;
+
 /* Run argv inside the process boundary described by opts->policy.
  * Returns 0 and sets *exit_code to the command's exit status (128+N for a
  * signal) when the command ran; a negative value with err filled when the

@@ -338,6 +338,116 @@ test_processes_mcp_gateway_killed_fails_closed() {
 	assert_not_contains "$OUT" '"id":2' "nothing of a later connection reaches a server"
 }
 
+# `airlock mcp run` outside a session: a stdio MCP client (here, a fifo
+# held open) talks to /bin/cat as the server through the same
+# airlock-mcp-gateway, a child of `mcp run`, which then relays while the
+# test reads /proc. Sets MPID, and INFD (the client's side of the fifo).
+start_mcp_run() {
+	cat >"$T/mcp-run.yaml" <<YAML
+version: 1
+audit:
+  dir: "$T/run-audit"
+mcp:
+  servers:
+    echo:
+      command: [/bin/cat]
+YAML
+	mkfifo "$T/run.in"
+	(cd "$WS" && DEPLOY_TOKEN="$1" HOME="$E2E_HOME" exec timeout -k 5 "$E2E_TIMEOUT" "$AIRLOCK" mcp run \
+		--policy "$T/mcp-run.yaml" --pins "$T/run-pins.json") \
+		<"$T/run.in" >"$T/run.out" 2>"$T/run.err" &
+	MPID=$!
+	bg_register "$MPID"
+	exec {INFD}>"$T/run.in"
+	LAST_CMD="airlock mcp run --policy $T/mcp-run.yaml -- /bin/cat (DEPLOY_TOKEN set)"
+	printf '{"jsonrpc":"2.0","id":1,"method":"ping"}\n' >&"$INFD"
+	wait_for 60 grep -q '"method":"ping"' "$T/run.out" || {
+		OUT=$(cat "$T/run.out") ERR=$(cat "$T/run.err")
+		fail "the ping did not come back through mcp run$(e2e_last_run)"
+	}
+}
+
+# end_mcp_run: the client's input ends; RC, OUT, ERR of mcp run.
+end_mcp_run() {
+	exec {INFD}>&-
+	wait "$MPID"
+	RC=$?
+	OUT=$(cat "$T/run.out")
+	ERR=$(cat "$T/run.err")
+}
+
+# mcp_run_gateway: the airlock-mcp-gateway under MPID.
+mcp_run_gateway() {
+	local p
+	for p in $(descendants "$MPID"); do
+		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = airlock-mcp-gat ]; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 0
+}
+
+# The client's JSON-RPC is parsed by a contained gateway, not by `mcp run`
+# itself, which keeps the user's environment and (as root) root.
+test_processes_mcp_run_gateway_is_contained_and_holds_no_secret_in_its_environment() {
+	local tok="proc-run-s3cr3t-$RANDOM$RANDOM-value" pid st env
+	start_mcp_run "$tok"
+	pid=$(mcp_run_gateway)
+	[ -n "$pid" ] || fail "no airlock-mcp-gateway under airlock mcp run $MPID: $(cat "$T/run.err")"
+	st=/proc/$pid/status
+	assert_eq 2 "$(status_field "$st" Seccomp)" "the gateway runs under a seccomp filter (Seccomp: 2)"
+	assert_eq 1 "$(status_field "$st" NoNewPrivs)" "the gateway has no_new_privs"
+	assert_eq 0000000000000000 "$(status_field "$st" CapEff)" "the gateway holds no capability"
+	assert_eq 0000000000000000 "$(status_field "$st" CapPrm)" "the gateway can regain no capability"
+	if e2e_is_root; then
+		assert_ids_not_root "$st" "the gateway of mcp run"
+		env=$(tr '\0' '\n' <"/proc/$pid/environ") || fail "cannot read /proc/$pid/environ"
+		assert_not_contains "$env" "$tok" "the secret in the gateway's environment"
+		assert_eq "" "$(grep -Ev '^(ASAN|UBSAN|LSAN)_OPTIONS=' <<<"$env")" "the gateway's environment"
+	else
+		assert_eq "$(id -u)" "$(awk '$1 == "Uid:" { print $3 }' "$st")" "an unprivileged gateway keeps the user's uid"
+		if env=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null); then
+			assert_not_contains "$env" "$tok" "the secret in the gateway's environment"
+			fail "the user read the gateway's environment: it is dumpable"
+		fi
+	fi
+	# Nothing but the gateway reads the client: `mcp run` holds neither
+	# its stdin's fifo nor its stdout any more.
+	assert_not_contains "$(ls -l /proc/"$(mcp_run_cli)"/fd/ 2>/dev/null)" "$T/run.in" "mcp run's own fds"
+	# A call of a tool the policy does not allow: answered by the gateway
+	# with an error, and recorded.
+	printf '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"rm","arguments":{}}}\n' >&"$INFD"
+	wait_for 30 grep -q '"id":2' "$T/run.out" || fail "the call was not answered: $(cat "$T/run.err")"
+	end_mcp_run
+	assert_eq 0 "$RC" "mcp run ends with its client's input$(e2e_last_run)"
+	assert_contains "$(grep '"id":2' <<<"$OUT")" '"isError":true' "the denied call is an error result"
+	assert_match "$(cat "$T"/run-audit/*.jsonl)" '"tool":"rm".*"decision":"deny".*"kind":"mcp"' \
+		"the gateway's decision is in the log"
+}
+
+# mcp_run_cli: the airlock process of mcp run (the gateway's parent).
+mcp_run_cli() { status_field "/proc/$(mcp_run_gateway)/status" PPid; }
+
+# Fail closed: a gateway killed as its filter kills (a call it never
+# makes: taken over) ends `mcp run` with 125, the server with it, and the
+# log says so.
+test_processes_mcp_run_gateway_killed_fails_closed() {
+	local pid
+	start_mcp_run "proc-run-other-$RANDOM$RANDOM-value"
+	pid=$(mcp_run_gateway)
+	[ -n "$pid" ] || fail "no airlock-mcp-gateway under airlock mcp run $MPID: $(cat "$T/run.err")"
+	kill -SYS "$pid"
+	wait "$MPID"
+	RC=$?
+	exec {INFD}>&-
+	OUT=$(cat "$T/run.out")
+	ERR=$(cat "$T/run.err")
+	assert_eq 125 "$RC" "mcp run ends (fail closed)$(e2e_last_run)"
+	assert_contains "$ERR" "the gateway was killed or broke its protocol" "and says why"
+	assert_contains "$(cat "$T"/run-audit/*.jsonl)" '"message":"the gateway was killed by signal 31' "the log says it too"
+}
+
 # Started as root, the supervisor gives up root before the agent's first
 # request is decided: it becomes the sandbox's uid (which owns the
 # sandbox's user namespace, so it still reads notifying callers and
