@@ -252,11 +252,12 @@ SH
 	}
 }
 
-# gateway_pid: the session's airlock-mcp-gateway, a descendant of APID.
-gateway_pid() {
+# descendant_named PID COMM: the first descendant of PID whose comm is
+# COMM (15 bytes at most), if any.
+descendant_named() {
 	local p
-	for p in $(descendants "$APID"); do
-		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = airlock-mcp-gat ]; then
+	for p in $(descendants "$1"); do
+		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$2" ]; then
 			echo "$p"
 			return 0
 		fi
@@ -264,13 +265,16 @@ gateway_pid() {
 	return 0
 }
 
-test_processes_mcp_gateway_is_contained_and_holds_no_secret_in_its_environment() {
-	local tok="proc-mcp-s3cr3t-$RANDOM$RANDOM-value" pid st env
-	start_mcp_session "$tok"
-	assert_contains "$(cat "$WS/mcp.out")" '"method":"ping"' "the ping went through the gateway and back"
-	pid=$(gateway_pid)
-	[ -n "$pid" ] || fail "no airlock-mcp-gateway under airlock run $APID: $(cat "$T/session.out" "$T/session.err")"
-	st=/proc/$pid/status
+# gateway_pid: the session's airlock-mcp-gateway, a descendant of APID.
+gateway_pid() { descendant_named "$APID" airlock-mcp-gat; }
+
+# assert_gateway_contained PID SECRET: an airlock-mcp-gateway under its
+# own filter, with no_new_privs and no capability; as root not root's ids
+# and nothing in its environment but the sanitizers' settings;
+# unprivileged the user's uid, and not dumpable (its environment
+# unreadable to the user).
+assert_gateway_contained() {
+	local st=/proc/$1/status env
 	assert_eq 2 "$(status_field "$st" Seccomp)" "the gateway runs under a seccomp filter (Seccomp: 2)"
 	assert_eq 1 "$(status_field "$st" NoNewPrivs)" "the gateway has no_new_privs"
 	assert_eq 0000000000000000 "$(status_field "$st" CapEff)" "the gateway holds no capability"
@@ -280,12 +284,29 @@ test_processes_mcp_gateway_is_contained_and_holds_no_secret_in_its_environment()
 		# never root's, with no supplementary group.
 		assert_ids_not_root "$st" "the gateway"
 		# Root reads it (the gateway is not dumpable): nothing of the
-		# supervisor's environment, the secret least of all.
-		env=$(tr '\0' '\n' <"/proc/$pid/environ") || fail "cannot read /proc/$pid/environ"
-		assert_not_contains "$env" "$tok" "the secret in the gateway's environment"
+		# monitor's environment, the secret least of all.
+		env=$(tr '\0' '\n' <"/proc/$1/environ") || fail "cannot read /proc/$1/environ"
+		assert_not_contains "$env" "$2" "the secret in the gateway's environment"
 		assert_not_contains "$env" "DEPLOY_TOKEN" "the secret's variable in the gateway's environment"
-		# Nothing at all but a sanitized build's own settings.
 		assert_eq "" "$(grep -Ev '^(ASAN|UBSAN|LSAN)_OPTIONS=' <<<"$env")" "the gateway's environment"
+	else
+		assert_eq "$(id -u)" "$(awk '$1 == "Uid:" { print $3 }' "$st")" "an unprivileged gateway keeps the user's uid"
+		if env=$(tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null); then
+			assert_not_contains "$env" "$2" "the secret in the gateway's environment"
+			fail "the user read the gateway's environment: it is dumpable"
+		fi
+	fi
+}
+
+test_processes_mcp_gateway_is_contained_and_holds_no_secret_in_its_environment() {
+	local tok="proc-mcp-s3cr3t-$RANDOM$RANDOM-value" pid st
+	start_mcp_session "$tok"
+	assert_contains "$(cat "$WS/mcp.out")" '"method":"ping"' "the ping went through the gateway and back"
+	pid=$(gateway_pid)
+	[ -n "$pid" ] || fail "no airlock-mcp-gateway under airlock run $APID: $(cat "$T/session.out" "$T/session.err")"
+	assert_gateway_contained "$pid" "$tok"
+	st=/proc/$pid/status
+	if e2e_is_root; then
 		# Its monitor (the gateway's parent) is root, as the table
 		# says; the runner beside it, the supervisor of the server's
 		# sandbox, gave up root as the session's supervisor did.
@@ -300,14 +321,6 @@ test_processes_mcp_gateway_is_contained_and_holds_no_secret_in_its_environment()
 		[ -n "$runner" ] || fail "no runner beside the gateway under the monitor $mon"
 		assert_ids_not_root "/proc/$runner/status" "the MCP server's supervisor"
 		assert_eq 1 "$(status_field "/proc/$runner/status" NoNewPrivs)" "the MCP server's supervisor has no_new_privs"
-	else
-		assert_eq "$(id -u)" "$(awk '$1 == "Uid:" { print $3 }' "$st")" "an unprivileged gateway keeps the user's uid"
-		# Not dumpable: the user's own processes cannot read its
-		# environment or memory.
-		if env=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null); then
-			assert_not_contains "$env" "$tok" "the secret in the gateway's environment"
-			fail "the user read the gateway's environment: it is dumpable"
-		fi
 	fi
 	touch "$WS/go"
 	wait "$APID"
@@ -377,41 +390,16 @@ end_mcp_run() {
 }
 
 # mcp_run_gateway: the airlock-mcp-gateway under MPID.
-mcp_run_gateway() {
-	local p
-	for p in $(descendants "$MPID"); do
-		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = airlock-mcp-gat ]; then
-			echo "$p"
-			return 0
-		fi
-	done
-	return 0
-}
+mcp_run_gateway() { descendant_named "$MPID" airlock-mcp-gat; }
 
 # The client's JSON-RPC is parsed by a contained gateway, not by `mcp run`
 # itself, which keeps the user's environment and (as root) root.
 test_processes_mcp_run_gateway_is_contained_and_holds_no_secret_in_its_environment() {
-	local tok="proc-run-s3cr3t-$RANDOM$RANDOM-value" pid st env
+	local tok="proc-run-s3cr3t-$RANDOM$RANDOM-value" pid
 	start_mcp_run "$tok"
 	pid=$(mcp_run_gateway)
 	[ -n "$pid" ] || fail "no airlock-mcp-gateway under airlock mcp run $MPID: $(cat "$T/run.err")"
-	st=/proc/$pid/status
-	assert_eq 2 "$(status_field "$st" Seccomp)" "the gateway runs under a seccomp filter (Seccomp: 2)"
-	assert_eq 1 "$(status_field "$st" NoNewPrivs)" "the gateway has no_new_privs"
-	assert_eq 0000000000000000 "$(status_field "$st" CapEff)" "the gateway holds no capability"
-	assert_eq 0000000000000000 "$(status_field "$st" CapPrm)" "the gateway can regain no capability"
-	if e2e_is_root; then
-		assert_ids_not_root "$st" "the gateway of mcp run"
-		env=$(tr '\0' '\n' <"/proc/$pid/environ") || fail "cannot read /proc/$pid/environ"
-		assert_not_contains "$env" "$tok" "the secret in the gateway's environment"
-		assert_eq "" "$(grep -Ev '^(ASAN|UBSAN|LSAN)_OPTIONS=' <<<"$env")" "the gateway's environment"
-	else
-		assert_eq "$(id -u)" "$(awk '$1 == "Uid:" { print $3 }' "$st")" "an unprivileged gateway keeps the user's uid"
-		if env=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null); then
-			assert_not_contains "$env" "$tok" "the secret in the gateway's environment"
-			fail "the user read the gateway's environment: it is dumpable"
-		fi
-	fi
+	assert_gateway_contained "$pid" "$tok"
 	# Nothing but the gateway reads the client: `mcp run` holds neither
 	# its stdin's fifo nor its stdout any more.
 	assert_not_contains "$(ls -l /proc/"$(mcp_run_cli)"/fd/ 2>/dev/null)" "$T/run.in" "mcp run's own fds"
