@@ -123,3 +123,8 @@ int policy_default(const struct policy_ctx *ctx, struct policy **out, struct err
 	*out = steal_pointer(&p);
 	return 0;
 }
+
+bool policy_is_default(const struct policy *p)
+{
+	return p->file && !strcmp(p->file, POLICY_DEFAULT_FILE);
+}

@@ -319,6 +319,10 @@ int policy_load_buffer(const char *name, const char *dir, const char *buf, size_
  * safe list. */
 int policy_default(const struct policy_ctx *ctx, struct policy **out, struct error *err) WUR;
 
+/* Whether p came from policy_default rather than a file (a helper that
+ * reads the policy again loads the default too). */
+bool policy_is_default(const struct policy *p);
+
 /* Print the effective policy as YAML (with "# file:line" provenance
  * comments) to f. The output is a valid policy that parses back to the same
  * settings. */

@@ -213,7 +213,8 @@ pid_t mcpgw_gateway_spawn(const char *exe, const struct policy *pol, const char 
 	int cs[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cs) < 0)
 		return -1;
-	char *fixed[] = { (char *)exe, (char *)(pol->file ? pol->file : ""), (char *)cwd, (char *)home };
+	/* "" for the built-in default: the gateway loads it as we did. */
+	char *fixed[] = { (char *)exe, policy_is_default(pol) ? "" : pol->file, (char *)cwd, (char *)home };
 	size_t nfixed = ARRAY_SIZE(fixed);
 	char **argv = calloc(nfixed + pol->n_layer_files + 1, sizeof(*argv));
 	if (!argv) {

@@ -591,6 +591,23 @@ test_mcp_step_up_approve_deny_timeout() {
 		"the timeout's denial is recorded"
 }
 
+# The built-in default policy (no --policy) has no mcp section: the
+# gateway reads the same default again, relays, and denies every tool.
+test_mcp_run_default_policy_denies_every_tool() {
+	printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"ping"}' \
+		'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"rm","arguments":{}}}' >"$T/in.jsonl"
+	LAST_CMD="airlock mcp run --no-audit -- /bin/cat < in.jsonl"
+	(cd "$WS" && HOME="$E2E_HOME" timeout -k 5 "$E2E_TIMEOUT" python3 "$here/mcp-raw.py" "$T/in.jsonl" 2 -- \
+		"$AIRLOCK" mcp run --no-audit --pins "$T/pins.json" -- /bin/cat >"$T/raw.out" 2>"$T/raw.err")
+	RC=$?
+	OUT=$(cat "$T/raw.out")
+	ERR=$(cat "$T/raw.err")
+	assert_eq 0 "$RC" "mcp run on the default policy$(e2e_last_run)"
+	assert_contains "$(reply 2)" "the policy does not list the tool rm of server default" "every tool is denied"
+	assert_contains "$(reply 2)" '"isError":true' "as an error result"
+	assert_contains "$OUT" '"id":1,"method":"ping"' "the rest is relayed (cat sent the ping back)"
+}
+
 # One `airlock mcp run` writes two logs with the same agent name: the
 # gateway's (MCP decisions) and the server sandbox's (its files, network,
 # processes). Each is named on stderr by what it holds.
