@@ -14,13 +14,13 @@
  * drops to the sandbox's uid and gid with no supplementary groups (as
  * root), sets no_new_privs, stops being dumpable, enters a Landlock
  * domain that allows no path at all and a seccomp allow-list that kills
- * it for any other call (seccomp_rules_build_gateway). A message that
+ * it for any other call (seccomp_rules_build_gateway, compiled at build
+ * time: seccomp_bpf_gateway). A message that
  * takes it over gets a process that can only relay on the fds it holds:
  * no program, no file, no other process, none of the user's secrets.
  */
 #include <errno.h>
 #include <grp.h>
-#include <seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,7 +37,7 @@
 #include "policy/mcp.h"
 #include "sandbox/internal.h"
 #include "sandbox/proto.h"
-#include "sandbox/seccomp_rules.h"
+#include "sandbox/seccomp_bpf.h"
 #include "util/buf.h"
 
 static int client = -1; /* a session's connection, told why it is refused; -1 for a stdio client */
@@ -154,14 +154,7 @@ static int contain(uid_t uid, gid_t gid, pid_t monitor, struct error *err)
 	int r = landlock_confine(NULL, 0, err);
 	if (r < 0 && r != -ENOSYS)
 		return r;
-	scmp_filter_ctx f;
-	if ((r = seccomp_rules_build_gateway(&f, err)) < 0)
-		return r;
-	r = seccomp_load(f);
-	seccomp_release(f);
-	if (r < 0)
-		return error_sys(err, -r, "cannot install the gateway's seccomp filter");
-	return 0;
+	return seccomp_apply_gateway(err);
 }
 
 int main(int argc, char **argv)

@@ -63,19 +63,30 @@ int seccomp_apply(const struct sandbox_plan *plan, int *notify_fd, struct error 
 	return 0;
 }
 
-int seccomp_apply_proxy(bool pins, struct error *err)
+/* A generated program of a helper's own, on every thread (TSYNC: a
+ * thread a library started before this call is filtered too, or refused,
+ * as one with a filter of its own). */
+static int apply_own(const unsigned char *prog, unsigned long len, const char *whose, struct error *err)
 {
-	unsigned long len = pins ? seccomp_bpf_proxy_pins_len : seccomp_bpf_proxy_len;
 	struct sock_fprog fprog = {
 		.len = (unsigned short)(len / sizeof(struct sock_filter)),
-		.filter = (struct sock_filter *)(uintptr_t)(pins ? seccomp_bpf_proxy_pins : seccomp_bpf_proxy),
+		.filter = (struct sock_filter *)(uintptr_t)prog,
 	};
-	/* TSYNC: a thread a library started before this call is filtered
-	 * too, or refused (a thread with a filter of its own). */
 	long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &fprog);
 	if (r != 0) /* > 0: the id of a thread that could not be synchronised */
-		return error_sys(err, r < 0 ? errno : EBUSY, "cannot install the egress proxy's seccomp filter");
+		return error_sys(err, r < 0 ? errno : EBUSY, "cannot install %s seccomp filter", whose);
 	return 0;
+}
+
+int seccomp_apply_proxy(bool pins, struct error *err)
+{
+	return pins ? apply_own(seccomp_bpf_proxy_pins, seccomp_bpf_proxy_pins_len, "the egress proxy's", err)
+		    : apply_own(seccomp_bpf_proxy, seccomp_bpf_proxy_len, "the egress proxy's", err);
+}
+
+int seccomp_apply_gateway(struct error *err)
+{
+	return apply_own(seccomp_bpf_gateway, seccomp_bpf_gateway_len, "the MCP gateway's", err);
 }
 
 /* The file-system uid and gid of task pid, as the host sees them. */

@@ -37,6 +37,11 @@ extern const unsigned long *const seccomp_bpf_lens[SECCOMP_BPF_PROGS];
 extern const unsigned char seccomp_bpf_proxy[], seccomp_bpf_proxy_pins[];
 extern const unsigned long seccomp_bpf_proxy_len, seccomp_bpf_proxy_pins_len;
 
+/* airlock-mcp-gateway's program (seccomp_rules_build_gateway), generated
+ * with the others: the gateway compiles nothing at its start. */
+extern const unsigned char seccomp_bpf_gateway[];
+extern const unsigned long seccomp_bpf_gateway_len;
+
 static inline int seccomp_bpf_index(enum seccomp_trace trace, bool protect, bool sockets)
 {
 	return ((sockets ? 2 : 0) + (protect ? 1 : 0)) * SECCOMP_TRACE_LEVELS + (int)trace;
@@ -52,6 +57,11 @@ bool seccomp_memfd_handle(int notify, const struct seccomp_notif *req);
  * the MCP pins files) on every thread of the process (TSYNC).
  * no_new_privs must be set. Returns 0 or a negative errno with err set. */
 int seccomp_apply_proxy(bool pins, struct error *err) WUR;
+
+/* airlock-mcp-gateway: install its program (single-threaded: no TSYNC
+ * needed, none asked). no_new_privs must be set. 0 or a negative errno
+ * with err set. */
+int seccomp_apply_gateway(struct error *err) WUR;
 
 /* The file-system uid and gid of task pid, as the host sees them (from
  * /proc/PID/status). */

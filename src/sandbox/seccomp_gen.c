@@ -72,6 +72,9 @@ int main(int argc, char **argv)
 	if (seccomp_rules_build_proxy(false, &proxy, &err) < 0 || emit(out, "seccomp_bpf_proxy", proxy) < 0 ||
 	    seccomp_rules_build_proxy(true, &proxy, &err) < 0 || emit(out, "seccomp_bpf_proxy_pins", proxy) < 0)
 		return fail(&err);
+	scmp_filter_ctx gateway;
+	if (seccomp_rules_build_gateway(&gateway, &err) < 0 || emit(out, "seccomp_bpf_gateway", gateway) < 0)
+		return fail(&err);
 	fprintf(out, "const unsigned char *const seccomp_bpf_progs[%d] = {", N);
 	for (int i = 0; i < N; i++)
 		fprintf(out, " seccomp_bpf_%d,", i);
