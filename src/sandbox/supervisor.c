@@ -1173,7 +1173,10 @@ static void run_cleanup(struct run *R, int *exit_code)
 	(void)privsep_call(&s->priv, &s->pctx, PRIV_END, -1, -1, NULL, NULL);
 	if (s->priv.fd >= 0)
 		close(s->priv.fd);
-	if (s->priv.pid > 0)
+	/* A helper that answered PRIV_END has done all it does, and only
+	 * exits (its address space's teardown, which costs a few hundred
+	 * microseconds here): not waited for. One that did not is. */
+	if (s->priv.pid > 0 && !s->priv.ended)
 		waitpid(s->priv.pid, NULL, 0);
 	if (R->memfd_writer > 0)
 		waitpid(R->memfd_writer, NULL, 0);
