@@ -35,7 +35,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "audit/json.h"
+#include "doc/json.h"
 #include "net/addr.h"
 #include "net/netpolicy.h"
 #include "util/credstore.h"
@@ -562,19 +562,19 @@ int suggest_add(struct suggest *s, const struct suggest_denial *d)
 
 /* The string at the dotted member path of obj, or "" (also when it does
  * not fit). */
-static const char *member(const struct audit_json *j, int obj, const char *dotted, char *buf, size_t cap)
+static const char *member(const struct doc_json *j, int obj, const char *dotted, char *buf, size_t cap)
 {
 	char key[64];
 	buf[0] = '\0';
 	while (obj >= 0 && *dotted) {
 		size_t n = strcspn(dotted, ".");
 		snprintf(key, sizeof(key), "%.*s", (int)n, dotted);
-		if (j->tok[obj].type != AUDIT_JSON_OBJECT)
+		if (j->tok[obj].type != DOC_JSON_OBJECT)
 			return buf;
-		obj = audit_json_member(j, obj, key);
+		obj = doc_json_member(j, obj, key);
 		dotted += n + (dotted[n] == '.');
 	}
-	if (obj >= 0 && audit_json_str(j, obj, buf, cap) < 0)
+	if (obj >= 0 && doc_json_str(j, obj, buf, cap) < 0)
 		buf[0] = '\0';
 	return buf;
 }
@@ -582,7 +582,7 @@ static const char *member(const struct audit_json *j, int obj, const char *dotte
 struct line_fields {
 	char kind[64], decision[32], syscall[64], file[4096], command[64], method[64], host[512], path[4096],
 		reason[4096], policy_file[4096], sha[80];
-	struct audit_json_tok tok[SG_TOKENS];
+	struct doc_json_tok tok[SG_TOKENS];
 };
 
 static const char *or_null(const char *s)
@@ -595,13 +595,13 @@ int suggest_add_line(struct suggest *s, const char *line, size_t len, uint64_t l
 	_cleanup_free_ struct line_fields *f = malloc(sizeof(*f));
 	if (!f)
 		return error_set(err, ENOMEM, "out of memory");
-	struct audit_json j;
-	if (audit_json_parse(&j, line, len, f->tok, SG_TOKENS, SG_DEPTH) < 0)
+	struct doc_json j;
+	if (doc_json_parse(&j, line, len, f->tok, SG_TOKENS, SG_DEPTH) < 0)
 		return error_set(err, EINVAL, "line %llu: not a JSON record: %s at byte %zu", (unsigned long long)lineno,
 				 j.err, j.err_at + 1);
-	if (f->tok[0].type != AUDIT_JSON_OBJECT)
+	if (f->tok[0].type != DOC_JSON_OBJECT)
 		return error_set(err, EINVAL, "line %llu: not a JSON object", (unsigned long long)lineno);
-	int air = audit_json_member(&j, 0, "airlock");
+	int air = doc_json_member(&j, 0, "airlock");
 	if (air < 0 || !member(&j, air, "kind", f->kind, sizeof(f->kind))[0])
 		return error_set(err, EINVAL, "line %llu: airlock.kind is missing", (unsigned long long)lineno);
 	if (!s->policy_sha256[0] && member(&j, air, "policy_sha256", f->sha, sizeof(f->sha))[0])
@@ -626,10 +626,10 @@ int suggest_add_line(struct suggest *s, const char *line, size_t len, uint64_t l
 	if (!member(&j, 0, "dst_endpoint.hostname", f->host, sizeof(f->host))[0])
 		member(&j, 0, "query.hostname", f->host, sizeof(f->host));
 	d.host = or_null(f->host);
-	int dst = audit_json_member(&j, 0, "dst_endpoint");
-	int port = dst >= 0 && j.tok[dst].type == AUDIT_JSON_OBJECT ? audit_json_member(&j, dst, "port") : -1;
+	int dst = doc_json_member(&j, 0, "dst_endpoint");
+	int port = dst >= 0 && j.tok[dst].type == DOC_JSON_OBJECT ? doc_json_member(&j, dst, "port") : -1;
 	int64_t pv;
-	if (port >= 0 && audit_json_int(&j, port, &pv) == 0)
+	if (port >= 0 && doc_json_int(&j, port, &pv) == 0)
 		d.port = pv;
 	int r = suggest_add(s, &d);
 	if (r < 0)

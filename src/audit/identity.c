@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
-#include "audit/json.h"
+#include "doc/json.h"
 #include "audit/signproto.h"
 #include "util/base64.h"
 #include "util/cleanup.h"
@@ -59,25 +59,25 @@ struct identity_signer {
 
 /* The string member key of object 0 into out; false when absent, not a
  * string, or too long. */
-static bool member_str(const struct audit_json *j, const char *key, char *out, size_t cap)
+static bool member_str(const struct doc_json *j, const char *key, char *out, size_t cap)
 {
-	int t = audit_json_member(j, 0, key);
-	return t >= 0 && audit_json_str(j, t, out, cap) >= 0;
+	int t = doc_json_member(j, 0, key);
+	return t >= 0 && doc_json_str(j, t, out, cap) >= 0;
 }
 
-static bool member_int(const struct audit_json *j, const char *key, int64_t *out)
+static bool member_int(const struct doc_json *j, const char *key, int64_t *out)
 {
-	int t = audit_json_member(j, 0, key);
-	return t >= 0 && audit_json_int(j, t, out) == 0;
+	int t = doc_json_member(j, 0, key);
+	return t >= 0 && doc_json_int(j, t, out) == 0;
 }
 
 /* Members of object 0 not among keys[]: the first one's index, or -1. */
-static int unknown_member(const struct audit_json *j, const char *const *keys)
+static int unknown_member(const struct doc_json *j, const char *const *keys)
 {
 	for (int m = 1; m < (int)j->tok[0].end; m = (int)j->tok[m + 1].end) {
 		bool known = false;
 		for (size_t k = 0; keys[k] && !known; k++)
-			known = audit_json_key_is(j, m, keys[k]);
+			known = doc_json_key_is(j, m, keys[k]);
 		if (!known)
 			return m;
 	}
@@ -96,12 +96,12 @@ static int cert_read(const char *text, size_t len, struct cert_info *ci, struct 
 {
 	static const char *const keys[] = { "agent", "session", "boundary", "policy_sha256", "host", "not_before",
 					    "not_after", "session_key", "authority", NULL };
-	struct audit_json_tok tok[CERT_TOKENS];
-	struct audit_json j;
+	struct doc_json_tok tok[CERT_TOKENS];
+	struct doc_json j;
 	char hex[2 * AUDIT_PUB_LEN + 1];
 	if (len > IDENTITY_CERT_MAX)
 		return error_set(err, EINVAL, "the certificate is longer than %d bytes", IDENTITY_CERT_MAX);
-	if (audit_json_parse(&j, text, len, tok, CERT_TOKENS, 1) < 0 || tok[0].type != AUDIT_JSON_OBJECT)
+	if (doc_json_parse(&j, text, len, tok, CERT_TOKENS, 1) < 0 || tok[0].type != DOC_JSON_OBJECT)
 		return error_set(err, EINVAL, "the certificate is not a JSON object");
 	if (unknown_member(&j, keys) >= 0)
 		return error_set(err, EINVAL, "the certificate has a member a session certificate does not have");
@@ -382,15 +382,15 @@ struct verify_buffers {
 	uint8_t header[HEADER_MAX];
 	uint8_t claims[CLAIMS_MAX];
 	char cert[IDENTITY_CERT_MAX + 1];
-	struct audit_json_tok htok[HEADER_TOKENS], ctok[CLAIMS_TOKENS];
+	struct doc_json_tok htok[HEADER_TOKENS], ctok[CLAIMS_TOKENS];
 };
 
 /* Whether string member key of object 0 is exactly want (after
  * unescaping). */
-static bool member_is(const struct audit_json *j, const char *key, const char *want)
+static bool member_is(const struct doc_json *j, const char *key, const char *want)
 {
-	int t = audit_json_member(j, 0, key);
-	return t >= 0 && j->tok[t].type == AUDIT_JSON_STRING && audit_json_key_is(j, t, want);
+	int t = doc_json_member(j, 0, key);
+	return t >= 0 && j->tok[t].type == DOC_JSON_STRING && doc_json_key_is(j, t, want);
 }
 
 static int verify(const char *token, size_t len, const uint8_t *authority, const char *audience, int64_t now,
@@ -415,9 +415,9 @@ static int verify(const char *token, size_t len, const uint8_t *authority, const
 	if (hn <= 0)
 		return error_set(err, EINVAL, "the protected header is not %s",
 				 hn == -ENOSPC ? "of a size a token has" : "base64url");
-	struct audit_json h, p;
-	if (audit_json_parse(&h, (const char *)b->header, (size_t)hn, b->htok, HEADER_TOKENS, 1) < 0 ||
-	    b->htok[0].type != AUDIT_JSON_OBJECT)
+	struct doc_json h, p;
+	if (doc_json_parse(&h, (const char *)b->header, (size_t)hn, b->htok, HEADER_TOKENS, 1) < 0 ||
+	    b->htok[0].type != DOC_JSON_OBJECT)
 		return error_set(err, EINVAL, "the protected header is not a JSON object");
 	int bad = unknown_member(&h, header_keys);
 	if (bad >= 0)
@@ -426,10 +426,10 @@ static int verify(const char *token, size_t len, const uint8_t *authority, const
 		return error_set(err, EINVAL, "the protected header's alg is not EdDSA");
 	if (!member_is(&h, "typ", IDENTITY_TYP))
 		return error_set(err, EINVAL, "the protected header's typ is not " IDENTITY_TYP);
-	int ct = audit_json_member(&h, 0, "airlock_cert");
+	int ct = doc_json_member(&h, 0, "airlock_cert");
 	char sighex[2 * AUDIT_SIG_LEN + 1];
 	uint8_t csig[AUDIT_SIG_LEN];
-	int clen = ct >= 0 ? audit_json_str(&h, ct, b->cert, sizeof(b->cert)) : -EINVAL;
+	int clen = ct >= 0 ? doc_json_str(&h, ct, b->cert, sizeof(b->cert)) : -EINVAL;
 	if (clen < 0)
 		return error_set(err, EINVAL, "the protected header has no airlock_cert, or a longer one than %d bytes",
 				 IDENTITY_CERT_MAX);
@@ -465,8 +465,8 @@ static int verify(const char *token, size_t len, const uint8_t *authority, const
 	ssize_t pn = base64url_decode(dot1 + 1, plen, b->claims, sizeof(b->claims));
 	if (pn <= 0)
 		return error_set(err, EINVAL, "the claims are not %s", pn == -ENOSPC ? "of a size a token has" : "base64url");
-	if (audit_json_parse(&p, (const char *)b->claims, (size_t)pn, b->ctok, CLAIMS_TOKENS, 1) < 0 ||
-	    b->ctok[0].type != AUDIT_JSON_OBJECT)
+	if (doc_json_parse(&p, (const char *)b->claims, (size_t)pn, b->ctok, CLAIMS_TOKENS, 1) < 0 ||
+	    b->ctok[0].type != DOC_JSON_OBJECT)
 		return error_set(err, EINVAL, "the claims are not a JSON object");
 	if (unknown_member(&p, claim_keys) >= 0)
 		return error_set(err, EINVAL, "the claims hold one no airlock token has");

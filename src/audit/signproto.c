@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "audit/identity.h"
-#include "audit/json.h"
+#include "doc/json.h"
 #include "util/base64.h"
 
 /* The claims' decoded size and tokens: nine short members. */
@@ -57,19 +57,19 @@ void signproto_expect_fini(struct signproto_expect *x)
 	buf_free(&x->header);
 }
 
-static bool member_is(const struct audit_json *j, const char *key, const char *want)
+static bool member_is(const struct doc_json *j, const char *key, const char *want)
 {
-	int t = audit_json_member(j, 0, key);
-	return t >= 0 && j->tok[t].type == AUDIT_JSON_STRING && audit_json_key_is(j, t, want);
+	int t = doc_json_member(j, 0, key);
+	return t >= 0 && j->tok[t].type == DOC_JSON_STRING && doc_json_key_is(j, t, want);
 }
 
 /* An audience as identity_audience makes one: http(s)://, then printable
  * ASCII without spaces. */
-static bool audience_ok(const struct audit_json *j)
+static bool audience_ok(const struct doc_json *j)
 {
 	char aud[IDENTITY_AUD_MAX + 1];
-	int t = audit_json_member(j, 0, "aud");
-	int n = t >= 0 ? audit_json_str(j, t, aud, sizeof(aud)) : -EINVAL;
+	int t = doc_json_member(j, 0, "aud");
+	int n = t >= 0 ? doc_json_str(j, t, aud, sizeof(aud)) : -EINVAL;
 	if (n <= 0 || (strncmp(aud, "http://", 7) != 0 && strncmp(aud, "https://", 8) != 0))
 		return false;
 	for (int i = 0; i < n; i++)
@@ -101,10 +101,10 @@ int signproto_input_check(const struct signproto_expect *x, const char *in, size
 	ssize_t n = base64url_decode(c, clen, text, sizeof(text));
 	if (n <= 0)
 		return error_set(err, EPERM, "the claims are not base64url, or longer than %d bytes", CLAIMS_MAX);
-	struct audit_json_tok tok[CLAIMS_TOKENS];
-	struct audit_json j;
-	if (audit_json_parse(&j, (const char *)text, (size_t)n, tok, CLAIMS_TOKENS, 1) < 0 ||
-	    tok[0].type != AUDIT_JSON_OBJECT)
+	struct doc_json_tok tok[CLAIMS_TOKENS];
+	struct doc_json j;
+	if (doc_json_parse(&j, (const char *)text, (size_t)n, tok, CLAIMS_TOKENS, 1) < 0 ||
+	    tok[0].type != DOC_JSON_OBJECT)
 		return error_set(err, EPERM, "the claims are not a JSON object");
 	/* Duplicate keys are refused by the parser: nine members that
 	 * include each of the nine claims are exactly those. */
@@ -112,7 +112,7 @@ int signproto_input_check(const struct signproto_expect *x, const char *in, size
 	for (int m = 1; m < (int)tok[0].end; m = (int)tok[m + 1].end)
 		members++;
 	for (size_t k = 0; k < CLAIMS_N; k++)
-		if (audit_json_member(&j, 0, claims[k]) < 0)
+		if (doc_json_member(&j, 0, claims[k]) < 0)
 			return error_set(err, EPERM, "the claims lack %s", claims[k]);
 	if (members != CLAIMS_N)
 		return error_set(err, EPERM, "the claims hold one an identity token does not have");
@@ -121,11 +121,11 @@ int signproto_input_check(const struct signproto_expect *x, const char *in, size
 		return error_set(err, EPERM, "iss, sub, sid, policy_sha256 or boundary is not the session's");
 	if (!audience_ok(&j))
 		return error_set(err, EPERM, "aud is not an http(s) audience of at most %d bytes", IDENTITY_AUD_MAX);
-	if (!audit_json_is_hex(&j, audit_json_member(&j, 0, "jti"), 32))
+	if (!doc_json_is_hex(&j, doc_json_member(&j, 0, "jti"), 32))
 		return error_set(err, EPERM, "jti is not 32 hex digits");
 	int64_t iat, exp;
-	if (audit_json_int(&j, audit_json_member(&j, 0, "iat"), &iat) < 0 ||
-	    audit_json_int(&j, audit_json_member(&j, 0, "exp"), &exp) < 0)
+	if (doc_json_int(&j, doc_json_member(&j, 0, "iat"), &iat) < 0 ||
+	    doc_json_int(&j, doc_json_member(&j, 0, "exp"), &exp) < 0)
 		return error_set(err, EPERM, "iat or exp is not an integer");
 	/* Tokens for later use, or for longer than a token lives, would
 	 * outlast a session that was ended, or the proxy's compromise. */

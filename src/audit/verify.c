@@ -20,7 +20,7 @@
  * Nothing is allocated per line; a line is parsed in place.
  */
 #include "audit/audit.h"
-#include "audit/json.h"
+#include "doc/json.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -72,14 +72,14 @@ struct verifier {
 	uint64_t pending_line;
 	char pending_why[256];
 
-	struct audit_json_tok tok[VERIFY_TOKENS];
-	struct audit_json_tok cert_tok[64];
+	struct doc_json_tok tok[VERIFY_TOKENS];
+	struct doc_json_tok cert_tok[64];
 	char cert[AUDIT_LINE_MAX]; /* the certificate, unescaped */
 };
 
 /* What one line holds, as token indices into v->tok. */
 struct rec {
-	struct audit_json j;
+	struct doc_json j;
 	int airlock;
 	int kind, session, agent, policy, certificate, certificate_sig, authority, checkpoint;
 	uint64_t seq;
@@ -100,13 +100,13 @@ static void PRINTF_LIKE(3, 4) problem(struct verifier *v, uint64_t line, const c
 
 /* A value from the log for a message: printable ASCII as it is, anything
  * else as '?', cut to fit. The log may hold terminal escapes. */
-static const char *shown(const struct audit_json *j, int t, char *buf, size_t cap)
+static const char *shown(const struct doc_json *j, int t, char *buf, size_t cap)
 {
 	if (t < 0) {
 		snprintf(buf, cap, "(none)");
 		return buf;
 	}
-	const struct audit_json_tok *tk = &j->tok[t];
+	const struct doc_json_tok *tk = &j->tok[t];
 	size_t n = tk->len, k = 0;
 	for (; k < n && k + 4 < cap; k++) {
 		unsigned char c = (unsigned char)j->text[tk->start + k];
@@ -118,7 +118,7 @@ static const char *shown(const struct audit_json *j, int t, char *buf, size_t ca
 	return buf;
 }
 
-/* Hex a token holds: audit_json_is_hex checked its length and digits
+/* Hex a token holds: doc_json_is_hex checked its length and digits
  * before any of these is decoded. */
 static void unhex(const char *s, uint8_t *out, size_t n)
 {
@@ -127,9 +127,9 @@ static void unhex(const char *s, uint8_t *out, size_t n)
 
 /* Whether token t is the string literal s, as written (keys of our own
  * records are never escaped). */
-static inline bool tok_eq(const struct audit_json *j, int t, const char *s, size_t n)
+static inline bool tok_eq(const struct doc_json *j, int t, const char *s, size_t n)
 {
-	return t >= 0 && j->tok[t].len == n && j->tok[t].type == AUDIT_JSON_STRING && !j->tok[t].escaped &&
+	return t >= 0 && j->tok[t].len == n && j->tok[t].type == DOC_JSON_STRING && !j->tok[t].escaped &&
 	       memcmp(j->text + j->tok[t].start, s, n) == 0;
 }
 
@@ -150,18 +150,18 @@ static const char *parse_line(struct verifier *v, const char *line, size_t len, 
 	if (len < AUDIT_HASH_SUFFIX_LEN + 2 || memcmp(line + len - 3, "\"}}", 3) != 0 ||
 	    memcmp(line + len - AUDIT_HASH_SUFFIX_LEN, head, sizeof(head) - 1) != 0)
 		return "it does not end in its hash member";
-	if (audit_json_parse(&r->j, line, len, v->tok, VERIFY_TOKENS, VERIFY_DEPTH) < 0) {
+	if (doc_json_parse(&r->j, line, len, v->tok, VERIFY_TOKENS, VERIFY_DEPTH) < 0) {
 		snprintf(why, whycap, "%s at byte %zu", r->j.err, r->j.err_at + 1);
 		return why;
 	}
-	const struct audit_json *j = &r->j;
-	const struct audit_json_tok *t = v->tok;
-	if (t[0].type != AUDIT_JSON_OBJECT || t[0].end < 3)
+	const struct doc_json *j = &r->j;
+	const struct doc_json_tok *t = v->tok;
+	if (t[0].type != DOC_JSON_OBJECT || t[0].end < 3)
 		return "it is not a JSON object";
 	int last = 1;
 	while ((int)t[last + 1].end < (int)t[0].end)
 		last = (int)t[last + 1].end;
-	if (!tok_is(j, last, "airlock") || t[last + 1].type != AUDIT_JSON_OBJECT)
+	if (!tok_is(j, last, "airlock") || t[last + 1].type != DOC_JSON_OBJECT)
 		return "its last member is not the airlock object";
 	r->airlock = last + 1;
 	/* The airlock object's members, and the keys of its last three. */
@@ -189,19 +189,19 @@ static const char *parse_line(struct verifier *v, const char *line, size_t len, 
 	if (!tok_is(j, k3[0], "seq") || !tok_is(j, k3[1], "prev") || !tok_is(j, k3[2], "hash"))
 		return "the airlock object does not end in seq, prev and hash";
 	int64_t seq;
-	if (audit_json_int(j, k3[0] + 1, &seq) < 0 || seq < 1)
+	if (doc_json_int(j, k3[0] + 1, &seq) < 0 || seq < 1)
 		return "airlock.seq is not a positive integer";
 	/* prev and hash are only compared with hashes in hex, which any other
 	 * 64 bytes fail; their length is what matters here. */
-	if (t[k3[1] + 1].type != AUDIT_JSON_STRING || t[k3[1] + 1].len != 64)
+	if (t[k3[1] + 1].type != DOC_JSON_STRING || t[k3[1] + 1].len != 64)
 		return "airlock.prev is not 64 hex digits";
 	/* The hash member parsed is the literal tail checked above: its value
 	 * starts 67 bytes before the end. */
-	if (t[k3[2] + 1].type != AUDIT_JSON_STRING || t[k3[2] + 1].len != 64 || t[k3[2] + 1].start != len - 67)
+	if (t[k3[2] + 1].type != DOC_JSON_STRING || t[k3[2] + 1].len != 64 || t[k3[2] + 1].start != len - 67)
 		return "airlock.hash is not 64 hex digits";
-	if (r->kind < 0 || t[r->kind].type != AUDIT_JSON_STRING)
+	if (r->kind < 0 || t[r->kind].type != DOC_JSON_STRING)
 		return "airlock.kind is missing";
-	if (r->session < 0 || t[r->session].type != AUDIT_JSON_STRING)
+	if (r->session < 0 || t[r->session].type != DOC_JSON_STRING)
 		return "airlock.session is missing";
 	r->seq = (uint64_t)seq;
 	r->prev = line + t[k3[1] + 1].start;
@@ -213,7 +213,7 @@ static const char *parse_line(struct verifier *v, const char *line, size_t len, 
 /* Line 1: the certificate and what it binds. */
 static void check_start(struct verifier *v, struct rec *r)
 {
-	const struct audit_json *j = &r->j;
+	const struct doc_json *j = &r->j;
 	char a[48], b[48];
 	if (!tok_is(j, r->kind, "session_start")) {
 		problem(v, v->line,
@@ -228,36 +228,36 @@ static void check_start(struct verifier *v, struct rec *r)
 			r->prev);
 		return;
 	}
-	if (r->certificate < 0 || !audit_json_is_hex(j, r->certificate_sig, 2 * AUDIT_SIG_LEN) ||
-	    !audit_json_is_hex(j, r->authority, 2 * AUDIT_PUB_LEN)) {
+	if (r->certificate < 0 || !doc_json_is_hex(j, r->certificate_sig, 2 * AUDIT_SIG_LEN) ||
+	    !doc_json_is_hex(j, r->authority, 2 * AUDIT_PUB_LEN)) {
 		problem(v, v->line, "the session_start record lacks its certificate, certificate_sig or authority");
 		return;
 	}
-	int clen = audit_json_str(j, r->certificate, v->cert, sizeof(v->cert));
-	struct audit_json c;
+	int clen = doc_json_str(j, r->certificate, v->cert, sizeof(v->cert));
+	struct doc_json c;
 	if (clen < 0 ||
-	    audit_json_parse(&c, v->cert, (size_t)clen, v->cert_tok, ARRAY_SIZE(v->cert_tok), 1) < 0 ||
-	    v->cert_tok[0].type != AUDIT_JSON_OBJECT) {
+	    doc_json_parse(&c, v->cert, (size_t)clen, v->cert_tok, ARRAY_SIZE(v->cert_tok), 1) < 0 ||
+	    v->cert_tok[0].type != DOC_JSON_OBJECT) {
 		problem(v, v->line, "the certificate is not a JSON object");
 		return;
 	}
 	static const char *const strings[] = { "agent", "session", "boundary", "policy_sha256", "host" };
 	int cv[ARRAY_SIZE(strings)];
 	for (size_t k = 0; k < ARRAY_SIZE(strings); k++) {
-		cv[k] = audit_json_member(&c, 0, strings[k]);
-		if (cv[k] < 0 || v->cert_tok[cv[k]].type != AUDIT_JSON_STRING) {
+		cv[k] = doc_json_member(&c, 0, strings[k]);
+		if (cv[k] < 0 || v->cert_tok[cv[k]].type != DOC_JSON_STRING) {
 			problem(v, v->line, "the certificate has no %s", strings[k]);
 			return;
 		}
 	}
 	int64_t t;
-	if (audit_json_int(&c, audit_json_member(&c, 0, "not_before"), &t) < 0 ||
-	    audit_json_int(&c, audit_json_member(&c, 0, "not_after"), &t) < 0) {
+	if (doc_json_int(&c, doc_json_member(&c, 0, "not_before"), &t) < 0 ||
+	    doc_json_int(&c, doc_json_member(&c, 0, "not_after"), &t) < 0) {
 		problem(v, v->line, "the certificate has no not_before or not_after");
 		return;
 	}
-	int skey = audit_json_member(&c, 0, "session_key"), cauth = audit_json_member(&c, 0, "authority");
-	if (!audit_json_is_hex(&c, skey, 2 * AUDIT_PUB_LEN) || !audit_json_is_hex(&c, cauth, 2 * AUDIT_PUB_LEN)) {
+	int skey = doc_json_member(&c, 0, "session_key"), cauth = doc_json_member(&c, 0, "authority");
+	if (!doc_json_is_hex(&c, skey, 2 * AUDIT_PUB_LEN) || !doc_json_is_hex(&c, cauth, 2 * AUDIT_PUB_LEN)) {
 		problem(v, v->line, "the certificate's session_key or authority is not 64 hex digits");
 		return;
 	}
@@ -283,9 +283,9 @@ static void check_start(struct verifier *v, struct rec *r)
 		return;
 	}
 	/* The certificate's identity is the session's; every record repeats it. */
-	if (audit_json_str(&c, cv[1], v->session, sizeof(v->session)) < 0 ||
-	    audit_json_str(&c, cv[3], v->policy, sizeof(v->policy)) < 0 ||
-	    audit_json_str(&c, cv[0], v->agent, sizeof(v->agent)) < 0) {
+	if (doc_json_str(&c, cv[1], v->session, sizeof(v->session)) < 0 ||
+	    doc_json_str(&c, cv[3], v->policy, sizeof(v->policy)) < 0 ||
+	    doc_json_str(&c, cv[0], v->agent, sizeof(v->agent)) < 0) {
 		problem(v, v->line, "the certificate's session, agent or policy_sha256 is too long");
 		return;
 	}
@@ -305,7 +305,7 @@ static void check_start(struct verifier *v, struct rec *r)
 		{ "policy_sha256", r->policy, v->policy },
 	};
 	for (size_t k = 0; k < ARRAY_SIZE(same); k++)
-		if (same[k].rec_tok < 0 || !audit_json_key_is(j, same[k].rec_tok, same[k].cert)) {
+		if (same[k].rec_tok < 0 || !doc_json_key_is(j, same[k].rec_tok, same[k].cert)) {
 			snprintf(b, sizeof(b), "%s", same[k].cert);
 			for (char *p = b; *p; p++)
 				if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
@@ -327,14 +327,14 @@ static void check_start(struct verifier *v, struct rec *r)
 /* A checkpoint or the seal: the session key signs the head it names. */
 static void check_checkpoint(struct verifier *v, struct rec *r, bool seal)
 {
-	const struct audit_json *j = &r->j;
+	const struct doc_json *j = &r->j;
 	const char *what = seal ? "seal" : "checkpoint";
 	int cp = r->checkpoint;
-	int covers = audit_json_member(j, cp, "covers_seq"), head = audit_json_member(j, cp, "head"),
-	    sig = audit_json_member(j, cp, "sig");
+	int covers = doc_json_member(j, cp, "covers_seq"), head = doc_json_member(j, cp, "head"),
+	    sig = doc_json_member(j, cp, "sig");
 	int64_t n;
-	if (cp < 0 || audit_json_int(j, covers, &n) < 0 || !audit_json_is_hex(j, head, 64) ||
-	    !audit_json_is_hex(j, sig, 2 * AUDIT_SIG_LEN)) {
+	if (cp < 0 || doc_json_int(j, covers, &n) < 0 || !doc_json_is_hex(j, head, 64) ||
+	    !doc_json_is_hex(j, sig, 2 * AUDIT_SIG_LEN)) {
 		problem(v, v->line, "a %s record (seq %" PRIu64 ") without a well-formed checkpoint object", what, r->seq);
 		return;
 	}
@@ -376,7 +376,7 @@ static void line_full(struct verifier *v, const char *line, size_t len)
 		snprintf(v->pending_why, sizeof(v->pending_why), "not a record: %s", bad);
 		return;
 	}
-	const struct audit_json *j = &r.j;
+	const struct doc_json *j = &r.j;
 	char hash[65];
 	audit_sha256_hex(line, r.canonical_len, hash);
 	if (!hash[0] || memcmp(hash, r.hash, 64) != 0) {
@@ -388,7 +388,7 @@ static void line_full(struct verifier *v, const char *line, size_t len)
 		if (v->state == DONE)
 			return;
 	} else {
-		if (!audit_json_key_is(j, r.session, v->session)) {
+		if (!doc_json_key_is(j, r.session, v->session)) {
 			problem(v, v->line, "the session changes from %s to \"%s\"", v->session,
 				shown(j, r.session, a, sizeof(a)));
 			return;
@@ -422,8 +422,8 @@ static void line_full(struct verifier *v, const char *line, size_t len)
 				r.seq, v->seq);
 			return;
 		}
-		if (r.agent < 0 || !audit_json_key_is(j, r.agent, v->agent) || r.policy < 0 ||
-		    !audit_json_key_is(j, r.policy, v->policy)) {
+		if (r.agent < 0 || !doc_json_key_is(j, r.agent, v->agent) || r.policy < 0 ||
+		    !doc_json_key_is(j, r.policy, v->policy)) {
 			problem(v, v->line, "seq %" PRIu64 " names agent \"%s\" or policy \"%s\", not the certificate's", r.seq,
 				shown(j, r.agent, a, sizeof(a)), shown(j, r.policy, b, sizeof(b)));
 			return;

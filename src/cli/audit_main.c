@@ -30,7 +30,7 @@
 
 #include "audit/audit.h"
 #include "audit/identity.h"
-#include "audit/json.h"
+#include "doc/json.h"
 #include "analysis/suggest.h"
 #include "cli/cli.h"
 #include "sandbox/auditlog.h"
@@ -223,7 +223,7 @@ struct row {
 
 /* The value at obj.a.b.c (dots between member names; the first element
  * of an array on the way), -1 when absent. */
-static int member_at(const struct audit_json *j, int obj, const char *dotted)
+static int member_at(const struct doc_json *j, int obj, const char *dotted)
 {
 	char key[32];
 	int t = obj;
@@ -234,25 +234,25 @@ static int member_at(const struct audit_json *j, int obj, const char *dotted)
 		memcpy(key, dotted, n);
 		key[n] = '\0';
 		dotted += n + (dotted[n] == '.');
-		if (j->tok[t].type == AUDIT_JSON_ARRAY)
+		if (j->tok[t].type == DOC_JSON_ARRAY)
 			t = j->tok[t].end > (uint32_t)t + 1 ? t + 1 : -1;
-		t = t >= 0 && j->tok[t].type == AUDIT_JSON_OBJECT ? audit_json_member(j, t, key) : -1;
+		t = t >= 0 && j->tok[t].type == DOC_JSON_OBJECT ? doc_json_member(j, t, key) : -1;
 	}
 	return t;
 }
 
 /* The string at obj.a.b (see member_at), "" when absent or too long. */
-static void member_str(const struct audit_json *j, int obj, const char *dotted, char *out, size_t cap)
+static void member_str(const struct doc_json *j, int obj, const char *dotted, char *out, size_t cap)
 {
 	out[0] = '\0';
-	if (audit_json_str(j, member_at(j, obj, dotted), out, cap) < 0)
+	if (doc_json_str(j, member_at(j, obj, dotted), out, cap) < 0)
 		out[0] = '\0';
 }
 
-static long long member_int(const struct audit_json *j, int obj, const char *dotted)
+static long long member_int(const struct doc_json *j, int obj, const char *dotted)
 {
 	int64_t v = 0;
-	if (audit_json_int(j, member_at(j, obj, dotted), &v) < 0)
+	if (doc_json_int(j, member_at(j, obj, dotted), &v) < 0)
 		return -1;
 	return (long long)v;
 }
@@ -261,12 +261,12 @@ static long long member_int(const struct audit_json *j, int obj, const char *dot
  * it asked (file and process records), the request (HTTP, network, DNS,
  * findings), the server, method and tool (MCP), the credential a
  * brokered request carried (its name; the secret is never in a record). */
-static bool read_row(const char *line, size_t len, struct audit_json_tok *tok, struct row *r)
+static bool read_row(const char *line, size_t len, struct doc_json_tok *tok, struct row *r)
 {
-	struct audit_json j;
-	if (audit_json_parse(&j, line, len, tok, SHOW_TOKENS, 8) < 0 || tok[0].type != AUDIT_JSON_OBJECT)
+	struct doc_json j;
+	if (doc_json_parse(&j, line, len, tok, SHOW_TOKENS, 8) < 0 || tok[0].type != DOC_JSON_OBJECT)
 		return false;
-	int air = audit_json_member(&j, 0, "airlock");
+	int air = doc_json_member(&j, 0, "airlock");
 	memset(r, 0, sizeof(*r));
 	r->seq = member_int(&j, air, "seq");
 	r->time = member_int(&j, 0, "time");
@@ -428,7 +428,7 @@ static int cmd_read(int argc, char **argv)
 			"airlock: WARNING: %s does not verify%s%.0llu: %s; what follows is not a record of what airlock "
 			"decided (airlock audit verify %s)\n",
 			log, rep.bad_line ? " at line " : "", (unsigned long long)rep.bad_line, rep.problem, log);
-	struct audit_json_tok *tok = calloc(SHOW_TOKENS, sizeof(*tok));
+	struct doc_json_tok *tok = calloc(SHOW_TOKENS, sizeof(*tok));
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;

@@ -21,10 +21,11 @@ import sys
 LAYERS = {
     "util": [],
     "proto": [],
+    "doc": ["util"],
     "handoff": ["util"],
-    "audit": ["util", "proto"],
+    "audit": ["doc", "proto"],
     "policy": ["handoff"],
-    "policy/import": ["policy"],
+    "policy/import": ["policy", "doc"],
     "net": ["policy", "proto"],
     "mcp": ["net", "policy/import"],
     "review": ["net", "handoff"],

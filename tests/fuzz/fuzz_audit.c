@@ -35,7 +35,7 @@
 
 #include "check.h"
 #include "audit/audit.h"
-#include "audit/json.h"
+#include "doc/json.h"
 #include "util/buf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -72,36 +72,36 @@ static bool utf8_valid(const unsigned char *s, size_t n)
 	return true;
 }
 
-static void check_tokens(const struct audit_json *j)
+static void check_tokens(const struct doc_json *j)
 {
 	CHECK(j->ntok >= 1 && j->ntok <= j->cap);
 	CHECK(j->tok[0].end == j->ntok);
 	for (size_t t = 0; t < j->ntok; t++) {
-		const struct audit_json_tok *k = &j->tok[t];
+		const struct doc_json_tok *k = &j->tok[t];
 		CHECK(k->end > t && k->end <= j->ntok);
 		CHECK((size_t)k->start + k->len <= j->len);
-		if (k->type == AUDIT_JSON_STRING || k->type == AUDIT_JSON_NUMBER || k->type == AUDIT_JSON_TRUE ||
-		    k->type == AUDIT_JSON_FALSE || k->type == AUDIT_JSON_NULL) {
+		if (k->type == DOC_JSON_STRING || k->type == DOC_JSON_NUMBER || k->type == DOC_JSON_TRUE ||
+		    k->type == DOC_JSON_FALSE || k->type == DOC_JSON_NULL) {
 			CHECK(k->end == t + 1);
 		} else {
-			CHECK(k->type == AUDIT_JSON_OBJECT || k->type == AUDIT_JSON_ARRAY);
+			CHECK(k->type == DOC_JSON_OBJECT || k->type == DOC_JSON_ARRAY);
 			/* children nest inside */
 			for (size_t c = t + 1; c < k->end; c = j->tok[c].end)
 				CHECK(j->tok[c].end <= k->end);
-			if (k->type == AUDIT_JSON_OBJECT)
+			if (k->type == DOC_JSON_OBJECT)
 				for (size_t c = t + 1; c < k->end; c = j->tok[c + 1].end) {
 					CHECK(c + 1 < k->end);
-					CHECK(j->tok[c].type == AUDIT_JSON_STRING);
+					CHECK(j->tok[c].type == DOC_JSON_STRING);
 				}
 		}
-		if (k->type == AUDIT_JSON_STRING) {
+		if (k->type == DOC_JSON_STRING) {
 			char out[256];
-			int n = audit_json_str(j, (int)t, out, sizeof(out));
+			int n = doc_json_str(j, (int)t, out, sizeof(out));
 			CHECK(n >= 0 || n == -E2BIG);
 			if (n >= 0) {
 				CHECK(strlen(out) == (size_t)n);
 				CHECK(utf8_valid((const unsigned char *)out, (size_t)n));
-				CHECK(audit_json_key_is(j, (int)t, out));
+				CHECK(doc_json_key_is(j, (int)t, out));
 			}
 		}
 	}
@@ -109,9 +109,9 @@ static void check_tokens(const struct audit_json *j)
 
 static void fuzz_reader(const char *text, size_t size)
 {
-	static struct audit_json_tok tok[256];
-	struct audit_json j;
-	int r = audit_json_parse(&j, text, size, tok, 256, 16);
+	static struct doc_json_tok tok[256];
+	struct doc_json j;
+	int r = doc_json_parse(&j, text, size, tok, 256, 16);
 	CHECK(r == 0 || r == -EINVAL);
 	if (r == 0) {
 		CHECK(j.err == NULL);
@@ -220,11 +220,11 @@ static void fuzz_event(const char *text, size_t size)
 	CHECK(audit_record_build(&ev, &s, 1, prev, 1234, &rec2) == 0);
 	CHECK(rec2.len == rec.len && memcmp(rec.data, rec2.data, rec.len) == 0);
 	CHECK(buf_puts(&rec, ",\"hash\":\"") == 0 && buf_puts(&rec, prev) == 0 && buf_puts(&rec, "\"}}") == 0);
-	static struct audit_json_tok tok[1024];
-	struct audit_json j;
-	CHECK(audit_json_parse(&j, rec.data, rec.len, tok, 1024, 8) == 0);
-	CHECK(tok[0].type == AUDIT_JSON_OBJECT);
-	int air = audit_json_member(&j, 0, "airlock");
+	static struct doc_json_tok tok[1024];
+	struct doc_json j;
+	CHECK(doc_json_parse(&j, rec.data, rec.len, tok, 1024, 8) == 0);
+	CHECK(tok[0].type == DOC_JSON_OBJECT);
+	int air = doc_json_member(&j, 0, "airlock");
 	CHECK(air > 0 && tok[air].end == j.ntok);
 }
 

@@ -29,7 +29,7 @@
 #include <cmocka.h>
 
 #include "audit/audit.h"
-#include "audit/json.h"
+#include "doc/json.h"
 #include "util/base64.h"
 #include "util/buf.h"
 
@@ -298,34 +298,34 @@ static void test_event_rejects(void **state)
 static void test_json_reader(void **state)
 {
 	(void)state;
-	struct audit_json_tok tok[16];
-	struct audit_json j;
+	struct doc_json_tok tok[16];
+	struct doc_json j;
 	const char *t = "{\"a\":{\"b\":[1,{\"c\":null}]},\"d\":\"e\"}";
-	assert_int_equal(audit_json_parse(&j, t, strlen(t), tok, 16, 4), 0);
+	assert_int_equal(doc_json_parse(&j, t, strlen(t), tok, 16, 4), 0);
 	assert_int_equal(j.ntok, 11);
-	assert_int_equal(audit_json_parse(&j, t, strlen(t), tok, 16, 3), -EINVAL);
+	assert_int_equal(doc_json_parse(&j, t, strlen(t), tok, 16, 3), -EINVAL);
 	assert_string_equal(j.err, "nested too deep");
-	assert_int_equal(audit_json_parse(&j, t, strlen(t), tok, 10, 4), -EINVAL);
+	assert_int_equal(doc_json_parse(&j, t, strlen(t), tok, 10, 4), -EINVAL);
 	assert_string_equal(j.err, "too many values");
-	assert_int_equal(audit_json_parse(&j, t, strlen(t), tok, 11, 4), 0);
-	int a = audit_json_member(&j, 0, "a");
+	assert_int_equal(doc_json_parse(&j, t, strlen(t), tok, 11, 4), 0);
+	int a = doc_json_member(&j, 0, "a");
 	assert_true(a > 0);
-	assert_int_equal(tok[a].type, AUDIT_JSON_OBJECT);
-	int d = audit_json_member(&j, 0, "d");
+	assert_int_equal(tok[a].type, DOC_JSON_OBJECT);
+	int d = doc_json_member(&j, 0, "d");
 	char out[8];
-	assert_int_equal(audit_json_str(&j, d, out, sizeof(out)), 1);
+	assert_int_equal(doc_json_str(&j, d, out, sizeof(out)), 1);
 	assert_string_equal(out, "e");
-	assert_int_equal(audit_json_member(&j, 0, "b"), -1); /* not a member of the root */
-	assert_int_equal(audit_json_member(&j, a, "b"), a + 2);
+	assert_int_equal(doc_json_member(&j, 0, "b"), -1); /* not a member of the root */
+	assert_int_equal(doc_json_member(&j, a, "b"), a + 2);
 	const char *dup = "[{\"x\":1},{\"y\":{\"x\":2,\"x\":3}}]";
-	assert_int_equal(audit_json_parse(&j, dup, strlen(dup), tok, 16, 4), -EINVAL);
+	assert_int_equal(doc_json_parse(&j, dup, strlen(dup), tok, 16, 4), -EINVAL);
 	assert_string_equal(j.err, "duplicate key");
 	assert_int_equal(j.err_at, 21);
 	const char *ok = "[{\"x\":1},{\"y\":{\"x\":2}, \"x\":3}]";
-	assert_int_equal(audit_json_parse(&j, ok, strlen(ok), tok, 16, 4), 0);
+	assert_int_equal(doc_json_parse(&j, ok, strlen(ok), tok, 16, 4), 0);
 	/* Past 32 keys every key is compared in full: a duplicate is still
 	 * found, wherever it is. */
-	struct audit_json_tok many[128];
+	struct doc_json_tok many[128];
 	struct buf b = { 0 };
 	for (int twin = 0; twin < 3; twin++) {
 		buf_reset(&b);
@@ -337,26 +337,26 @@ static void test_json_reader(void **state)
 		if (twin == 2)
 			assert_int_equal(buf_puts(&b, ",\"key\\u0033\":0"), 0);
 		assert_int_equal(buf_puts(&b, "}"), 0);
-		assert_int_equal(audit_json_parse(&j, b.data, b.len, many, ARRAY_LEN(many), 1), twin ? -EINVAL : 0);
+		assert_int_equal(doc_json_parse(&j, b.data, b.len, many, ARRAY_LEN(many), 1), twin ? -EINVAL : 0);
 		if (twin)
 			assert_string_equal(j.err, "duplicate key");
 	}
 	buf_free(&b);
 	const char *deep = "[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]";
-	assert_int_equal(audit_json_parse(&j, deep, strlen(deep), tok, 16, 16), -EINVAL);
+	assert_int_equal(doc_json_parse(&j, deep, strlen(deep), tok, 16, 16), -EINVAL);
 	const char *num = "[-0.5e-3,1E9,0]";
-	assert_int_equal(audit_json_parse(&j, num, strlen(num), tok, 16, 1), 0);
+	assert_int_equal(doc_json_parse(&j, num, strlen(num), tok, 16, 1), 0);
 	assert_false(tok[1].integer);
 	assert_true(tok[3].integer);
 	int64_t v;
-	assert_int_equal(audit_json_int(&j, 1, &v), -EINVAL);
-	assert_int_equal(audit_json_int(&j, 3, &v), 0);
+	assert_int_equal(doc_json_int(&j, 1, &v), -EINVAL);
+	assert_int_equal(doc_json_int(&j, 3, &v), 0);
 	assert_int_equal(v, 0);
 	/* decoding into a buffer too small */
 	const char *s = "\"ab\\u00e9\"";
-	assert_int_equal(audit_json_parse(&j, s, strlen(s), tok, 16, 1), 0);
-	assert_int_equal(audit_json_str(&j, 0, out, 4), -E2BIG);
-	assert_int_equal(audit_json_str(&j, 0, out, 5), 4);
+	assert_int_equal(doc_json_parse(&j, s, strlen(s), tok, 16, 1), 0);
+	assert_int_equal(doc_json_str(&j, 0, out, 4), -E2BIG);
+	assert_int_equal(doc_json_str(&j, 0, out, 5), 4);
 	assert_string_equal(out, "ab\xc3\xa9");
 }
 
@@ -491,7 +491,7 @@ static void test_record_classes(void **state)
 	struct audit_session s;
 	session_fill(&s);
 	struct buf b = { 0 };
-	struct audit_json_tok tok[256];
+	struct doc_json_tok tok[256];
 	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
 		parse_ok(cases[i].event);
 		buf_reset(&b);
@@ -506,10 +506,10 @@ static void test_record_classes(void **state)
 			fail_msg("case %zu: no %s in %s", i, cases[i].has, b.data);
 		/* findings are High; a deny Medium; the rest Informational or Low */
 		assert_int_equal(buf_puts(&b, ",\"hash\":\"" ZEROS "\"}}"), 0);
-		struct audit_json j;
-		if (audit_json_parse(&j, b.data, b.len, tok, ARRAY_LEN(tok), 8) != 0)
+		struct doc_json j;
+		if (doc_json_parse(&j, b.data, b.len, tok, ARRAY_LEN(tok), 8) != 0)
 			fail_msg("case %zu: not JSON (%s at %zu): %s", i, j.err, j.err_at, b.data);
-		int air = audit_json_member(&j, 0, "airlock");
+		int air = doc_json_member(&j, 0, "airlock");
 		assert_true(air > 0);
 		assert_int_equal(tok[air].end, j.ntok); /* the last member */
 	}
@@ -615,9 +615,9 @@ static void test_record_long_strings(void **state)
 		assert_true(b.len > 4 * 4096); /* cut to 4096 bytes each, not emptied */
 		assert_non_null(strstr(b.data, ",\"seq\":1,\"prev\":\"" ZEROS "\""));
 		assert_int_equal(buf_puts(&b, ",\"hash\":\"" ZEROS "\"}}"), 0);
-		struct audit_json_tok tok[256];
-		struct audit_json j;
-		assert_int_equal(audit_json_parse(&j, b.data, b.len, tok, ARRAY_LEN(tok), 8), 0);
+		struct doc_json_tok tok[256];
+		struct doc_json j;
+		assert_int_equal(doc_json_parse(&j, b.data, b.len, tok, ARRAY_LEN(tok), 8), 0);
 	}
 	/* Short enough: nothing is cut. */
 	event_raw("http", 1000);
