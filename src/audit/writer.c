@@ -584,11 +584,14 @@ static int cmd_write(int argc, char **argv)
 			goto fatal;
 		/* Never while a backlog waits, nor once the session ended:
 		 * only after a small batch of a busy stream. While we sleep
-		 * a sender's record wakes no one. */
+		 * a sender's record wakes no one; the proxy's signing request
+		 * does (it waits on the answer, a record does not). */
 		slept = soon && drained && !eof && !ended;
 		if (slept) {
 			struct timespec d = { 0, AUDIT_COALESCE_NS };
-			nanosleep(&d, NULL);
+			struct pollfd sp = { .fd = w.sign_fd, .events = POLLIN };
+			if (w.sign_fd < 0 || ppoll(&sp, 1, &d, NULL) < 0)
+				nanosleep(&d, NULL);
 		}
 	}
 	/* Sealed only when the supervisor ended the session (or asked with
