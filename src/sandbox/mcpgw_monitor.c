@@ -75,9 +75,12 @@ static int pin_take_msg(struct mcp_pins *p, const char *msg, size_t len)
 }
 
 /* One control message (proto/mcpgw.h) taken: an 'I' answered, a 'P'
- * kept in p, a 'W' written and answered. false: the gateway broke the
- * protocol, or its socket is gone. */
-static bool control_one(int control, const char *msg, int n, struct mcp_pins *p, const char *pins_path,
+ * kept in p, a 'W' written and answered. 0; CONTROL_GONE when the answer
+ * found the socket closed (the gateway is ending, or was killed: its
+ * status says which); CONTROL_BROKEN when the gateway broke the
+ * protocol. */
+enum { CONTROL_GONE = 1, CONTROL_BROKEN = 2 };
+static int control_one(int control, const char *msg, int n, struct mcp_pins *p, const char *pins_path,
 			const char *workspace)
 {
 	if (msg[0] == GWPROTO_INSIDE) {
@@ -86,12 +89,12 @@ static bool control_one(int control, const char *msg, int n, struct mcp_pins *p,
 		char yes = GWPROTO_INSIDE_YES, no = GWPROTO_INSIDE_NO;
 		bool in = n >= 3 && msg[n - 1] == '\0' && strlen(msg + 1) == (size_t)n - 2 && n <= 4098 && workspace &&
 			  mcp_path_inside(workspace, msg + 1);
-		return proto_send(control, in ? &yes : &no, 1, NULL, 0) >= 0;
+		return proto_send(control, in ? &yes : &no, 1, NULL, 0) >= 0 ? 0 : CONTROL_GONE;
 	}
 	if (msg[0] == GWPROTO_PIN)
-		return n <= GWPROTO_MAX_MSG && pin_take_msg(p, msg + 1, (size_t)n - 1) >= 0;
+		return n <= GWPROTO_MAX_MSG && pin_take_msg(p, msg + 1, (size_t)n - 1) >= 0 ? 0 : CONTROL_BROKEN;
 	if (msg[0] != GWPROTO_PINS_WRITE || n != 1)
-		return false;
+		return CONTROL_BROKEN;
 	struct error err = { 0 };
 	char ans[ERROR_MSG_MAX + 2];
 	size_t alen = 1;
@@ -104,7 +107,7 @@ static bool control_one(int control, const char *msg, int n, struct mcp_pins *p,
 	}
 	mcp_pins_free(p);
 	memset(p, 0, sizeof(*p));
-	return proto_send(control, ans, alen, NULL, 0) >= 0;
+	return proto_send(control, ans, alen, NULL, 0) >= 0 ? 0 : CONTROL_GONE;
 }
 
 bool mcpgw_record_ok(const char *msg, size_t n)
@@ -163,12 +166,11 @@ int mcpgw_serve(int control, const char *pins_path, const char *workspace, int r
 				close(fds[i]);
 				fd_sent = true;
 			}
-		if (fd_sent)
+		int c = fd_sent ? CONTROL_BROKEN : n <= 0 ? CONTROL_GONE : control_one(control, msg, n, &p, pins_path, workspace);
+		if (c == CONTROL_BROKEN)
 			r = MCPGW_SERVE_BROKEN;
-		else if (n <= 0)
+		else if (c == CONTROL_GONE)
 			control = -1; /* the gateway closed it: it is ending */
-		else if (!control_one(control, msg, n, &p, pins_path, workspace))
-			r = MCPGW_SERVE_BROKEN;
 	}
 	/* The gateway's last records, up to its exit (the socket's other
 	 * ends are the gateway's alone). */
