@@ -77,7 +77,7 @@ static int grow(struct reader *r, size_t start)
 		cap = j->max_tok;
 	struct doc_json_tok *t = realloc(r->tok, cap * sizeof(*t));
 	if (!t)
-		return fail_at(r, start, "out of memory");
+		return fail_at(r, start, DOC_JSON_ERR_NOMEM);
 	r->tok = j->tok = t;
 	r->cap = j->cap = cap;
 	return 0;
@@ -167,7 +167,7 @@ special:
 		if (c == '"')
 			break;
 		if (c < 0x20)
-			return fail_at(r, i, "control character in a string");
+			return fail_at(r, i, DOC_JSON_ERR_CONTROL);
 		if (c >= 0x80) {
 			size_t l = utf8_decode(u + i, n - i, NULL);
 			if (!l)
@@ -193,7 +193,7 @@ special:
 		case 'u':
 			break;
 		default:
-			return fail_at(r, i + 1, "invalid escape");
+			return fail_at(r, i + 1, DOC_JSON_ERR_ESCAPE);
 		}
 		if (n - i < 6)
 			return fail_at(r, i, "\\u needs four hex digits");
@@ -409,7 +409,7 @@ static int keys_sorted_check(struct reader *r, int t)
 		n++;
 	int *k = malloc(n * sizeof(*k));
 	if (!k)
-		return fail(r, "out of memory");
+		return fail(r, DOC_JSON_ERR_NOMEM);
 	n = 0;
 	for (int m = t + 1; m < (int)r->tok[t].end; m = (int)r->tok[m + 1].end)
 		k[n++] = m;
@@ -440,7 +440,7 @@ static int parse_value(struct reader *r, unsigned depth);
 static int parse_container(struct reader *r, unsigned depth, bool object)
 {
 	if (depth >= r->max_depth)
-		return fail(r, "nested too deep");
+		return fail(r, DOC_JSON_ERR_DEPTH);
 	int t = new_tok(r, object ? DOC_JSON_OBJECT : DOC_JSON_ARRAY, r->i);
 	if (t < 0)
 		return t;

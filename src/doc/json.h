@@ -58,11 +58,18 @@ struct doc_json {
 	size_t max_items; /* entries of one object or array, 0 for no bound ("too many entries") */
 };
 
-/* The errors a caller may say in words of its own: a duplicate key
- * (err_first_at has the first), and a container over max_items. */
+/* The errors a caller may say in words of its own (the importers'
+ * FILE:LINE:COL refusals, policy/import/json.c), compared as text: a
+ * duplicate key (err_first_at has the first), a container over
+ * max_items, nesting past max_depth, an escape that is none (err_at on
+ * its letter), a control byte in a string (err_at on it), and memory. */
 #define DOC_JSON_ERR_DUPLICATE "duplicate key"
 #define DOC_JSON_ERR_ENTRIES_OBJECT "too many entries in an object"
 #define DOC_JSON_ERR_ENTRIES_ARRAY "too many entries in an array"
+#define DOC_JSON_ERR_DEPTH "nested too deep"
+#define DOC_JSON_ERR_ESCAPE "invalid escape"
+#define DOC_JSON_ERR_CONTROL "control character in a string"
+#define DOC_JSON_ERR_NOMEM "out of memory"
 
 /* Parse text[0..len) as one JSON value with optional surrounding
  * whitespace. max_depth bounds nested containers (1: one object holding

@@ -58,16 +58,16 @@ static int refusal(struct builder *b)
 		return error_set(p->err, EINVAL, "%s:%u:%u: duplicate key \"%.*s\" (first at line %u)", p->name, p->line,
 				 col_of(p), (int)(e - k), p->s + k, first.line);
 	}
-	if (!strcmp(j->err, "nested too deep"))
+	if (!strcmp(j->err, DOC_JSON_ERR_DEPTH))
 		return imp_reader_fail(p, "nested deeper than %d levels", IMP_MAX_DEPTH);
-	if (!strcmp(j->err, DOC_JSON_ERR_ENTRIES_OBJECT) || !strcmp(j->err, DOC_JSON_ERR_ENTRIES_ARRAY))
-		return imp_reader_fail(p, "more than %d entries in one %s", IMP_MAX_ITEMS,
-				       !strcmp(j->err, DOC_JSON_ERR_ENTRIES_OBJECT) ? "object" : "array");
-	if (!strcmp(j->err, "invalid escape"))
+	bool object = !strcmp(j->err, DOC_JSON_ERR_ENTRIES_OBJECT);
+	if (object || !strcmp(j->err, DOC_JSON_ERR_ENTRIES_ARRAY))
+		return imp_reader_fail(p, "more than %d entries in one %s", IMP_MAX_ITEMS, object ? "object" : "array");
+	if (!strcmp(j->err, DOC_JSON_ERR_ESCAPE))
 		return imp_reader_fail(p, "invalid escape \\%c", c >= 0x20 && c < 0x7f ? c : '?');
-	if (!strcmp(j->err, "control character in a string"))
+	if (!strcmp(j->err, DOC_JSON_ERR_CONTROL))
 		return imp_reader_fail(p, "control character 0x%02x in a string (write it as \\u%04x)", c, c);
-	if (!strcmp(j->err, "out of memory"))
+	if (!strcmp(j->err, DOC_JSON_ERR_NOMEM))
 		return error_set(p->err, ENOMEM, "out of memory");
 	return imp_reader_fail(p, "%s", j->err);
 }
