@@ -451,28 +451,26 @@ void mcpgw_conn_start(struct mcpgw *g, int c)
 		g->conns[slot] = pid;
 }
 
+/* A gateway's record into the session's log (none without a log). */
+static bool record_to_log(void *ctx, const char *line, size_t len)
+{
+	struct mcpgw *g = ctx;
+	return !g->audit || auditlog_event(g->audit, line, len);
+}
+
 bool mcpgw_read(struct mcpgw *g)
 {
-	static char msg[MCPGW_MAX_RECORD + 1];
-	bool any = false;
+	bool any = false, eof = false;
 	for (;;) {
-		ssize_t n = recv(g->rec_rd, msg, sizeof(msg), MSG_DONTWAIT | MSG_TRUNC);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return any;
+		int t = mcpgw_records_take(g->rec_rd, record_to_log, g, &eof);
+		if (t != MCPGW_RECORDS_REFUSED)
+			return any || t > 0;
+		/* A record that would split or join lines in the log, or
+		 * that the log did not take: the traffic stops, and what
+		 * waits behind it is read on. */
 		any = true;
-		/* A record that would split or join lines in the log is
-		 * refused, and the traffic stops. */
-		if (!mcpgw_record_ok(msg, (size_t)n)) {
-			g->lost = true;
-			mcpgw_kill(g);
-			continue;
-		}
-		if (g->audit && !auditlog_event(g->audit, msg, (size_t)n)) {
-			g->lost = true;
-			mcpgw_kill(g);
-		}
+		g->lost = true;
+		mcpgw_kill(g);
 	}
 }
 

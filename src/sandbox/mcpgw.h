@@ -172,6 +172,16 @@ enum { MCPGW_GW_OK, MCPGW_GW_FAILED, MCPGW_GW_KILLED };
 int mcpgw_gateway_end(pid_t gw, pid_t server, int served, const char *name,
 		      bool (*on_record)(void *ctx, const char *line, size_t len), void *ctx);
 
+/* The records waiting on rec_rd (it does not block), each checked
+ * (mcpgw_record_ok) and handed to on_record: how many were taken;
+ * MCPGW_RECORDS_REFUSED at the first one refused or not taken (the rest
+ * stay to be read: the caller stops the traffic); MCPGW_RECORDS_FAILED
+ * when the socket failed. *eof once no more can come. */
+#define MCPGW_RECORDS_REFUSED (-1)
+#define MCPGW_RECORDS_FAILED (-2)
+int mcpgw_records_take(int rec_rd, bool (*on_record)(void *ctx, const char *line, size_t len), void *ctx,
+		       bool *eof);
+
 /* A record is one whole line, at most MCPGW_MAX_RECORD bytes: one that
  * would split or join lines in the log is not. */
 bool mcpgw_record_ok(const char *msg, size_t n);

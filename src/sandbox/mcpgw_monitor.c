@@ -117,24 +117,23 @@ bool mcpgw_record_ok(const char *msg, size_t n)
 	return n > 0 && n <= MCPGW_MAX_RECORD && msg[n - 1] == '\n' && !memchr(msg, '\n', n - 1);
 }
 
-/* The records socket is readable: each record checked and handed on.
- * false: one was refused or not taken, or the socket is gone. */
-static bool records_take(int rec_rd, bool (*on_record)(void *ctx, const char *line, size_t len), void *ctx,
-			 bool *eof)
+int mcpgw_records_take(int rec_rd, bool (*on_record)(void *ctx, const char *line, size_t len), void *ctx, bool *eof)
 {
 	static char rec[MCPGW_MAX_RECORD + 1];
+	int taken = 0;
 	for (;;) {
 		ssize_t n = recv(rec_rd, rec, sizeof(rec), MSG_DONTWAIT | MSG_TRUNC);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)
-			return true;
+			return taken;
 		if (n <= 0) {
 			*eof = true;
-			return n == 0;
+			return n == 0 ? taken : MCPGW_RECORDS_FAILED;
 		}
 		if (!mcpgw_record_ok(rec, (size_t)n) || !on_record(ctx, rec, (size_t)n))
-			return false;
+			return MCPGW_RECORDS_REFUSED;
+		taken++;
 	}
 }
 
@@ -154,7 +153,8 @@ int mcpgw_serve(int control, const char *pins_path, const char *workspace, int r
 		}
 		/* Records first: a decision is in the log before the pins
 		 * write or the path it led to is answered. */
-		if (!rec_eof && (pf[1].revents & (POLLIN | POLLHUP | POLLERR)) && !records_take(rec_rd, on_record, ctx, &rec_eof))
+		if (!rec_eof && (pf[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
+		    mcpgw_records_take(rec_rd, on_record, ctx, &rec_eof) < 0)
 			r = MCPGW_SERVE_RECORD;
 		if (r || !(pf[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
@@ -178,7 +178,7 @@ int mcpgw_serve(int control, const char *pins_path, const char *workspace, int r
 		struct pollfd pf = { .fd = rec_rd, .events = POLLIN };
 		if (poll(&pf, 1, -1) < 0 && errno != EINTR)
 			r = MCPGW_SERVE_BROKEN;
-		else if (!records_take(rec_rd, on_record, ctx, &rec_eof))
+		else if (mcpgw_records_take(rec_rd, on_record, ctx, &rec_eof) < 0)
 			r = MCPGW_SERVE_RECORD;
 	}
 	mcp_pins_free(&p);
