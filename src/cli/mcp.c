@@ -267,23 +267,22 @@ static int relay(const struct policy *pol, const struct policy_mcp_server *srv, 
 	struct error err = { 0 };
 	uid_t uid;
 	gid_t gid;
-	char exe[4096], cwd[4096];
-	if (sandbox_host_ids(pol, &uid, &gid, &err) < 0 || sibling_path("airlock-mcp-gateway", exe, sizeof(exe), &err) < 0 ||
-	    (!getcwd(cwd, sizeof(cwd)) && error_sys(&err, errno, "getcwd") < 0)) {
-		fprintf(stderr, "airlock mcp: %s\n", err.msg);
-		kill(server, SIGTERM);
-		return MCPGW_GW_FAILED;
-	}
+	char cwd[4096];
 	int rs[2], control = -1;
 	pid_t gw = -1;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rs) == 0) {
-		gw = mcpgw_gateway_spawn(exe, pol, cwd, cli_home(), rs[1], &control);
+	int r = sandbox_host_ids(pol, &uid, &gid, &err);
+	if (r >= 0 && !getcwd(cwd, sizeof(cwd)))
+		r = error_sys(&err, errno, "getcwd");
+	if (r >= 0 && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rs) < 0)
+		r = error_sys(&err, errno, "socketpair");
+	if (r >= 0) {
+		r = gw = mcpgw_gateway_spawn(pol, cwd, cli_home(), rs[1], &control, &err);
 		close(rs[1]);
-		if (gw < 0)
+		if (r < 0)
 			close(rs[0]);
 	}
-	if (gw < 0) {
-		fprintf(stderr, "airlock mcp: cannot start %s: %s\n", exe, strerror(errno));
+	if (r < 0) {
+		fprintf(stderr, "airlock mcp: %s\n", err.msg);
 		kill(server, SIGTERM);
 		return MCPGW_GW_FAILED;
 	}
@@ -295,7 +294,7 @@ static int relay(const struct policy *pol, const struct policy_mcp_server *srv, 
 					.step_up_path = sock, .step_up_timeout = o->timeout, .uid = uid, .gid = gid,
 					.stdio = true, .client_in = STDIN_FILENO, .client_out = STDOUT_FILENO,
 					.server_in = to_srv, .server_out = from_srv, .step_up = listener, .tty = tty };
-	int r = mcpgw_gateway_start(control, &st);
+	r = mcpgw_gateway_start(control, &st);
 	if (listener >= 0)
 		close(listener);
 	if (tty >= 0)

@@ -373,13 +373,9 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 	close(to_srv[0]);
 	close(from_srv[1]);
 
-	/* Beside airlock, as airlock-proxy is (sibling.c). */
 	int control = -1;
-	pid_t gw = -1;
-	int sr = sibling_path("airlock-mcp-gateway", g->exe, sizeof(g->exe), &err);
-	if (sr == 0 && (gw = mcpgw_gateway_spawn(g->exe, g->pol, g->cwd, g->home, g->rec_wr, &control)) < 0)
-		sr = error_sys(&err, errno, "cannot start %s", g->exe);
-	if (sr < 0) {
+	pid_t gw = mcpgw_gateway_spawn(g->pol, g->cwd, g->home, g->rec_wr, &control, &err);
+	if (gw < 0) {
 		answer(c, "ERR mcp.servers.%s: the gateway: %s\n", name, err.msg);
 		kill(runner, SIGKILL);
 		_exit(1);

@@ -52,11 +52,10 @@ struct mcpgw {
 	pid_t conns[MCPGW_MAX_CONNS]; /* connection monitors, 0 for a free slot */
 	bool lost;                    /* a record could not reach the log, or a gateway was killed */
 	bool gateway_killed;          /* the latter */
-	/* What each gateway is started with (proto/mcpgw.h): airlock-mcp-gateway
-	 * beside airlock (found by the connection's monitor), the directory and
-	 * home the policy was read with, and the uid and gid it relays as when
-	 * airlock runs as root. */
-	char exe[4096], cwd[4096], home[4096];
+	/* What each gateway is started with (proto/mcpgw.h): the directory
+	 * and home the policy was read with, and the uid and gid it relays as
+	 * when airlock runs as root. */
+	char cwd[4096], home[4096];
 	uid_t uid;
 	gid_t gid;
 	/* Where the monitors are another process's (privsep.c): a monitor's
@@ -140,12 +139,12 @@ struct mcpgw_start {
 	int client_in, client_out, server_in, server_out, step_up, tty;
 };
 
-/* Start exe (airlock-mcp-gateway) for pol, read again from its file (or
- * the built-in default) with cwd and home, with an empty environment and
- * rec_wr as its records socket. Its pid, and its control socket's other
- * end in *control; -1 with errno. */
-pid_t mcpgw_gateway_spawn(const char *exe, const struct policy *pol, const char *cwd, const char *home, int rec_wr,
-			  int *control);
+/* Start airlock-mcp-gateway (beside airlock) for pol, read again from
+ * its file (or the built-in default) with cwd and home, with an empty
+ * environment and rec_wr as its records socket. Its pid, and its control
+ * socket's other end in *control; a negative errno with err set. */
+pid_t mcpgw_gateway_spawn(const struct policy *pol, const char *cwd, const char *home, int rec_wr, int *control,
+			  struct error *err);
 
 /* Send the gateway its 'G'. 0, or a negative errno. */
 int mcpgw_gateway_start(int control, const struct mcpgw_start *st) WUR;

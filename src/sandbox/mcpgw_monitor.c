@@ -10,6 +10,7 @@
 #include "sandbox/mcpgw.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -209,21 +210,25 @@ int mcpgw_record_death(char *line, size_t cap, const char *name, int sig)
 	return r;
 }
 
-pid_t mcpgw_gateway_spawn(const char *exe, const struct policy *pol, const char *cwd, const char *home, int rec_wr,
-			  int *control)
+pid_t mcpgw_gateway_spawn(const struct policy *pol, const char *cwd, const char *home, int rec_wr, int *control,
+			  struct error *err)
 {
+	/* Beside airlock, as airlock-proxy is (sibling.c). */
+	char exe[PATH_MAX];
+	int r = sibling_path("airlock-mcp-gateway", exe, sizeof(exe), err);
+	if (r < 0)
+		return r;
 	int cs[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cs) < 0)
-		return -1;
+		return error_sys(err, errno, "socketpair");
 	/* "" for the built-in default: the gateway loads it as we did. */
-	char *fixed[] = { (char *)exe, policy_is_default(pol) ? "" : pol->file, (char *)cwd, (char *)home };
+	char *fixed[] = { exe, policy_is_default(pol) ? "" : pol->file, (char *)cwd, (char *)home };
 	size_t nfixed = ARRAY_SIZE(fixed);
 	char **argv = calloc(nfixed + pol->n_layer_files + 1, sizeof(*argv));
 	if (!argv) {
 		close(cs[0]);
 		close(cs[1]);
-		errno = ENOMEM;
-		return -1;
+		return error_set(err, ENOMEM, "out of memory");
 	}
 	memcpy(argv, fixed, sizeof(fixed));
 	for (size_t i = 0; i < pol->n_layer_files; i++)
@@ -238,8 +243,7 @@ pid_t mcpgw_gateway_spawn(const char *exe, const struct policy *pol, const char 
 	close(cs[1]);
 	if (pid < 0) {
 		close(cs[0]);
-		errno = e;
-		return -1;
+		return error_sys(err, e, "cannot start %s", exe);
 	}
 	*control = cs[0];
 	return pid;
