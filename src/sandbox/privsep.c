@@ -474,7 +474,7 @@ pid_t privsep_pidns_start(pid_t child, struct error *err)
 	/* The writer shares our memory and runs on a stack of its own while
 	 * we wait (CLONE_VFORK), as posix_spawn's child does: a copy of the
 	 * address space costs a millisecond on some virtual machines, where
-	 * this takes tens of microseconds. It makes two raw system calls and
+	 * this takes tens of microseconds. It makes two system calls and
 	 * exits; the signals it could take are blocked (run_clone). */
 	static char stack[16384] __attribute__((aligned(16)));
 	pid_t pid = clone(pidns_write, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, NULL);

@@ -1173,15 +1173,6 @@ static void run_cleanup(struct run *R, int *exit_code)
 	(void)privsep_call(&s->priv, &s->pctx, PRIV_END, -1, -1, NULL, NULL);
 	if (s->priv.fd >= 0)
 		close(s->priv.fd);
-	/* A helper that did not answer PRIV_END is waited for now; one that
-	 * did has done all it does and only exits (its address space's
-	 * teardown, a few hundred microseconds here): it is reaped last,
-	 * while the writer seals the log. Reaped all the same: an init that
-	 * reaps nothing (a container's first process) would keep it. */
-	if (s->priv.pid > 0 && !s->priv.ended) {
-		waitpid(s->priv.pid, NULL, 0);
-		s->priv.pid = 0;
-	}
 	if (R->memfd_writer > 0)
 		waitpid(R->memfd_writer, NULL, 0);
 	limits_cgroup_forget(&R->cg);
@@ -1194,6 +1185,11 @@ static void run_cleanup(struct run *R, int *exit_code)
 			*exit_code = SANDBOX_EXIT_SETUP;
 		}
 	}
+	/* The helper has done all it does (it answered PRIV_END, or is gone)
+	 * and only exits, its address space's teardown a few hundred
+	 * microseconds here: reaped last, while the writer sealed the log.
+	 * Reaped all the same: an init that reaps nothing (a container's
+	 * first process) would keep it. */
 	if (s->priv.pid > 0)
 		waitpid(s->priv.pid, NULL, 0);
 	trace_free(s->trace);
