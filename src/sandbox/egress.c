@@ -132,16 +132,12 @@ int egress_prepare(const struct policy *pol, struct sandbox_plan *plan, struct e
 	if (!home || home[0] != '/')
 		home = "/";
 	char *fixed[] = { exe, pol->file, cwd, (char *)home, "3", "4", uid, gid };
-	size_t nfixed = sizeof(fixed) / sizeof(*fixed);
-	char **argv = calloc(nfixed + pol->n_layer_files + 1, sizeof(*argv));
+	char **argv = sibling_argv(fixed, ARRAY_SIZE(fixed), pol);
 	if (!argv) {
 		close(cs[1]);
 		close(rp[1]);
 		return error_set(err, ENOMEM, "out of memory");
 	}
-	memcpy(argv, fixed, sizeof(fixed));
-	for (size_t i = 0; i < pol->n_layer_files; i++)
-		argv[nfixed + i] = pol->layer_files[i];
 	char home_var[PATH_MAX + 8], *envp[16];
 	proxy_env(home, home_var, sizeof(home_var), envp, ARRAY_SIZE(envp));
 	pid_t pid = sibling_spawn(argv, envp, cs[1], rp[1]);

@@ -141,6 +141,11 @@ pid_t sibling_spawn(char *const argv[], char *const envp[], int keep_a, int keep
  * of whoever takes the helper over. Pointers into environ. */
 void sibling_env(const char *const kept[], size_t n_kept, char *envp[], size_t n, size_t max);
 
+/* A helper's argv that reads pol again: fixed[0..n), then the enterprise
+ * files pol was narrowed by (the helper narrows it the same way), then
+ * NULL. calloc'd, the strings borrowed; NULL when out of memory. */
+char **sibling_argv(char *const fixed[], size_t n, const struct policy *pol);
+
 /* jks.c: the certificates of a PEM bundle as a Java KeyStore of trusted
  * certificates (store password "changeit"); out is the caller's. 0,
  * -EINVAL (no certificate), -ENOMEM. */

@@ -223,16 +223,12 @@ pid_t mcpgw_gateway_spawn(const struct policy *pol, const char *cwd, const char 
 		return error_sys(err, errno, "socketpair");
 	/* "" for the built-in default: the gateway loads it as we did. */
 	char *fixed[] = { exe, policy_is_default(pol) ? "" : pol->file, (char *)cwd, (char *)home };
-	size_t nfixed = ARRAY_SIZE(fixed);
-	char **argv = calloc(nfixed + pol->n_layer_files + 1, sizeof(*argv));
+	char **argv = sibling_argv(fixed, ARRAY_SIZE(fixed), pol);
 	if (!argv) {
 		close(cs[0]);
 		close(cs[1]);
 		return error_set(err, ENOMEM, "out of memory");
 	}
-	memcpy(argv, fixed, sizeof(fixed));
-	for (size_t i = 0; i < pol->n_layer_files; i++)
-		argv[nfixed + i] = pol->layer_files[i];
 	/* Nothing of the monitor's environment: it holds the user's
 	 * secrets, and a gateway taken over would read its own. */
 	char *envp[4];

@@ -10,6 +10,7 @@
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -74,6 +75,17 @@ pid_t sibling_spawn(char *const argv[], char *const envp[], int keep_a, int keep
 		return -1;
 	}
 	return pid;
+}
+
+char **sibling_argv(char *const fixed[], size_t n, const struct policy *pol)
+{
+	char **argv = calloc(n + pol->n_layer_files + 1, sizeof(*argv));
+	if (!argv)
+		return NULL;
+	memcpy(argv, fixed, n * sizeof(*fixed));
+	for (size_t i = 0; i < pol->n_layer_files; i++)
+		argv[n + i] = pol->layer_files[i];
+	return argv;
 }
 
 void sibling_env(const char *const kept[], size_t n_kept, char *envp[], size_t n, size_t max)
