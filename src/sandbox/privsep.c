@@ -81,15 +81,6 @@ static int op_proxy(struct privsep_ctx *c, const struct privsep_req *rq)
 	return 0;
 }
 
-static int op_review(struct privsep_ctx *c, const struct privsep_req *rq)
-{
-	if (rq->op == PRIV_REVIEW_FINISH)
-		review_run_finish(c->rr, c->workspace, c->audit);
-	else
-		review_run_report(c->rr);
-	return 0;
-}
-
 static int op_end(struct privsep_ctx *c, const struct privsep_req *rq)
 {
 	(void)rq;
@@ -99,6 +90,17 @@ static int op_end(struct privsep_ctx *c, const struct privsep_req *rq)
 		unlink(c->egress->step_up_sock);
 	mcpgw_remove_socket(c->mcp);
 	return 0;
+}
+
+/* The run's end in one request, where it was three (finish, report, end):
+ * each costs two wake-ups, and the supervisor waits for them on its way
+ * out. Review's flagged entries go into the log here, before the seal the
+ * supervisor asks for once this is answered. */
+static int op_finish(struct privsep_ctx *c, const struct privsep_req *rq)
+{
+	review_run_finish(c->rr, c->workspace, c->audit);
+	review_run_report(c->rr);
+	return op_end(c, rq);
 }
 
 /* Does an absolute host path exist (lstat), and is it, or what it
@@ -129,12 +131,11 @@ static const struct privsep_op_def {
 	{ PRIV_MCP_STOP, PHASE_RUN | PHASE_END, false, false, false, op_mcp },
 	{ PRIV_PROXY_SIGNAL, PHASE_RUN | PHASE_END, false, false, false, op_proxy },
 	{ PRIV_PROXY_KILL, PHASE_RUN | PHASE_END, false, false, false, op_proxy },
+	{ PRIV_HOST_LOOK, PHASE_RUN | PHASE_END, false, true, false, op_host_look },
 	/* Not while the agent can still write the layer: the change read
 	 * would not be the change landed. The supervisor asks only once it
 	 * has reaped the sandbox: a request before is not its own. */
-	{ PRIV_REVIEW_FINISH, PHASE_END, false, false, false, op_review },
-	{ PRIV_REVIEW_REPORT, PHASE_END, false, false, false, op_review },
-	{ PRIV_HOST_LOOK, PHASE_RUN | PHASE_END, false, true, false, op_host_look },
+	{ PRIV_FINISH, PHASE_END, false, false, false, op_finish },
 	{ PRIV_END, PHASE_RUN | PHASE_END, false, false, false, op_end },
 };
 
@@ -243,7 +244,7 @@ int privsep_serve(int fd, struct privsep_ctx *ctx)
 		if (d->with_fd)
 			close(fds[0]);
 		reap_monitors(ctx);
-		if (!send_byte(fd, PRIV_DONE, &answer, 1) || d->op == PRIV_END)
+		if (!send_byte(fd, PRIV_DONE, &answer, 1) || d->op == PRIV_END || d->op == PRIV_FINISH)
 			return 0;
 	}
 }
@@ -362,11 +363,17 @@ bool privsep_read(struct privsep *p, struct privsep_ctx *ctx)
 static int call(struct privsep *p, struct privsep_ctx *ctx, enum privsep_op op, int fd, const char *path,
 		int side_fd, void (*side)(void *), void *arg)
 {
+	bool last = op == PRIV_END || op == PRIV_FINISH;
+	/* The end is carried out once: after PRIV_FINISH, the cleanup's
+	 * PRIV_END has nothing left to do (and no helper to ask). */
+	if (p->ended)
+		return op == PRIV_END ? 0 : -EPIPE;
 	if (p->died)
 		return -EPIPE;
 	if (p->pid <= 0) {
 		const struct privsep_op_def *d = op_find(op);
 		struct privsep_req rq = { op, fd, path };
+		p->ended = last;
 		return d ? d->run(ctx, &rq) : -EINVAL;
 	}
 	if (p->fd < 0)
@@ -402,8 +409,7 @@ static int call(struct privsep *p, struct privsep_ctx *ctx, enum privsep_op op, 
 			return -EPIPE;
 		}
 		if (n == 2 && msg[0] == PRIV_DONE) {
-			if (op == PRIV_END)
-				p->ended = true;
+			p->ended = last;
 			return (unsigned char)msg[1];
 		}
 		take_event(ctx, msg, (int)n);

@@ -39,9 +39,9 @@ enum privsep_op {
 	PRIV_MCP_STOP = 'S',      /* the session ends: let the monitors finish, bounded; remove the socket */
 	PRIV_PROXY_SIGNAL = 'P',  /* SIGTERM the proxy (still root for a few ms after its start) */
 	PRIV_PROXY_KILL = 'X',    /* SIGKILL it */
-	PRIV_REVIEW_FINISH = 'F', /* the sandbox is gone: read the change, land the unheld part as its owner */
-	PRIV_REVIEW_REPORT = 'W', /* say what is held; let the overlay's mount go */
 	PRIV_HOST_LOOK = 'L',     /* + an absolute path: FTRACE_HOST_* bits of it, as root sees the host */
+	PRIV_FINISH = 'F',        /* the sandbox is gone: review's change read, the unheld part landed as its
+				   * owner, what is held said, the overlay's mount let go; then PRIV_END's work */
 	PRIV_END = 'Q',           /* drop a session that never ran, remove the cgroup and sockets; exit */
 };
 
@@ -68,7 +68,7 @@ struct privsep_ctx {
 struct privsep {
 	pid_t pid; /* the helper, 0 when none (unprivileged, or not yet) */
 	int fd;    /* our end of its socket, -1 when none */
-	bool ended; /* it answered PRIV_END */
+	bool ended; /* it answered PRIV_END or PRIV_FINISH (or, without a helper, they ran) */
 	bool died;  /* it exited without */
 };
 
@@ -109,8 +109,8 @@ bool privsep_reaped(struct privsep *p, pid_t pid);
 pid_t privsep_pidns_start(pid_t child, struct error *err) WUR;
 int privsep_pidns_wait(pid_t writer, struct error *err) WUR;
 
-/* The helper's loop, for the tests: serve requests on fd until PRIV_END
- * or EOF, then return the exit status the helper would have. */
+/* The helper's loop, for the tests: serve requests on fd until PRIV_END,
+ * PRIV_FINISH or EOF, then return the exit status the helper would have. */
 int privsep_serve(int fd, struct privsep_ctx *ctx);
 
 #endif

@@ -1096,16 +1096,20 @@ static int run_end(struct run *R, int *exit_code, struct error *err)
 			"airlock: the command failed (exit %d) under per-process limits whose reaching the kernel "
 			"does not report: %s; if its error is one of these, that limit was reached\n",
 			*exit_code, unreported);
+	if (s->trace && R->report)
+		trace_report(s->trace, stderr);
+	if (R->observe)
+		fprintf(stderr,
+			"airlock: WARNING: observe mode: nothing was enforced; %lu operation%s would have been denied\n",
+			trace_observed(s->trace), trace_observed(s->trace) == 1 ? "" : "s");
 	/* The change is read once the sandbox is gone (nothing writes the
-	 * layer any more), and its flagged entries go into the log before
-	 * the seal. Without a session there is nothing to ask the helper:
-	 * our copy of rr->active is as it was when the helper was forked,
-	 * and a request costs two wake-ups. */
-	bool review = s->rr->active;
-	if (review && privsep_call(&s->priv, &s->pctx, PRIV_REVIEW_FINISH, -1, -1, NULL, NULL) < 0)
+	 * layer any more), its flagged entries go into the log before the
+	 * seal, and what is held is said last; then the cgroup and the
+	 * sockets go. One request for all of it (privsep.c, op_finish). */
+	if (privsep_call(&s->priv, &s->pctx, PRIV_FINISH, -1, -1, NULL, NULL) < 0)
 		*exit_code = SANDBOX_EXIT_SETUP;
-	/* The writer seals the log while the rest is reported and cleaned
-	 * up; its answer is awaited last (below out). */
+	/* The writer seals the log while the rest is cleaned up; its answer
+	 * is awaited last (run_cleanup). */
 	if (R->audit_dir)
 		auditlog_end(&s->audit, *exit_code);
 	if (R->audit_dir && !s->audit.ending) {
@@ -1115,14 +1119,6 @@ static int run_end(struct run *R, int *exit_code, struct error *err)
 			*exit_code = SANDBOX_EXIT_SETUP;
 		}
 	}
-	if (s->trace && R->report)
-		trace_report(s->trace, stderr);
-	if (R->observe)
-		fprintf(stderr,
-			"airlock: WARNING: observe mode: nothing was enforced; %lu operation%s would have been denied\n",
-			trace_observed(s->trace), trace_observed(s->trace) == 1 ? "" : "s");
-	if (review)
-		(void)privsep_call(&s->priv, &s->pctx, PRIV_REVIEW_REPORT, -1, -1, NULL, NULL);
 	if (s->priv.died) {
 		fprintf(stderr, "airlock: the privileged helper stopped; the run was ended (fail closed)\n");
 		*exit_code = SANDBOX_EXIT_SETUP;
@@ -1169,7 +1165,8 @@ static void run_cleanup(struct run *R, int *exit_code)
 		struct error aerr = { 0 };
 		(void)auditlog_finish(&s->audit, SANDBOX_EXIT_SETUP, &aerr);
 	}
-	/* The session that never ran, the cgroup, the host's sockets. */
+	/* The session that never ran, the cgroup, the host's sockets: on a
+	 * run that ended through run_end, PRIV_FINISH did it already. */
 	(void)privsep_call(&s->priv, &s->pctx, PRIV_END, -1, -1, NULL, NULL);
 	if (s->priv.fd >= 0)
 		close(s->priv.fd);
@@ -1185,9 +1182,10 @@ static void run_cleanup(struct run *R, int *exit_code)
 			*exit_code = SANDBOX_EXIT_SETUP;
 		}
 	}
-	/* The helper has done all it does (it answered PRIV_END, or is gone)
-	 * and only exits, its address space's teardown a few hundred
-	 * microseconds here: reaped last, while the writer sealed the log.
+	/* The helper has done all it does (it answered PRIV_FINISH or
+	 * PRIV_END, or is gone) and only exits, its address space's
+	 * teardown a few hundred microseconds here: reaped last, while the
+	 * writer sealed the log.
 	 * Reaped all the same: an init that reaps nothing (a container's
 	 * first process) would keep it. */
 	if (s->priv.pid > 0)
