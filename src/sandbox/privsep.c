@@ -47,16 +47,19 @@
 #include "util/fds.h"
 
 enum phase {
-	PHASE_RUN = 1 << 0, /* the sandbox's init lives */
-	PHASE_END = 1 << 1, /* it exited */
+	PHASE_SETUP = 1 << 0, /* PRIV_SETUP not yet served: the supervisor is root */
+	PHASE_RUN = 1 << 1,   /* the sandbox's init lives */
+	PHASE_END = 1 << 2,   /* it exited */
 };
 
-/* What came with a request: the fd it takes (-1 otherwise) and its
- * path (with_path only). */
+/* What came with a request: the fd it takes (-1 otherwise) and the
+ * bytes after the op's (NUL-terminated past len; a path for
+ * PRIV_HOST_LOOK, struct privsep_setup for PRIV_SETUP, unaligned). */
 struct privsep_req {
 	enum privsep_op op;
 	int fd;
 	const char *path;
+	size_t len;
 };
 
 static int op_mcp(struct privsep_ctx *c, const struct privsep_req *rq)
@@ -84,6 +87,10 @@ static int op_proxy(struct privsep_ctx *c, const struct privsep_req *rq)
 static int op_end(struct privsep_ctx *c, const struct privsep_req *rq)
 {
 	(void)rq;
+	/* A finished session is reported (and dropped when it holds
+	 * nothing); one that never ran is dropped. */
+	if (c->finished)
+		review_run_report(c->rr);
 	review_run_abort(c->rr);
 	limits_cgroup_destroy(c->cg);
 	if (c->egress->step_up_sock[0])
@@ -92,15 +99,16 @@ static int op_end(struct privsep_ctx *c, const struct privsep_req *rq)
 	return 0;
 }
 
-/* The run's end in one request, where it was three (finish, report, end):
- * each costs two wake-ups, and the supervisor waits for them on its way
- * out. Review's flagged entries go into the log here, before the seal the
- * supervisor asks for once this is answered. */
+/* Review's change read once the sandbox is gone, the unheld part landed,
+ * its flagged entries sent to the log (before the seal, which the
+ * supervisor asks for once this is answered). What is held is said at
+ * PRIV_END, while the writer seals. */
 static int op_finish(struct privsep_ctx *c, const struct privsep_req *rq)
 {
+	(void)rq;
 	review_run_finish(c->rr, c->workspace, c->audit);
-	review_run_report(c->rr);
-	return op_end(c, rq);
+	c->finished = true;
+	return 0;
 }
 
 /* Does an absolute host path exist (lstat), and is it, or what it
@@ -115,28 +123,80 @@ static int op_host_look(struct privsep_ctx *c, const struct privsep_req *rq)
 	return (int)ftrace_host_look_local(rq->path);
 }
 
+/* What the supervisor decided since the fork, while still root (the
+ * setup phase's one request: served once, first). Each field is checked
+ * as though it were not trusted all the same: a malformed one ends the
+ * helper, and with it the run. */
+static int op_setup(struct privsep_ctx *c, const struct privsep_req *rq)
+{
+	struct privsep_setup setup, *su = &setup;
+	if (rq->len != sizeof(setup))
+		return -EINVAL;
+	memcpy(&setup, rq->path, sizeof(setup));
+	if (su->proxy_pid < 0 || !memchr(su->step_up_sock, '\0', sizeof(su->step_up_sock)) ||
+	    !memchr(su->review_id, '\0', sizeof(su->review_id)))
+		return -EINVAL;
+	c->egress->pid = su->proxy_pid;
+	snprintf(c->egress->step_up_sock, sizeof(c->egress->step_up_sock), "%s", su->step_up_sock);
+	if (c->rr->active) {
+		/* The session was renamed for the log's session once the
+		 * writer answered (review_run_name): the name it has now. */
+		char dir[PATH_MAX];
+		struct error err = { 0 };
+		if (!review_id_valid(su->review_id) || review_session_dir(su->review_id, dir, sizeof(dir), &err) < 0)
+			return -EINVAL;
+		char *d = strdup(dir);
+		if (!d)
+			return -ENOMEM;
+		free(c->rr->dir);
+		c->rr->dir = d;
+		snprintf(c->rr->id, sizeof(c->rr->id), "%s", su->review_id);
+	}
+	if (rq->fd >= 0) {
+		int fd = fcntl(rq->fd, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0)
+			return -errno;
+		review_run_hold_layer(c->rr, fd);
+	}
+	c->set_up = true;
+	return 0;
+}
+
+/* body: a path follows the op's byte, absolute, NUL-free, shorter than
+ * PATH_MAX. */
+#define PRIVSEP_PATH ((size_t)-1)
+
+enum fd_rule {
+	FD_NONE,  /* a request with an fd is refused */
+	FD_ONE,   /* one, always */
+	FD_MAYBE, /* one or none */
+};
+
 static const struct privsep_op_def {
 	enum privsep_op op;
 	unsigned phases;
-	bool with_fd;
-	bool with_path; /* an absolute path follows the byte (PRIV_HOST_LOOK) */
+	enum fd_rule fds;
+	size_t body; /* bytes that follow the op's: PRIVSEP_PATH for PRIV_HOST_LOOK's path, else exactly these */
 	bool late;  /* out of its phase it is not served, but answered: it
 		     * may have been sent as the phase ended */
-	int (*run)(struct privsep_ctx *c, const struct privsep_req *rq); /* the answer's byte */
+	/* the answer's byte, or a negative errno that ends the helper */
+	int (*run)(struct privsep_ctx *c, const struct privsep_req *rq);
 } ops[] = {
+	/* Once, first, and never again: the run's phases follow it. */
+	{ PRIV_SETUP, PHASE_SETUP, FD_MAYBE, sizeof(struct privsep_setup), false, op_setup },
 	/* A connection opened by the agent starts a server only while the
 	 * session runs; one accepted as the sandbox exited is dropped. */
-	{ PRIV_MCP_CONN, PHASE_RUN, true, false, true, op_mcp },
-	{ PRIV_MCP_KILL, PHASE_RUN | PHASE_END, false, false, false, op_mcp },
-	{ PRIV_MCP_STOP, PHASE_RUN | PHASE_END, false, false, false, op_mcp },
-	{ PRIV_PROXY_SIGNAL, PHASE_RUN | PHASE_END, false, false, false, op_proxy },
-	{ PRIV_PROXY_KILL, PHASE_RUN | PHASE_END, false, false, false, op_proxy },
-	{ PRIV_HOST_LOOK, PHASE_RUN | PHASE_END, false, true, false, op_host_look },
+	{ PRIV_MCP_CONN, PHASE_RUN, FD_ONE, 0, true, op_mcp },
+	{ PRIV_MCP_KILL, PHASE_RUN | PHASE_END, FD_NONE, 0, false, op_mcp },
+	{ PRIV_MCP_STOP, PHASE_RUN | PHASE_END, FD_NONE, 0, false, op_mcp },
+	{ PRIV_PROXY_SIGNAL, PHASE_RUN | PHASE_END, FD_NONE, 0, false, op_proxy },
+	{ PRIV_PROXY_KILL, PHASE_RUN | PHASE_END, FD_NONE, 0, false, op_proxy },
+	{ PRIV_HOST_LOOK, PHASE_RUN | PHASE_END, FD_NONE, PRIVSEP_PATH, false, op_host_look },
 	/* Not while the agent can still write the layer: the change read
 	 * would not be the change landed. The supervisor asks only once it
 	 * has reaped the sandbox: a request before is not its own. */
-	{ PRIV_FINISH, PHASE_END, false, false, false, op_finish },
-	{ PRIV_END, PHASE_RUN | PHASE_END, false, false, false, op_end },
+	{ PRIV_FINISH, PHASE_END, FD_NONE, 0, false, op_finish },
+	{ PRIV_END, PHASE_RUN | PHASE_END, FD_NONE, 0, false, op_end },
 };
 
 static const struct privsep_op_def *op_find(int op)
@@ -149,6 +209,8 @@ static const struct privsep_op_def *op_find(int op)
 
 static enum phase phase_now(const struct privsep_ctx *c)
 {
+	if (!c->set_up)
+		return PHASE_SETUP;
 	if (c->sandbox_pidfd < 0)
 		return PHASE_END;
 	struct pollfd p = { .fd = c->sandbox_pidfd, .events = POLLIN };
@@ -181,6 +243,25 @@ static void reap_monitors(struct privsep_ctx *c)
 		(void)mcpgw_reaped(c->mcp, w, st);
 }
 
+/* The bytes after the op's are what it takes: a path (absolute,
+ * NUL-free, shorter than PATH_MAX) or exactly its body's size. */
+static bool body_ok(const struct privsep_op_def *d, const char *msg, int n, int size)
+{
+	if (d->body != PRIVSEP_PATH)
+		return (size_t)n == 1 + d->body;
+	return n >= 2 && n < size - 1 && msg[1] == '/' && !memchr(msg + 1, '\0', (size_t)n - 1);
+}
+
+/* The helper's last act, whatever ended it: the session's end, unless
+ * it never began (the setup phase: the supervisor, root still, does the
+ * end itself, and the state here is not yet the run's). */
+static int helper_end(struct privsep_ctx *ctx, int status)
+{
+	if (ctx->set_up)
+		(void)op_end(ctx, NULL);
+	return status;
+}
+
 int privsep_serve(int fd, struct privsep_ctx *ctx)
 {
 	helper_fd = fd;
@@ -210,41 +291,38 @@ int privsep_serve(int fd, struct privsep_ctx *ctx)
 		static char msg[1 + PATH_MAX + 1];
 		int fds[PROTO_MAX_FDS];
 		int n = proto_recv(fd, msg, sizeof(msg), fds);
-		if (n <= 0) {
-			/* The supervisor is gone (or sent nothing we read): the
-			 * session's end, without the end's requests. */
-			(void)op_end(ctx, NULL);
-			return 0;
-		}
+		if (n <= 0) /* the supervisor is gone: the end, without its requests */
+			return helper_end(ctx, 0);
 		const struct privsep_op_def *d = op_find((unsigned char)msg[0]);
 		int nfds = 0;
 		while (nfds < PROTO_MAX_FDS && fds[nfds] >= 0)
 			nfds++;
 		/* A request outside the table, out of its phase, with an fd it
-		 * does not take, or with bytes it does not take (the path:
-		 * absolute, NUL-free, shorter than PATH_MAX) is not served:
+		 * does not take, or with bytes it does not take is not served:
 		 * the supervisor that sent it is not the one that was forked,
 		 * and the session ends. */
 		bool in_phase = d && (d->phases & phase_now(ctx));
-		bool arg_ok = d && (d->with_path ? n >= 2 && n < (int)sizeof(msg) - 1 && msg[1] == '/' &&
-						   !memchr(msg + 1, '\0', (size_t)n - 1)
-						 : n == 1);
-		if (!d || (!in_phase && !d->late) || nfds != (d->with_fd ? 1 : 0) || !arg_ok) {
+		bool fds_ok = d && (d->fds == FD_ONE ? nfds == 1 : d->fds == FD_MAYBE ? nfds <= 1 : nfds == 0);
+		if (!d || (!in_phase && !d->late) || !fds_ok || !body_ok(d, msg, n, (int)sizeof(msg))) {
 			for (int i = 0; i < nfds; i++)
 				close(fds[i]);
-			(void)op_end(ctx, NULL);
-			return 2;
+			return helper_end(ctx, 2);
 		}
 		msg[n] = '\0';
-		unsigned char answer = 0;
+		int answer = 0;
 		if (in_phase) {
-			struct privsep_req rq = { d->op, d->with_fd ? fds[0] : -1, msg + 1 };
-			answer = (unsigned char)d->run(ctx, &rq);
+			struct privsep_req rq = { d->op, nfds ? fds[0] : -1, msg + 1, (size_t)n - 1 };
+			answer = d->run(ctx, &rq);
 		}
-		if (d->with_fd)
+		if (nfds)
 			close(fds[0]);
+		if (answer < 0)
+			return helper_end(ctx, 2);
 		reap_monitors(ctx);
-		if (!send_byte(fd, PRIV_DONE, &answer, 1) || d->op == PRIV_END || d->op == PRIV_FINISH)
+		if (d->op == PRIV_SETUP)
+			continue;
+		char byte = (char)answer;
+		if (!send_byte(fd, PRIV_DONE, &byte, 1) || d->op == PRIV_END)
 			return 0;
 	}
 }
@@ -279,7 +357,7 @@ static __attribute__((noreturn)) void helper_main(int fd, struct privsep_ctx *ct
 	_exit(privsep_serve(fd, ctx));
 }
 
-int privsep_start(struct privsep *p, struct privsep_ctx *ctx, uid_t uid, gid_t gid, struct error *err)
+int privsep_fork(struct privsep *p, struct privsep_ctx *ctx, struct error *err)
 {
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -299,23 +377,51 @@ int privsep_start(struct privsep *p, struct privsep_ctx *ctx, uid_t uid, gid_t g
 	close(sv[1]);
 	p->pid = pid;
 	p->fd = sv[0];
-	/* Held by the helper alone from here: the overlay's last reference
-	 * must go when it lets it go (review_run.c), the lock with the
-	 * session, and the monitors' records end when the last monitor's
-	 * does. */
-	if (ctx->rr->layer_held)
-		close(ctx->rr->layer);
-	ctx->rr->layer_held = false;
-	ctx->rr->layer = -1;
+	/* Held by the helper alone from here: the lock with the session,
+	 * and the monitors' records end when the last monitor's does. */
 	if (ctx->rr->locked)
 		close(ctx->rr->lock);
 	ctx->rr->locked = false;
 	ctx->rr->lock = -1;
-	free(ctx->rr->dir); /* the helper finishes or removes the session */
-	ctx->rr->dir = NULL;
 	if (ctx->mcp->rec_wr >= 0)
 		close(ctx->mcp->rec_wr);
 	ctx->mcp->rec_wr = -1;
+	return 0;
+}
+
+/* PRIV_SETUP: what the helper's copy of ctx lacks since the fork. */
+static int send_setup(struct privsep *p, const struct privsep_ctx *ctx)
+{
+	char msg[1 + sizeof(struct privsep_setup)];
+	struct privsep_setup su = { .proxy_pid = ctx->egress->pid > 0 ? ctx->egress->pid : 0 };
+	if (snprintf(su.step_up_sock, sizeof(su.step_up_sock), "%s", ctx->egress->step_up_sock) >=
+		    (int)sizeof(su.step_up_sock) ||
+	    snprintf(su.review_id, sizeof(su.review_id), "%s", ctx->rr->active ? ctx->rr->id : "") >=
+		    (int)sizeof(su.review_id))
+		return -ENAMETOOLONG;
+	msg[0] = PRIV_SETUP;
+	memcpy(msg + 1, &su, sizeof(su));
+	int fd = ctx->rr->layer_held ? ctx->rr->layer : -1;
+	int r = proto_send(p->fd, msg, sizeof(msg), &fd, fd >= 0 ? 1 : 0);
+	if (r < 0)
+		return r;
+	p->set_up = true;
+	return 0;
+}
+
+int privsep_drop(struct privsep *p, struct privsep_ctx *ctx, uid_t uid, gid_t gid, struct error *err)
+{
+	int r = p->pid > 0 && p->fd >= 0 ? send_setup(p, ctx) : -EPIPE;
+	if (r < 0)
+		return error_sys(err, -r, "cannot set the privileged helper up");
+	/* Held by the helper alone from here: the overlay's last reference
+	 * must go when it lets it go (review_run.c). */
+	if (ctx->rr->layer_held)
+		close(ctx->rr->layer);
+	ctx->rr->layer_held = false;
+	ctx->rr->layer = -1;
+	free(ctx->rr->dir); /* the helper finishes or removes the session */
+	ctx->rr->dir = NULL;
 	/* For good: all three ids, no groups of root's. A supervisor that
 	 * could get root back would be root to whoever takes it over. */
 	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
@@ -359,22 +465,28 @@ bool privsep_read(struct privsep *p, struct privsep_ctx *ctx)
 	}
 }
 
-/* The request, its answer's byte (>= 0) or a negative errno. */
-static int call(struct privsep *p, struct privsep_ctx *ctx, enum privsep_op op, int fd, const char *path,
-		int side_fd, void (*side)(void *), void *arg)
+/* The request, or with a helper not (yet) set up, its work here: 1 when
+ * sent (the answer is to be read), 0 when done here (*here its answer),
+ * or a negative errno. */
+static int send_req(struct privsep *p, struct privsep_ctx *ctx, enum privsep_op op, int fd, const char *path,
+		    int *here)
 {
-	bool last = op == PRIV_END || op == PRIV_FINISH;
-	/* The end is carried out once: after PRIV_FINISH, the cleanup's
-	 * PRIV_END has nothing left to do (and no helper to ask). */
-	if (p->ended)
-		return op == PRIV_END ? 0 : -EPIPE;
+	bool last = op == PRIV_END;
 	if (p->died)
 		return -EPIPE;
-	if (p->pid <= 0) {
+	if (p->pid <= 0 || !p->set_up) {
+		/* No helper, or one not yet set up: we are root (or never
+		 * were). A helper waiting for its setup is let go at the end,
+		 * and exits without acting (helper_end). */
 		const struct privsep_op_def *d = op_find(op);
-		struct privsep_req rq = { op, fd, path };
+		struct privsep_req rq = { op, fd, path, path ? strlen(path) : 0 };
 		p->ended = last;
-		return d ? d->run(ctx, &rq) : -EINVAL;
+		if (last && p->fd >= 0) {
+			close(p->fd);
+			p->fd = -1;
+		}
+		*here = d ? d->run(ctx, &rq) : -EINVAL;
+		return *here < 0 ? *here : 0;
 	}
 	if (p->fd < 0)
 		return -EPIPE;
@@ -386,8 +498,14 @@ static int call(struct privsep *p, struct privsep_ctx *ctx, enum privsep_op op, 
 	if (len)
 		memcpy(req + 1, path, len);
 	int r = proto_send(p->fd, req, 1 + len, &fd, fd >= 0 ? 1 : 0);
-	if (r < 0)
-		return r;
+	return r < 0 ? r : 1;
+}
+
+/* The answer to the request in flight: its byte (>= 0) or a negative
+ * errno; side_fd is served meanwhile. */
+static int wait_answer(struct privsep *p, struct privsep_ctx *ctx, bool last, int side_fd, void (*side)(void *),
+		       void *arg)
+{
 	for (;;) {
 		struct pollfd pf[2] = { { .fd = p->fd, .events = POLLIN }, { .fd = side_fd, .events = POLLIN } };
 		if (poll(pf, side_fd >= 0 ? 2 : 1, -1) < 0) {
@@ -414,6 +532,32 @@ static int call(struct privsep *p, struct privsep_ctx *ctx, enum privsep_op op, 
 		}
 		take_event(ctx, msg, (int)n);
 	}
+}
+
+static int call(struct privsep *p, struct privsep_ctx *ctx, enum privsep_op op, int fd, const char *path,
+		int side_fd, void (*side)(void *), void *arg)
+{
+	/* The end is carried out once: posted early (privsep_post_end), its
+	 * answer is what is left to wait for. */
+	if (p->ended)
+		return op == PRIV_END ? 0 : -EPIPE;
+	if (op == PRIV_END && p->end_posted) {
+		p->end_posted = false;
+		return p->fd < 0 ? -EPIPE : wait_answer(p, ctx, true, -1, NULL, NULL);
+	}
+	int here = 0;
+	int r = send_req(p, ctx, op, fd, path, &here);
+	if (r == 1)
+		return wait_answer(p, ctx, op == PRIV_END, side_fd, side, arg);
+	return r < 0 ? r : here;
+}
+
+void privsep_post_end(struct privsep *p, struct privsep_ctx *ctx)
+{
+	if (p->ended || p->end_posted)
+		return;
+	int here;
+	p->end_posted = send_req(p, ctx, PRIV_END, -1, NULL, &here) == 1;
 }
 
 int privsep_call(struct privsep *p, struct privsep_ctx *ctx, enum privsep_op op, int fd, int side_fd,

@@ -274,17 +274,26 @@ static unsigned priv_host_look(void *arg, const char *path)
 	return privsep_host_look(&s->priv, &s->pctx, path);
 }
 
-/* Started as root: fork the privileged helper, then become the sandbox's
- * uid for the rest of the run (privsep.c says what it keeps). */
-static int drop_root(struct run_state *s, struct error *err)
+/* Started as root, while the sandbox builds itself: the privileged
+ * helper, forked here rather than at the drop, where the command's first
+ * call would wait for the copy of our address space. */
+static int fork_helper(struct run_state *s, struct error *err)
 {
-	s->privileged = false;
 	s->pctx.sandbox_pidfd = (int)syscall(SYS_pidfd_open, s->child, 0);
 	if (s->pctx.sandbox_pidfd < 0)
 		return error_sys(err, errno, "pidfd_open");
-	int r = privsep_start(&s->priv, &s->pctx, s->uid, s->gid, err);
+	int r = privsep_fork(&s->priv, &s->pctx, err);
 	close(s->pctx.sandbox_pidfd);
 	s->pctx.sandbox_pidfd = -1;
+	return r;
+}
+
+/* Started as root: set the privileged helper up, then become the
+ * sandbox's uid for the rest of the run (privsep.c says what it keeps). */
+static int drop_root(struct run_state *s, struct error *err)
+{
+	s->privileged = false;
+	int r = privsep_drop(&s->priv, &s->pctx, s->uid, s->gid, err);
 	if (r < 0)
 		return r;
 	/* Monitors are started only for a connection to the gateway's
@@ -865,6 +874,7 @@ static int run_clone(struct run *R, struct error *err)
 		if (w < 0)
 			return (int)w;
 		R->memfd_writer = w;
+		r = fork_helper(s, err);
 	}
 	return r;
 }
@@ -1103,15 +1113,18 @@ static int run_end(struct run *R, int *exit_code, struct error *err)
 			"airlock: WARNING: observe mode: nothing was enforced; %lu operation%s would have been denied\n",
 			trace_observed(s->trace), trace_observed(s->trace) == 1 ? "" : "s");
 	/* The change is read once the sandbox is gone (nothing writes the
-	 * layer any more), its flagged entries go into the log before the
-	 * seal, and what is held is said last; then the cgroup and the
-	 * sockets go. One request for all of it (privsep.c, op_finish). */
-	if (privsep_call(&s->priv, &s->pctx, PRIV_FINISH, -1, -1, NULL, NULL) < 0)
+	 * layer any more), and its flagged entries go into the log before
+	 * the seal. Without a session there is nothing to ask the helper:
+	 * our copy of rr->active is as it was when the helper was forked,
+	 * and a request costs two wake-ups. */
+	if (s->rr->active && privsep_call(&s->priv, &s->pctx, PRIV_FINISH, -1, -1, NULL, NULL) < 0)
 		*exit_code = SANDBOX_EXIT_SETUP;
-	/* The writer seals the log while the rest is cleaned up; its answer
-	 * is awaited last (run_cleanup). */
+	/* The writer seals the log while the helper says what is held and
+	 * removes the cgroup and sockets; both are awaited last
+	 * (run_cleanup). */
 	if (R->audit_dir)
 		auditlog_end(&s->audit, *exit_code);
+	privsep_post_end(&s->priv, &s->pctx);
 	if (R->audit_dir && !s->audit.ending) {
 		struct error aerr = { 0 };
 		if (auditlog_finish(&s->audit, *exit_code, &aerr) < 0) {
@@ -1165,8 +1178,9 @@ static void run_cleanup(struct run *R, int *exit_code)
 		struct error aerr = { 0 };
 		(void)auditlog_finish(&s->audit, SANDBOX_EXIT_SETUP, &aerr);
 	}
-	/* The session that never ran, the cgroup, the host's sockets: on a
-	 * run that ended through run_end, PRIV_FINISH did it already. */
+	/* The session that never ran, the cgroup, the host's sockets; on a
+	 * run that ended through run_end, the answer to the PRIV_END it
+	 * posted. */
 	(void)privsep_call(&s->priv, &s->pctx, PRIV_END, -1, -1, NULL, NULL);
 	if (s->priv.fd >= 0)
 		close(s->priv.fd);
@@ -1182,8 +1196,8 @@ static void run_cleanup(struct run *R, int *exit_code)
 			*exit_code = SANDBOX_EXIT_SETUP;
 		}
 	}
-	/* The helper has done all it does (it answered PRIV_FINISH or
-	 * PRIV_END, or is gone) and only exits, its address space's
+	/* The helper has done all it does (it answered PRIV_END, or is
+	 * gone) and only exits, its address space's
 	 * teardown a few hundred microseconds here: reaped last, while the
 	 * writer sealed the log.
 	 * Reaped all the same: an init that reaps nothing (a container's

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,6 +39,7 @@ struct fixture {
 	int sv[2];     /* [0] the supervisor's end, [1] the helper's */
 	pid_t helper;
 	char dir[64];
+	char step_up[108];
 	unsigned char answer; /* the byte after PRIV_DONE */
 };
 
@@ -48,13 +50,18 @@ static void fixture_start(struct fixture *f)
 	f->egress = (struct egress)EGRESS_INIT;
 	snprintf(f->dir, sizeof(f->dir), "/tmp/test-privsep.XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
-	/* The operations act on the state the helper was forked with: here
-	 * a file standing for the proxy's step-up socket, which PRIV_END
-	 * removes, so that a test can see whether it ran. */
-	snprintf(f->egress.step_up_sock, sizeof(f->egress.step_up_sock), "%s/step-up.sock", f->dir);
-	int fd = open(f->egress.step_up_sock, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-	assert_true(fd >= 0);
-	close(fd);
+	/* The operations act on the state the helper was forked with and
+	 * was sent in PRIV_SETUP: here a file standing for the proxy's
+	 * step-up socket, which PRIV_END removes, so that a test can see
+	 * whether it ran. The helper is forked with another name, a stale
+	 * one, which only a helper acting before its setup would remove. */
+	snprintf(f->step_up, sizeof(f->step_up), "%s/step-up.sock", f->dir);
+	snprintf(f->egress.step_up_sock, sizeof(f->egress.step_up_sock), "%s/stale.sock", f->dir);
+	for (int i = 0; i < 2; i++) {
+		int fd = open(i ? f->egress.step_up_sock : f->step_up, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+		assert_true(fd >= 0);
+		close(fd);
+	}
 	int p[2];
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
 	f->sandbox = fork();
@@ -72,6 +79,10 @@ static void fixture_start(struct fixture *f)
 				       .sandbox_pidfd = (int)syscall(SYS_pidfd_open, f->sandbox, 0) };
 	assert_true(f->ctx.sandbox_pidfd >= 0);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->sv), 0);
+	/* A request the helper takes without answering, where it should
+	 * have refused it, fails the test rather than hang it. */
+	struct timeval tv = { .tv_sec = 10 };
+	assert_int_equal(setsockopt(f->sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
 	f->helper = fork();
 	assert_true(f->helper >= 0);
 	if (f->helper == 0) {
@@ -80,6 +91,29 @@ static void fixture_start(struct fixture *f)
 		_exit(privsep_serve(f->sv[1], &f->ctx));
 	}
 	close(f->sv[1]);
+}
+
+/* PRIV_SETUP as the supervisor sends it, naming the step-up socket. */
+static size_t setup_msg(const struct fixture *f, char *msg)
+{
+	struct privsep_setup su = { 0 };
+	snprintf(su.step_up_sock, sizeof(su.step_up_sock), "%s", f->step_up);
+	msg[0] = PRIV_SETUP;
+	memcpy(msg + 1, &su, sizeof(su));
+	return 1 + sizeof(su);
+}
+
+static void send_only(struct fixture *f, const char *msg, size_t len)
+{
+	assert_int_equal(send(f->sv[0], msg, len, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+/* The fixture's helper, forked and set up. */
+static void fixture_run(struct fixture *f)
+{
+	char msg[1 + sizeof(struct privsep_setup)];
+	fixture_start(f);
+	send_only(f, msg, setup_msg(f, msg));
 }
 
 static void sandbox_exits(struct fixture *f)
@@ -123,7 +157,15 @@ static int helper_exit(struct fixture *f)
 static bool step_up_exists(const struct fixture *f)
 {
 	struct stat st;
-	return stat(f->egress.step_up_sock, &st) == 0;
+	return stat(f->step_up, &st) == 0;
+}
+
+static bool stale_exists(const struct fixture *f)
+{
+	char path[128];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/stale.sock", f->dir);
+	return stat(path, &st) == 0;
 }
 
 static void fixture_end(struct fixture *f)
@@ -134,7 +176,10 @@ static void fixture_end(struct fixture *f)
 		waitpid(f->sandbox, NULL, 0);
 	close(f->sv[0]);
 	close(f->ctx.sandbox_pidfd);
-	unlink(f->egress.step_up_sock);
+	unlink(f->step_up);
+	char path[128];
+	snprintf(path, sizeof(path), "%s/stale.sock", f->dir);
+	unlink(path);
 	rmdir(f->dir);
 }
 
@@ -144,7 +189,7 @@ static void test_end_is_served(void **state)
 {
 	(void)state;
 	struct fixture f;
-	fixture_start(&f);
+	fixture_run(&f);
 	assert_true(step_up_exists(&f));
 	assert_int_equal(request(&f, "Q", 1, -1), PRIV_DONE);
 	assert_int_equal(helper_exit(&f), 0);
@@ -152,23 +197,24 @@ static void test_end_is_served(void **state)
 	fixture_end(&f);
 }
 
-/* The run's end reads review's change and lands it: not while the
- * sandbox runs, whose agent could still write the layer between the read
- * and the landing. Once it exited, the same request is served, does the
- * end's work too (the step-up socket goes) and is the helper's last. */
+/* Review's end reads the change and lands it: not while the sandbox
+ * runs, whose agent could still write the layer between the read and the
+ * landing. Once it exited, the same request is served, and only it: the
+ * end's work waits for PRIV_END. */
 static void test_review_finish_waits_for_the_sandbox(void **state)
 {
 	(void)state;
 	struct fixture f;
-	fixture_start(&f);
+	fixture_run(&f);
 	assert_int_equal(request(&f, "F", 1, -1), 0); /* refused: the helper ends */
 	assert_int_equal(helper_exit(&f), 2);
 	fixture_end(&f);
 
-	fixture_start(&f);
+	fixture_run(&f);
 	sandbox_exits(&f);
-	assert_true(step_up_exists(&f));
 	assert_int_equal(request(&f, "F", 1, -1), PRIV_DONE);
+	assert_true(step_up_exists(&f)); /* nothing but what was asked */
+	assert_int_equal(request(&f, "Q", 1, -1), PRIV_DONE);
 	assert_false(step_up_exists(&f));
 	assert_int_equal(helper_exit(&f), 0);
 	fixture_end(&f);
@@ -180,9 +226,9 @@ static void test_host_look(void **state)
 {
 	(void)state;
 	struct fixture f;
-	fixture_start(&f);
+	fixture_run(&f);
 	char req[128];
-	int n = snprintf(req, sizeof(req), "L%s", f.egress.step_up_sock);
+	int n = snprintf(req, sizeof(req), "L%s", f.step_up);
 	assert_int_equal(request(&f, req, (size_t)n, -1), PRIV_DONE);
 	assert_int_equal(f.answer, FTRACE_HOST_EXISTS);
 	n = snprintf(req, sizeof(req), "L%s", f.dir);
@@ -210,7 +256,7 @@ static void test_host_look(void **state)
 		{ longpath, sizeof(longpath) },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
-		fixture_start(&f);
+		fixture_run(&f);
 		assert_int_equal(request(&f, bad[i].msg, bad[i].len, -1), 0);
 		assert_int_equal(helper_exit(&f), 2);
 		fixture_end(&f);
@@ -223,7 +269,7 @@ static void test_late_mcp_connection_is_dropped(void **state)
 {
 	(void)state;
 	struct fixture f;
-	fixture_start(&f);
+	fixture_run(&f);
 	sandbox_exits(&f);
 	int c[2];
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, c), 0);
@@ -258,7 +304,7 @@ static void test_requests_outside_the_table_end_the_helper(void **state)
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
 		struct fixture f;
-		fixture_start(&f);
+		fixture_run(&f);
 		int fd = bad[i].fd ? open("/dev/null", O_RDONLY | O_CLOEXEC) : -1;
 		assert_int_equal(request(&f, bad[i].msg, bad[i].len, fd), 0);
 		if (fd >= 0)
@@ -268,10 +314,70 @@ static void test_requests_outside_the_table_end_the_helper(void **state)
 	}
 	/* The neighbour: a request of the table, in its phase, is served. */
 	struct fixture f;
-	fixture_start(&f);
+	fixture_run(&f);
 	assert_int_equal(request(&f, "K", 1, -1), PRIV_DONE);
 	assert_int_equal(request(&f, "Q", 1, -1), PRIV_DONE);
 	assert_int_equal(helper_exit(&f), 0);
+	fixture_end(&f);
+}
+
+/* The setup phase: the helper is forked before the supervisor knows all
+ * the run's state, and takes it in one PRIV_SETUP, first and once. Until
+ * then it serves nothing, and a helper let go (EOF) or refused in it acts
+ * on nothing: its copy of the state is not yet the run's, and the
+ * supervisor, root still, does the end itself. */
+static void test_setup_comes_first_and_once(void **state)
+{
+	(void)state;
+	char msg[1 + sizeof(struct privsep_setup) + 1];
+	struct fixture f;
+
+	/* Let go before its setup: it exits, and removes nothing. */
+	fixture_start(&f);
+	close(f.sv[0]);
+	f.sv[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_int_equal(helper_exit(&f), 0);
+	assert_true(step_up_exists(&f) && stale_exists(&f));
+	fixture_end(&f);
+
+	/* Any request before it: refused, and still nothing removed. */
+	fixture_start(&f);
+	assert_int_equal(request(&f, "Q", 1, -1), 0);
+	assert_int_equal(helper_exit(&f), 2);
+	assert_true(step_up_exists(&f) && stale_exists(&f));
+	fixture_end(&f);
+
+	/* A body of the wrong size, or a name without its NUL. */
+	for (int i = 0; i < 3; i++) {
+		fixture_start(&f);
+		size_t len = setup_msg(&f, msg);
+		if (i == 0)
+			len--;
+		else if (i == 1)
+			msg[len++] = 'x';
+		else
+			memset(msg + 1 + offsetof(struct privsep_setup, step_up_sock), 'a',
+			       sizeof(((struct privsep_setup *)0)->step_up_sock));
+		assert_int_equal(request(&f, msg, len, -1), 0);
+		assert_int_equal(helper_exit(&f), 2);
+		assert_true(step_up_exists(&f) && stale_exists(&f));
+		fixture_end(&f);
+	}
+
+	/* The neighbour: set up, it acts on what the setup named. */
+	fixture_run(&f);
+	assert_int_equal(request(&f, "Q", 1, -1), PRIV_DONE);
+	assert_int_equal(helper_exit(&f), 0);
+	assert_false(step_up_exists(&f));
+	assert_true(stale_exists(&f));
+	fixture_end(&f);
+
+	/* A second setup, as a supervisor taken over would send to point
+	 * the helper elsewhere: refused, and the session ends. */
+	fixture_run(&f);
+	assert_int_equal(request(&f, msg, setup_msg(&f, msg), -1), 0);
+	assert_int_equal(helper_exit(&f), 2);
+	assert_false(step_up_exists(&f));
 	fixture_end(&f);
 }
 
@@ -290,7 +396,8 @@ static void test_drop_is_for_good(void **state)
 		struct fixture f;
 		fixture_start(&f);
 		/* fixture_start forked a helper already: this test's own is
-		 * privsep_start's. */
+		 * privsep_fork's, and learns the step-up socket's name from
+		 * privsep_drop's PRIV_SETUP. */
 		kill(f.helper, SIGKILL);
 		waitpid(f.helper, NULL, 0);
 		/* Searchable, not writable, by the ids the caller drops to: it
@@ -299,13 +406,16 @@ static void test_drop_is_for_good(void **state)
 			_exit(9);
 		struct privsep p = PRIVSEP_INIT;
 		struct error err = { 0 };
-		if (privsep_start(&p, &f.ctx, 65534, 65534, &err) < 0)
+		if (privsep_fork(&p, &f.ctx, &err) < 0)
+			_exit(10);
+		snprintf(f.egress.step_up_sock, sizeof(f.egress.step_up_sock), "%s", f.step_up);
+		if (privsep_drop(&p, &f.ctx, 65534, 65534, &err) < 0)
 			_exit(10);
 		if (getuid() != 65534 || geteuid() != 65534 || getgid() != 65534)
 			_exit(11);
 		if (setresuid(0, 0, 0) == 0 || seteuid(0) == 0 || setgid(0) == 0)
 			_exit(12);
-		if (!step_up_exists(&f) || unlink(f.egress.step_up_sock) == 0)
+		if (!step_up_exists(&f) || unlink(f.step_up) == 0)
 			_exit(18);
 		/* The helper is root still, and serves. */
 		char path[64], line[256];
@@ -321,6 +431,11 @@ static void test_drop_is_for_good(void **state)
 			_exit(13);
 		if (privsep_call(&p, &f.ctx, PRIV_MCP_KILL, -1, -1, NULL, NULL) < 0)
 			_exit(14);
+		/* The end as the supervisor asks for it: posted, then its
+		 * answer taken. */
+		privsep_post_end(&p, &f.ctx);
+		if (!p.end_posted || p.ended)
+			_exit(19);
 		if (privsep_call(&p, &f.ctx, PRIV_END, -1, -1, NULL, NULL) < 0 || !p.ended)
 			_exit(15);
 		int st = 0;
@@ -346,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_late_mcp_connection_is_dropped),
 		cmocka_unit_test(test_host_look),
 		cmocka_unit_test(test_requests_outside_the_table_end_the_helper),
+		cmocka_unit_test(test_setup_comes_first_and_once),
 		cmocka_unit_test(test_drop_is_for_good),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
