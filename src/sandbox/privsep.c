@@ -537,7 +537,7 @@ static int wait_answer(struct privsep *p, struct privsep_ctx *ctx, bool last, in
 static int call(struct privsep *p, struct privsep_ctx *ctx, enum privsep_op op, int fd, const char *path,
 		int side_fd, void (*side)(void *), void *arg)
 {
-	/* The end is carried out once: posted early (privsep_post_end), its
+	/* The end is carried out once: posted early (privsep_finish), its
 	 * answer is what is left to wait for. */
 	if (p->ended)
 		return op == PRIV_END ? 0 : -EPIPE;
@@ -552,12 +552,18 @@ static int call(struct privsep *p, struct privsep_ctx *ctx, enum privsep_op op, 
 	return r < 0 ? r : here;
 }
 
-void privsep_post_end(struct privsep *p, struct privsep_ctx *ctx)
+int privsep_finish(struct privsep *p, struct privsep_ctx *ctx, bool review)
 {
 	if (p->ended || p->end_posted)
-		return;
-	int here;
+		return -EPIPE;
+	int here = 0, r = 0, sent = 0;
+	if (review && (r = send_req(p, ctx, PRIV_FINISH, -1, NULL, &here)) < 0)
+		return r;
+	sent = r;
+	/* Queued behind it: the helper goes on to the end as soon as it has
+	 * answered, without waiting to be woken for it. */
 	p->end_posted = send_req(p, ctx, PRIV_END, -1, NULL, &here) == 1;
+	return sent == 1 ? wait_answer(p, ctx, false, -1, NULL, NULL) : 0;
 }
 
 int privsep_call(struct privsep *p, struct privsep_ctx *ctx, enum privsep_op op, int fd, int side_fd,

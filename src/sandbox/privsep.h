@@ -91,7 +91,7 @@ struct privsep {
 	int fd;    /* our end of its socket, -1 when none */
 	bool set_up; /* PRIV_SETUP sent: requests go to the helper (before, we are root and act here) */
 	bool ended; /* it answered PRIV_END (or, without a helper, the end ran) */
-	bool end_posted; /* PRIV_END sent, its answer not yet read (privsep_post_end) */
+	bool end_posted; /* PRIV_END sent, its answer not yet read (privsep_finish) */
 	bool died;  /* it exited without */
 };
 
@@ -120,11 +120,13 @@ int privsep_drop(struct privsep *p, struct privsep_ctx *ctx, uid_t uid, gid_t gi
 int privsep_call(struct privsep *p, struct privsep_ctx *ctx, enum privsep_op op, int fd, int side_fd,
 		 void (*side)(void *), void *arg);
 
-/* Send PRIV_END without waiting: the helper does the end's work (review's
- * report among it) while the caller waits for the writer's seal; the
- * answer is read by the next privsep_call(PRIV_END). Without a helper the
- * end runs here, now. */
-void privsep_post_end(struct privsep *p, struct privsep_ctx *ctx);
+/* The run's end, once the sandbox is gone: PRIV_FINISH when review holds
+ * a session, and PRIV_END sent behind it without waiting, so that the
+ * helper says what is held and removes the cgroup and sockets while the
+ * caller has the log sealed; the next privsep_call(PRIV_END) reads its
+ * answer. Returns PRIV_FINISH's answer (0), or a negative errno when the
+ * helper is gone. Without a helper both run here, now. */
+int privsep_finish(struct privsep *p, struct privsep_ctx *ctx, bool review);
 
 /* PRIV_HOST_LOOK: ftrace_host_look_local's bits for path as the helper
  * sees the host (0 when the helper is gone, or for a relative path). */

@@ -1117,14 +1117,13 @@ static int run_end(struct run *R, int *exit_code, struct error *err)
 	 * the seal. Without a session there is nothing to ask the helper:
 	 * our copy of rr->active is as it was when the helper was forked,
 	 * and a request costs two wake-ups. */
-	if (s->rr->active && privsep_call(&s->priv, &s->pctx, PRIV_FINISH, -1, -1, NULL, NULL) < 0)
+	if (privsep_finish(&s->priv, &s->pctx, s->rr->active) < 0)
 		*exit_code = SANDBOX_EXIT_SETUP;
 	/* The writer seals the log while the helper says what is held and
 	 * removes the cgroup and sockets; both are awaited last
 	 * (run_cleanup). */
 	if (R->audit_dir)
 		auditlog_end(&s->audit, *exit_code);
-	privsep_post_end(&s->priv, &s->pctx);
 	if (R->audit_dir && !s->audit.ending) {
 		struct error aerr = { 0 };
 		if (auditlog_finish(&s->audit, *exit_code, &aerr) < 0) {

@@ -431,10 +431,9 @@ static void test_drop_is_for_good(void **state)
 			_exit(13);
 		if (privsep_call(&p, &f.ctx, PRIV_MCP_KILL, -1, -1, NULL, NULL) < 0)
 			_exit(14);
-		/* The end as the supervisor asks for it: posted, then its
-		 * answer taken. */
-		privsep_post_end(&p, &f.ctx);
-		if (!p.end_posted || p.ended)
+		/* The end as the supervisor asks for it: posted (no review
+		 * session here), then its answer taken. */
+		if (privsep_finish(&p, &f.ctx, false) < 0 || !p.end_posted || p.ended)
 			_exit(19);
 		if (privsep_call(&p, &f.ctx, PRIV_END, -1, -1, NULL, NULL) < 0 || !p.ended)
 			_exit(15);
