@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "util/error.h"
@@ -43,25 +44,18 @@ extern const struct handoff_rule handoff_rules[];
 
 /* Glob match of a relative path ("a/b/c", no leading '/') against a rule
  * pattern. Pure; bounded by the lengths of both. */
-/* handoff_glob_match's tokens: a byte (< 0x100), or a wildcard:
+/* handoff_glob_match's tokens are match_file_tokens' (match/glob.h): a
+ * byte, or a wildcard:
  *   '*'       any run of bytes but '/'
  *   '**'      any run of bytes
  *   '**' '/'  at a name boundary: nothing, or any run ending in '/'
  * A pattern longer than HANDOFF_GLOB_MAX matches nothing. */
 #define HANDOFF_GLOB_MAX 256
-#define HANDOFF_T_STAR 0x200u
-#define HANDOFF_T_DSTAR 0x201u
-#define HANDOFF_T_DSTAR_SLASH 0x202u
-
-/* The tokens of pattern into tok (room for strlen(pattern) of them);
- * their number. */
-size_t handoff_glob_tokens(const char *pattern, unsigned *tok);
-
 /* A glob prepared for many matches: its tokens, and the literal runs
  * every matching path holds (the run it starts with, the run it ends
  * with, the longest one), as bytes. */
 struct handoff_glob {
-	unsigned tok[HANDOFF_GLOB_MAX];
+	uint16_t tok[HANDOFF_GLOB_MAX];   /* match_file_tokens */
 	size_t nt;
 	bool too_long;                    /* matches nothing */
 	char bytes[HANDOFF_GLOB_MAX];     /* tok as bytes, a wildcard as 0 */

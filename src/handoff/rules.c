@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "handoff/handoff.h"
+#include "match/glob.h"
 
 const struct handoff_rule handoff_rules[] = {
 	/* git: run by commit, checkout, merge, push, status, diff */
@@ -153,110 +154,27 @@ const struct handoff_rule handoff_rules[] = {
 	{ NULL, NULL, NULL, false, false },
 };
 
-/*
- * The matcher is a set-of-states simulation (no backtracking, so no
- * pattern can make it slow): the pattern becomes tokens (handoff.h), and
- * after each byte of the path we keep the set of tokens that could come
- * next.
- */
-#define T_STAR HANDOFF_T_STAR
-#define T_DSTAR HANDOFF_T_DSTAR
-#define T_DSTAR_SLASH HANDOFF_T_DSTAR_SLASH
-
-/* State flags: FRESH when a token was just reached (from the token before
- * it, or at the start), LOOP when a wildcard consumed a byte and stays.
- * "**" + "/" may be skipped only when fresh: once it has consumed a byte
- * it must end with a '/'. */
-#define FRESH 1
-#define LOOP 2
-
-size_t handoff_glob_tokens(const char *pattern, unsigned *tok)
-{
-	size_t nt = 0;
-	for (size_t i = 0; pattern[i];) {
-		if (pattern[i] != '*') {
-			tok[nt++] = (unsigned char)pattern[i++];
-			continue;
-		}
-		if (pattern[i + 1] != '*') {
-			tok[nt++] = T_STAR;
-			i++;
-			continue;
-		}
-		size_t first = i;
-		while (pattern[i] == '*')
-			i++;
-		bool at_boundary = first == 0 || pattern[first - 1] == '/';
-		if (at_boundary && pattern[i] == '/') {
-			tok[nt++] = T_DSTAR_SLASH;
-			i++;
-		} else {
-			tok[nt++] = T_DSTAR;
-		}
-	}
-	return nt;
-}
-
-static void glob_closure(const unsigned *tok, size_t nt, unsigned char *set)
-{
-	for (size_t k = 0; k < nt; k++)
-		if ((set[k] && (tok[k] == T_STAR || tok[k] == T_DSTAR)) || (set[k] & FRESH && tok[k] == T_DSTAR_SLASH))
-			set[k + 1] |= FRESH;
-}
-
-/* Run the tokens over path; *alive tells whether some continuation of
+/* Run the tokens over path with the matcher of every glob
+ * (match/glob.c), over bytes; *alive tells whether some continuation of
  * path could still match (the set of states is not empty). */
-static bool glob_run(const unsigned *tok, size_t nt, const char *path, bool *alive)
+static bool glob_run(const uint16_t *tok, size_t nt, const char *path, bool *alive)
 {
-	unsigned char a[HANDOFF_GLOB_MAX + 1], b[HANDOFF_GLOB_MAX + 1];
-	unsigned char *cur = a, *next = b;
+	uint8_t a[HANDOFF_GLOB_MAX + 1], b[HANDOFF_GLOB_MAX + 1];
+	uint8_t *cur = a, *next = b;
 
 	*alive = false;
-	memset(cur, 0, nt + 1);
-	cur[0] = FRESH;
-	glob_closure(tok, nt, cur);
+	match_begin(tok, nt, cur);
 	for (const unsigned char *s = (const unsigned char *)path; *s; s++) {
-		bool any = false;
-		memset(next, 0, nt + 1);
-		for (size_t k = 0; k < nt; k++) {
-			if (!cur[k])
-				continue;
-			switch (tok[k]) {
-			case T_STAR:
-				if (*s != '/') {
-					next[k] |= LOOP;
-					any = true;
-				}
-				break;
-			case T_DSTAR:
-				next[k] |= LOOP;
-				any = true;
-				break;
-			case T_DSTAR_SLASH:
-				next[k] |= LOOP;
-				any = true;
-				if (*s == '/')
-					next[k + 1] |= FRESH;
-				break;
-			default:
-				if (tok[k] == *s) {
-					next[k + 1] |= FRESH;
-					any = true;
-				}
-				break;
-			}
-		}
-		if (!any)
+		if (!match_step(tok, nt, cur, next, *s))
 			return false;
-		glob_closure(tok, nt, next);
-		unsigned char *t = cur;
+		uint8_t *t = cur;
 		cur = next;
 		next = t;
 	}
-	/* Every token can consume some bytes and reach the next one, so a
+	/* Every token can consume some units and reach the next one, so a
 	 * live state always has a continuation that matches. */
 	*alive = true;
-	return cur[nt] != 0;
+	return match_accepts(cur, nt);
 }
 
 void handoff_glob_prepare(const char *pattern, struct handoff_glob *g)
@@ -266,7 +184,7 @@ void handoff_glob_prepare(const char *pattern, struct handoff_glob *g)
 		g->too_long = true;
 		return;
 	}
-	g->nt = handoff_glob_tokens(pattern, g->tok);
+	g->nt = match_file_tokens(pattern, g->tok);
 	/* A matching path holds each run of literal tokens as it is (the
 	 * slash of a "**" + "/" is the wildcard's, not a literal): the
 	 * fixed start and end and the longest run rule most paths out

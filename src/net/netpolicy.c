@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 
 #include "net/netpolicy.h"
+#include "match/glob.h"
 #include "policy/glob.h"
 #include "util/cleanup.h"
 #include "util/urlunit.h"
@@ -52,41 +53,16 @@ bool netpol_host_match(const char *pattern, const char *host)
 
 /* ---- globs ---- */
 
-/* Units: a byte (0..255), an encoded byte that stays encoded (ENC | byte),
- * and in globs the wildcards. */
+/* Units: a byte (0..255), or an encoded byte that stays encoded
+ * (ENC | byte). */
 #define ENC URL_UNIT_ENC
-#define T_STAR GLOB_T_STAR
-#define T_DSTAR GLOB_T_DSTAR
-#define T_DSTAR_SLASH GLOB_T_DSTAR_SLASH
 
 /* Longer globs match nothing (a policy scalar is at most 4096 bytes). */
 #define GLOB_MAX 4096
 
-/* State flags. A state reached by consuming the unit before its token is
- * FRESH; one that stays put on a wildcard's own loop is LOOP. */
-#define FRESH 1u
-#define LOOP 2u
-
-/* Follow the edges that consume nothing. They only go forward, so one
- * pass in order closes the set. */
-static void closure(const uint16_t *tok, size_t nt, uint8_t *set)
-{
-	for (size_t k = 0; k < nt; k++) {
-		if (!set[k])
-			continue;
-		/* '*' and '**' may match nothing, whenever they are left. */
-		if (tok[k] == T_STAR || tok[k] == T_DSTAR)
-			set[k + 1] |= FRESH;
-		/* A '**' between two '/' matches the empty string only as a
-		 * whole: not after it consumed something without a '/'. */
-		if (tok[k] == T_DSTAR_SLASH && (set[k] & FRESH))
-			set[k + 1] |= FRESH;
-	}
-}
-
 bool netpol_glob_match(const char *glob, const char *s, size_t len)
 {
-	uint16_t tok[GLOB_MAX] = { 0 };
+	uint16_t tok[GLOB_MAX];
 	uint8_t set_a[GLOB_MAX + 1], set_b[GLOB_MAX + 1];
 	uint8_t *cur = set_a, *next = set_b;
 	size_t glen, nt = 0;
@@ -97,55 +73,17 @@ bool netpol_glob_match(const char *glob, const char *s, size_t len)
 	if (glen > GLOB_MAX)
 		return false;
 	for (size_t i = 0; i < glen; nt++)
-		tok[nt] = (uint16_t)glob_path_token(glob, glen, &i, nt ? tok[nt - 1] : 0);
-
-	/* cur[k] != 0: the first k tokens can match the units read so far
-	 * (k == nt: the whole glob). */
-	memset(cur, 0, nt + 1);
-	cur[0] = FRESH;
-	closure(tok, nt, cur);
-
+		tok[nt] = (uint16_t)match_path_token(glob, glen, &i, nt ? tok[nt - 1] : 0);
+	/* The matcher of every glob (match/glob.c), over URL units. */
+	match_begin(tok, nt, cur);
 	for (size_t i = 0; i < len;) {
-		unsigned u = url_next_unit(s, len, &i);
-		bool any = false;
-
-		memset(next, 0, nt + 1);
-		for (size_t k = 0; k < nt; k++) {
-			if (!cur[k])
-				continue;
-			switch (tok[k]) {
-			case T_STAR:
-				if (u != '/') {
-					next[k] |= LOOP;
-					any = true;
-				}
-				break;
-			case T_DSTAR:
-				next[k] |= LOOP;
-				any = true;
-				break;
-			case T_DSTAR_SLASH:
-				next[k] |= LOOP;
-				if (u == '/')
-					next[k + 1] |= FRESH;
-				any = true;
-				break;
-			default:
-				if (tok[k] == u) {
-					next[k + 1] |= FRESH;
-					any = true;
-				}
-				break;
-			}
-		}
-		if (!any)
+		if (!match_step(tok, nt, cur, next, url_next_unit(s, len, &i)))
 			return false;
-		closure(tok, nt, next);
 		uint8_t *t = cur;
 		cur = next;
 		next = t;
 	}
-	return cur[nt] != 0;
+	return match_accepts(cur, nt);
 }
 
 /* ---- messages ---- */

@@ -103,17 +103,15 @@ static int b_finish(struct builder *b, struct glob *g, uint32_t start, const uin
 
 /* ---- compiling ---- */
 
-#define T_STAR GLOB_T_STAR
-#define T_DSTAR GLOB_T_DSTAR
-#define T_DSTAR_SLASH GLOB_T_DSTAR_SLASH
-_Static_assert(T_STAR == HANDOFF_T_STAR && T_DSTAR == HANDOFF_T_DSTAR && T_DSTAR_SLASH == HANDOFF_T_DSTAR_SLASH,
-	       "compile_file takes handoff_glob_tokens' tokens as they are");
+#define T_STAR MATCH_T_STAR
+#define T_DSTAR MATCH_T_DSTAR
+#define T_DSTAR_SLASH MATCH_T_DSTAR_SLASH
 
-/* netpolicy.c's and rules.c's glob tokens as an NFA: state k = the first
- * k tokens matched. A "**" + "/" token gets a second state, its loop: it
+/* The tokens enforcement runs (match/glob.h) as an NFA: state k = the
+ * first k tokens matched (match_step's states, one for one). A "**" + "/" token gets a second state, its loop: it
  * may be skipped only from its first state (nothing consumed yet), and
  * left from either on the '/' it ends with. */
-static int compile_tokens(struct builder *b, const unsigned *tok, size_t nt, struct glob *g)
+static int compile_tokens(struct builder *b, const uint16_t *tok, size_t nt, struct glob *g)
 {
 	uint32_t *pos = calloc(nt + 1, sizeof(*pos));
 	int r = 0;
@@ -158,23 +156,23 @@ static int compile_tokens(struct builder *b, const unsigned *tok, size_t nt, str
 static int compile_path(struct builder *b, const char *glob, struct glob *g)
 {
 	size_t glen = strlen(glob), nt = 0;
-	_cleanup_free_ unsigned *tok = calloc(glen + 1, sizeof(*tok));
+	_cleanup_free_ uint16_t *tok = calloc(glen + 1, sizeof(*tok));
 
 	if (!tok)
 		return -ENOMEM;
 	for (size_t i = 0; i < glen; nt++)
-		tok[nt] = glob_path_token(glob, glen, &i, nt ? tok[nt - 1] : 0);
+		tok[nt] = (uint16_t)match_path_token(glob, glen, &i, nt ? tok[nt - 1] : 0);
 	return compile_tokens(b, tok, nt, g);
 }
 
 /* handoff_glob_match's own tokens (bytes; "**" + "/" also at the start). */
 static int compile_file(struct builder *b, const char *pattern, struct glob *g)
 {
-	_cleanup_free_ unsigned *tok = calloc(strlen(pattern) + 1, sizeof(*tok));
+	_cleanup_free_ uint16_t *tok = calloc(strlen(pattern) + 1, sizeof(*tok));
 
 	if (!tok)
 		return -ENOMEM;
-	return compile_tokens(b, tok, handoff_glob_tokens(pattern, tok), g);
+	return compile_tokens(b, tok, match_file_tokens(pattern, tok), g);
 }
 
 /* One fnmatch bracket expression starting after '[' at p[*i]: the bytes

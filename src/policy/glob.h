@@ -30,6 +30,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "match/glob.h"
 #include "util/error.h"
 #include "util/urlunit.h"
 
@@ -41,34 +42,9 @@ enum glob_kind {
 	GLOB_NAME,   /* fnmatch(3) with flags 0 in the C locale: MCP tool, resource, prompt names */
 };
 
-/* The tokens of a request glob, for the proxy's matcher
- * (netpol_glob_match) and GLOB_PATH alike: a unit of util/urlunit.h, or
- * one of these wildcards. */
-#define GLOB_T_STAR 0x200u        /* '*': any run of units but '/' */
-#define GLOB_T_DSTAR 0x201u       /* '**': any run of units */
-#define GLOB_T_DSTAR_SLASH 0x202u /* '**' between two '/', with the second: nothing, or a run ending in '/' */
-
-/* The token of glob[0..glen) at *i, advancing *i past it; prev is the
- * token before it (0 at the start). One reading for both matchers, so the
- * prover and the proxy cannot disagree on what a pattern says. */
-static inline unsigned glob_path_token(const char *glob, size_t glen, size_t *i, unsigned prev)
-{
-	size_t run = 0;
-
-	if (glob[*i] != '*')
-		return url_next_unit(glob, glen, i);
-	while (*i < glen && glob[*i] == '*') {
-		run++;
-		(*i)++;
-	}
-	if (run == 1)
-		return GLOB_T_STAR;
-	if (prev == '/' && *i < glen && glob[*i] == '/') {
-		(*i)++;
-		return GLOB_T_DSTAR_SLASH;
-	}
-	return GLOB_T_DSTAR;
-}
+/* Each pattern is read into tokens by match/glob.h, which enforcement
+ * runs too: the prover and the proxy cannot disagree on what a pattern
+ * says. */
 
 /* Patterns longer than this are refused (netpol_glob_match matches
  * nothing with them). */

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef AIRLOCK_MATCH_GLOB_H
+#define AIRLOCK_MATCH_GLOB_H
+
+/*
+ * Globs as tokens, and the one matcher that runs them. Every glob the
+ * policy holds is read here into tokens (a unit, or a wildcard) and run
+ * by the same set-of-states simulation (no backtracking, so no pattern
+ * can make a match slow), whatever its units:
+ *  - request paths and queries (net/netpolicy.c): the units of
+ *    util/urlunit.h, a %XX of an unreserved character being that
+ *    character;
+ *  - hand-off and protected-file globs (handoff/rules.c): bytes.
+ * The prover (policy/glob.c) compiles the same tokens into its automata,
+ * so that what it proves of a pattern is what enforcement runs: a second
+ * reading of a pattern, or a second runner, is how the two drift apart.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/urlunit.h"
+
+/* The wildcards, above every unit (a byte, or URL_UNIT_ENC | byte). */
+#define MATCH_T_STAR 0x200u        /* '*': any run of units but '/' */
+#define MATCH_T_DSTAR 0x201u       /* '**': any run of units */
+#define MATCH_T_DSTAR_SLASH 0x202u /* '**' then '/' after a '/': nothing, or a run ending in '/' */
+
+/* The request glob's token at glob[*i] (glen bytes in all), advancing *i
+ * past it; prev is the token before it (0 at the start). */
+static inline unsigned match_path_token(const char *glob, size_t glen, size_t *i, unsigned prev)
+{
+	size_t run = 0;
+
+	if (glob[*i] != '*')
+		return url_next_unit(glob, glen, i);
+	while (*i < glen && glob[*i] == '*') {
+		run++;
+		(*i)++;
+	}
+	if (run == 1)
+		return MATCH_T_STAR;
+	if (prev == '/' && *i < glen && glob[*i] == '/') {
+		(*i)++;
+		return MATCH_T_DSTAR_SLASH;
+	}
+	return MATCH_T_DSTAR;
+}
+
+/* The tokens of a hand-off (file) glob into tok, which has room for
+ * strlen(pattern) of them: bytes, '*', '**', and '**' + '/' at the start
+ * or after a '/'. Their number. */
+size_t match_file_tokens(const char *pattern, uint16_t *tok);
+
+/*
+ * The matcher. A state set holds nt + 1 bytes: set[k] != 0 when the
+ * first k tokens can match the units read so far (set[nt]: the whole
+ * glob). match_begin fills the set before any unit; match_step reads one
+ * unit from cur into next and says whether any state is left (none: no
+ * continuation can match).
+ */
+void match_begin(const uint16_t *tok, size_t nt, uint8_t *set);
+bool match_step(const uint16_t *tok, size_t nt, const uint8_t *cur, uint8_t *next, unsigned unit);
+static inline bool match_accepts(const uint8_t *set, size_t nt)
+{
+	return set[nt] != 0;
+}
+
+#endif
