@@ -98,3 +98,28 @@ bool match_step(const uint16_t *tok, size_t nt, const uint8_t *cur, uint8_t *nex
 		closure(tok, nt, next);
 	return any;
 }
+
+bool match_path_glob(const char *glob, const char *s, size_t len)
+{
+	uint16_t tok[MATCH_PATH_GLOB_MAX];
+	uint8_t set_a[MATCH_PATH_GLOB_MAX + 1], set_b[MATCH_PATH_GLOB_MAX + 1];
+	uint8_t *cur = set_a, *next = set_b;
+	size_t glen, nt = 0;
+
+	if (!glob || (!s && len > 0))
+		return false;
+	glen = strlen(glob);
+	if (glen > MATCH_PATH_GLOB_MAX)
+		return false;
+	for (size_t i = 0; i < glen; nt++)
+		tok[nt] = (uint16_t)match_path_token(glob, glen, &i, nt ? tok[nt - 1] : 0);
+	match_begin(tok, nt, cur);
+	for (size_t i = 0; i < len;) {
+		if (!match_step(tok, nt, cur, next, url_next_unit(s, len, &i)))
+			return false;
+		uint8_t *t = cur;
+		cur = next;
+		next = t;
+	}
+	return match_accepts(cur, nt);
+}

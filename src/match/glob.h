@@ -67,4 +67,11 @@ static inline bool match_accepts(const uint8_t *set, size_t nt)
 	return set[nt] != 0;
 }
 
+/* A request glob against s[0..len) (URL units, a %XX of an unreserved
+ * character read as that character). A glob longer than
+ * MATCH_PATH_GLOB_MAX bytes matches nothing (a policy scalar is at most
+ * 4096 bytes). */
+#define MATCH_PATH_GLOB_MAX 4096
+bool match_path_glob(const char *glob, const char *s, size_t len);
+
 #endif

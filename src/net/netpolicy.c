@@ -57,33 +57,9 @@ bool netpol_host_match(const char *pattern, const char *host)
  * (ENC | byte). */
 #define ENC URL_UNIT_ENC
 
-/* Longer globs match nothing (a policy scalar is at most 4096 bytes). */
-#define GLOB_MAX 4096
-
 bool netpol_glob_match(const char *glob, const char *s, size_t len)
 {
-	uint16_t tok[GLOB_MAX];
-	uint8_t set_a[GLOB_MAX + 1], set_b[GLOB_MAX + 1];
-	uint8_t *cur = set_a, *next = set_b;
-	size_t glen, nt = 0;
-
-	if (!glob || (!s && len > 0))
-		return false;
-	glen = strlen(glob);
-	if (glen > GLOB_MAX)
-		return false;
-	for (size_t i = 0; i < glen; nt++)
-		tok[nt] = (uint16_t)match_path_token(glob, glen, &i, nt ? tok[nt - 1] : 0);
-	/* The matcher of every glob (match/glob.c), over URL units. */
-	match_begin(tok, nt, cur);
-	for (size_t i = 0; i < len;) {
-		if (!match_step(tok, nt, cur, next, url_next_unit(s, len, &i)))
-			return false;
-		uint8_t *t = cur;
-		cur = next;
-		next = t;
-	}
-	return match_accepts(cur, nt);
+	return match_path_glob(glob, s, len);
 }
 
 /* ---- messages ---- */

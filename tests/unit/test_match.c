@@ -39,20 +39,7 @@ static bool file_match(const char *pattern, const char *s, bool *alive)
 /* A request glob over URL units. */
 static bool path_match(const char *glob, const char *s)
 {
-	uint16_t tok[256];
-	uint8_t a[257], b[257], *cur = a, *next = b;
-	size_t glen = strlen(glob), len = strlen(s), nt = 0;
-	for (size_t i = 0; i < glen; nt++)
-		tok[nt] = (uint16_t)match_path_token(glob, glen, &i, nt ? tok[nt - 1] : 0);
-	match_begin(tok, nt, cur);
-	for (size_t i = 0; i < len;) {
-		if (!match_step(tok, nt, cur, next, url_next_unit(s, len, &i)))
-			return false;
-		uint8_t *t = cur;
-		cur = next;
-		next = t;
-	}
-	return match_accepts(cur, nt);
+	return match_path_glob(glob, s, strlen(s));
 }
 
 static void test_star_stays_in_its_segment(void **state)
