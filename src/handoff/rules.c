@@ -165,7 +165,7 @@ static bool glob_run(const uint16_t *tok, size_t nt, const char *path, bool *ali
 	*alive = false;
 	match_begin(tok, nt, cur);
 	for (const unsigned char *s = (const unsigned char *)path; *s; s++) {
-		if (!match_step(tok, nt, cur, next, *s))
+		if (!match_step(tok, nt, NULL, cur, next, *s))
 			return false;
 		uint8_t *t = cur;
 		cur = next;

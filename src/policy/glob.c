@@ -111,7 +111,8 @@ static int b_finish(struct builder *b, struct glob *g, uint32_t start, const uin
  * first k tokens matched (match_step's states, one for one). A "**" + "/" token gets a second state, its loop: it
  * may be skipped only from its first state (nothing consumed yet), and
  * left from either on the '/' it ends with. */
-static int compile_tokens(struct builder *b, const uint16_t *tok, size_t nt, struct glob *g)
+static int compile_tokens(struct builder *b, const uint16_t *tok, size_t nt, const struct match_set *sets,
+			  bool never, struct glob *g)
 {
 	uint32_t *pos = calloc(nt + 1, sizeof(*pos));
 	int r = 0;
@@ -142,13 +143,22 @@ static int compile_tokens(struct builder *b, const uint16_t *tok, size_t nt, str
 			r = b_edge(b, loop, E_LIT, '/', pos[k + 1]);
 			break;
 		}
+		case MATCH_T_ONE:
+			r = b_edge(b, pos[k], E_ANY, 0, pos[k + 1]);
+			break;
 		default:
-			r = b_edge(b, pos[k], E_LIT, tok[k], pos[k + 1]);
+			if (tok[k] < MATCH_T_SET) {
+				r = b_edge(b, pos[k], E_LIT, tok[k], pos[k + 1]);
+				break;
+			}
+			for (unsigned u = 1; u < 256 && r == 0; u++)
+				if (match_set_has(&sets[tok[k] - MATCH_T_SET], u))
+					r = b_edge(b, pos[k], E_LIT, u, pos[k + 1]);
 			break;
 		}
 	}
 	if (r == 0)
-		r = b_finish(b, g, pos[0], &pos[nt], 1);
+		r = b_finish(b, g, pos[0], &pos[nt], never ? 0 : 1);
 	free(pos);
 	return r;
 }
@@ -162,7 +172,7 @@ static int compile_path(struct builder *b, const char *glob, struct glob *g)
 		return -ENOMEM;
 	for (size_t i = 0; i < glen; nt++)
 		tok[nt] = (uint16_t)match_path_token(glob, glen, &i, nt ? tok[nt - 1] : 0);
-	return compile_tokens(b, tok, nt, g);
+	return compile_tokens(b, tok, nt, NULL, false, g);
 }
 
 /* handoff_glob_match's own tokens (bytes; "**" + "/" also at the start). */
@@ -172,140 +182,20 @@ static int compile_file(struct builder *b, const char *pattern, struct glob *g)
 
 	if (!tok)
 		return -ENOMEM;
-	return compile_tokens(b, tok, match_file_tokens(pattern, tok), g);
+	return compile_tokens(b, tok, match_file_tokens(pattern, tok), NULL, false, g);
 }
 
-/* One fnmatch bracket expression starting after '[' at p[*i]: the bytes
- * it takes in set[] (byte 0 never: names are C strings). Returns 1 and
- * advances *i past ']' when the bracket is well formed; -EINVAL for an
- * equivalence class or collating symbol, which we do not model, and for
- * an unterminated bracket: glibc reads some of those as a literal '['
- * and fails others (an open range) only when matching reaches them, so
- * we refuse rather than guess. */
-static int name_bracket(const char *p, size_t *i, bool set[256])
-{
-	size_t k = *i;
-	bool neg = false, first = true;
-	static const struct {
-		const char *name;
-		int (*fn)(int);
-	} classes[] = {
-		{ "alnum", isalnum }, { "alpha", isalpha }, { "blank", isblank }, { "cntrl", iscntrl },
-		{ "digit", isdigit }, { "graph", isgraph }, { "lower", islower }, { "print", isprint },
-		{ "punct", ispunct }, { "space", isspace }, { "upper", isupper }, { "xdigit", isxdigit },
-	};
-
-	memset(set, 0, 256);
-	if (p[k] == '!' || p[k] == '^') {
-		neg = true;
-		k++;
-	}
-	for (;;) {
-		unsigned lo;
-		if (p[k] == '\0')
-			return -EINVAL;
-		if (p[k] == ']' && !first)
-			break;
-		first = false;
-		if (p[k] == '[' && (p[k + 1] == '=' || p[k + 1] == '.'))
-			return -EINVAL;
-		if (p[k] == '[' && p[k + 1] == ':') {
-			const char *end = strstr(p + k + 2, ":]");
-			bool known = false;
-			if (!end)
-				return -EINVAL;
-			for (size_t c = 0; c < sizeof(classes) / sizeof(classes[0]); c++)
-				if (strlen(classes[c].name) == (size_t)(end - (p + k + 2)) &&
-				    !strncmp(classes[c].name, p + k + 2, (size_t)(end - (p + k + 2)))) {
-					for (unsigned b = 1; b < 128; b++)
-						if (classes[c].fn((int)b))
-							set[b] = true;
-					known = true;
-				}
-			if (!known)
-				return -EINVAL;
-			k = (size_t)(end - p) + 2;
-			continue;
-		}
-		if (p[k] == '\\') {
-			k++;
-			if (p[k] == '\0')
-				return -EINVAL;
-		}
-		lo = (unsigned char)p[k++];
-		if (p[k] == '-' && p[k + 1] != ']' && p[k + 1] != '\0') {
-			unsigned hi;
-			k++;
-			if (p[k] == '[' && (p[k + 1] == '=' || p[k + 1] == '.' || p[k + 1] == ':'))
-				return -EINVAL;
-			if (p[k] == '\\') {
-				k++;
-				if (p[k] == '\0')
-					return -EINVAL;
-			}
-			hi = (unsigned char)p[k++];
-			for (unsigned b = lo; b <= hi; b++)
-				set[b] = true;
-		} else {
-			set[lo] = true;
-		}
-	}
-	*i = k + 1;
-	if (neg)
-		for (unsigned b = 0; b < 256; b++)
-			set[b] = !set[b];
-	set[0] = false;
-	return 1;
-}
-
-/* fnmatch(p, s, 0): '*' any bytes ('/' and a leading '.' included, no
- * FNM_PATHNAME or FNM_PERIOD), '?' one byte, brackets, '\\' quoting the
- * next byte. A trailing '\\' makes glibc's fnmatch fail on every name:
- * the pattern compiles to the empty language. */
+/* fnmatch(p, s, 0), as the MCP engine runs it: match/glob.h's name
+ * tokens. */
 static int compile_name(struct builder *b, const char *p, struct glob *g)
 {
-	uint32_t cur = b_state(b);
-	uint32_t start = cur;
-	bool empty = false;
-	int r = 0;
-
-	for (size_t i = 0; p[i] && r == 0;) {
-		unsigned char c = (unsigned char)p[i];
-		if (c == '*') {
-			r = b_edge(b, cur, E_ANY, 0, cur);
-			i++;
-			continue;
-		}
-		uint32_t to = b_state(b);
-		if (c == '?') {
-			r = b_edge(b, cur, E_ANY, 0, to);
-			i++;
-		} else if (c == '[') {
-			bool set[256];
-			size_t j = i + 1;
-			int br = name_bracket(p, &j, set);
-			if (br < 0)
-				return br;
-			for (unsigned u = 1; u < 256 && r == 0; u++)
-				if (set[u])
-					r = b_edge(b, cur, E_LIT, u, to);
-			i = j;
-		} else if (c == '\\') {
-			if (!p[i + 1]) {
-				empty = true;
-				break;
-			}
-			r = b_edge(b, cur, E_LIT, (unsigned char)p[i + 1], to);
-			i += 2;
-		} else {
-			r = b_edge(b, cur, E_LIT, c, to);
-			i++;
-		}
-		cur = to;
-	}
+	struct match_name m;
+	int r = match_name_compile(p, &m);
 	if (r < 0)
 		return r;
-	return b_finish(b, g, start, &cur, empty ? 0 : 1);
+	r = compile_tokens(b, m.tok, m.nt, m.sets, m.never, g);
+	match_name_free(&m);
+	return r;
 }
 
 static size_t trimmed_len(const char *s, size_t n)

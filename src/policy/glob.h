@@ -21,10 +21,11 @@
  *
  * Every matcher here agrees with the one enforcing the pattern:
  * GLOB_PATH with netpol_glob_match, GLOB_HOST with netpol_host_match,
- * GLOB_FILE with handoff_glob_match, GLOB_NAME with fnmatch(p, s, 0)
- * as the MCP engine calls it for tool and prompt names (resource URIs
- * are GLOB_PATH, matched by the engine once normalised) (tests/unit/test_glob.c and
- * tests/fuzz/fuzz_glob.c check it).
+ * GLOB_FILE with handoff_glob_match, GLOB_NAME with match_name_run as
+ * the MCP engine runs it for tool and prompt names (resource URIs are
+ * GLOB_PATH, matched by the engine once normalised) (tests/unit/test_glob.c and
+ * tests/fuzz/fuzz_glob.c check it; glibc's fnmatch(p, s, 0) is their
+ * oracle for GLOB_NAME, as tests/unit/test_match.c's for the matcher).
  */
 
 #include <stdbool.h>
@@ -39,7 +40,7 @@ enum glob_kind {
 	GLOB_HOST,   /* "*.example.com" or exact, lower-case */
 	GLOB_PREFIX, /* filesystem path: itself and everything beneath */
 	GLOB_FILE,   /* hand-off/protect glob (handoff_glob_match): bytes, '*', '**', '**' + '/' */
-	GLOB_NAME,   /* fnmatch(3) with flags 0 in the C locale: MCP tool, resource, prompt names */
+	GLOB_NAME,   /* fnmatch(3)'s patterns, flags 0, C locale (match_name_run): MCP tool and prompt names */
 };
 
 /* Each pattern is read into tokens by match/glob.h, which enforcement
