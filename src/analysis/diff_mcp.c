@@ -20,8 +20,8 @@
 
 /*
  * Per server, tool names (resource URIs, prompt names) are a language:
- * the atoms of every NEW and OLD rule pattern (GLOB_NAME, fnmatch as the
- * engine calls it; GLOB_PATH for resource URIs, which the engine matches
+ * the atoms of every NEW and OLD rule pattern (GLOB_NAME, the name glob the
+ * engine runs, match/glob.h; GLOB_PATH for resource URIs, which the engine matches
  * normalised with the proxy's path globs) are decided with the engine's first-match rule. A tool
  * decision ranks deny < step_up < allow; resources and prompts have only
  * allow (the engine refuses anything else). Where both sides let a tool

@@ -218,8 +218,9 @@ static size_t lint_mcp_rules(const struct policy *p, FILE *f, const struct polic
 		struct policy_loc loc = { .file = p->file, .line = r[i].line };
 		bool sub = false;
 		if (glob_compile(r[i].match, gk, &g[i], &err) < 0) {
-			/* An unterminated bracket or collating element: fnmatch's
-			 * reading of it is not modelled, say so once. */
+			/* Refused when the policy loads (an unterminated
+			 * bracket, a collating element); one built some
+			 * other way is said once. */
 			warn(f, &loc, "mcp.servers.%s.%s[%zu]: \"%s\" cannot be analysed (%s)", s->name, kind, i,
 			     r[i].match, err.msg);
 			error_clear(&err);

@@ -4,7 +4,6 @@
  * entries, resources, prompts and server-initiated requests.
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "match/glob.h"
 #include "mcp/mcp.h"
 #include "net/dlp.h"
 #include "net/netpolicy.h"
@@ -48,12 +48,22 @@ void mcp_engine_fini(struct mcp_engine *e)
 	memset(e, 0, sizeof(*e));
 }
 
+/* Does a rule's name glob take name? A glob enforcement cannot read
+ * (the policy refuses them when it loads: one can only come from a
+ * policy built some other way) takes every name when it denies and none
+ * when it allows: it never opens what it was written to close. */
+static bool rule_takes(const struct policy_mcp_rule *r, const char *name)
+{
+	int m = match_name_glob(r->match, name);
+	return m < 0 ? r->decision != POLICY_MCP_ALLOW : m == 1;
+}
+
 const struct policy_mcp_rule *mcp_tool_rule(const struct policy_mcp_server *srv, const char *tool, size_t *index)
 {
 	if (!srv)
 		return NULL;
 	for (size_t i = 0; i < srv->n_tools; i++)
-		if (fnmatch(srv->tools[i].match, tool, 0) == 0) {
+		if (rule_takes(&srv->tools[i], tool)) {
 			if (index)
 				*index = i;
 			return &srv->tools[i];
@@ -164,7 +174,8 @@ static void check_value(const struct imp_node *v, void *vctx)
 			fail(c, "argument %s is not a string", p);
 			return;
 		}
-		if (a->glob && fnmatch(a->glob, v->str, 0) != 0)
+		/* A glob that cannot be read holds for no value. */
+		if (a->glob && match_name_glob(a->glob, v->str) != 1)
 			fail(c, "argument %s does not match the glob %s", p, a->glob);
 		if (a->regex && regexec(&a->re, v->str, 0, NULL, 0) != 0)
 			fail(c, "argument %s does not match the regular expression %s", p, a->regex);
@@ -268,7 +279,7 @@ static bool match_rules(const struct mcp_engine *e, const char *kind, const stru
 			const char *what, struct mcp_verdict *v)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (fnmatch(rules[i].match, what, 0) != 0)
+		if (!rule_takes(&rules[i], what))
 			continue;
 		char rname[128];
 		snprintf(rname, sizeof(rname), "mcp.servers.%s.%s[%zu]", e->server, kind, i);

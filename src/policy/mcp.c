@@ -8,11 +8,11 @@
  * or a number that is not one is refused with its line, never ignored.
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "match/glob.h"
 #include "policy/internal.h"
 #include "policy/mcp.h"
 #include "util/cleanup.h"
@@ -80,6 +80,30 @@ static int mstr(struct ml *l, const struct policy_ynode *n, const char *field, c
 	free(*out);
 	*out = strdup(n->str);
 	return *out ? 0 : moom(l);
+}
+
+/* A name glob (a tool's or prompt's name, an argument's glob), read as
+ * the MCP engine runs it (match/glob.h). A pattern whose meaning would
+ * depend on the locale, or on how far a match gets, is refused here:
+ * a deny rule that enforcement could not read would fail open. */
+static int mname(struct ml *l, const struct policy_ynode *n, const char *field, const char *valid, char **out)
+{
+	int r = mstr(l, n, field, valid, out);
+	if (r < 0)
+		return r;
+	struct match_name g;
+	r = match_name_compile(*out, &g);
+	match_name_free(&g);
+	if (r == -ENOMEM)
+		return moom(l);
+	if (r < 0)
+		return MFAIL(l, n, field,
+			     "\"%s\" is not a glob airlock can read: an unterminated '[', a collating element "
+			     "('[=' or '[.') or a class other than [:alnum:] [:alpha:] [:blank:] [:cntrl:] "
+			     "[:digit:] [:graph:] [:lower:] [:print:] [:punct:] [:space:] [:upper:] [:xdigit:]; "
+			     "write '\\[' for a literal '['",
+			     *out);
+	return 0;
 }
 
 /* A file a server entry names (its pins, its sandbox policy): resolved as
@@ -233,7 +257,7 @@ static int load_arg(struct ml *l, const char *pfx, const struct policy_ynode *ke
 #define SUB(name) snprintf(f2, sizeof(f2), "%s.%s", field, name)
 	if ((v = mget(n, "glob"))) {
 		SUB("glob");
-		if ((r = mstr(l, v, f2, "an fnmatch pattern", &a->glob)) < 0)
+		if ((r = mname(l, v, f2, "an fnmatch pattern", &a->glob)) < 0)
 			return r;
 	}
 	if ((v = mget(n, "regex"))) {
@@ -339,8 +363,9 @@ static int load_rules(struct ml *l, const char *pfx, const char *kind, const str
 		if (!(v = mget(e, mkey)))
 			return MFAIL(l, e, f2, "required key is missing; give the %s or a glob such as \"*\"",
 				     res ? "resource URI" : tools ? "tool name" : "prompt name");
-		if ((r = mstr(l, v, f2, res ? "a URI glob ('*' within a segment, '**' across)" : "a name or fnmatch glob",
-			      &rule->match)) < 0)
+		if ((r = (res ? mstr : mname)(l, v, f2,
+					      res ? "a URI glob ('*' within a segment, '**' across)" : "a name or fnmatch glob",
+					      &rule->match)) < 0)
 			return r;
 		snprintf(f2, sizeof(f2), "%s.decision", field);
 		if (!(v = mget(e, "decision")))

@@ -28,7 +28,7 @@ enum policy_mcp_decision {
  * Every field set must hold for every value the path selects. */
 struct policy_mcp_arg {
 	char *path;            /* as written: "a.b", "paths[*]", "$.a" */
-	char *glob;            /* fnmatch(3) pattern for a string, or NULL */
+	char *glob;            /* name glob (match/glob.h: fnmatch(3)'s patterns) for a string, or NULL */
 	char *regex;           /* POSIX ERE, matched against the whole string, or NULL */
 	regex_t re;            /* compiled, anchored; valid when regex != NULL */
 	char **enum_vals;      /* the value must equal one of these (string or number as text) */
@@ -44,7 +44,7 @@ struct policy_mcp_arg {
 
 /* tools / resources / prompts: a name (or URI) glob and a decision. */
 struct policy_mcp_rule {
-	char *match;           /* fnmatch(3) pattern on the tool name, resource URI or prompt name */
+	char *match;           /* name glob on the tool or prompt name (match/glob.h), URI glob on the resource */
 	enum policy_mcp_decision decision;
 	struct policy_mcp_arg *args; /* tools only */
 	size_t n_args;
