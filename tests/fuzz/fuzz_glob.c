@@ -24,6 +24,7 @@
 
 #include "handoff/handoff.h"
 #include "net/netpolicy.h"
+#include "match/glob.h"
 #include "policy/glob.h"
 
 static bool prefix_ref(const char *p, const char *s, size_t len)
@@ -86,6 +87,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (glob_match(a, s, slen) != ref(k, pa, s, slen))
 		abort();
 	if (glob_match(b, s, slen) != ref(k, pb, s, slen))
+		abort();
+	/* The engine's own runner, on the same tokens, against glibc. */
+	if (k == GLOB_NAME && strlen(s) == slen && (match_name_glob(pa, s) == 1) != ref(k, pa, s, slen))
 		abort();
 
 	const struct glob *bs[2] = { b, a };

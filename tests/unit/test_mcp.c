@@ -116,6 +116,14 @@ static void test_policy_refusals_name_line_and_field(void **state)
 		{ "mcp:\n  servers:\n    fs:\n      step_up_timeout: 0\n", "p.yaml:7:24: mcp.servers.fs.step_up_timeout: expected a whole number" },
 		{ "mcp:\n  servers:\n    fs:\n      step_up_timeout: 86401\n",
 		  "mcp.servers.fs.step_up_timeout: is not 1..86400 seconds" },
+		/* Name globs enforcement could not read the same in every
+		 * locale: a deny that did not match would fail open. */
+		{ "mcp:\n  servers:\n    fs:\n      tools:\n        - {name: \"[[=d=]]elete*\", decision: deny}\n",
+		  "p.yaml:8:18: mcp.servers.fs.tools[0].name: \"[[=d=]]elete*\" is not a glob airlock can read" },
+		{ "mcp:\n  servers:\n    fs:\n      prompts:\n        - {name: \"x[\", decision: deny}\n",
+		  "mcp.servers.fs.prompts[0].name: \"x[\" is not a glob" },
+		{ "mcp:\n  servers:\n    fs:\n      tools:\n        - {name: x, decision: allow, args: {a: {glob: \"[[:word:]]\"}}}\n",
+		  "mcp.servers.fs.tools[0].args.a.glob: \"[[:word:]]\" is not a glob" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct error err = { 0 };
@@ -126,6 +134,14 @@ static void test_policy_refusals_name_line_and_field(void **state)
 			fail_msg("case %zu: %s\n  does not hold: %s", i, err.msg, cases[i].want);
 		assert_non_null(strstr(err.msg, "p.yaml:"));
 	}
+	/* Their neighbours load: a quoted '[', a class, a bracket. */
+	struct error e2 = { 0 };
+	struct policy *nb = load("mcp:\n  servers:\n    fs:\n      tools:\n        - {name: \"x\\\\[\", decision: deny}\n"
+				"        - {name: \"[!d]*\", decision: allow, args: {a: {glob: \"[[:digit:]]*\"}}}\n",
+				&e2);
+	if (!nb)
+		fail_msg("%s", e2.msg);
+	policy_free(nb);
 	struct error err = { 0 };
 	struct policy *p = load("mcp:\n  servers:\n    fs:\n      command: [node, s.js]\n      tools:\n"
 				"        - {name: \"read_*\", decision: allow, max_calls: 2, args: {path: {inside_workspace: true}}}\n"
