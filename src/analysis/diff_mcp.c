@@ -237,12 +237,32 @@ static int args_widen(struct mcp_ctx *c, const char *tool, struct error *err)
 	return r;
 }
 
+/* The deciding rule of rules[0..n) for a name witness, as the gateway
+ * finds it (policy_mcp_rule_first), or -1. */
+static long gateway_first(const struct policy_mcp_rule *rules, size_t n, const char *name)
+{
+	size_t i = 0;
+	return policy_mcp_rule_first(rules, n, name, &i) ? (long)i : -1;
+}
+
 static int mcp_atom(void *vctx, const bool *sig, const char *name, size_t len, struct error *err)
 {
 	struct mcp_ctx *c = vctx;
 	bool tools = !strcmp(c->kind, "tools");
 	long ni = mcp_first(sig, 0, c->nn), oi = mcp_first(sig, c->nn, c->no);
-	(void)len;
+	/* A tool's or prompt's name is decided by the gateway's own
+	 * first-match function on the witness: the automata only find the
+	 * witnesses. Were the two ever to disagree, the answer would not be
+	 * the gateway's: the question fails rather than guess. (Resource
+	 * URIs are matched normalised, with the proxy's path globs.) */
+	if (strcmp(c->kind, "resources") != 0 && strlen(name) == len) {
+		long gn = gateway_first(c->nr, c->nn, name), go = gateway_first(c->or_, c->no, name);
+		if (gn != ni || go != oi)
+			return error_set(err, EPROTO,
+					 "mcp.servers.%s.%s: the prover's automata and the gateway's matcher disagree on "
+					 "the name \"%s\" (NEW rule %ld against %ld, OLD rule %ld against %ld)",
+					 c->ns->name, c->kind, name, ni, gn, oi, go);
+	}
 	if (ni < 0)
 		return 0;
 	const struct policy_mcp_rule *nr = &c->nr[ni], *or_ = oi >= 0 ? &c->or_[oi] : NULL;

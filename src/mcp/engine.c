@@ -48,27 +48,9 @@ void mcp_engine_fini(struct mcp_engine *e)
 	memset(e, 0, sizeof(*e));
 }
 
-/* Does a rule's name glob take name? A glob enforcement cannot read
- * (the policy refuses them when it loads: one can only come from a
- * policy built some other way) takes every name when it denies and none
- * when it allows: it never opens what it was written to close. */
-static bool rule_takes(const struct policy_mcp_rule *r, const char *name)
-{
-	int m = match_name_glob(r->match, name);
-	return m < 0 ? r->decision != POLICY_MCP_ALLOW : m == 1;
-}
-
 const struct policy_mcp_rule *mcp_tool_rule(const struct policy_mcp_server *srv, const char *tool, size_t *index)
 {
-	if (!srv)
-		return NULL;
-	for (size_t i = 0; i < srv->n_tools; i++)
-		if (rule_takes(&srv->tools[i], tool)) {
-			if (index)
-				*index = i;
-			return &srv->tools[i];
-		}
-	return NULL;
+	return srv ? policy_mcp_rule_first(srv->tools, srv->n_tools, tool, index) : NULL;
 }
 
 bool mcp_tool_listed(const struct mcp_engine *e, const char *tool)
@@ -278,12 +260,12 @@ bool mcp_tool_call_allowed(struct mcp_engine *e, const char *tool, const struct 
 static bool match_rules(const struct mcp_engine *e, const char *kind, const struct policy_mcp_rule *rules, size_t n,
 			const char *what, struct mcp_verdict *v)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (!rule_takes(&rules[i], what))
-			continue;
+	size_t i = 0;
+	const struct policy_mcp_rule *r = policy_mcp_rule_first(rules, n, what, &i);
+	if (r) {
 		char rname[128];
 		snprintf(rname, sizeof(rname), "mcp.servers.%s.%s[%zu]", e->server, kind, i);
-		if (rules[i].decision == POLICY_MCP_ALLOW) {
+		if (r->decision == POLICY_MCP_ALLOW) {
 			verdict(v, POLICY_MCP_ALLOW, rname, NULL);
 			return true;
 		}

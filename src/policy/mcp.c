@@ -603,6 +603,20 @@ const struct policy_mcp_server *policy_mcp_server(const struct policy_mcp *m, co
 	return NULL;
 }
 
+const struct policy_mcp_rule *policy_mcp_rule_first(const struct policy_mcp_rule *rules, size_t n, const char *name,
+						    size_t *index)
+{
+	for (size_t i = 0; i < n; i++) {
+		int m = match_name_glob(rules[i].match, name);
+		if (m < 0 ? rules[i].decision == POLICY_MCP_ALLOW : m == 0)
+			continue;
+		if (index)
+			*index = i;
+		return &rules[i];
+	}
+	return NULL;
+}
+
 bool policy_mcp_steps_up(const struct policy_mcp_server *srv)
 {
 	for (size_t i = 0; srv && i < srv->n_tools; i++)

@@ -92,6 +92,17 @@ const struct policy_mcp_server *policy_mcp_server(const struct policy_mcp *m, co
 
 const char *policy_mcp_decision_name(enum policy_mcp_decision d);
 
+/* The rule that decides a tool's or prompt's name among rules[0..n):
+ * the first whose name glob (match/glob.h) takes it, or NULL when none
+ * does (the name is denied), its position in *index (may be NULL). The
+ * gateway enforces with it and the prover asks it of each witness. A
+ * glob that cannot be read (refused when a policy loads: one can only
+ * come from a policy built some other way) takes every name when it
+ * denies or steps up and none when it allows: it never opens what it was
+ * written to close. */
+const struct policy_mcp_rule *policy_mcp_rule_first(const struct policy_mcp_rule *rules, size_t n, const char *name,
+						    size_t *index);
+
 /* Whether some tool rule of srv (may be NULL) asks a person (step_up). */
 bool policy_mcp_steps_up(const struct policy_mcp_server *srv);
 

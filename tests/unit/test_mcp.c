@@ -88,6 +88,37 @@ static struct imp_node *json(const char *s)
 
 /* ---- policy ---- */
 
+/* The first rule that takes a name decides, as the gateway and the
+ * prover find it; a glob that cannot be read (a policy built without the
+ * loader) never opens: it takes every name when it denies, none when it
+ * allows. */
+static void test_rule_first_fails_closed_on_an_unreadable_glob(void **state)
+{
+	(void)state;
+	struct policy_mcp_rule deny_first[] = {
+		{ .match = (char *)"[[=r=]]ead*", .decision = POLICY_MCP_DENY },
+		{ .match = (char *)"*", .decision = POLICY_MCP_ALLOW },
+	};
+	struct policy_mcp_rule allow_first[] = {
+		{ .match = (char *)"[[=r=]]ead*", .decision = POLICY_MCP_ALLOW },
+		{ .match = (char *)"read_*", .decision = POLICY_MCP_STEP_UP },
+	};
+	size_t i = 9;
+	assert_ptr_equal(policy_mcp_rule_first(deny_first, 2, "write", &i), &deny_first[0]);
+	assert_int_equal(i, 0);
+	assert_ptr_equal(policy_mcp_rule_first(allow_first, 2, "read_file", &i), &allow_first[1]);
+	assert_int_equal(i, 1);
+	assert_null(policy_mcp_rule_first(allow_first, 2, "write", NULL));
+	/* Readable globs: the first that matches, in order. */
+	struct policy_mcp_rule plain[] = {
+		{ .match = (char *)"fs_[!w]*", .decision = POLICY_MCP_ALLOW },
+		{ .match = (char *)"fs_*", .decision = POLICY_MCP_DENY },
+	};
+	assert_ptr_equal(policy_mcp_rule_first(plain, 2, "fs_read", NULL), &plain[0]);
+	assert_ptr_equal(policy_mcp_rule_first(plain, 2, "fs_write", NULL), &plain[1]);
+	assert_null(policy_mcp_rule_first(plain, 2, "net_get", NULL));
+}
+
 static void test_policy_refusals_name_line_and_field(void **state)
 {
 	(void)state;
@@ -908,6 +939,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_policy_refusals_name_line_and_field),
+		cmocka_unit_test(test_rule_first_fails_closed_on_an_unreadable_glob),
 		cmocka_unit_test(test_server_files_resolve),
 		cmocka_unit_test(test_frame),
 		cmocka_unit_test(test_json_write_and_select),
