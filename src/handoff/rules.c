@@ -154,29 +154,6 @@ const struct handoff_rule handoff_rules[] = {
 	{ NULL, NULL, NULL, false, false },
 };
 
-/* Run the tokens over path with the matcher of every glob
- * (match/glob.c), over bytes; *alive tells whether some continuation of
- * path could still match (the set of states is not empty). */
-static bool glob_run(const uint16_t *tok, size_t nt, const char *path, bool *alive)
-{
-	uint8_t a[HANDOFF_GLOB_MAX + 1], b[HANDOFF_GLOB_MAX + 1];
-	uint8_t *cur = a, *next = b;
-
-	*alive = false;
-	match_begin(tok, nt, cur);
-	for (const unsigned char *s = (const unsigned char *)path; *s; s++) {
-		if (!match_step(tok, nt, NULL, cur, next, *s))
-			return false;
-		uint8_t *t = cur;
-		cur = next;
-		next = t;
-	}
-	/* Every token can consume some units and reach the next one, so a
-	 * live state always has a continuation that matches. */
-	*alive = true;
-	return match_accepts(cur, nt);
-}
-
 void handoff_glob_prepare(const char *pattern, struct handoff_glob *g)
 {
 	memset(g, 0, sizeof(*g));
@@ -216,8 +193,7 @@ bool handoff_glob_match_prepared(const struct handoff_glob *g, const char *path,
 	bool fixed = g->lit_at == 0 || g->lit_at + g->lit_len == g->nt; /* tested just above */
 	if (g->lit_len && !fixed && !memmem(path, path_len, g->bytes + g->lit_at, g->lit_len))
 		return false;
-	bool alive;
-	return glob_run(g->tok, g->nt, path, &alive);
+	return match_bytes(g->tok, g->nt, NULL, path, NULL);
 }
 
 bool handoff_glob_match(const char *pattern, const char *path)
@@ -233,7 +209,10 @@ bool handoff_glob_prefix(const char *pattern, const char *prefix)
 	handoff_glob_prepare(pattern, &g);
 	bool alive = false;
 	if (!g.too_long)
-		(void)glob_run(g.tok, g.nt, prefix, &alive);
+		/* Every file glob token can consume some bytes and reach
+		 * the next one, so a live state always has a continuation
+		 * that matches. */
+		(void)match_bytes(g.tok, g.nt, NULL, prefix, &alive);
 	return alive;
 }
 

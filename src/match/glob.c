@@ -107,6 +107,29 @@ bool match_step(const uint16_t *tok, size_t nt, const struct match_set *sets, co
 	return any;
 }
 
+bool match_bytes(const uint16_t *tok, size_t nt, const struct match_set *sets, const char *s, bool *alive)
+{
+	/* On the stack: no allocation that could fail a deny rule open. */
+	uint8_t set_a[MATCH_BYTES_MAX + 1], set_b[MATCH_BYTES_MAX + 1];
+	uint8_t *cur = set_a, *next = set_b;
+
+	if (alive)
+		*alive = false;
+	if (nt > MATCH_BYTES_MAX)
+		return false;
+	match_begin(tok, nt, cur);
+	for (const unsigned char *u = (const unsigned char *)s; *u; u++) {
+		if (!match_step(tok, nt, sets, cur, next, *u))
+			return false;
+		uint8_t *t = cur;
+		cur = next;
+		next = t;
+	}
+	if (alive)
+		*alive = true;
+	return match_accepts(cur, nt);
+}
+
 bool match_path_glob(const char *glob, const char *s, size_t len)
 {
 	uint16_t tok[MATCH_PATH_GLOB_MAX];
@@ -282,19 +305,7 @@ int match_name_compile(const char *p, struct match_name *out)
 
 bool match_name_run(const struct match_name *g, const char *s)
 {
-	/* On the stack: no allocation that could fail a deny rule open. */
-	uint8_t a[MATCH_NAME_GLOB_MAX + 1], b[MATCH_NAME_GLOB_MAX + 1], *cur = a, *next = b;
-	if (g->never || g->nt > MATCH_NAME_GLOB_MAX)
-		return false;
-	match_begin(g->tok, g->nt, cur);
-	for (; *s; s++) {
-		if (!match_step(g->tok, g->nt, g->sets, cur, next, (unsigned char)*s))
-			return false;
-		uint8_t *t = cur;
-		cur = next;
-		next = t;
-	}
-	return match_accepts(cur, g->nt);
+	return !g->never && match_bytes(g->tok, g->nt, g->sets, s, NULL);
 }
 
 int match_name_glob(const char *pattern, const char *s)

@@ -90,7 +90,7 @@ struct match_name {
  * '[' and fails on others only when a match reaches them); -E2BIG over
  * MATCH_NAME_GLOB_MAX bytes; -ENOMEM. The policy refuses these patterns
  * when it loads, so enforcement never meets one. */
-#define MATCH_NAME_GLOB_MAX 4096
+#define MATCH_NAME_GLOB_MAX MATCH_BYTES_MAX
 int match_name_compile(const char *pattern, struct match_name *out);
 void match_name_free(struct match_name *g);
 /* Does the name s match? */
@@ -114,6 +114,13 @@ static inline bool match_accepts(const uint8_t *set, size_t nt)
 {
 	return set[nt] != 0;
 }
+
+/* The tokens run over the bytes of the C string s (hand-off and name
+ * globs; sets: a name glob's, or NULL), nt at most MATCH_BYTES_MAX.
+ * *alive (may be NULL): the state set is not empty after s, so some
+ * continuation of s could still match. */
+#define MATCH_BYTES_MAX 4096
+bool match_bytes(const uint16_t *tok, size_t nt, const struct match_set *sets, const char *s, bool *alive);
 
 /* A request glob against s[0..len) (URL units, a %XX of an unreserved
  * character read as that character). A glob longer than

@@ -24,19 +24,7 @@
 static bool file_match(const char *pattern, const char *s, bool *alive)
 {
 	uint16_t tok[256];
-	uint8_t a[257], b[257], *cur = a, *next = b;
-	size_t nt = match_file_tokens(pattern, tok);
-	bool live = true;
-	match_begin(tok, nt, cur);
-	for (; *s && live; s++) {
-		live = match_step(tok, nt, NULL, cur, next, (unsigned char)*s);
-		uint8_t *t = cur;
-		cur = next;
-		next = t;
-	}
-	if (alive)
-		*alive = live;
-	return live && match_accepts(cur, nt);
+	return match_bytes(tok, match_file_tokens(pattern, tok), NULL, s, alive);
 }
 
 /* A request glob over URL units. */
