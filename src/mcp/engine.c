@@ -4,12 +4,17 @@
  * entries, resources, prompts and server-initiated requests.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "match/glob.h"
 #include "mcp/mcp.h"
@@ -77,50 +82,177 @@ static void verdict(struct mcp_verdict *v, enum policy_mcp_decision d, const cha
 
 /* ---- paths ---- */
 
-bool mcp_path_inside(const char *workspace, const char *path)
-{
-	_cleanup_free_ char *joined = NULL, *norm = NULL;
-	char real[PATH_MAX];
+/* Every lookup below goes through the kernel, as the server's own open
+ * would: a path judged by its text ("sub/link/../x" read as "sub/x",
+ * where the link leads elsewhere) is judged by something other than
+ * what the server opens. */
+#define INSIDE_MAX_HOPS 40 /* symlinks followed, as the kernel's ELOOP bound */
+#define INSIDE_MAX_DEPTH 4096
 
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* path (absolute) opened O_PATH in root's view: beneath root, ".."
+ * stopping at it and absolute symlinks starting from it
+ * (RESOLVE_IN_ROOT); root < 0: this process's own view. */
+static int open_in(int root, const char *path, int flags)
+{
+	if (root < 0)
+		return openat(AT_FDCWD, path, O_PATH | O_CLOEXEC | flags);
+	struct open_how how = { .flags = (uint64_t)(O_PATH | O_CLOEXEC | flags),
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	return (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
+}
+
+/* The directory dir is ws, or below it: its ".." walked up (across
+ * mounts, as the kernel walks them) until ws, or the top of root's view
+ * (top, or a ".." that stays where it is). */
+static bool dir_below(int dir, const struct stat *ws, const struct stat *top)
+{
+	int cur = fcntl(dir, F_DUPFD_CLOEXEC, 0);
+	bool in = false;
+	for (int depth = 0; cur >= 0 && depth < INSIDE_MAX_DEPTH; depth++) {
+		struct stat st, up_st;
+		if (fstat(cur, &st) < 0)
+			break;
+		if (same_file(&st, ws)) {
+			in = true;
+			break;
+		}
+		if (same_file(&st, top))
+			break;
+		int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (up < 0 || fstat(up, &up_st) < 0 || same_file(&up_st, &st)) {
+			if (up >= 0)
+				close(up);
+			break;
+		}
+		close(cur);
+		cur = up;
+	}
+	if (cur >= 0)
+		close(cur);
+	return in;
+}
+
+/* One step of mcp_path_inside_root: p (absolute, no trailing '/'; cut
+ * in place) judged, or, when its last component is a symlink that
+ * exists, the path it leads to left in next. 1 inside, 0 not, 2 go on
+ * with next. */
+static int inside_step(int root, char *p, const struct stat *ws, const struct stat *top, char *next, size_t cap)
+{
+	char *slash = strrchr(p, '/');
+	const char *last = slash + 1;
+	*slash = '\0';
+	const char *dir = p[0] ? p : "/";
+	/* The longest prefix of the directory part that exists; the rest
+	 * is to be made (mkdir -p), and holds no "..", which only an
+	 * existing directory has, and no name that exists already: that
+	 * is a symlink that leads nowhere yet (a write through it makes
+	 * its target, wherever that is). */
+	char *tail = NULL;
+	int d;
+	while ((d = open_in(root, dir, O_DIRECTORY)) < 0) {
+		if (errno != ENOENT)
+			return 0;
+		char *cut = strrchr(p, '/');
+		if (!cut)
+			return 0;
+		if (tail)
+			tail[-1] = '/';
+		tail = cut + 1;
+		*cut = '\0';
+		dir = p[0] ? p : "/";
+	}
+	_cleanup_close_ int dfd = d;
+	struct stat st;
+	const char *first = tail ? tail : last;
+	char name[NAME_MAX + 1];
+	size_t n = strcspn(first, "/");
+	if (n > NAME_MAX)
+		return 0;
+	memcpy(name, first, n);
+	name[n] = '\0';
+	if (tail) {
+		for (const char *q = tail; *q; q += strcspn(q, "/"), q += *q == '/')
+			if (!strncmp(q, "../", 3) || !strcmp(q, ".."))
+				return 0;
+		if (!strcmp(last, ".."))
+			return 0;
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+			return 0;
+		return dir_below(dfd, ws, top);
+	}
+	if (!strcmp(last, ".") || !strcmp(last, "..")) {
+		/* Resolved in root's view, where ".." stops at its top. */
+		slash[0] = '/';
+		_cleanup_close_ int f = open_in(root, p[0] ? p : "/", O_DIRECTORY);
+		return f >= 0 && dir_below(f, ws, top);
+	}
+	if (fstatat(dfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT && dir_below(dfd, ws, top); /* to be made here */
+	if (S_ISDIR(st.st_mode)) {
+		/* Its own "..", which for a mount's root leads to where it is
+		 * mounted. */
+		_cleanup_close_ int f = openat(dfd, last, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		return f >= 0 && dir_below(f, ws, top);
+	}
+	if (!S_ISLNK(st.st_mode))
+		return dir_below(dfd, ws, top);
+	/* A symlink: where it leads, read from the directory that holds it
+	 * (a relative target is that directory's, and dir names it). */
+	char target[PATH_MAX];
+	ssize_t tn = readlinkat(dfd, last, target, sizeof(target) - 1);
+	if (tn <= 0)
+		return 0;
+	target[tn] = '\0';
+	int w = target[0] == '/' ? snprintf(next, cap, "%s", target)
+				 : snprintf(next, cap, "%s/%s", strcmp(dir, "/") ? dir : "", target);
+	return w > 0 && (size_t)w < cap ? 2 : 0;
+}
+
+bool mcp_path_inside_root(int root, const char *workspace, const char *path)
+{
 	/* "~" is expanded by some servers (server-filesystem does) to a home
 	 * directory we cannot see from here: never inside. */
-	if (!path[0] || path[0] == '~' || strlen(path) >= PATH_MAX)
+	if (!path[0] || path[0] == '~' || !workspace || workspace[0] != '/')
 		return false;
-	if (path[0] == '/')
-		joined = strdup(path);
-	else if (asprintf(&joined, "%s/%s", workspace, path) < 0)
-		joined = NULL;
-	if (!joined || !(norm = policy_path_normalize(joined)))
-		return false;
-	/* Resolve symlinks in the longest prefix that exists: a link inside
-	 * the workspace that points out of it is outside. The rest does not
-	 * exist yet, so it holds no links; the sandbox's own filesystem
-	 * rules still stand behind this check (a link created between the
-	 * check and the server's open is the sandbox's to stop). */
-	size_t len = strlen(norm);
-	char *cut = norm + len;
-	for (;;) {
-		char saved = *cut;
-		*cut = '\0';
-		char *r = realpath(norm[0] ? norm : "/", real);
-		*cut = saved;
-		if (r) {
-			_cleanup_free_ char *full = NULL, *fnorm = NULL;
-			if (asprintf(&full, "%s/%s", real, *cut ? cut + 1 : "") < 0)
-				return false;
-			if (!(fnorm = policy_path_normalize(full)))
-				return false;
-			return policy_path_is_under(fnorm, workspace);
+	char *p = malloc(PATH_MAX), *next = malloc(PATH_MAX);
+	struct stat ws, top;
+	int in = 0;
+	_cleanup_close_ int wfd = open_in(root, workspace, O_DIRECTORY);
+	int w = !p ? -1 : path[0] == '/' ? snprintf(p, PATH_MAX, "%s", path) : snprintf(p, PATH_MAX, "%s/%s", workspace, path);
+	if (!next || wfd < 0 || w <= 0 || w >= PATH_MAX || fstat(wfd, &ws) < 0 ||
+	    (root >= 0 ? fstat(root, &top) : stat("/", &top)) < 0)
+		goto out;
+	for (int hop = 0; hop <= INSIDE_MAX_HOPS; hop++) {
+		/* "a/b/" names what "a/b" does, a directory. */
+		for (size_t n = strlen(p); n > 1 && p[n - 1] == '/'; n--)
+			p[n - 1] = '\0';
+		if (!strcmp(p, "/")) {
+			_cleanup_close_ int f = open_in(root, "/", O_DIRECTORY);
+			in = f >= 0 && dir_below(f, &ws, &top);
+			break;
 		}
-		if (errno != ENOENT && errno != ENOTDIR)
-			return false;
-		char *slash = cut;
-		while (slash > norm && *--slash != '/')
-			;
-		if (slash == norm && cut == norm)
-			return false;
-		cut = slash;
+		in = inside_step(root, p, &ws, &top, next, PATH_MAX);
+		if (in != 2)
+			break;
+		char *t = p;
+		p = next;
+		next = t;
+		in = 0;
 	}
+out:
+	free(p);
+	free(next);
+	return in == 1;
+}
+
+bool mcp_path_inside(const char *workspace, const char *path)
+{
+	return mcp_path_inside_root(-1, workspace, path);
 }
 
 /* ---- argument constraints ---- */

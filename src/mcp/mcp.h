@@ -142,8 +142,15 @@ bool mcp_server_request_allowed(const struct mcp_engine *e, const char *method, 
 bool mcp_arg_ok(const struct policy_mcp_arg *a, const struct imp_node *args, const struct mcp_engine *e, char *why,
 		size_t why_len);
 
-/* path as the server would open it (relative to workspace; "..",
- * symlinks of the existing prefix resolved) is inside workspace. */
+/* path as the server would open it (relative to workspace; every
+ * "..", and every symlink of the part that exists, resolved by the
+ * kernel) is workspace or below it, in root's view of the filesystem:
+ * root an O_PATH directory (the server sandbox's "/", where absolute
+ * paths and symlinks start and ".." stops), workspace a path in that
+ * view. A name that exists but leads nowhere (a dangling symlink: a
+ * write through it makes its target) is outside, as is anything that
+ * cannot be looked up. root -1: this process's own view. */
+bool mcp_path_inside_root(int root, const char *workspace, const char *path);
 bool mcp_path_inside(const char *workspace, const char *path);
 
 /* ---- pins ---- */

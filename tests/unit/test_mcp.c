@@ -6,6 +6,7 @@
  * checked beside the neighbour that passes.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -370,6 +371,92 @@ static void test_constraints_each(void **state)
 	}
 	mcp_engine_fini(&e);
 	policy_free(p);
+}
+
+/* The same path judged as the kernel resolves it for the server, not by
+ * its text: each case is an escape a textual reading lets through, beside
+ * its neighbour that stays inside. */
+static void mklink(const char *target, const char *name)
+{
+	char p[600];
+	snprintf(p, sizeof(p), "%s/%s", ws, name);
+	assert_int_equal(symlink(target, p), 0);
+}
+
+static void test_paths_inside_as_the_kernel_resolves(void **state)
+{
+	(void)state;
+	char p[600];
+	/* "dir-link/../x": the link leads to outer, and ".." from there out
+	 * of it; read as text it is "x", inside. */
+	assert_false(mcp_path_inside(ws, "dir-link/../x"));
+	assert_false(mcp_path_inside(ws, "dir-link/../ws-new/x"));
+	assert_true(mcp_path_inside(ws, "in-link/../x"));
+	assert_true(mcp_path_inside(ws, "in-link/../sub/x"));
+	/* A symlink that leads nowhere yet: a write through it makes its
+	 * target, wherever that is. */
+	snprintf(p, sizeof(p), "%s/not-yet", outer);
+	mklink(p, "dangling-out");
+	mklink("../made-here", "dangling-up");
+	mklink("sub/made-here", "dangling-in");
+	assert_false(mcp_path_inside(ws, "dangling-out"));
+	assert_false(mcp_path_inside(ws, "dangling-up"));
+	assert_true(mcp_path_inside(ws, "dangling-in"));
+	/* Not the last name: the kernel finds nothing there to enter. */
+	assert_false(mcp_path_inside(ws, "dangling-in/x"));
+	assert_false(mcp_path_inside(ws, "nothing/../../secret"));
+	assert_true(mcp_path_inside(ws, "nothing/yet"));
+	/* A loop resolves to nothing. */
+	mklink("loop-b", "loop-a");
+	mklink("loop-a", "loop-b");
+	assert_false(mcp_path_inside(ws, "loop-a"));
+	assert_false(mcp_path_inside(ws, "loop-a/x"));
+	/* A link to a link to outside, and to a link to inside. */
+	mklink("out-link", "via-out");
+	mklink("in-link", "via-in");
+	assert_false(mcp_path_inside(ws, "via-out"));
+	assert_true(mcp_path_inside(ws, "via-in/x"));
+	assert_true(mcp_path_inside(ws, "sub/"));
+	assert_false(mcp_path_inside(ws, "dir-link/"));
+}
+
+/* In another root's view (a server's sandbox): absolute paths and
+ * absolute symlinks start at that root, and ".." stops there. */
+static void test_paths_inside_another_root(void **state)
+{
+	(void)state;
+	char r[600], p[700];
+	snprintf(r, sizeof(r), "%s/root", outer);
+	assert_int_equal(mkdir(r, 0700), 0);
+	snprintf(p, sizeof(p), "%s/etc", r);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/w", r);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/w/sub", r);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/w/abs-out", r);
+	assert_int_equal(symlink("/etc", p), 0);
+	snprintf(p, sizeof(p), "%s/w/abs-in", r);
+	assert_int_equal(symlink("/w/sub", p), 0);
+	snprintf(p, sizeof(p), "%s/w/up", r);
+	assert_int_equal(symlink("../../../../../..", p), 0);
+	int root = open(r, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(root >= 0);
+	assert_true(mcp_path_inside_root(root, "/w", "a"));
+	assert_true(mcp_path_inside_root(root, "/w", "/w/sub/x"));
+	assert_true(mcp_path_inside_root(root, "/w", "abs-in/x"));
+	assert_false(mcp_path_inside_root(root, "/w", "abs-out/passwd"));
+	assert_false(mcp_path_inside_root(root, "/w", "/etc/passwd"));
+	/* ".." stops at the root: from there "w" is the workspace again. */
+	assert_true(mcp_path_inside_root(root, "/w", "../../../../w/x"));
+	assert_true(mcp_path_inside_root(root, "/w", "up/w/x"));
+	assert_false(mcp_path_inside_root(root, "/w", "up/etc"));
+	assert_false(mcp_path_inside_root(root, "/w", "up"));
+	/* The host's own view of the same names: no /w there. */
+	assert_false(mcp_path_inside_root(-1, "/w", "/w/sub/x"));
+	/* A workspace the root does not show: nothing is inside. */
+	assert_false(mcp_path_inside_root(root, "/none", "/none/x"));
+	close(root);
 }
 
 static void test_paths_inside_workspace(void **state)
@@ -945,6 +1032,8 @@ int main(void)
 		cmocka_unit_test(test_json_write_and_select),
 		cmocka_unit_test(test_constraints_each),
 		cmocka_unit_test(test_paths_inside_workspace),
+		cmocka_unit_test(test_paths_inside_as_the_kernel_resolves),
+		cmocka_unit_test(test_paths_inside_another_root),
 		cmocka_unit_test(test_tool_rules_and_limits),
 		cmocka_unit_test(test_gateway_client_requests_any_framing),
 		cmocka_unit_test(test_resource_uris_normalised),
