@@ -189,13 +189,20 @@ static bool record_to_log(void *ctx, const char *line, size_t len)
 
 /* The server's sandbox, supervised by a child of this process, its
  * stdin and stdout the gateway's pipes (to_srv, from_srv: this side's
- * ends stay open, the server's are closed here); its pid, or -1 said. */
-static pid_t start_server(const struct sandbox_opts *so, const struct auditlog *log, int to_srv[2], int from_srv[2])
+ * ends stay open, the server's are closed here); its pid, or -1 said.
+ * The sandbox's "/" will come on *root_from, once it is built: paths are
+ * judged as the server sees them (mcpgw_mon). */
+static pid_t start_server(struct sandbox_opts *so, const struct auditlog *log, int to_srv[2], int from_srv[2],
+			  int *root_from)
 {
-	if (pipe2(to_srv, O_CLOEXEC) < 0 || pipe2(from_srv, O_CLOEXEC) < 0) {
+	int rs[2];
+	if (pipe2(to_srv, O_CLOEXEC) < 0 || pipe2(from_srv, O_CLOEXEC) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rs) < 0) {
 		perror("airlock mcp: pipe");
 		return -1;
 	}
+	so->report_root = true;
+	so->root_to = rs[1];
 	pid_t pid = fork();
 	if (pid < 0) {
 		perror("airlock mcp: fork");
@@ -214,6 +221,7 @@ static pid_t start_server(const struct sandbox_opts *so, const struct auditlog *
 		close(to_srv[1]);
 		close(from_srv[0]);
 		close(from_srv[1]);
+		close(rs[0]);
 		/* The gateway's log is the gateway's: the server's side of the
 		 * fork keeps no way to write to it. */
 		if (log->control >= 0)
@@ -231,6 +239,8 @@ static pid_t start_server(const struct sandbox_opts *so, const struct auditlog *
 	}
 	close(to_srv[0]);
 	close(from_srv[1]);
+	close(rs[1]);
+	*root_from = rs[0];
 	return pid;
 }
 
@@ -262,8 +272,10 @@ static void open_step_up(const struct mcp_opts *o, const char *name, char *sock,
  * The gateway's outcome (MCPGW_GW_*), with the server told to stop
  * unless the gateway ended cleanly. */
 static int relay(const struct policy *pol, const struct policy_mcp_server *srv, const char *name,
-		 const struct mcp_opts *o, const char *pins, struct auditlog *log, int to_srv, int from_srv, pid_t server)
+		 const struct mcp_opts *o, struct mcpgw_mon *m, int to_srv, int from_srv)
 {
+	const char *pins = m->pins;
+	pid_t server = m->server;
 	struct error err = { 0 };
 	uid_t uid;
 	gid_t gid;
@@ -309,11 +321,16 @@ static int relay(const struct policy *pol, const struct policy_mcp_server *srv, 
 		dup2(devnull, STDOUT_FILENO);
 		close(devnull);
 	}
+	/* The workspace as the server's sandbox shows it, at its resolved
+	 * host path (plan.c). */
 	char *ws_real = realpath(pol->sandbox.workspace, NULL);
-	int served = r < 0 ? -1 : mcpgw_serve(control, pins, ws_real, rs[0], record_to_log, log);
+	m->workspace = ws_real;
+	m->rec_rd = rs[0];
+	int served = r < 0 ? -1 : mcpgw_serve(control, m);
+	m->workspace = NULL;
 	free(ws_real);
 	close(control);
-	int end = mcpgw_gateway_end(gw, server, served, name, record_to_log, log);
+	int end = mcpgw_gateway_end(gw, served, name, m);
 	close(rs[0]);
 	if (sock[0])
 		unlink(sock);
@@ -388,11 +405,21 @@ static int cmd_run(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	struct sandbox_opts so = { .policy = pol, .argv = cmd, .audit_dir = o.audit_dir, .no_audit = o.no_audit,
 				   .log_label = server_label };
-	pid_t pid = start_server(&so, &log, to_srv, from_srv);
+	int root_from = -1;
+	pid_t pid = start_server(&so, &log, to_srv, from_srv, &root_from);
 	if (pid < 0)
 		return SANDBOX_EXIT_SETUP;
 
-	int end = relay(pol, srv, name, &o, pins, have_log ? &log : NULL, to_srv[1], from_srv[0], pid);
+	struct mcpgw_mon m = MCPGW_MON_INIT;
+	m.pins = pins;
+	m.server = pid;
+	m.root_from = root_from;
+	m.on_record = record_to_log;
+	m.ctx = have_log ? &log : NULL;
+	int end = relay(pol, srv, name, &o, &m, to_srv[1], from_srv[0]);
+	close(root_from);
+	if (m.root >= 0)
+		close(m.root);
 	int status = 0, code;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;

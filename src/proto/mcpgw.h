@@ -65,6 +65,28 @@
  * gateway taken over may send anything), writes only the pins file of
  * the connection's server, and answers 'I' with one bit: whether the
  * path is inside the workspace it chose, never where the path leads.
+ * The path is judged as the server's sandbox sees it: beneath that
+ * sandbox's "/", which the server's supervisor sends the monitor once it
+ * is built (sandbox_opts.report_root), through its symlinks and mounts.
+ *
+ * The pins keeper. Started as root, the monitor serves the gateway as
+ * the server sandbox's uid; before that drop it forks the pins keeper,
+ * root, which does the little that still needs root, on its own
+ * SOCK_SEQPACKET socket, a closed list (sandbox/mcpgw_monitor.c):
+ *
+ *   type  from -> to         payload                         fds
+ *   'P'   monitor->keeper    a 'P' the gateway sent, as it   none
+ *                            sent it (checked on both sides)
+ *   'W'   monitor->keeper    none: write them                none
+ *   'K'   keeper->monitor    as to the gateway, which the    none
+ *   'E'                      monitor relays it to
+ *   'T'   monitor->keeper    none: SIGTERM to the server's   none
+ *                            supervisor (through its pidfd)
+ *   'X'   monitor->keeper    none: SIGKILL to it             none
+ *
+ * Anything else ends the keeper. At the end of its socket (the monitor
+ * done, or dead) it removes the connection's step-up socket from root's
+ * state directory and exits.
  */
 
 #define GWPROTO_FD_CONTROL 3
@@ -78,6 +100,8 @@
 #define GWPROTO_INSIDE 'I'
 #define GWPROTO_INSIDE_YES 'Y'
 #define GWPROTO_INSIDE_NO 'N'
+#define GWPROTO_KEEPER_TERM 'T'
+#define GWPROTO_KEEPER_KILL 'X'
 
 /* Fields of a 'G' message, in order. */
 enum gwproto_start_field {

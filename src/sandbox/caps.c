@@ -4,6 +4,7 @@
  * and before the uid change: clearing the bounding set needs CAP_SETPCAP.
  */
 #include <errno.h>
+#include <grp.h>
 #include <linux/capability.h>
 #include <linux/securebits.h>
 #include <stdio.h>
@@ -64,6 +65,20 @@ int caps_become(uid_t uid, gid_t gid, struct error *err)
 		data[i].effective = data[i].permitted;
 	if (syscall(SYS_capset, &hdr, data) < 0)
 		return error_sys(err, errno, "capset");
+	return 0;
+}
+
+int caps_drop_root(uid_t uid, gid_t gid, struct error *err)
+{
+	/* All three ids, no groups of root's: a process that could get
+	 * root back would be root to whoever takes it over. */
+	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
+		return error_sys(err, errno, "cannot drop root for uid %u", (unsigned)uid);
+	uid_t ru, eu, su;
+	if (getresuid(&ru, &eu, &su) < 0 || ru != uid || eu != uid || su != uid)
+		return error_set(err, EPERM, "the ids did not change");
+	if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return error_sys(err, errno, "prctl");
 	return 0;
 }
 

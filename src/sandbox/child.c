@@ -195,7 +195,8 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 	 * whose first exec waits for the supervisor instead), and init is not
 	 * dumpable by then, which an unprivileged supervisor needs to open
 	 * that link. */
-	if (plan->trace == SECCOMP_TRACE_WRITES && (fds[7] = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+	if ((plan->trace == SECCOMP_TRACE_WRITES || plan->send_root) &&
+	    (fds[7] = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		(error_sys(&err, errno, "cannot open the sandbox's root"), fail(sync_fd, &err));
 	if (plan->proxy_port && netns_socket(AF_INET, SOCK_STREAM, plan->proxy_port, true, &fds[2], &err) < 0)
 		fail(sync_fd, &err);

@@ -74,6 +74,8 @@ struct sandbox_plan {
 
 	enum seccomp_trace trace; /* not OFF: seccomp denials are sent to the supervisor,
 	                           * and file calls stop for its tracer (seccomp_bpf.h) */
+	bool send_root;    /* READY carries the sandbox's root (PROTO_FD_ROOT) for the caller
+	                    * (sandbox_opts.report_root) */
 	bool hold;         /* after READY, wait for PROTO_START before the command starts
 	                    * (SECCOMP_TRACE_ALL: the tracer attaches first) */
 	uint16_t proxy_port; /* the egress proxy's port on the sandbox's loopback; 0 = no network */
@@ -263,6 +265,11 @@ int caps_drop_all(struct error *err) WUR;   /* bounding, ambient, securebits */
 int caps_clear_sets(struct error *err) WUR;
 /* Switch to uid/gid keeping the capabilities held in our namespace. */
 int caps_become(uid_t uid, gid_t gid, struct error *err) WUR;  /* permitted, effective, inheritable */
+/* Root given up for good: uid and gid (real, effective, saved), no
+ * supplementary groups, checked; then not dumpable (another process of
+ * that uid must not read or ptrace this one) and no_new_privs. The drop
+ * clears the parent-death signal: the caller sets it again. */
+int caps_drop_root(uid_t uid, gid_t gid, struct error *err) WUR;
 
 /* ids.c: supervisor side */
 int ids_write_maps(pid_t child, const struct sandbox_plan *plan, struct error *err) WUR;

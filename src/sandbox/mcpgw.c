@@ -127,8 +127,6 @@ int mcpgw_prepare(const struct policy *pol, const char *audit_dir, struct sandbo
 	if (!getcwd(g->cwd, sizeof(g->cwd)))
 		return error_sys(err, errno, "getcwd");
 	snprintf(g->home, sizeof(g->home), "%s", home_of());
-	g->uid = plan->host_uid;
-	g->gid = plan->host_gid;
 
 	/* A directory only we can enter holds the socket on the host; the
 	 * sandbox sees the socket itself, bound at MCPGW_SOCKET. */
@@ -267,18 +265,20 @@ static int step_up_socket(const char *name, pid_t supervisor, char *sock, size_t
  * policy, its stdin and stdout the given pipe ends; it keeps nothing of
  * the agent's connection. Never returns. */
 __attribute__((noreturn)) static void runner_main(struct mcpgw *g, const struct policy_mcp_server *srv,
-						  const struct policy *spol, pid_t monitor, int in, int out)
+						  const struct policy *spol, pid_t monitor, int in, int out, int root_to)
 {
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != monitor)
 		_exit(SANDBOX_EXIT_SETUP);
 	if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0)
 		_exit(SANDBOX_EXIT_SETUP);
-	const int keep[] = { STDIN_FILENO };
-	if (fds_close_from(3, keep, 0) < 0)
+	const int keep[] = { root_to };
+	if (fds_close_from(3, keep, ARRAY_SIZE(keep)) < 0)
 		_exit(SANDBOX_EXIT_SETUP);
 	signal(SIGPIPE, SIG_DFL);
+	/* The sandbox's "/" goes to the monitor, which judges the paths the
+	 * server is given as the server sees them. */
 	struct sandbox_opts so = { .policy = spol, .argv = srv->command, .audit_dir = g->audit_dir,
-				   .no_audit = !g->audit_dir };
+				   .no_audit = !g->audit_dir, .report_root = true, .root_to = root_to };
 	int code = 0;
 	struct error serr = { 0 };
 	if (sandbox_run(&so, &code, &serr) < 0) {
@@ -347,6 +347,14 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 	const struct policy *spol = g->srv_pol[srv - g->pol->mcp->servers];
 
 	struct error err = { 0 };
+	/* The ids the gateway relays as and, started as root, the monitor
+	 * serves it as: the server sandbox's. */
+	uid_t uid;
+	gid_t gid;
+	if (sandbox_host_ids(spol, &uid, &gid, &err) < 0) {
+		answer(c, "ERR mcp.servers.%s: %s\n", name, err.msg);
+		_exit(1);
+	}
 	char pins[4200];
 	if (srv->pins)
 		snprintf(pins, sizeof(pins), "%s", srv->pins);
@@ -357,8 +365,12 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 	char sock[4200] = "";
 	int step_up = policy_mcp_steps_up(srv) ? step_up_socket(name, supervisor, sock, sizeof(sock)) : -1;
 
-	int to_srv[2], from_srv[2];
-	if (pipe2(to_srv, O_CLOEXEC) < 0 || pipe2(from_srv, O_CLOEXEC) < 0) {
+	/* What inside_workspace judges against: the server's workspace as
+	 * its sandbox shows it, at its resolved host path (plan.c). */
+	char *ws_real = realpath(spol->sandbox.workspace, NULL);
+	int to_srv[2], from_srv[2], rs[2];
+	if (pipe2(to_srv, O_CLOEXEC) < 0 || pipe2(from_srv, O_CLOEXEC) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rs) < 0) {
 		answer(c, "ERR pipe: %s\n", strerror(errno));
 		_exit(1);
 	}
@@ -369,9 +381,15 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 		_exit(1);
 	}
 	if (runner == 0)
-		runner_main(g, srv, spol, me, to_srv[0], from_srv[1]);
+		runner_main(g, srv, spol, me, to_srv[0], from_srv[1], rs[1]);
 	close(to_srv[0]);
 	close(from_srv[1]);
+	close(rs[1]);
+	struct mcpgw_mon m = MCPGW_MON_INIT;
+	m.pins = pins;
+	m.workspace = ws_real;
+	m.root_from = rs[0];
+	m.server = runner;
 
 	int control = -1;
 	pid_t gw = mcpgw_gateway_spawn(g->pol, g->cwd, g->home, g->rec_wr, &control, &err);
@@ -380,9 +398,20 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 		kill(runner, SIGKILL);
 		_exit(1);
 	}
+	/* Started as root: the server's sandbox and the gateway are started,
+	 * and what still needs root is the keeper's; the monitor serves the
+	 * gateway, whose messages it parses and whose paths it resolves, as
+	 * the server sandbox's uid. */
+	if (geteuid() == 0 && (mcpgw_keeper_start(&m, sock, &err) < 0 || caps_drop_root(uid, gid, &err) < 0 ||
+			       prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != supervisor)) {
+		answer(c, "ERR mcp.servers.%s: the monitor: %s\n", name, err.msg[0] ? err.msg : "its parent is gone");
+		kill(gw, SIGKILL);
+		kill(runner, SIGKILL);
+		_exit(1);
+	}
 	const struct mcpgw_start st = { .name = name, .pins = pins, .workspace = spol->sandbox.workspace,
 					.step_up_path = sock, .step_up_timeout = srv->step_up_timeout ? srv->step_up_timeout : 60,
-					.uid = g->uid, .gid = g->gid, .client_in = c, .client_out = c,
+					.uid = uid, .gid = gid, .client_in = c, .client_out = c,
 					.server_in = to_srv[1], .server_out = from_srv[0], .step_up = step_up, .tty = -1 };
 	int r = mcpgw_gateway_start(control, &st);
 	/* The gateway holds them now: with these copies closed, the
@@ -393,18 +422,20 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 	if (step_up >= 0)
 		close(step_up);
 
-	/* What inside_workspace judges against: the server's workspace as
-	 * the filesystem has it (mcp_engine_init resolves it the same way).
-	 * The gateway's records go to the supervisor straight. */
-	char *ws_real = realpath(spol->sandbox.workspace, NULL);
-	int served = r < 0 ? -1 : mcpgw_serve(control, pins, ws_real, -1, NULL, NULL);
+	/* The gateway's records go to the supervisor straight; the
+	 * monitor's own (the gateway's death) too. */
+	m.on_record = send_record;
+	m.ctx = &rec;
+	int served = r < 0 ? -1 : mcpgw_serve(control, &m);
 	free(ws_real);
 	close(control);
-	int end = mcpgw_gateway_end(gw, runner, served, name, send_record, &rec);
+	int end = mcpgw_gateway_end(gw, served, name, &m);
 	int rstatus = 0;
 	while (waitpid(runner, &rstatus, 0) < 0 && errno == EINTR)
 		;
-	if (sock[0])
+	if (m.keeper >= 0)
+		mcpgw_keeper_end(&m); /* it removes the step-up socket */
+	else if (sock[0])
 		unlink(sock);
 	/* One taken over ends the run (mcpgw_reaped). */
 	if (end == MCPGW_GW_KILLED)

@@ -53,11 +53,9 @@ struct mcpgw {
 	bool lost;                    /* a record could not reach the log, or a gateway was killed */
 	bool gateway_killed;          /* the latter */
 	/* What each gateway is started with (proto/mcpgw.h): the directory
-	 * and home the policy was read with, and the uid and gid it relays as
-	 * when airlock runs as root. */
+	 * and home the policy was read with (it relays as its server
+	 * sandbox's uid and gid, sandbox_host_ids). */
 	char cwd[4096], home[4096];
-	uid_t uid;
-	gid_t gid;
 	/* Where the monitors are another process's (privsep.c): a monitor's
 	 * end is reported by ended instead of judged here; mcpgw_kill asks
 	 * kill_all(remote), and mcpgw_stop stop_all(remote), which read the
@@ -149,27 +147,62 @@ pid_t mcpgw_gateway_spawn(const struct policy *pol, const char *cwd, const char 
 /* Send the gateway its 'G'. 0, or a negative errno. */
 int mcpgw_gateway_start(int control, const struct mcpgw_start *st) WUR;
 
+/* A monitor's side of one gateway and its server (mcpgw_serve,
+ * mcpgw_gateway_end); strings borrowed. */
+struct mcpgw_mon {
+	const char *pins;      /* the server's pins file: the one file written */
+	const char *workspace; /* the server's workspace as its sandbox shows it (resolved), or
+	                        * NULL: nothing is inside */
+	int root_from;         /* the server's supervisor sends its sandbox's "/" here once it is
+	                        * built (sandbox_opts.report_root); -1: paths are judged in this
+	                        * process's view */
+	int root;              /* taken from root_from at the first 'I'; -1 before */
+	pid_t server;          /* the server's supervisor, 0 for none */
+	int keeper;            /* -1: pins written, and the server signalled, here; else the pins
+	                        * keeper's socket (mcpgw_keeper_start) */
+	pid_t keeper_pid;
+	int rec_rd;            /* the gateway's records, read while serving; -1: they go elsewhere */
+	bool (*on_record)(void *ctx, const char *line, size_t len);
+	void *ctx;
+};
+
+#define MCPGW_MON_INIT { .root_from = -1, .root = -1, .keeper = -1, .rec_rd = -1 }
+
 /* Serve the gateway's control socket until it closes it: pins written
- * into pins_path (only there), paths judged against workspace (resolved;
- * NULL: nothing is inside). With rec_rd >= 0, the records socket is read
+ * into m->pins (only there), paths judged against m->workspace in the
+ * server's view. With m->rec_rd >= 0, the records socket is read
  * meanwhile, each record checked (mcpgw_record_ok) and handed to
- * on_record, up to the gateway's exit. 0; MCPGW_SERVE_BROKEN when the
+ * m->on_record, up to the gateway's exit. 0; MCPGW_SERVE_BROKEN when the
  * gateway broke the control protocol (taken over: the caller kills it);
  * MCPGW_SERVE_RECORD when a record was refused, or on_record did not take
  * it (the log is gone: the caller stops the traffic). */
 #define MCPGW_SERVE_BROKEN 1
 #define MCPGW_SERVE_RECORD 2
-int mcpgw_serve(int control, const char *pins_path, const char *workspace, int rec_rd,
-		bool (*on_record)(void *ctx, const char *line, size_t len), void *ctx);
+int mcpgw_serve(int control, struct mcpgw_mon *m);
 
 /* After mcpgw_serve returned served (or -1: the 'G' could not be sent):
  * the gateway killed unless it served to the end, then reaped; its death
- * by a signal recorded through on_record; the server (its sandbox's
- * supervisor; 0 for none) stopped unless the gateway ended cleanly,
- * killed when the gateway was. The server is not reaped here. */
+ * by a signal recorded through m->on_record; the server stopped unless
+ * the gateway ended cleanly, killed when the gateway was. The server is
+ * not reaped here. */
 enum { MCPGW_GW_OK, MCPGW_GW_FAILED, MCPGW_GW_KILLED };
-int mcpgw_gateway_end(pid_t gw, pid_t server, int served, const char *name,
-		      bool (*on_record)(void *ctx, const char *line, size_t len), void *ctx);
+int mcpgw_gateway_end(pid_t gw, int served, const char *name, struct mcpgw_mon *m);
+
+/* Started as root, the monitor serves its gateway as the server
+ * sandbox's uid. What still needs root goes to the pins keeper, a child
+ * forked here before the drop, root, with a closed list of requests
+ * (proto/mcpgw.h, "The pins keeper"): the pins the gateway changed,
+ * written into m->pins; the server's supervisor signalled (it is root
+ * while it builds its sandbox); and, once the monitor is gone, the
+ * step-up socket step_up_sock ("" for none) removed from root's state
+ * directory. It holds nothing else: no fd but its socket and the
+ * server's pidfd, and no environment. Sets m->keeper; 0 or a negative
+ * errno with err set. */
+int mcpgw_keeper_start(struct mcpgw_mon *m, const char *step_up_sock, struct error *err) WUR;
+
+/* The keeper told the monitor is done (the step-up socket goes), and
+ * reaped. */
+void mcpgw_keeper_end(struct mcpgw_mon *m);
 
 /* The records waiting on rec_rd (it does not block), each checked
  * (mcpgw_record_ok) and handed to on_record: how many were taken;

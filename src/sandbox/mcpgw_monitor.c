@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +28,7 @@
 #include "sandbox/proto.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
+#include "util/fds.h"
 
 /* A 'P' message's fields, each checked: a gateway taken over may send
  * anything, and what passes here is written into the pins file of the
@@ -75,39 +78,103 @@ static int pin_take_msg(struct mcp_pins *p, const char *msg, size_t len)
 	return 0;
 }
 
+/* One message, any fd it carried closed (*fd_sent says so): none of
+ * this file's peers sends one. */
+static int recv_no_fds(int sock, char *buf, size_t len, bool *fd_sent)
+{
+	int fds[PROTO_MAX_FDS];
+	int n = proto_recv(sock, buf, len, fds);
+	*fd_sent = false;
+	for (int i = 0; i < PROTO_MAX_FDS; i++)
+		if (fds[i] >= 0) {
+			close(fds[i]);
+			*fd_sent = true;
+		}
+	return n;
+}
+
+/* The pins taken since the last 'W' written into path, and forgotten:
+ * the answer ('K', or 'E' and why) in ans, its length returned. */
+static size_t pins_write(struct mcp_pins *p, const char *path, char ans[ERROR_MSG_MAX + 2])
+{
+	struct error err = { 0 };
+	size_t alen = 1;
+	ans[0] = GWPROTO_PINS_OK;
+	if (!(p->path = strdup(path)))
+		error_set(&err, ENOMEM, "out of memory");
+	if (!p->path || mcp_pins_save(p, &err) < 0) {
+		ans[0] = GWPROTO_PINS_ERR;
+		alen += (size_t)snprintf(ans + 1, ERROR_MSG_MAX + 1, "%s", err.msg);
+	}
+	mcp_pins_free(p);
+	memset(p, 0, sizeof(*p));
+	return alen;
+}
+
+/* The server sandbox's "/", as its supervisor sent it once built: taken
+ * once, at the first path to judge (the gateway waits for the answer;
+ * the server is usually up long before). A supervisor that ended
+ * without sending it leaves nothing inside. */
+static void root_take(struct mcpgw_mon *m)
+{
+	char b[2];
+	int fds[PROTO_MAX_FDS];
+	int n = proto_recv(m->root_from, b, sizeof(b), fds);
+	for (int i = 0; i < PROTO_MAX_FDS; i++) {
+		if (fds[i] >= 0 && i == 0 && n == 1 && b[0] == 'R')
+			m->root = fds[i];
+		else if (fds[i] >= 0)
+			close(fds[i]);
+	}
+	m->root_from = -1;
+	if (m->root < 0)
+		m->workspace = NULL;
+}
+
 /* One control message (proto/mcpgw.h) taken: an 'I' answered, a 'P'
- * kept in p, a 'W' written and answered. 0; CONTROL_GONE when the answer
- * found the socket closed (the gateway is ending, or was killed: its
- * status says which); CONTROL_BROKEN when the gateway broke the
- * protocol. */
+ * kept in p (and passed to the keeper), a 'W' written (by the keeper)
+ * and answered. 0; CONTROL_GONE when the answer found the socket closed
+ * (the gateway is ending, or was killed: its status says which);
+ * CONTROL_BROKEN when the gateway broke the protocol. */
 enum { CONTROL_GONE = 1, CONTROL_BROKEN = 2 };
-static int control_one(int control, const char *msg, int n, struct mcp_pins *p, const char *pins_path,
-			const char *workspace)
+static int control_one(int control, const char *msg, int n, struct mcp_pins *p, struct mcpgw_mon *m)
 {
 	if (msg[0] == GWPROTO_INSIDE) {
 		/* One bit back; the path a message, NUL-terminated, without
 		 * another NUL (proto_recv terminated it). */
 		char yes = GWPROTO_INSIDE_YES, no = GWPROTO_INSIDE_NO;
-		bool in = n >= 3 && msg[n - 1] == '\0' && strlen(msg + 1) == (size_t)n - 2 && n <= 4098 && workspace &&
-			  mcp_path_inside(workspace, msg + 1);
+		bool well_formed = n >= 3 && msg[n - 1] == '\0' && strlen(msg + 1) == (size_t)n - 2 && n <= 4098;
+		if (well_formed && m->root_from >= 0)
+			root_take(m);
+		bool in = well_formed && m->workspace && mcp_path_inside_root(m->root, m->workspace, msg + 1);
 		return proto_send(control, in ? &yes : &no, 1, NULL, 0) >= 0 ? 0 : CONTROL_GONE;
 	}
-	if (msg[0] == GWPROTO_PIN)
-		return n <= GWPROTO_MAX_MSG && pin_take_msg(p, msg + 1, (size_t)n - 1) >= 0 ? 0 : CONTROL_BROKEN;
+	if (msg[0] == GWPROTO_PIN) {
+		if (n > GWPROTO_MAX_MSG || pin_take_msg(p, msg + 1, (size_t)n - 1) < 0)
+			return CONTROL_BROKEN;
+		/* Checked here and again there: the keeper is root. */
+		if (m->keeper >= 0 && proto_send(m->keeper, msg, (size_t)n, NULL, 0) < 0)
+			return CONTROL_BROKEN;
+		return 0;
+	}
 	if (msg[0] != GWPROTO_PINS_WRITE || n != 1)
 		return CONTROL_BROKEN;
-	struct error err = { 0 };
 	char ans[ERROR_MSG_MAX + 2];
-	size_t alen = 1;
-	ans[0] = GWPROTO_PINS_OK;
-	if (!(p->path = strdup(pins_path)))
-		error_set(&err, ENOMEM, "out of memory");
-	if (!p->path || mcp_pins_save(p, &err) < 0) {
-		ans[0] = GWPROTO_PINS_ERR;
-		alen += (size_t)snprintf(ans + 1, sizeof(ans) - 1, "%s", err.msg);
+	size_t alen;
+	if (m->keeper < 0) {
+		alen = pins_write(p, m->pins, ans);
+	} else {
+		mcp_pins_free(p);
+		memset(p, 0, sizeof(*p));
+		bool fd_sent;
+		int k = proto_send(m->keeper, msg, 1, NULL, 0) < 0 ? -1 : recv_no_fds(m->keeper, ans, sizeof(ans), &fd_sent);
+		if (k < 1 || fd_sent || (ans[0] != GWPROTO_PINS_OK && ans[0] != GWPROTO_PINS_ERR)) {
+			ans[0] = GWPROTO_PINS_ERR;
+			alen = 1 + (size_t)snprintf(ans + 1, sizeof(ans) - 1, "the pins keeper is gone");
+		} else {
+			alen = (size_t)k;
+		}
 	}
-	mcp_pins_free(p);
-	memset(p, 0, sizeof(*p));
 	return proto_send(control, ans, alen, NULL, 0) >= 0 ? 0 : CONTROL_GONE;
 }
 
@@ -138,9 +205,11 @@ int mcpgw_records_take(int rec_rd, bool (*on_record)(void *ctx, const char *line
 	}
 }
 
-int mcpgw_serve(int control, const char *pins_path, const char *workspace, int rec_rd,
-		bool (*on_record)(void *ctx, const char *line, size_t len), void *ctx)
+int mcpgw_serve(int control, struct mcpgw_mon *m)
 {
+	int rec_rd = m->rec_rd;
+	bool (*on_record)(void *ctx, const char *line, size_t len) = m->on_record;
+	void *ctx = m->ctx;
 	char *msg = malloc(GWPROTO_MAX_MSG + 1);
 	struct mcp_pins p = { 0 };
 	int r = msg ? 0 : MCPGW_SERVE_BROKEN;
@@ -159,15 +228,9 @@ int mcpgw_serve(int control, const char *pins_path, const char *workspace, int r
 			r = MCPGW_SERVE_RECORD;
 		if (r || !(pf[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
-		int fds[PROTO_MAX_FDS];
-		int n = proto_recv(control, msg, GWPROTO_MAX_MSG + 1, fds);
-		bool fd_sent = false;
-		for (int i = 0; i < PROTO_MAX_FDS; i++)
-			if (fds[i] >= 0) {
-				close(fds[i]);
-				fd_sent = true;
-			}
-		int c = fd_sent ? CONTROL_BROKEN : n <= 0 ? CONTROL_GONE : control_one(control, msg, n, &p, pins_path, workspace);
+		bool fd_sent;
+		int n = recv_no_fds(control, msg, GWPROTO_MAX_MSG + 1, &fd_sent);
+		int c = fd_sent ? CONTROL_BROKEN : n <= 0 ? CONTROL_GONE : control_one(control, msg, n, &p, m);
 		if (c == CONTROL_BROKEN)
 			r = MCPGW_SERVE_BROKEN;
 		else if (c == CONTROL_GONE)
@@ -280,9 +343,22 @@ int mcpgw_gateway_start(int control, const struct mcpgw_start *st)
 	return r;
 }
 
-int mcpgw_gateway_end(pid_t gw, pid_t server, int served, const char *name,
-		      bool (*on_record)(void *ctx, const char *line, size_t len), void *ctx)
+/* The server's supervisor told to stop (SIGTERM) or killed: by the
+ * keeper when there is one (a monitor that gave root up may not signal
+ * it while it is still root). */
+static void server_signal(const struct mcpgw_mon *m, int sig)
 {
+	char req = sig == SIGKILL ? GWPROTO_KEEPER_KILL : GWPROTO_KEEPER_TERM;
+	if (m->keeper >= 0)
+		(void)proto_send(m->keeper, &req, 1, NULL, 0);
+	else if (m->server > 0)
+		kill(m->server, sig);
+}
+
+int mcpgw_gateway_end(pid_t gw, int served, const char *name, struct mcpgw_mon *m)
+{
+	bool (*on_record)(void *ctx, const char *line, size_t len) = m->on_record;
+	void *ctx = m->ctx;
 	if (served != 0)
 		kill(gw, SIGKILL);
 	int status = 0;
@@ -300,9 +376,88 @@ int mcpgw_gateway_end(pid_t gw, pid_t server, int served, const char *name,
 	bool clean = served == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 	/* Fail closed: a gateway that failed, or could not record, stops the
 	 * server, at once when it was taken over. */
-	if (!clean && server > 0)
-		kill(server, killed ? SIGKILL : SIGTERM);
+	if (!clean)
+		server_signal(m, killed ? SIGKILL : SIGTERM);
 	if (killed || served == MCPGW_SERVE_BROKEN)
 		return MCPGW_GW_KILLED;
 	return clean ? MCPGW_GW_OK : MCPGW_GW_FAILED;
+}
+
+/* ---- the pins keeper ---- */
+
+/* The keeper's loop (mcpgw_keeper_start): root, and a closed list of
+ * requests, each checked as the gateway's own were (its monitor may be
+ * the one taken over). Ends at the end of its socket, or at the first
+ * request outside the list: the step-up socket removed on the way out. */
+static __attribute__((noreturn)) void keeper_main(int fd, int pidfd, const char *pins, const char *step_up_sock)
+{
+	char *msg = malloc(GWPROTO_MAX_MSG + 1);
+	struct mcp_pins p = { 0 };
+	for (;;) {
+		bool fd_sent;
+		int n = msg ? recv_no_fds(fd, msg, GWPROTO_MAX_MSG + 1, &fd_sent) : -1;
+		if (n <= 0 || fd_sent)
+			break;
+		if (msg[0] == GWPROTO_PIN) {
+			if (n > GWPROTO_MAX_MSG || pin_take_msg(&p, msg + 1, (size_t)n - 1) < 0)
+				break;
+		} else if (msg[0] == GWPROTO_PINS_WRITE && n == 1) {
+			char ans[ERROR_MSG_MAX + 2];
+			size_t alen = pins_write(&p, pins, ans);
+			if (proto_send(fd, ans, alen, NULL, 0) < 0)
+				break;
+		} else if ((msg[0] == GWPROTO_KEEPER_TERM || msg[0] == GWPROTO_KEEPER_KILL) && n == 1) {
+			/* Through the pidfd: the pid is never another's. */
+			(void)syscall(SYS_pidfd_send_signal, pidfd, msg[0] == GWPROTO_KEEPER_KILL ? SIGKILL : SIGTERM,
+				      NULL, 0);
+		} else {
+			break;
+		}
+	}
+	if (step_up_sock[0])
+		unlink(step_up_sock);
+	_exit(0);
+}
+
+int mcpgw_keeper_start(struct mcpgw_mon *m, const char *step_up_sock, struct error *err)
+{
+	int sv[2];
+	int pidfd = (int)syscall(SYS_pidfd_open, m->server, 0);
+	if (pidfd < 0)
+		return error_sys(err, errno, "pidfd_open");
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		int e = errno;
+		close(pidfd);
+		return error_sys(err, e, "socketpair");
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* No parent-death signal: the monitor's end, however it comes,
+		 * is the end of the socket, and the step-up socket goes then. */
+		prctl(PR_SET_NAME, "airlock-pins");
+		const int keep[] = { sv[1], pidfd };
+		if (prctl(PR_SET_DUMPABLE, 0) < 0 || fds_close_from(3, keep, ARRAY_SIZE(keep)) < 0)
+			_exit(1);
+		keeper_main(sv[1], pidfd, m->pins, step_up_sock);
+	}
+	int e = errno;
+	close(sv[1]);
+	close(pidfd);
+	if (pid < 0) {
+		close(sv[0]);
+		return error_sys(err, e, "cannot start the pins keeper (fork)");
+	}
+	m->keeper = sv[0];
+	m->keeper_pid = pid;
+	return 0;
+}
+
+void mcpgw_keeper_end(struct mcpgw_mon *m)
+{
+	if (m->keeper < 0)
+		return;
+	close(m->keeper);
+	m->keeper = -1;
+	while (waitpid(m->keeper_pid, NULL, 0) < 0 && errno == EINTR)
+		;
 }

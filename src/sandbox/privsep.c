@@ -15,7 +15,8 @@
  * What needs root after that is in the table below, and only there:
  *  - MCP connections: each is served by a monitor that starts the
  *    server's own sandbox, as root (the server's sandbox is another
- *    airlock run, which drops its own supervisor in turn);
+ *    airlock run, which drops its own supervisor in turn), and then
+ *    gives root up itself (sandbox/mcpgw.c);
  *  - the proxy's signals, in the few milliseconds after its start when it
  *    is still root (proxy.c drops before it reads the agent's first byte);
  *  - review mode's end: reading the change from the session directory,
@@ -422,18 +423,10 @@ int privsep_drop(struct privsep *p, struct privsep_ctx *ctx, uid_t uid, gid_t gi
 	ctx->rr->layer = -1;
 	free(ctx->rr->dir); /* the helper finishes or removes the session */
 	ctx->rr->dir = NULL;
-	/* For good: all three ids, no groups of root's. A supervisor that
-	 * could get root back would be root to whoever takes it over. */
-	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
-		return error_sys(err, errno, "cannot drop root for the sandbox's uid %u", (unsigned)uid);
-	uid_t ru, eu, su;
-	if (getresuid(&ru, &eu, &su) < 0 || ru != uid || eu != uid || su != uid)
-		return error_set(err, EPERM, "the supervisor's ids did not change");
 	/* Not dumpable: another process of this uid (the agent's own, seen
 	 * from the host) must not read or ptrace the supervisor. */
-	if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return error_sys(err, errno, "prctl");
-	return 0;
+	r = caps_drop_root(uid, gid, err);
+	return r < 0 ? error_prefix(err, "the supervisor, for the sandbox's uid") : 0;
 }
 
 static void take_event(struct privsep_ctx *ctx, const char *msg, int n)

@@ -18,8 +18,9 @@
 #define PROTO_FD_LAYER 0x40 /* review and hold mode: the workspace overlay's mount (O_PATH), held
                              * so that its unmount, which syncs the whole filesystem under the
                              * layer, is not the sandbox's exit (review_run.c) */
-#define PROTO_FD_ROOT 0x80 /* SECCOMP_TRACE_WRITES: the sandbox's root directory (O_PATH), the
-                            * noted calls' paths resolved beneath it (ftrace_root) */
+#define PROTO_FD_ROOT 0x80 /* SECCOMP_TRACE_WRITES or plan->send_root: the sandbox's root
+                            * directory (O_PATH), the noted calls' paths resolved beneath it
+                            * (ftrace_root), and the caller's (sandbox_opts.report_root) */
 #define PROTO_START 'T' /* supervisor -> child: start the command: ptrace attached
                          * (SECCOMP_TRACE_ALL, plan->hold), vm.memfd_noexec set
                          * (plan->privileged) */

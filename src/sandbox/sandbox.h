@@ -23,6 +23,10 @@ struct sandbox_opts {
 	const char *log_label;       /* borrowed: when set, "LABEL: PATH" of the decision log goes to
 	                              * stderr once the log is started (a caller that keeps a log
 	                              * of its own says which is which) */
+	bool report_root;            /* once the sandbox is built, send its "/" (O_PATH, SCM_RIGHTS,
+	                              * one message "R") on root_to: a caller that judges paths as
+	                              * the sandbox sees them (an MCP server's monitor) */
+	int root_to;
 };
 
 /* The host uid and gid pol's sandbox runs as (started as root: the

@@ -307,18 +307,33 @@ test_processes_mcp_gateway_is_contained_and_holds_no_secret_in_its_environment()
 	assert_gateway_contained "$pid" "$tok"
 	st=/proc/$pid/status
 	if e2e_is_root; then
-		# Its monitor (the gateway's parent) is root, as the table
-		# says; the runner beside it, the supervisor of the server's
-		# sandbox, gave up root as the session's supervisor did.
-		local mon runner="" c
+		# Its monitor (the gateway's parent) gave root up once it had
+		# started the gateway and the server, as the table says: it
+		# parses what the gateway sends, and resolves the paths it
+		# names, as the server sandbox's uid, not dumpable, with
+		# no_new_privs. Root stays with the pins keeper beside it,
+		# which holds no fd of the connection's. The runner, the
+		# supervisor of the server's sandbox, gave up root as the
+		# session's supervisor did.
+		local mon runner="" keeper="" c
 		mon=$(status_field "$st" PPid)
-		assert_eq 0 "$(awk '$1 == "Uid:" { print $3 }' "/proc/$mon/status")" "the connection's monitor is root"
+		assert_ids_not_root "/proc/$mon/status" "the connection's monitor"
+		assert_eq 1 "$(status_field "/proc/$mon/status" NoNewPrivs)" "the connection's monitor has no_new_privs"
+		assert_eq 0000000000000000 "$(status_field "/proc/$mon/status" CapEff)" "the connection's monitor holds no capability"
 		for c in $(descendants "$mon"); do
-			if [ "$(status_field "/proc/$c/status" PPid)" = "$mon" ] && [ "$c" != "$pid" ]; then
+			[ "$(status_field "/proc/$c/status" PPid)" = "$mon" ] && [ "$c" != "$pid" ] || continue
+			if [ "$(cat "/proc/$c/comm")" = airlock-pins ]; then
+				keeper=$c
+			else
 				runner=$c
 			fi
 		done
 		[ -n "$runner" ] || fail "no runner beside the gateway under the monitor $mon"
+		[ -n "$keeper" ] || fail "no pins keeper beside the gateway under the monitor $mon"
+		assert_eq 0 "$(awk '$1 == "Uid:" { print $3 }' "/proc/$keeper/status")" "the pins keeper is root"
+		# Its fds: the standard three (the monitor's /dev/null and
+		# stderr), its socket to the monitor and the runner's pidfd.
+		assert_eq 5 "$(ls "/proc/$keeper/fd" | wc -l)" "the pins keeper's fds: $(ls -l "/proc/$keeper/fd")"
 		assert_ids_not_root "/proc/$runner/status" "the MCP server's supervisor"
 		assert_eq 1 "$(status_field "/proc/$runner/status" NoNewPrivs)" "the MCP server's supervisor has no_new_privs"
 	fi

@@ -13,7 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -21,7 +26,9 @@
 #include "policy/mcp.h"
 #include "policy/policy.h"
 #include "sandbox/internal.h"
+#include "proto/mcpgw.h"
 #include "sandbox/mcpgw.h"
+#include "sandbox/proto.h"
 
 static char ws[256];
 
@@ -173,11 +180,211 @@ static void test_prepare(void **state)
 	policy_free(p);
 }
 
+/* ---- the monitor's side of proto/mcpgw.h, and the pins keeper ---- */
+
+#define SHA_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+
+/* A 'P' message: tool, sha256, definition, no pending change. */
+static size_t pin_msg(char *out, const char *tool, const char *sha)
+{
+	size_t n = 0;
+	out[n++] = GWPROTO_PIN;
+	const char *f[] = { tool, sha, "{\"name\":\"x\"}", "", "" };
+	for (size_t i = 0; i < 5; i++) {
+		memcpy(out + n, f[i], strlen(f[i]) + 1);
+		n += strlen(f[i]) + 1;
+	}
+	return n;
+}
+
+/* mcpgw_serve in a child of its own, the test the gateway: its exit
+ * status is serve's answer. */
+static pid_t serve_child(int *gw, struct mcpgw_mon *m)
+{
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(sv[0]);
+		_exit(mcpgw_serve(sv[1], m));
+	}
+	close(sv[1]);
+	*gw = sv[0];
+	return pid;
+}
+
+static int serve_end(pid_t pid, int gw)
+{
+	close(gw);
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+static char ask(int gw, const void *msg, size_t n)
+{
+	char a[600] = "";
+	int fds[PROTO_MAX_FDS];
+	assert_int_equal(proto_send(gw, msg, n, NULL, 0), 0);
+	return proto_recv(gw, a, sizeof(a), fds) >= 1 ? a[0] : 0;
+}
+
+static char inside(int gw, const char *path)
+{
+	char msg[600];
+	msg[0] = GWPROTO_INSIDE;
+	memcpy(msg + 1, path, strlen(path) + 1);
+	return ask(gw, msg, strlen(path) + 2);
+}
+
+static void test_monitor_serves_pins_and_paths(void **state)
+{
+	(void)state;
+	char pins[512], msg[600], sub[512];
+	snprintf(pins, sizeof(pins), "%s/serve.pins.json", ws);
+	snprintf(sub, sizeof(sub), "%s/sub", ws);
+	mkdir(sub, 0700);
+	struct mcpgw_mon m = MCPGW_MON_INIT;
+	m.pins = pins;
+	m.workspace = sub;
+	int gw;
+	pid_t pid = serve_child(&gw, &m);
+	assert_int_equal(proto_send(gw, msg, pin_msg(msg, "read_file", SHA_A), NULL, 0), 0);
+	assert_int_equal(ask(gw, (char[]){ GWPROTO_PINS_WRITE }, 1), GWPROTO_PINS_OK);
+	assert_int_equal(inside(gw, "a/b"), GWPROTO_INSIDE_YES);
+	assert_int_equal(inside(gw, "../x"), GWPROTO_INSIDE_NO);
+	assert_int_equal(serve_end(pid, gw), 0);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = fopen(pins, "r");
+	assert_non_null(f);
+	assert_true(getdelim(&text, &len, '\0', f) > 0);
+	fclose(f);
+	assert_non_null(strstr(text, "read_file"));
+	assert_non_null(strstr(text, SHA_A));
+	free(text);
+
+	/* Each field checked: a short hash, a message with an fd, an
+	 * unknown type each end the serving (the gateway is killed). */
+	const char *bad_sha = "abc";
+	pid = serve_child(&gw, &m);
+	assert_int_equal(proto_send(gw, msg, pin_msg(msg, "t", bad_sha), NULL, 0), 0);
+	assert_int_equal(serve_end(pid, gw), MCPGW_SERVE_BROKEN);
+	pid = serve_child(&gw, &m);
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_int_equal(proto_send(gw, (char[]){ GWPROTO_PINS_WRITE }, 1, &fd, 1), 0);
+	close(fd);
+	assert_int_equal(serve_end(pid, gw), MCPGW_SERVE_BROKEN);
+	pid = serve_child(&gw, &m);
+	assert_int_equal(proto_send(gw, "Z", 1, NULL, 0), 0);
+	assert_int_equal(serve_end(pid, gw), MCPGW_SERVE_BROKEN);
+}
+
+/* Paths judged in the root the server's supervisor sent: "/w" there, a
+ * directory the host does not have; and nothing inside when none came. */
+static void test_monitor_judges_in_the_servers_root(void **state)
+{
+	(void)state;
+	char r[512], p[600];
+	snprintf(r, sizeof(r), "%s/root", ws);
+	mkdir(r, 0700);
+	snprintf(p, sizeof(p), "%s/w", r);
+	mkdir(p, 0700);
+	int rs[2], gw;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rs), 0);
+	int root = open(r, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_int_equal(proto_send(rs[1], "R", 1, &root, 1), 0);
+	close(root);
+	struct mcpgw_mon m = MCPGW_MON_INIT;
+	m.pins = "/nonexistent/pins.json";
+	m.workspace = "/w";
+	m.root_from = rs[0];
+	pid_t pid = serve_child(&gw, &m);
+	assert_int_equal(inside(gw, "/w/x"), GWPROTO_INSIDE_YES);
+	assert_int_equal(inside(gw, "/etc/passwd"), GWPROTO_INSIDE_NO);
+	assert_int_equal(serve_end(pid, gw), 0);
+	/* A supervisor that ended without sending it: nothing is inside. */
+	close(rs[1]);
+	pid = serve_child(&gw, &m);
+	assert_int_equal(inside(gw, "/w/x"), GWPROTO_INSIDE_NO);
+	assert_int_equal(serve_end(pid, gw), 0);
+	close(rs[0]);
+}
+
+/* The keeper: root's one writer of the pins file, the one to signal the
+ * server, and the step-up socket's remover at its end; anything outside
+ * its list ends it. */
+static void test_pins_keeper(void **state)
+{
+	(void)state;
+	char pins[512], sock[512], msg[600], a[600];
+	int fds[PROTO_MAX_FDS];
+	snprintf(pins, sizeof(pins), "%s/keeper.pins.json", ws);
+	snprintf(sock, sizeof(sock), "%s/step-up.sock", ws);
+	pid_t server = fork();
+	assert_true(server >= 0);
+	if (server == 0) {
+		pause();
+		_exit(0);
+	}
+	write_file("step-up.sock", "");
+	struct mcpgw_mon m = MCPGW_MON_INIT;
+	m.pins = pins;
+	m.server = server;
+	struct error err = { 0 };
+	assert_int_equal(mcpgw_keeper_start(&m, sock, &err), 0);
+	/* A keeper that takes the bad pin below and answers nothing fails
+	 * the test rather than hang it. */
+	struct timeval tv = { .tv_sec = 10 };
+	assert_int_equal(setsockopt(m.keeper, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	assert_int_equal(proto_send(m.keeper, msg, pin_msg(msg, "kept", SHA_A), NULL, 0), 0);
+	assert_int_equal(proto_send(m.keeper, (char[]){ GWPROTO_PINS_WRITE }, 1, NULL, 0), 0);
+	assert_int_equal(proto_recv(m.keeper, a, sizeof(a), fds), 1);
+	assert_int_equal(a[0], GWPROTO_PINS_OK);
+	struct stat st;
+	assert_int_equal(stat(pins, &st), 0);
+	/* SIGTERM to the server through its pidfd. */
+	assert_int_equal(proto_send(m.keeper, (char[]){ GWPROTO_KEEPER_TERM }, 1, NULL, 0), 0);
+	int status = 0;
+	assert_int_equal(waitpid(server, &status, 0), server);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+	/* A pin with a bad hash: the keeper checks it too, and ends; the
+	 * step-up socket goes with it. */
+	assert_int_equal(proto_send(m.keeper, msg, pin_msg(msg, "t", "xyz"), NULL, 0), 0);
+	assert_int_equal(proto_recv(m.keeper, a, sizeof(a), fds), 0);
+	assert_int_equal(stat(sock, &st), -1);
+	mcpgw_keeper_end(&m);
+	assert_int_equal(m.keeper, -1);
+
+	/* Its neighbour: a keeper that is only told the monitor is done
+	 * removes the socket too. */
+	write_file("step-up.sock", "");
+	server = fork();
+	if (server == 0) {
+		pause();
+		_exit(0);
+	}
+	m = (struct mcpgw_mon)MCPGW_MON_INIT;
+	m.pins = pins;
+	m.server = server;
+	assert_int_equal(mcpgw_keeper_start(&m, sock, &err), 0);
+	assert_int_equal(stat(sock, &st), 0);
+	mcpgw_keeper_end(&m);
+	assert_int_equal(stat(sock, &st), -1);
+	kill(server, SIGKILL);
+	waitpid(server, NULL, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_policy_field),
 		cmocka_unit_test(test_prepare),
+		cmocka_unit_test(test_monitor_serves_pins_and_paths),
+		cmocka_unit_test(test_monitor_judges_in_the_servers_root),
+		cmocka_unit_test(test_pins_keeper),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
