@@ -302,11 +302,22 @@ static int relay(const struct policy *pol, const struct policy_mcp_server *srv, 
 	int listener = -1, tty = -1;
 	if (policy_mcp_steps_up(srv))
 		open_step_up(o, name, sock, sizeof(sock), &listener, &tty);
+	/* The workspace as the server's sandbox shows it, at its resolved
+	 * host path (plan.c). */
+	char *ws_real = realpath(pol->sandbox.workspace, NULL);
+	/* Started as root: as a session's monitor (sandbox/mcpgw.c), what
+	 * still needs root is the pins keeper's, and this process serves the
+	 * gateway, and seals its log, as the server sandbox's uid. */
+	if (geteuid() == 0 && (mcpgw_keeper_start(m, sock, &err) < 0 || caps_drop_root(uid, gid, &err) < 0)) {
+		fprintf(stderr, "airlock mcp: %s\n", err.msg);
+		r = -1;
+	}
 	const struct mcpgw_start st = { .name = name, .pins = pins, .workspace = pol->sandbox.workspace,
 					.step_up_path = sock, .step_up_timeout = o->timeout, .uid = uid, .gid = gid,
 					.stdio = true, .client_in = STDIN_FILENO, .client_out = STDOUT_FILENO,
 					.server_in = to_srv, .server_out = from_srv, .step_up = listener, .tty = tty };
-	r = mcpgw_gateway_start(control, &st);
+	if (r >= 0)
+		r = mcpgw_gateway_start(control, &st);
 	if (listener >= 0)
 		close(listener);
 	if (tty >= 0)
@@ -321,9 +332,6 @@ static int relay(const struct policy *pol, const struct policy_mcp_server *srv, 
 		dup2(devnull, STDOUT_FILENO);
 		close(devnull);
 	}
-	/* The workspace as the server's sandbox shows it, at its resolved
-	 * host path (plan.c). */
-	char *ws_real = realpath(pol->sandbox.workspace, NULL);
 	m->workspace = ws_real;
 	m->rec_rd = rs[0];
 	int served = r < 0 ? -1 : mcpgw_serve(control, m);
@@ -332,7 +340,9 @@ static int relay(const struct policy *pol, const struct policy_mcp_server *srv, 
 	close(control);
 	int end = mcpgw_gateway_end(gw, served, name, m);
 	close(rs[0]);
-	if (sock[0])
+	if (m->keeper >= 0)
+		mcpgw_keeper_end(m); /* it removes the step-up socket */
+	else if (sock[0])
 		unlink(sock);
 	if (served == MCPGW_SERVE_RECORD)
 		fprintf(stderr, "airlock mcp: %s: a decision could not reach the log; the gateway was stopped (fail closed)\n",

@@ -417,7 +417,22 @@ test_processes_mcp_run_gateway_is_contained_and_holds_no_secret_in_its_environme
 	assert_gateway_contained "$pid" "$tok"
 	# Nothing but the gateway reads the client: `mcp run` holds neither
 	# its stdin's fifo nor its stdout any more.
-	assert_not_contains "$(ls -l /proc/"$(mcp_run_cli)"/fd/ 2>/dev/null)" "$T/run.in" "mcp run's own fds"
+	local cli
+	cli=$(mcp_run_cli)
+	assert_not_contains "$(ls -l /proc/"$cli"/fd/ 2>/dev/null)" "$T/run.in" "mcp run's own fds"
+	if e2e_is_root; then
+		# Started as root, `mcp run` serves its gateway as the server
+		# sandbox's uid, as a session's monitor does; root stays with
+		# its pins keeper.
+		assert_ids_not_root "/proc/$cli/status" "mcp run, serving"
+		assert_eq 1 "$(status_field "/proc/$cli/status" NoNewPrivs)" "mcp run, serving, has no_new_privs"
+		local c keeper=""
+		for c in $(descendants "$cli"); do
+			[ "$(cat "/proc/$c/comm" 2>/dev/null)" = airlock-pins ] && keeper=$c
+		done
+		[ -n "$keeper" ] || fail "no pins keeper under mcp run $cli"
+		assert_eq 0 "$(awk '$1 == "Uid:" { print $3 }' "/proc/$keeper/status")" "the pins keeper is root"
+	fi
 	# A call of a tool the policy does not allow: answered by the gateway
 	# with an error, and recorded.
 	printf '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"rm","arguments":{}}}\n' >&"$INFD"
