@@ -8,6 +8,8 @@
 #include <linux/capability.h>
 #include <linux/securebits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -80,6 +82,13 @@ int caps_drop_root(uid_t uid, gid_t gid, struct error *err)
 	if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return error_sys(err, errno, "prctl");
 	return 0;
+}
+
+void caps_wipe_environ(void)
+{
+	for (char **e = environ; e && *e; e++)
+		explicit_bzero(*e, strlen(*e));
+	clearenv();
 }
 
 int caps_clear_sets(struct error *err)

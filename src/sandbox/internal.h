@@ -270,6 +270,10 @@ int caps_become(uid_t uid, gid_t gid, struct error *err) WUR;  /* permitted, eff
  * that uid must not read or ptrace this one) and no_new_privs. The drop
  * clears the parent-death signal: the caller sets it again. */
 int caps_drop_root(uid_t uid, gid_t gid, struct error *err) WUR;
+/* The environment's strings zeroed where they lie, then the environment
+ * emptied: a process that needs it no more keeps no copy of the user's
+ * secrets (/proc/PID/environ reads zeros from then on). */
+void caps_wipe_environ(void);
 
 /* ids.c: supervisor side */
 int ids_write_maps(pid_t child, const struct sandbox_plan *plan, struct error *err) WUR;

@@ -401,9 +401,13 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 	/* Started as root: the server's sandbox and the gateway are started,
 	 * and what still needs root is the keeper's; the monitor serves the
 	 * gateway, whose messages it parses and whose paths it resolves, as
-	 * the server sandbox's uid. */
-	if (geteuid() == 0 && (mcpgw_keeper_start(&m, sock, &err) < 0 || caps_drop_root(uid, gid, &err) < 0 ||
-			       prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != supervisor)) {
+	 * the server sandbox's uid. Nothing here reads the environment any
+	 * more (the runner and the gateway have what they take of it): the
+	 * user's secrets in it go. */
+	bool keeper_failed = geteuid() == 0 && mcpgw_keeper_start(&m, sock, &err) < 0;
+	caps_wipe_environ();
+	if (keeper_failed || (geteuid() == 0 && (caps_drop_root(uid, gid, &err) < 0 ||
+						 prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != supervisor))) {
 		answer(c, "ERR mcp.servers.%s: the monitor: %s\n", name, err.msg[0] ? err.msg : "its parent is gone");
 		kill(gw, SIGKILL);
 		kill(runner, SIGKILL);

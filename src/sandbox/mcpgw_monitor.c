@@ -435,6 +435,7 @@ int mcpgw_keeper_start(struct mcpgw_mon *m, const char *step_up_sock, struct err
 		/* No parent-death signal: the monitor's end, however it comes,
 		 * is the end of the socket, and the step-up socket goes then. */
 		prctl(PR_SET_NAME, "airlock-pins");
+		caps_wipe_environ();
 		const int keep[] = { sv[1], pidfd };
 		if (prctl(PR_SET_DUMPABLE, 0) < 0 || fds_close_from(3, keep, ARRAY_SIZE(keep)) < 0)
 			_exit(1);

@@ -306,6 +306,14 @@ test_processes_mcp_gateway_is_contained_and_holds_no_secret_in_its_environment()
 	[ -n "$pid" ] || fail "no airlock-mcp-gateway under airlock run $APID: $(cat "$T/session.out" "$T/session.err")"
 	assert_gateway_contained "$pid" "$tok"
 	st=/proc/$pid/status
+	# The monitor keeps nothing of the environment once the runner and
+	# the gateway are started: the secret is not in it, as root (which
+	# reads it) or unprivileged (where the user may).
+	local menv
+	if menv=$(tr '\0' '\n' <"/proc/$(status_field "$st" PPid)/environ" 2>/dev/null) || e2e_is_root; then
+		assert_not_contains "$menv" "$tok" "the secret in the connection monitor's environment"
+		assert_not_contains "$menv" "DEPLOY_TOKEN" "the secret's variable in the connection monitor's environment"
+	fi
 	if e2e_is_root; then
 		# Its monitor (the gateway's parent) gave root up once it had
 		# started the gateway and the server, as the table says: it
@@ -331,6 +339,7 @@ test_processes_mcp_gateway_is_contained_and_holds_no_secret_in_its_environment()
 		[ -n "$runner" ] || fail "no runner beside the gateway under the monitor $mon"
 		[ -n "$keeper" ] || fail "no pins keeper beside the gateway under the monitor $mon"
 		assert_eq 0 "$(awk '$1 == "Uid:" { print $3 }' "/proc/$keeper/status")" "the pins keeper is root"
+		assert_not_contains "$(tr '\0' '\n' <"/proc/$keeper/environ")" "$tok" "the secret in the pins keeper's environment"
 		# Its fds: the standard three (the monitor's /dev/null and
 		# stderr), its socket to the monitor and the runner's pidfd.
 		assert_eq 5 "$(ls "/proc/$keeper/fd" | wc -l)" "the pins keeper's fds: $(ls -l "/proc/$keeper/fd")"
@@ -432,6 +441,8 @@ test_processes_mcp_run_gateway_is_contained_and_holds_no_secret_in_its_environme
 		done
 		[ -n "$keeper" ] || fail "no pins keeper under mcp run $cli"
 		assert_eq 0 "$(awk '$1 == "Uid:" { print $3 }' "/proc/$keeper/status")" "the pins keeper is root"
+		assert_not_contains "$(tr '\0' '\n' <"/proc/$keeper/environ")" "$tok" "the secret in the pins keeper's environment"
+		assert_not_contains "$(tr '\0' '\n' <"/proc/$cli/environ")" "$tok" "the secret in mcp run's environment, serving"
 	fi
 	# A call of a tool the policy does not allow: answered by the gateway
 	# with an error, and recorded.
