@@ -134,8 +134,13 @@ enum gwproto_start_fd {
  * socket's default send buffer (net.core.wmem_default, 208 KiB): a pin
  * whose definitions do not fit is not written, and the gateway records
  * that (rule "pins"), as for a pins file it cannot write; and the pins
- * one 'W' may carry. */
+ * one 'W' may carry, in number and in their definitions' bytes (what
+ * the monitor, and the keeper as root, hold until the write; no more
+ * than a pins file may hold and be read back, MCP_MAX_MESSAGE). A
+ * gateway sends no more (the batch is not written, and recorded as
+ * above); one that does broke the protocol. */
 #define GWPROTO_MAX_MSG (192 * 1024)
 #define GWPROTO_MAX_PINS 4096
+#define GWPROTO_MAX_PIN_BYTES (4 * 1024 * 1024)
 
 #endif

@@ -59,6 +59,15 @@ static int pin_take_msg(struct mcp_pins *p, const char *msg, size_t len)
 	if (k != 5 || q != end || !f[0][0] || !hex64(f[1], false) || !f[2][0] || !hex64(f[3], true) ||
 	    (!f[3][0]) != (!f[4][0]) || p->n >= GWPROTO_MAX_PINS)
 		return -EINVAL;
+	/* What is held until the write, bounded: a gateway taken over
+	 * would otherwise have this process, root's keeper too, hold all it
+	 * can send. */
+	size_t bytes = len;
+	for (size_t i = 0; i < p->n; i++)
+		bytes += strlen(p->v[i].tool) + strlen(p->v[i].definition) +
+			 (p->v[i].pending_definition ? strlen(p->v[i].pending_definition) : 0);
+	if (bytes > GWPROTO_MAX_PIN_BYTES)
+		return -E2BIG;
 	struct mcp_pin *v = realloc(p->v, (p->n + 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;

@@ -185,16 +185,21 @@ static void test_prepare(void **state)
 #define SHA_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 
 /* A 'P' message: tool, sha256, definition, no pending change. */
-static size_t pin_msg(char *out, const char *tool, const char *sha)
+static size_t pin_msg_def(char *out, const char *tool, const char *sha, const char *def)
 {
 	size_t n = 0;
 	out[n++] = GWPROTO_PIN;
-	const char *f[] = { tool, sha, "{\"name\":\"x\"}", "", "" };
+	const char *f[] = { tool, sha, def, "", "" };
 	for (size_t i = 0; i < 5; i++) {
 		memcpy(out + n, f[i], strlen(f[i]) + 1);
 		n += strlen(f[i]) + 1;
 	}
 	return n;
+}
+
+static size_t pin_msg(char *out, const char *tool, const char *sha)
+{
+	return pin_msg_def(out, tool, sha, "{\"name\":\"x\"}");
 }
 
 /* mcpgw_serve in a child of its own, the test the gateway: its exit
@@ -280,6 +285,36 @@ static void test_monitor_serves_pins_and_paths(void **state)
 	pid = serve_child(&gw, &m);
 	assert_int_equal(proto_send(gw, "Z", 1, NULL, 0), 0);
 	assert_int_equal(serve_end(pid, gw), MCPGW_SERVE_BROKEN);
+
+	/* What is held until a write is bounded in bytes: pins of 160 KiB
+	 * each are taken up to GWPROTO_MAX_PIN_BYTES, and the one past it
+	 * breaks the protocol; a write in between starts the count again
+	 * (the pins file m.pins names is the serving child's copy). */
+	size_t big = 160 * 1024, fit = GWPROTO_MAX_PIN_BYTES / (big + 100);
+	char *def = malloc(big + 1), *bm = malloc(big + 200);
+	assert_non_null(def);
+	assert_non_null(bm);
+	memset(def, 'd', big);
+	def[big] = '\0';
+	for (int round = 0; round < 2; round++) {
+		snprintf(pins, sizeof(pins), "%s/big-%d.pins.json", ws, round);
+		pid = serve_child(&gw, &m);
+		for (size_t i = 0; i < fit; i++) {
+			char tool[32];
+			snprintf(tool, sizeof(tool), "t%zu", i);
+			assert_int_equal(proto_send(gw, bm, pin_msg_def(bm, tool, SHA_A, def), NULL, 0), 0);
+		}
+		if (round == 0) {
+			assert_int_equal(proto_send(gw, bm, pin_msg_def(bm, "one-more", SHA_A, def), NULL, 0), 0);
+			assert_int_equal(serve_end(pid, gw), MCPGW_SERVE_BROKEN);
+		} else {
+			assert_int_equal(ask(gw, (char[]){ GWPROTO_PINS_WRITE }, 1), GWPROTO_PINS_OK);
+			assert_int_equal(proto_send(gw, bm, pin_msg_def(bm, "one-more", SHA_A, def), NULL, 0), 0);
+			assert_int_equal(serve_end(pid, gw), 0);
+		}
+	}
+	free(def);
+	free(bm);
 }
 
 /* Paths judged in the root the server's supervisor sent: "/w" there, a
