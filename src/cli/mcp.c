@@ -308,7 +308,7 @@ static int relay(const struct policy *pol, const struct policy_mcp_server *srv, 
 	/* Started as root: as a session's monitor (sandbox/mcpgw.c), what
 	 * still needs root is the pins keeper's, and this process serves the
 	 * gateway, and seals its log, as the server sandbox's uid. */
-	bool keeper_failed = geteuid() == 0 && mcpgw_keeper_start(m, sock, &err) < 0;
+	bool keeper_failed = geteuid() == 0 && mcpgw_keeper_start(m, gw, sock, &err) < 0;
 	/* Nothing here reads the environment any more (the runner and the
 	 * gateway have what they take of it): the client's secrets in it
 	 * go. */

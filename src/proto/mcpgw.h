@@ -69,10 +69,12 @@
  * sandbox's "/", which the server's supervisor sends the monitor once it
  * is built (sandbox_opts.report_root), through its symlinks and mounts.
  *
- * The pins keeper. Started as root, the monitor serves the gateway as
- * the server sandbox's uid; before that drop it forks the pins keeper,
- * root, which does the little that still needs root, on its own
- * SOCK_SEQPACKET socket, a closed list (sandbox/mcpgw_monitor.c):
+ * The pins keeper. A session's monitor serves the gateway under its own
+ * Landlock domain and seccomp filter (no file written, no signal sent)
+ * and, started as root, as the server sandbox's uid; before that it
+ * forks the pins keeper (root, when it was), which does the little the
+ * monitor may not, on its own SOCK_SEQPACKET socket, a closed list
+ * (sandbox/mcpgw_monitor.c):
  *
  *   type  from -> to         payload                         fds
  *   'P'   monitor->keeper    a 'P' the gateway sent, as it   none
@@ -83,6 +85,7 @@
  *   'T'   monitor->keeper    none: SIGTERM to the server's   none
  *                            supervisor (through its pidfd)
  *   'X'   monitor->keeper    none: SIGKILL to it             none
+ *   'Z'   monitor->keeper    none: SIGKILL to the gateway    none
  *
  * Anything else ends the keeper. At the end of its socket (the monitor
  * done, or dead) it removes the connection's step-up socket from root's
@@ -102,6 +105,7 @@
 #define GWPROTO_INSIDE_NO 'N'
 #define GWPROTO_KEEPER_TERM 'T'
 #define GWPROTO_KEEPER_KILL 'X'
+#define GWPROTO_KEEPER_KILL_GATEWAY 'Z'
 
 /* Fields of a 'G' message, in order. */
 enum gwproto_start_field {

@@ -188,17 +188,18 @@ int mcpgw_serve(int control, struct mcpgw_mon *m);
 enum { MCPGW_GW_OK, MCPGW_GW_FAILED, MCPGW_GW_KILLED };
 int mcpgw_gateway_end(pid_t gw, int served, const char *name, struct mcpgw_mon *m);
 
-/* Started as root, the monitor serves its gateway as the server
- * sandbox's uid. What still needs root goes to the pins keeper, a child
- * forked here before the drop, root, with a closed list of requests
- * (proto/mcpgw.h, "The pins keeper"): the pins the gateway changed,
- * written into m->pins; the server's supervisor signalled (it is root
- * while it builds its sandbox); and, once the monitor is gone, the
- * step-up socket step_up_sock ("" for none) removed from root's state
- * directory. It holds nothing else: no fd but its socket and the
- * server's pidfd, and no environment. Sets m->keeper; 0 or a negative
- * errno with err set. */
-int mcpgw_keeper_start(struct mcpgw_mon *m, const char *step_up_sock, struct error *err) WUR;
+/* A session's monitor serves its gateway under its own Landlock domain
+ * and seccomp filter, and, started as root, as the server sandbox's uid.
+ * What it may not do then goes to the pins keeper, a child forked here
+ * before it confines itself (root, when it was), with a closed list of
+ * requests (proto/mcpgw.h, "The pins keeper"): the pins the gateway
+ * changed, written into m->pins; the server's supervisor (root while it
+ * builds its sandbox) and the gateway gw (0: none) signalled; and, once
+ * the monitor is gone, the step-up socket step_up_sock ("" for none)
+ * removed from the state directory. It holds nothing else: no fd but
+ * its socket and the two pidfds, and no environment. Sets m->keeper; 0
+ * or a negative errno with err set. */
+int mcpgw_keeper_start(struct mcpgw_mon *m, pid_t gw, const char *step_up_sock, struct error *err) WUR;
 
 /* The keeper told the monitor is done (the step-up socket goes), and
  * reaped. */

@@ -364,12 +364,23 @@ static void server_signal(const struct mcpgw_mon *m, int sig)
 		kill(m->server, sig);
 }
 
+/* The gateway killed: by the keeper when there is one (a monitor under
+ * its own filter signals no process). */
+static void gateway_kill(const struct mcpgw_mon *m, pid_t gw)
+{
+	char req = GWPROTO_KEEPER_KILL_GATEWAY;
+	if (m->keeper >= 0)
+		(void)proto_send(m->keeper, &req, 1, NULL, 0);
+	else
+		kill(gw, SIGKILL);
+}
+
 int mcpgw_gateway_end(pid_t gw, int served, const char *name, struct mcpgw_mon *m)
 {
 	bool (*on_record)(void *ctx, const char *line, size_t len) = m->on_record;
 	void *ctx = m->ctx;
 	if (served != 0)
-		kill(gw, SIGKILL);
+		gateway_kill(m, gw);
 	int status = 0;
 	while (waitpid(gw, &status, 0) < 0 && errno == EINTR)
 		;
@@ -398,7 +409,8 @@ int mcpgw_gateway_end(pid_t gw, int served, const char *name, struct mcpgw_mon *
  * requests, each checked as the gateway's own were (its monitor may be
  * the one taken over). Ends at the end of its socket, or at the first
  * request outside the list: the step-up socket removed on the way out. */
-static __attribute__((noreturn)) void keeper_main(int fd, int pidfd, const char *pins, const char *step_up_sock)
+static __attribute__((noreturn)) void keeper_main(int fd, int pidfd, int gw_pidfd, const char *pins,
+						   const char *step_up_sock)
 {
 	char *msg = malloc(GWPROTO_MAX_MSG + 1);
 	struct mcp_pins p = { 0 };
@@ -419,6 +431,8 @@ static __attribute__((noreturn)) void keeper_main(int fd, int pidfd, const char 
 			/* Through the pidfd: the pid is never another's. */
 			(void)syscall(SYS_pidfd_send_signal, pidfd, msg[0] == GWPROTO_KEEPER_KILL ? SIGKILL : SIGTERM,
 				      NULL, 0);
+		} else if (msg[0] == GWPROTO_KEEPER_KILL_GATEWAY && n == 1 && gw_pidfd >= 0) {
+			(void)syscall(SYS_pidfd_send_signal, gw_pidfd, SIGKILL, NULL, 0);
 		} else {
 			break;
 		}
@@ -428,16 +442,19 @@ static __attribute__((noreturn)) void keeper_main(int fd, int pidfd, const char 
 	_exit(0);
 }
 
-int mcpgw_keeper_start(struct mcpgw_mon *m, const char *step_up_sock, struct error *err)
+int mcpgw_keeper_start(struct mcpgw_mon *m, pid_t gw, const char *step_up_sock, struct error *err)
 {
 	int sv[2];
 	int pidfd = (int)syscall(SYS_pidfd_open, m->server, 0);
 	if (pidfd < 0)
 		return error_sys(err, errno, "pidfd_open");
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+	int gw_pidfd = gw > 0 ? (int)syscall(SYS_pidfd_open, gw, 0) : -1;
+	if ((gw > 0 && gw_pidfd < 0) || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		int e = errno;
 		close(pidfd);
-		return error_sys(err, e, "socketpair");
+		if (gw_pidfd >= 0)
+			close(gw_pidfd);
+		return error_sys(err, e, "pidfd_open or socketpair");
 	}
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -445,14 +462,16 @@ int mcpgw_keeper_start(struct mcpgw_mon *m, const char *step_up_sock, struct err
 		 * is the end of the socket, and the step-up socket goes then. */
 		prctl(PR_SET_NAME, "airlock-pins");
 		caps_wipe_environ();
-		const int keep[] = { sv[1], pidfd };
-		if (prctl(PR_SET_DUMPABLE, 0) < 0 || fds_close_from(3, keep, ARRAY_SIZE(keep)) < 0)
+		const int keep[] = { sv[1], pidfd, gw_pidfd };
+		if (prctl(PR_SET_DUMPABLE, 0) < 0 || fds_close_from(3, keep, ARRAY_SIZE(keep) - (gw_pidfd < 0)) < 0)
 			_exit(1);
-		keeper_main(sv[1], pidfd, m->pins, step_up_sock);
+		keeper_main(sv[1], pidfd, gw_pidfd, m->pins, step_up_sock);
 	}
 	int e = errno;
 	close(sv[1]);
 	close(pidfd);
+	if (gw_pidfd >= 0)
+		close(gw_pidfd);
 	if (pid < 0) {
 		close(sv[0]);
 		return error_sys(err, e, "cannot start the pins keeper (fork)");

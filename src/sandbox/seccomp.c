@@ -89,6 +89,11 @@ int seccomp_apply_gateway(struct error *err)
 	return apply_own(seccomp_bpf_gateway, seccomp_bpf_gateway_len, "the MCP gateway's", err);
 }
 
+int seccomp_apply_monitor(struct error *err)
+{
+	return apply_own(seccomp_bpf_monitor, seccomp_bpf_monitor_len, "the MCP monitor's", err);
+}
+
 /* The file-system uid and gid of task pid, as the host sees them. */
 bool seccomp_caller_fsids(pid_t pid, uid_t *uid, gid_t *gid)
 {

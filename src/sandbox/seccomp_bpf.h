@@ -42,6 +42,10 @@ extern const unsigned long seccomp_bpf_proxy_len, seccomp_bpf_proxy_pins_len;
 extern const unsigned char seccomp_bpf_gateway[];
 extern const unsigned long seccomp_bpf_gateway_len;
 
+/* An MCP connection monitor's program (seccomp_rules_build_monitor). */
+extern const unsigned char seccomp_bpf_monitor[];
+extern const unsigned long seccomp_bpf_monitor_len;
+
 static inline int seccomp_bpf_index(enum seccomp_trace trace, bool protect, bool sockets)
 {
 	return ((sockets ? 2 : 0) + (protect ? 1 : 0)) * SECCOMP_TRACE_LEVELS + (int)trace;
@@ -62,6 +66,10 @@ int seccomp_apply_proxy(bool pins, struct error *err) WUR;
  * needed, none asked). no_new_privs must be set. 0 or a negative errno
  * with err set. */
 int seccomp_apply_gateway(struct error *err) WUR;
+
+/* An MCP connection's monitor: install its program (single-threaded).
+ * no_new_privs must be set. 0 or a negative errno with err set. */
+int seccomp_apply_monitor(struct error *err) WUR;
 
 /* The file-system uid and gid of task pid, as the host sees them (from
  * /proc/PID/status). */

@@ -75,6 +75,9 @@ int main(int argc, char **argv)
 	scmp_filter_ctx gateway;
 	if (seccomp_rules_build_gateway(&gateway, &err) < 0 || emit(out, "seccomp_bpf_gateway", gateway) < 0)
 		return fail(&err);
+	scmp_filter_ctx monitor;
+	if (seccomp_rules_build_monitor(&monitor, &err) < 0 || emit(out, "seccomp_bpf_monitor", monitor) < 0)
+		return fail(&err);
 	fprintf(out, "const unsigned char *const seccomp_bpf_progs[%d] = {", N);
 	for (int i = 0; i < N; i++)
 		fprintf(out, " seccomp_bpf_%d,", i);

@@ -859,45 +859,87 @@ static const char *const gateway_allowed[] = {
 	"getpid", "gettid", "exit", "exit_group",
 };
 
-int seccomp_rules_build_gateway(scmp_filter_ctx *out, struct error *err)
+/* An allow-list killing on anything else: names, then memory never
+ * executable (a helper that loads no code once it serves: bytes a
+ * message wrote into the heap never run), then abort's SIGABRT to
+ * itself and no other signal. The caller adds what is its own. */
+static int helper_list(const char *const *names, size_t n, struct rule_ctx **out, struct error *err)
 {
-	_cleanup_free_ struct rule_ctx *rc = NULL;
+	struct rule_ctx *rc = NULL;
 	int r = allow_list_new(SCMP_ACT_KILL_PROCESS, &rc, err);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < ARRAY_SIZE(gateway_allowed); i++)
-		if ((r = add(rc, SCMP_ACT_ALLOW, gateway_allowed[i], 0, NULL, err)) < 0)
-			goto out;
-	/* Memory, never executable: the gateway loads no code once it
-	 * relays, so bytes a message wrote into the heap never run. */
-	{
-		struct scmp_arg_cmp c = SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0);
-		if ((r = add(rc, SCMP_ACT_ALLOW, "mmap", 1, &c, err)) < 0 ||
-		    (r = add(rc, SCMP_ACT_ALLOW, "mprotect", 1, &c, err)) < 0)
-			goto out;
+	for (size_t i = 0; i < n && r >= 0; i++)
+		r = add(rc, SCMP_ACT_ALLOW, names[i], 0, NULL, err);
+	struct scmp_arg_cmp c = SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0);
+	if (r >= 0)
+		r = add(rc, SCMP_ACT_ALLOW, "mmap", 1, &c, err);
+	if (r >= 0)
+		r = add(rc, SCMP_ACT_ALLOW, "mprotect", 1, &c, err);
+	struct scmp_arg_cmp abrt = SCMP_A2(SCMP_CMP_EQ, SIGABRT);
+	if (r >= 0)
+		r = add(rc, SCMP_ACT_ALLOW, "tgkill", 1, &abrt, err);
+	if (r < 0) {
+		seccomp_release(rc->ctx);
+		free(rc);
+		return r;
 	}
-	/* The step-up control connection's receive timeout (mcp_control_serve). */
-	{
-		struct scmp_arg_cmp c[] = { SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET), SCMP_A2(SCMP_CMP_EQ, SO_RCVTIMEO) };
-		if ((r = add(rc, SCMP_ACT_ALLOW, "setsockopt", 2, c, err)) < 0)
-			goto out;
-	}
-	/* ioctl: isatty's TCGETS on stderr alone; never TIOCSTI into the
-	 * terminal it shares with the user. */
-	{
-		struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TCGETS);
-		if ((r = add(rc, SCMP_ACT_ALLOW, "ioctl", 1, &c, err)) < 0)
-			goto out;
-	}
-	/* abort's SIGABRT to itself, no other signal. */
-	{
-		struct scmp_arg_cmp c = SCMP_A2(SCMP_CMP_EQ, SIGABRT);
-		if ((r = add(rc, SCMP_ACT_ALLOW, "tgkill", 1, &c, err)) < 0)
-			goto out;
+	*out = rc;
+	return 0;
+}
+
+/* An MCP connection's monitor (sandbox/mcpgw.c), once it serves: the
+ * gateway's control socket and records, the keeper's socket, the
+ * server's root for inside_workspace's lookups, waiting for its
+ * children. It writes no file (the keeper does), signals no process (the
+ * keeper does), and opens nothing but O_PATH: a monitor taken over by a
+ * gateway's message cannot read a file, run a program, start a process,
+ * trace or signal one, or make memory executable. */
+static const char *const monitor_allowed[] = {
+	"read", "write", "close", "fstat", "newfstatat", "readlinkat", "fcntl",
+	"poll", "ppoll", "recvfrom", "recvmsg", "sendto", "sendmsg",
+	"brk", "munmap", "mremap", "madvise", "futex",
+	"clock_gettime", "clock_nanosleep", "nanosleep",
+	"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "restart_syscall", "sigaltstack",
+	"wait4", "waitid", "getpid", "gettid", "getppid", "exit", "exit_group",
+	/* RESOLVE_IN_ROOT beneath the server's root: its how is in memory,
+	 * where seccomp cannot see O_PATH; Landlock (no file access at all)
+	 * stands behind it */
+	"openat2",
+};
+
+int seccomp_rules_build_monitor(scmp_filter_ctx *out, struct error *err)
+{
+	_cleanup_free_ struct rule_ctx *rc = NULL;
+	int r = helper_list(monitor_allowed, ARRAY_SIZE(monitor_allowed), &rc, err);
+	if (r < 0)
+		return r;
+	/* openat for the ".." walk: O_PATH, and O_PATH alone. */
+	struct scmp_arg_cmp c = SCMP_A2(SCMP_CMP_MASKED_EQ, O_PATH, O_PATH);
+	if ((r = add(rc, SCMP_ACT_ALLOW, "openat", 1, &c, err)) < 0) {
+		seccomp_release(rc->ctx);
+		return r;
 	}
 	*out = rc->ctx;
 	return 0;
-out:
-	seccomp_release(rc->ctx);
-	return r;
+}
+
+int seccomp_rules_build_gateway(scmp_filter_ctx *out, struct error *err)
+{
+	_cleanup_free_ struct rule_ctx *rc = NULL;
+	int r = helper_list(gateway_allowed, ARRAY_SIZE(gateway_allowed), &rc, err);
+	if (r < 0)
+		return r;
+	/* The step-up control connection's receive timeout (mcp_control_serve). */
+	struct scmp_arg_cmp timeo[] = { SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET), SCMP_A2(SCMP_CMP_EQ, SO_RCVTIMEO) };
+	/* ioctl: isatty's TCGETS on stderr alone; never TIOCSTI into the
+	 * terminal it shares with the user. */
+	struct scmp_arg_cmp tcgets = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TCGETS);
+	if ((r = add(rc, SCMP_ACT_ALLOW, "setsockopt", 2, timeo, err)) < 0 ||
+	    (r = add(rc, SCMP_ACT_ALLOW, "ioctl", 1, &tcgets, err)) < 0) {
+		seccomp_release(rc->ctx);
+		return r;
+	}
+	*out = rc->ctx;
+	return 0;
 }

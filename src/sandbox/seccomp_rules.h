@@ -31,4 +31,10 @@ int seccomp_rules_build_proxy(bool pins, scmp_filter_ctx *out, struct error *err
  * other call killing the process. *out as above. */
 int seccomp_rules_build_gateway(scmp_filter_ctx *out, struct error *err);
 
+/* An MCP connection's monitor's filter for itself, once the server's
+ * sandbox, the gateway and the pins keeper are started: its control
+ * loop's calls and the path lookups of inside_workspace (O_PATH alone),
+ * every other call killing the process. *out as above. */
+int seccomp_rules_build_monitor(scmp_filter_ctx *out, struct error *err);
+
 #endif

@@ -309,7 +309,12 @@ test_processes_mcp_gateway_is_contained_and_holds_no_secret_in_its_environment()
 	# The monitor keeps nothing of the environment once the runner and
 	# the gateway are started: the secret is not in it, as root (which
 	# reads it) or unprivileged (where the user may).
-	local menv
+	local menv mst=/proc/$(status_field "$st" PPid)/status
+	# Root or not, the monitor serves its gateway under its own seccomp
+	# filter and Landlock domain (it writes no file and signals no
+	# process: its pins keeper does), not dumpable.
+	assert_eq 2 "$(status_field "$mst" Seccomp)" "the connection's monitor runs under a seccomp filter (Seccomp: 2)"
+	assert_eq 1 "$(status_field "$mst" NoNewPrivs)" "the connection's monitor has no_new_privs"
 	if menv=$(tr '\0' '\n' <"/proc/$(status_field "$st" PPid)/environ" 2>/dev/null) || e2e_is_root; then
 		assert_not_contains "$menv" "$tok" "the secret in the connection monitor's environment"
 		assert_not_contains "$menv" "DEPLOY_TOKEN" "the secret's variable in the connection monitor's environment"
@@ -341,8 +346,9 @@ test_processes_mcp_gateway_is_contained_and_holds_no_secret_in_its_environment()
 		assert_eq 0 "$(awk '$1 == "Uid:" { print $3 }' "/proc/$keeper/status")" "the pins keeper is root"
 		assert_not_contains "$(tr '\0' '\n' <"/proc/$keeper/environ")" "$tok" "the secret in the pins keeper's environment"
 		# Its fds: the standard three (the monitor's /dev/null and
-		# stderr), its socket to the monitor and the runner's pidfd.
-		assert_eq 5 "$(ls "/proc/$keeper/fd" | wc -l)" "the pins keeper's fds: $(ls -l "/proc/$keeper/fd")"
+		# stderr), its socket to the monitor, the runner's pidfd and
+		# the gateway's.
+		assert_eq 6 "$(ls "/proc/$keeper/fd" | wc -l)" "the pins keeper's fds: $(ls -l "/proc/$keeper/fd")"
 		assert_ids_not_root "/proc/$runner/status" "the MCP server's supervisor"
 		assert_eq 1 "$(status_field "/proc/$runner/status" NoNewPrivs)" "the MCP server's supervisor has no_new_privs"
 	fi

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * airlock-mcp-gateway's seccomp filter (seccomp_rules_build_gateway),
- * installed by the kernel in a child: the calls the relay makes pass, and
- * each call only a gateway taken over would make kills the process
- * (SIGSYS), where a filter that merely refused would let it try another
- * way.
+ * airlock-mcp-gateway's seccomp filter (seccomp_rules_build_gateway) and
+ * its monitor's (seccomp_rules_build_monitor), installed by the kernel in
+ * a child: the calls the relay (and the monitor's lookups) make pass, and
+ * each call only a process taken over would make kills it (SIGSYS),
+ * where a filter that merely refused would let it try another way.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <linux/openat2.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -32,6 +34,7 @@
 
 enum attempt {
 	RELAY, /* what the gateway does: read, write, send, poll, malloc, clock */
+	LOOKUP, /* what the monitor adds: O_PATH lookups, readlinkat, fstatat, wait4 */
 	EXECVE,
 	FORK,
 	OPENAT,
@@ -44,11 +47,13 @@ enum attempt {
 	ATTEMPTS
 };
 
-static const char *const attempt_names[] = { "relay", "execve", "fork", "openat", "socket", "ptrace",
+static const char *const attempt_names[] = { "relay", "lookup", "execve", "fork", "openat", "socket", "ptrace",
 					     "kill", "unshare", "mmap(PROT_EXEC)", "setuid" };
 
+typedef int (*build_fn)(scmp_filter_ctx *out, struct error *err);
+
 /* In a child: the filter, then the attempt. Its wait status. */
-static int run_filtered(enum attempt a)
+static int run_filtered(build_fn build, enum attempt a)
 {
 	int sp[2];
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
@@ -57,7 +62,7 @@ static int run_filtered(enum attempt a)
 	if (pid == 0) {
 		scmp_filter_ctx f;
 		struct error err = { 0 };
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || seccomp_rules_build_gateway(&f, &err) < 0 ||
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || build(&f, &err) < 0 ||
 		    seccomp_load(f) < 0)
 			_exit(100);
 		seccomp_release(f);
@@ -70,6 +75,18 @@ static int run_filtered(enum attempt a)
 			    write(sp[1], "y", 1) != 1 || clock_gettime(CLOCK_MONOTONIC, &ts) < 0 || getpid() <= 0)
 				_exit(101);
 			free(p);
+			_exit(0);
+		}
+		case LOOKUP: {
+			struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT };
+			struct stat st;
+			char buf[64];
+			int root = (int)syscall(SYS_openat, AT_FDCWD, "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			int fd = root < 0 ? -1 : (int)syscall(SYS_openat2, root, "/etc", &how, sizeof(how));
+			if (fd < 0 || fstatat(fd, "..", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+			    (readlinkat(root, "proc/self/exe", buf, sizeof(buf)) < 0 && errno != ENOENT) ||
+			    (waitpid(-1, NULL, WNOHANG) < 0 && errno != ECHILD))
+				_exit(101);
 			_exit(0);
 		}
 		case EXECVE: {
@@ -113,23 +130,38 @@ static int run_filtered(enum attempt a)
 	return st;
 }
 
+/* first: the first attempt that must kill. */
+static void check_filter(build_fn build, enum attempt first)
+{
+	for (int a = RELAY; a < ATTEMPTS; a++) {
+		int st = run_filtered(build, (enum attempt)a);
+		if (a < (int)first && (!WIFEXITED(st) || WEXITSTATUS(st) != 0))
+			fail_msg("%s: its own calls did not pass (status 0x%x)", attempt_names[a], st);
+		if (a >= (int)first && (!WIFSIGNALED(st) || WTERMSIG(st) != SIGSYS))
+			fail_msg("%s: not killed by SIGSYS (status 0x%x)", attempt_names[a], st);
+	}
+}
+
+/* The gateway opens and resolves no path: a lookup kills it. */
 static void test_gateway_filter(void **state)
 {
 	(void)state;
-	int st = run_filtered(RELAY);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		fail_msg("relay: the relay's own calls did not pass (status 0x%x)", st);
-	for (int a = EXECVE; a < ATTEMPTS; a++) {
-		st = run_filtered((enum attempt)a);
-		if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGSYS)
-			fail_msg("%s: not killed by SIGSYS (status 0x%x)", attempt_names[a], st);
-	}
+	check_filter(seccomp_rules_build_gateway, LOOKUP);
+}
+
+/* The monitor looks paths up (O_PATH alone: an openat for reading kills
+ * it) and waits for its children; it signals none. */
+static void test_monitor_filter(void **state)
+{
+	(void)state;
+	check_filter(seccomp_rules_build_monitor, EXECVE);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gateway_filter),
+		cmocka_unit_test(test_monitor_filter),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -369,7 +369,7 @@ static void test_pins_keeper(void **state)
 	m.pins = pins;
 	m.server = server;
 	struct error err = { 0 };
-	assert_int_equal(mcpgw_keeper_start(&m, sock, &err), 0);
+	assert_int_equal(mcpgw_keeper_start(&m, 0, sock, &err), 0);
 	/* A keeper that takes the bad pin below and answers nothing fails
 	 * the test rather than hang it. */
 	struct timeval tv = { .tv_sec = 10 };
@@ -404,7 +404,7 @@ static void test_pins_keeper(void **state)
 	m = (struct mcpgw_mon)MCPGW_MON_INIT;
 	m.pins = pins;
 	m.server = server;
-	assert_int_equal(mcpgw_keeper_start(&m, sock, &err), 0);
+	assert_int_equal(mcpgw_keeper_start(&m, 0, sock, &err), 0);
 	assert_int_equal(stat(sock, &st), 0);
 	mcpgw_keeper_end(&m);
 	assert_int_equal(stat(sock, &st), -1);
