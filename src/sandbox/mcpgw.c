@@ -472,7 +472,8 @@ int mcpgw_accept(struct mcpgw *g)
 		return -1;
 	if (g->lost) {
 		answer(c, "ERR %s\n",
-		       g->gateway_killed ? "a gateway was killed: no more MCP traffic in this session"
+		       g->monitor_killed   ? "a gateway's monitor was killed: no more MCP traffic in this session"
+		       : g->gateway_killed ? "a gateway was killed: no more MCP traffic in this session"
 					 : "the decision log is gone: no more MCP traffic in this session");
 		close(c);
 		return -1;
@@ -525,11 +526,16 @@ bool mcpgw_read(struct mcpgw *g)
 
 /* A monitor ended with status. Fail closed: a gateway taken over may
  * have been one of several the agent opened; none goes on, and no other
- * is started. */
+ * is started. So for a monitor killed by any signal but the SIGKILL the
+ * session's end sends (its filter's SIGSYS: a gateway's message took it
+ * over; a crash: one may have). */
 void mcpgw_monitor_ended(struct mcpgw *g, int status)
 {
-	if (WIFEXITED(status) && WEXITSTATUS(status) == MCPGW_EXIT_GATEWAY_KILLED) {
+	bool gw = WIFEXITED(status) && WEXITSTATUS(status) == MCPGW_EXIT_GATEWAY_KILLED;
+	bool mon = WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL;
+	if (gw || mon) {
 		g->lost = g->gateway_killed = true;
+		g->monitor_killed |= mon;
 		mcpgw_kill(g);
 	}
 }

@@ -51,7 +51,8 @@ struct mcpgw {
 	struct auditlog *audit;       /* borrowed: where records go, or NULL */
 	pid_t conns[MCPGW_MAX_CONNS]; /* connection monitors, 0 for a free slot */
 	bool lost;                    /* a record could not reach the log, or a gateway was killed */
-	bool gateway_killed;          /* the latter */
+	bool gateway_killed;          /* the latter, or a monitor was killed (then monitor_killed) */
+	bool monitor_killed;
 	/* What each gateway is started with (proto/mcpgw.h): the directory
 	 * and home the policy was read with (it relays as its server
 	 * sandbox's uid and gid, sandbox_host_ids). */

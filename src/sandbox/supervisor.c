@@ -1070,6 +1070,10 @@ static int run_end(struct run *R, int *exit_code, struct error *err)
 	} else if (proxy_died) {
 		fprintf(stderr, "airlock: the egress proxy stopped; the run was ended (fail closed)\n");
 		*exit_code = SANDBOX_EXIT_SETUP;
+	} else if (s->mcp.monitor_killed) {
+		fprintf(stderr, "airlock: an MCP gateway's monitor was killed (its seccomp filter ends a monitor that "
+				"makes a call it never makes); the run was ended (fail closed)\n");
+		*exit_code = SANDBOX_EXIT_SETUP;
 	} else if (s->mcp.gateway_killed) {
 		fprintf(stderr, "airlock: an MCP gateway was killed (its seccomp filter ends a gateway that makes a call "
 				"it never makes); the run was ended (fail closed)\n");

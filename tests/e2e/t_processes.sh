@@ -381,6 +381,25 @@ test_processes_mcp_gateway_killed_fails_closed() {
 	assert_not_contains "$OUT" '"id":2' "nothing of a later connection reaches a server"
 }
 
+# The same for the gateway's monitor: killed as its own filter kills (a
+# call its loop never makes: a gateway's message took it over), the run
+# ends, and says which.
+test_processes_mcp_monitor_killed_fails_closed() {
+	local pid mon
+	start_mcp_session "proc-mcp-mon-$RANDOM$RANDOM-value"
+	pid=$(gateway_pid)
+	[ -n "$pid" ] || fail "no airlock-mcp-gateway under airlock run $APID: $(cat "$T/session.out" "$T/session.err")"
+	mon=$(status_field "/proc/$pid/status" PPid)
+	kill -SYS "$mon"
+	wait "$APID"
+	RC=$?
+	OUT=$(cat "$T/session.out")
+	ERR=$(cat "$T/session.err")
+	assert_eq 125 "$RC" "the run ends (fail closed)$(e2e_last_run)"
+	assert_contains "$ERR" "an MCP gateway's monitor was killed" "and says why"
+	assert_not_contains "$OUT" '"id":2' "nothing of a later connection reaches a server"
+}
+
 # `airlock mcp run` outside a session: a stdio MCP client (here, a fifo
 # held open) talks to /bin/cat as the server through the same
 # airlock-mcp-gateway, a child of `mcp run`, which then relays while the
