@@ -305,15 +305,17 @@ static int relay(const struct policy *pol, const struct policy_mcp_server *srv, 
 	/* The workspace as the server's sandbox shows it, at its resolved
 	 * host path (plan.c). */
 	char *ws_real = realpath(pol->sandbox.workspace, NULL);
-	/* Started as root: as a session's monitor (sandbox/mcpgw.c), what
-	 * still needs root is the pins keeper's, and this process serves the
-	 * gateway, and seals its log, as the server sandbox's uid. */
-	bool keeper_failed = geteuid() == 0 && mcpgw_keeper_start(m, gw, sock, &err) < 0;
-	/* Nothing here reads the environment any more (the runner and the
-	 * gateway have what they take of it): the client's secrets in it
-	 * go. */
+	/* As a session's monitor (sandbox/mcpgw.c): what this process may
+	 * not do from here (write the pins file, signal the gateway or the
+	 * server) is the pins keeper's, and it serves the gateway, and seals
+	 * its log, confined (as root, as the server sandbox's uid). Nothing
+	 * here reads the environment any more (the runner and the gateway
+	 * have what they take of it): the client's secrets in it go. */
+	bool keeper_failed = mcpgw_keeper_start(m, gw, sock, &err) < 0;
 	caps_wipe_environ();
-	if (keeper_failed || (geteuid() == 0 && caps_drop_root(uid, gid, &err) < 0)) {
+	/* Opened before: the confined process opens nothing. */
+	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (keeper_failed || mcpgw_monitor_confine(uid, gid, 0, &err) < 0) {
 		fprintf(stderr, "airlock mcp: %s\n", err.msg);
 		r = -1;
 	}
@@ -331,7 +333,6 @@ static int relay(const struct policy *pol, const struct policy_mcp_server *srv, 
 	 * gateway closes its copy, and the client hears only the gateway. */
 	close(to_srv);
 	close(from_srv);
-	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (devnull >= 0) {
 		dup2(devnull, STDIN_FILENO);
 		dup2(devnull, STDOUT_FILENO);

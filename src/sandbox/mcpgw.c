@@ -32,7 +32,6 @@
 #include "sandbox/landlock_abi.h"
 #include "sandbox/proto.h"
 #include "sandbox/sandbox.h"
-#include "sandbox/seccomp_bpf.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
 #include "util/fds.h"
@@ -289,28 +288,6 @@ __attribute__((noreturn)) static void runner_main(struct mcpgw *g, const struct 
 	_exit(code);
 }
 
-/* The monitor's own sandbox, once the keeper is started: as root, root
- * given up for the server sandbox's uid; no_new_privs, not dumpable, a
- * Landlock domain with no file access (O_PATH lookups are not file
- * access) and no signal beyond itself, and its seccomp filter, which
- * kills it for any call its loop does not make. */
-static int monitor_confine(uid_t uid, gid_t gid, pid_t supervisor, struct error *err)
-{
-	int r = geteuid() == 0 ? caps_drop_root(uid, gid, err) : 0;
-	if (r < 0)
-		return r;
-	/* A change of ids clears the parent-death signal: set again, and
-	 * the parent checked to be still there. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != supervisor)
-		return error_set(err, ESRCH, "its parent is gone");
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0) < 0)
-		return error_sys(err, errno, "prctl");
-	r = landlock_confine(NULL, 0, err);
-	if (r < 0 && r != -ENOSYS)
-		return r;
-	return seccomp_apply_monitor(err);
-}
-
 /* One connection, in its own process, the monitor: a fork of the
  * supervisor that reads the server's name, starts the server's sandbox
  * (the runner) and the gateway that relays between them, writes the
@@ -428,7 +405,7 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 	 * gateway have what they take of it): the user's secrets in it go. */
 	bool keeper_failed = mcpgw_keeper_start(&m, gw, sock, &err) < 0;
 	caps_wipe_environ();
-	if (keeper_failed || monitor_confine(uid, gid, supervisor, &err) < 0) {
+	if (keeper_failed || mcpgw_monitor_confine(uid, gid, supervisor, &err) < 0) {
 		answer(c, "ERR mcp.servers.%s: the monitor: %s\n", name, err.msg[0] ? err.msg : "its parent is gone");
 		kill(gw, SIGKILL);
 		kill(runner, SIGKILL);

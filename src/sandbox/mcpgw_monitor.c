@@ -26,6 +26,7 @@
 #include "proto/mcpgw.h"
 #include "sandbox/internal.h"
 #include "sandbox/proto.h"
+#include "sandbox/seccomp_bpf.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
 #include "util/fds.h"
@@ -403,7 +404,24 @@ int mcpgw_gateway_end(pid_t gw, int served, const char *name, struct mcpgw_mon *
 	return clean ? MCPGW_GW_OK : MCPGW_GW_FAILED;
 }
 
-/* ---- the pins keeper ---- */
+/* ---- the monitor's own sandbox, and the pins keeper ---- */
+
+int mcpgw_monitor_confine(uid_t uid, gid_t gid, pid_t parent, struct error *err)
+{
+	int r = geteuid() == 0 ? caps_drop_root(uid, gid, err) : 0;
+	if (r < 0)
+		return r;
+	/* A change of ids clears the parent-death signal: set again, and
+	 * the parent checked to be still there. */
+	if (parent > 0 && (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent))
+		return error_set(err, ESRCH, "its parent is gone");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0) < 0)
+		return error_sys(err, errno, "prctl");
+	r = landlock_confine(NULL, 0, err);
+	if (r < 0 && r != -ENOSYS)
+		return r;
+	return seccomp_apply_monitor(err);
+}
 
 /* The keeper's loop (mcpgw_keeper_start): root, and a closed list of
  * requests, each checked as the gateway's own were (its monitor may be

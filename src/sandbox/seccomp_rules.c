@@ -896,8 +896,8 @@ static int helper_list(const char *const *names, size_t n, struct rule_ctx **out
  * gateway's message cannot read a file, run a program, start a process,
  * trace or signal one, or make memory executable. */
 static const char *const monitor_allowed[] = {
-	"read", "write", "close", "fstat", "newfstatat", "readlinkat", "fcntl",
-	"poll", "ppoll", "recvfrom", "recvmsg", "sendto", "sendmsg",
+	"read", "write", "close", "fstat", "newfstatat", "readlinkat", "fcntl", "dup", "dup2", "dup3",
+	"poll", "ppoll", "recvfrom", "recvmsg", "sendto", "sendmsg", "shutdown",
 	"brk", "munmap", "mremap", "madvise", "futex",
 	"clock_gettime", "clock_nanosleep", "nanosleep",
 	"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "restart_syscall", "sigaltstack",

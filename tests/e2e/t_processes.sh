@@ -454,6 +454,10 @@ test_processes_mcp_run_gateway_is_contained_and_holds_no_secret_in_its_environme
 	local cli
 	cli=$(mcp_run_cli)
 	assert_not_contains "$(ls -l /proc/"$cli"/fd/ 2>/dev/null)" "$T/run.in" "mcp run's own fds"
+	# Root or not, `mcp run` serves its gateway under the monitor's own
+	# seccomp filter and Landlock domain.
+	assert_eq 2 "$(status_field "/proc/$cli/status" Seccomp)" "mcp run, serving, runs under a seccomp filter"
+	assert_eq 1 "$(status_field "/proc/$cli/status" NoNewPrivs)" "mcp run, serving, has no_new_privs"
 	if e2e_is_root; then
 		# Started as root, `mcp run` serves its gateway as the server
 		# sandbox's uid, as a session's monitor does; root stays with
