@@ -175,6 +175,20 @@ int mcp_pins_save(struct mcp_pins *p, struct error *err) WUR;
  * pending. */
 bool mcp_pin_approve(struct mcp_pin *pin);
 void mcp_pins_free(struct mcp_pins *p);
+
+/* One pin as a gateway sends it to its monitor (proto/mcpgw.h's 'P',
+ * after the type byte): tool, sha256, definition, pending sha256 or "",
+ * pending definition or "", each NUL-terminated. Appended to out; 0 or
+ * -ENOMEM. */
+int mcp_pin_encode(const struct mcp_pin *pin, struct buf *out) WUR;
+
+/* The same read back, every field checked (the sender may have been
+ * taken over): a tool and a definition not empty, a sha256 of 64
+ * lower-case hex digits, the pending pair whole or absent, nothing
+ * after. Appended to p, dirty; decoding what mcp_pin_encode wrote gives
+ * the same pin, and encoding what this accepts gives the same bytes. 0,
+ * -EINVAL or -ENOMEM. */
+int mcp_pin_decode(struct mcp_pins *p, const char *msg, size_t len) WUR;
 /* Check a tool against the pins, pinning a new one and recording a change
  * as pending. *changed set when the file needs saving. */
 enum mcp_pin_state mcp_pins_check(struct mcp_pins *p, const char *tool, const char *hex, const char *canon,

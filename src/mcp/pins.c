@@ -21,6 +21,7 @@
 #include "mcp/mcp.h"
 #include "util/cleanup.h"
 #include "util/file.h"
+#include "util/hex.h"
 #include "util/sha256.h"
 
 static const char *const pinned_members[] = { "annotations", "description", "inputSchema", "name",
@@ -92,14 +93,61 @@ static struct mcp_pin *pin_add(struct mcp_pins *p, const char *tool)
 	return &v[p->n++];
 }
 
+/* A sha256 as pins carry it: 64 lower-case hex digits, nothing else. */
+static bool hex64(const char *s, size_t n)
+{
+	uint8_t d[32];
+	return n == 64 && hex_decode(s, n, d, sizeof(d));
+}
+
 static bool is_hex64(const struct imp_node *n)
 {
-	if (!n || n->kind != IMP_STR || n->len != 64)
-		return false;
-	for (size_t i = 0; i < 64; i++)
-		if (!strchr("0123456789abcdef", n->str[i]))
-			return false;
-	return true;
+	return n && n->kind == IMP_STR && hex64(n->str, n->len);
+}
+
+int mcp_pin_encode(const struct mcp_pin *pin, struct buf *out)
+{
+	const char *f[] = { pin->tool, pin->sha256, pin->definition, pin->pending_sha256,
+			    pin->pending_definition ? pin->pending_definition : "" };
+	int r = 0;
+	for (size_t i = 0; i < 5 && r >= 0; i++)
+		r = buf_append(out, f[i], strlen(f[i]) + 1);
+	return r;
+}
+
+int mcp_pin_decode(struct mcp_pins *p, const char *msg, size_t len)
+{
+	const char *f[5];
+	size_t k = 0;
+	const char *q = msg, *end = msg + len;
+	while (k < 5 && q < end) {
+		const char *nul = memchr(q, '\0', (size_t)(end - q));
+		if (!nul)
+			return -EINVAL;
+		f[k++] = q;
+		q = nul + 1;
+	}
+	/* Five fields and nothing after; a pending change whole or absent. */
+	if (k != 5 || q != end || !f[0][0] || !hex64(f[1], strlen(f[1])) || !f[2][0] ||
+	    (f[3][0] && !hex64(f[3], strlen(f[3]))) || (!f[3][0]) != (!f[4][0]))
+		return -EINVAL;
+	struct mcp_pin *v = realloc(p->v, (p->n + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	p->v = v;
+	struct mcp_pin *pin = &v[p->n];
+	memset(pin, 0, sizeof(*pin));
+	pin->dirty = true;
+	memcpy(pin->sha256, f[1], 65);
+	memcpy(pin->pending_sha256, f[3], strlen(f[3]) + 1);
+	if (!(pin->tool = strdup(f[0])) || !(pin->definition = strdup(f[2])) ||
+	    (f[4][0] && !(pin->pending_definition = strdup(f[4])))) {
+		free(pin->tool);
+		free(pin->definition);
+		return -ENOMEM;
+	}
+	p->n++;
+	return 0;
 }
 
 int mcp_pins_load(struct mcp_pins *p, const char *path, struct error *err)

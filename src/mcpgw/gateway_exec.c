@@ -95,18 +95,9 @@ static int pins_to_monitor(void *ctx, struct mcp_pins *p, struct error *err)
 		if (!pin->dirty)
 			continue;
 		struct buf m = { 0 };
-		const char *pd = pin->pending_definition ? pin->pending_definition : "";
 		int r = buf_append(&m, (char[]){ GWPROTO_PIN }, 1);
 		if (r >= 0)
-			r = buf_append(&m, pin->tool, strlen(pin->tool) + 1);
-		if (r >= 0)
-			r = buf_append(&m, pin->sha256, strlen(pin->sha256) + 1);
-		if (r >= 0)
-			r = buf_append(&m, pin->definition, strlen(pin->definition) + 1);
-		if (r >= 0)
-			r = buf_append(&m, pin->pending_sha256, strlen(pin->pending_sha256) + 1);
-		if (r >= 0)
-			r = buf_append(&m, pd, strlen(pd) + 1);
+			r = mcp_pin_encode(pin, &m);
 		if (r >= 0 && m.len > GWPROTO_MAX_MSG)
 			r = -EMSGSIZE;
 		if (r >= 0)

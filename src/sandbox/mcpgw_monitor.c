@@ -31,37 +31,16 @@
 #include "util/cleanup.h"
 #include "util/fds.h"
 
-/* A 'P' message's fields, each checked: a gateway taken over may send
- * anything, and what passes here is written into the pins file of the
- * connection's own server, nowhere else. */
-static bool hex64(const char *s, bool empty_ok)
-{
-	if (!*s)
-		return empty_ok;
-	size_t n = 0;
-	for (; s[n]; n++)
-		if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
-			return false;
-	return n == 64;
-}
-
+/* A 'P' message's pin (mcp_pin_decode checks each field: a gateway
+ * taken over may send anything, and what passes here is written into
+ * the pins file of the connection's own server, nowhere else), within
+ * the bounds of one write (proto/mcpgw.h). */
 static int pin_take_msg(struct mcp_pins *p, const char *msg, size_t len)
 {
-	const char *f[5];
-	size_t k = 0;
-	const char *q = msg, *end = msg + len;
-	while (k < 5 && q < end) {
-		const char *nul = memchr(q, '\0', (size_t)(end - q));
-		if (!nul)
-			return -EINVAL;
-		f[k++] = q;
-		q = nul + 1;
-	}
-	if (k != 5 || q != end || !f[0][0] || !hex64(f[1], false) || !f[2][0] || !hex64(f[3], true) ||
-	    (!f[3][0]) != (!f[4][0]) || p->n >= GWPROTO_MAX_PINS)
+	if (p->n >= GWPROTO_MAX_PINS)
 		return -EINVAL;
 	/* What is held until the write, bounded: a gateway taken over
-	 * would otherwise have this process, root's keeper too, hold all it
+	 * would otherwise have this process, the keeper too, hold all it
 	 * can send. */
 	size_t bytes = len;
 	for (size_t i = 0; i < p->n; i++)
@@ -69,23 +48,7 @@ static int pin_take_msg(struct mcp_pins *p, const char *msg, size_t len)
 			 (p->v[i].pending_definition ? strlen(p->v[i].pending_definition) : 0);
 	if (bytes > GWPROTO_MAX_PIN_BYTES)
 		return -E2BIG;
-	struct mcp_pin *v = realloc(p->v, (p->n + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	p->v = v;
-	struct mcp_pin *pin = &v[p->n];
-	memset(pin, 0, sizeof(*pin));
-	pin->dirty = true;
-	memcpy(pin->sha256, f[1], 65);
-	memcpy(pin->pending_sha256, f[3], strlen(f[3]) + 1);
-	if (!(pin->tool = strdup(f[0])) || !(pin->definition = strdup(f[2])) ||
-	    (f[4][0] && !(pin->pending_definition = strdup(f[4])))) {
-		free(pin->tool);
-		free(pin->definition);
-		return -ENOMEM;
-	}
-	p->n++;
-	return 0;
+	return mcp_pin_decode(p, msg, len);
 }
 
 /* One message, any fd it carried closed (*fd_sent says so): none of
