@@ -361,43 +361,41 @@ test_processes_mcp_gateway_is_contained_and_holds_no_secret_in_its_environment()
 	assert_contains "$OUT" '"id":2,"method":"ping"' "a second connection is relayed too"
 }
 
-# Fail closed: a gateway killed as its seccomp filter kills (SIGSYS) ends
-# the run, as the proxy's death does: a gateway that makes a call it never
-# makes was taken over. What the filter kills for is tested in
-# tests/unit/test_seccomp.c: nothing short of taking the gateway over
-# makes it call one, and production code keeps no switch for a test.
-test_processes_mcp_gateway_killed_fails_closed() {
+# killed_fails_closed WHO MESSAGE: a session's gateway (WHO gateway) or
+# its monitor (WHO monitor) killed as its seccomp filter kills (SIGSYS);
+# the run ends (125), says MESSAGE, and nothing of a later connection
+# reaches a server.
+killed_fails_closed() {
 	local pid
-	start_mcp_session "proc-mcp-other-$RANDOM$RANDOM-value"
+	start_mcp_session "proc-mcp-$1-$RANDOM$RANDOM-value"
 	pid=$(gateway_pid)
 	[ -n "$pid" ] || fail "no airlock-mcp-gateway under airlock run $APID: $(cat "$T/session.out" "$T/session.err")"
+	[ "$1" = gateway ] || pid=$(status_field "/proc/$pid/status" PPid)
 	kill -SYS "$pid"
 	wait "$APID"
 	RC=$?
 	OUT=$(cat "$T/session.out")
 	ERR=$(cat "$T/session.err")
 	assert_eq 125 "$RC" "the run ends (fail closed)$(e2e_last_run)"
-	assert_contains "$ERR" "an MCP gateway was killed" "and says why"
+	assert_contains "$ERR" "$2" "and says why"
 	assert_not_contains "$OUT" '"id":2' "nothing of a later connection reaches a server"
+}
+
+# Fail closed: a gateway killed as its seccomp filter kills (SIGSYS) ends
+# the run, as the proxy's death does: a gateway that makes a call it never
+# makes was taken over. What the filter kills for is tested in
+# tests/unit/test_mcp_gateway_filter.c: nothing short of taking the
+# gateway over makes it call one, and production code keeps no switch for
+# a test.
+test_processes_mcp_gateway_killed_fails_closed() {
+	killed_fails_closed gateway "an MCP gateway was killed"
 }
 
 # The same for the gateway's monitor: killed as its own filter kills (a
 # call its loop never makes: a gateway's message took it over), the run
 # ends, and says which.
 test_processes_mcp_monitor_killed_fails_closed() {
-	local pid mon
-	start_mcp_session "proc-mcp-mon-$RANDOM$RANDOM-value"
-	pid=$(gateway_pid)
-	[ -n "$pid" ] || fail "no airlock-mcp-gateway under airlock run $APID: $(cat "$T/session.out" "$T/session.err")"
-	mon=$(status_field "/proc/$pid/status" PPid)
-	kill -SYS "$mon"
-	wait "$APID"
-	RC=$?
-	OUT=$(cat "$T/session.out")
-	ERR=$(cat "$T/session.err")
-	assert_eq 125 "$RC" "the run ends (fail closed)$(e2e_last_run)"
-	assert_contains "$ERR" "an MCP gateway's monitor was killed" "and says why"
-	assert_not_contains "$OUT" '"id":2' "nothing of a later connection reaches a server"
+	killed_fails_closed monitor "an MCP gateway's monitor was killed"
 }
 
 # `airlock mcp run` outside a session: a stdio MCP client (here, a fifo
