@@ -288,6 +288,31 @@ __attribute__((noreturn)) static void runner_main(struct mcpgw *g, const struct 
 	_exit(code);
 }
 
+/* The one line of the agent's the monitor reads: a name of at most 64
+ * bytes, in the characters policy/mcp.c accepts, of a server the
+ * session's policy declares with a command. Everything after it is the
+ * gateway's to parse. The server, or NULL with the connection answered
+ * why. */
+static const struct policy_mcp_server *server_named(struct mcpgw *g, int c, char name[80])
+{
+	if (!mcpgw_read_line(c, name, 80) || !name[0]) {
+		answer(c, "ERR expected a server name and a newline\n");
+		return NULL;
+	}
+	for (const char *q = name; *q; q++)
+		if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') || *q == '-' ||
+		      *q == '_' || *q == '.')) {
+			answer(c, "ERR not a server name: use letters, digits, '-', '_' and '.'\n");
+			return NULL;
+		}
+	const struct policy_mcp_server *srv = policy_mcp_server(g->pol->mcp, name);
+	if (!srv)
+		answer(c, "ERR the session's policy declares no mcp.servers.%s\n", name);
+	else if (!srv->command)
+		answer(c, "ERR mcp.servers.%s has no command to start\n", name);
+	return srv && srv->command ? srv : NULL;
+}
+
 /* One connection, in its own process, the monitor: a fork of the
  * supervisor that reads the server's name, starts the server's sandbox
  * (the runner) and the gateway that relays between them, writes the
@@ -321,29 +346,10 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 	 * when their clients do, in order, with their records. */
 	(void)setsid();
 
-	/* The one line of the agent's the monitor reads: a name of at most
-	 * 64 bytes, in the characters policy/mcp.c accepts. Everything after
-	 * it is the gateway's to parse. */
 	char name[80];
-	if (!mcpgw_read_line(c, name, sizeof(name)) || !name[0]) {
-		answer(c, "ERR expected a server name and a newline\n");
+	const struct policy_mcp_server *srv = server_named(g, c, name);
+	if (!srv)
 		_exit(1);
-	}
-	for (const char *q = name; *q; q++)
-		if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') || *q == '-' ||
-		      *q == '_' || *q == '.')) {
-			answer(c, "ERR not a server name: use letters, digits, '-', '_' and '.'\n");
-			_exit(1);
-		}
-	const struct policy_mcp_server *srv = policy_mcp_server(g->pol->mcp, name);
-	if (!srv) {
-		answer(c, "ERR the session's policy declares no mcp.servers.%s\n", name);
-		_exit(1);
-	}
-	if (!srv->command) {
-		answer(c, "ERR mcp.servers.%s has no command to start\n", name);
-		_exit(1);
-	}
 	const struct policy *spol = g->srv_pol[srv - g->pol->mcp->servers];
 
 	struct error err = { 0 };
