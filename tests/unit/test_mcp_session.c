@@ -15,6 +15,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -348,6 +349,20 @@ static void test_monitor_judges_in_the_servers_root(void **state)
 	close(rs[0]);
 }
 
+/* A child that waits to be signalled. */
+static pid_t pauser(void)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* Gone with the test, failed or not. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		pause();
+		_exit(0);
+	}
+	return pid;
+}
+
 /* The keeper: root's one writer of the pins file, the one to signal the
  * server, and the step-up socket's remover at its end; anything outside
  * its list ends it. */
@@ -358,12 +373,7 @@ static void test_pins_keeper(void **state)
 	int fds[PROTO_MAX_FDS];
 	snprintf(pins, sizeof(pins), "%s/keeper.pins.json", ws);
 	snprintf(sock, sizeof(sock), "%s/step-up.sock", ws);
-	pid_t server = fork();
-	assert_true(server >= 0);
-	if (server == 0) {
-		pause();
-		_exit(0);
-	}
+	pid_t server = pauser();
 	write_file("step-up.sock", "");
 	struct mcpgw_mon m = MCPGW_MON_INIT;
 	m.pins = pins;
@@ -396,11 +406,7 @@ static void test_pins_keeper(void **state)
 	/* Its neighbour: a keeper that is only told the monitor is done
 	 * removes the socket too. */
 	write_file("step-up.sock", "");
-	server = fork();
-	if (server == 0) {
-		pause();
-		_exit(0);
-	}
+	server = pauser();
 	m = (struct mcpgw_mon)MCPGW_MON_INIT;
 	m.pins = pins;
 	m.server = server;
@@ -412,6 +418,50 @@ static void test_pins_keeper(void **state)
 	waitpid(server, NULL, 0);
 }
 
+/* The gateway killed through its pidfd at 'Z'; a request that carries an
+ * fd, or one outside the list, ends the keeper (it answers nothing, and
+ * the socket's end is seen). */
+static void test_pins_keeper_kills_and_refuses(void **state)
+{
+	(void)state;
+	char a[16];
+	int fds[PROTO_MAX_FDS];
+	struct error err = { 0 };
+	const char *bad[] = { "Q", "TT", "fd" };
+	for (size_t i = 0; i < 3; i++) {
+		pid_t server = pauser(), gw = pauser();
+		struct mcpgw_mon m = MCPGW_MON_INIT;
+		m.pins = "/nonexistent/pins.json";
+		m.server = server;
+		assert_int_equal(mcpgw_keeper_start(&m, gw, "", &err), 0);
+		struct timeval tv = { .tv_sec = 10 }; /* a keeper that goes on fails, not hangs, the test */
+		assert_int_equal(setsockopt(m.keeper, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+		if (i == 0) {
+			assert_int_equal(proto_send(m.keeper, (char[]){ GWPROTO_KEEPER_KILL_GATEWAY }, 1, NULL, 0), 0);
+			int st = 0;
+			assert_int_equal(waitpid(gw, &st, 0), gw);
+			assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+			gw = 0;
+		}
+		int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (i == 2)
+			assert_int_equal(proto_send(m.keeper, (char[]){ GWPROTO_KEEPER_TERM }, 1, &fd, 1), 0);
+		else
+			assert_int_equal(proto_send(m.keeper, bad[i], strlen(bad[i]), NULL, 0), 0);
+		close(fd);
+		assert_int_equal(proto_recv(m.keeper, a, sizeof(a), fds), 0);
+		mcpgw_keeper_end(&m);
+		/* Refused: the server was not signalled. */
+		assert_int_equal(waitpid(server, NULL, WNOHANG), 0);
+		kill(server, SIGKILL);
+		waitpid(server, NULL, 0);
+		if (gw > 0) {
+			kill(gw, SIGKILL);
+			waitpid(gw, NULL, 0);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -420,6 +470,7 @@ int main(void)
 		cmocka_unit_test(test_monitor_serves_pins_and_paths),
 		cmocka_unit_test(test_monitor_judges_in_the_servers_root),
 		cmocka_unit_test(test_pins_keeper),
+		cmocka_unit_test(test_pins_keeper_kills_and_refuses),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
