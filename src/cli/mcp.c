@@ -305,17 +305,14 @@ static int relay(const struct policy *pol, const struct policy_mcp_server *srv, 
 	/* The workspace as the server's sandbox shows it, at its resolved
 	 * host path (plan.c). */
 	char *ws_real = realpath(pol->sandbox.workspace, NULL);
+	/* Opened before: the confined process opens nothing. */
+	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	/* As a session's monitor (sandbox/mcpgw.c): what this process may
 	 * not do from here (write the pins file, signal the gateway or the
 	 * server) is the pins keeper's, and it serves the gateway, and seals
-	 * its log, confined (as root, as the server sandbox's uid). Nothing
-	 * here reads the environment any more (the runner and the gateway
-	 * have what they take of it): the client's secrets in it go. */
-	bool keeper_failed = mcpgw_keeper_start(m, gw, sock, &err) < 0;
-	caps_wipe_environ();
-	/* Opened before: the confined process opens nothing. */
-	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (keeper_failed || mcpgw_monitor_confine(uid, gid, 0, &err) < 0) {
+	 * its log, confined (as root, as the server sandbox's uid), its
+	 * environment, with the client's secrets, wiped. */
+	if (mcpgw_monitor_confine(m, gw, sock, uid, gid, 0, &err) < 0) {
 		fprintf(stderr, "airlock mcp: %s\n", err.msg);
 		r = -1;
 	}

@@ -406,12 +406,8 @@ __attribute__((noreturn)) static void conn_main(struct mcpgw *g, int c, pid_t su
 	}
 	/* The server's sandbox and the gateway are started: what the monitor
 	 * may not do from here is the keeper's, and it serves the gateway,
-	 * whose messages it parses and whose paths it resolves, confined.
-	 * Nothing here reads the environment any more (the runner and the
-	 * gateway have what they take of it): the user's secrets in it go. */
-	bool keeper_failed = mcpgw_keeper_start(&m, gw, sock, &err) < 0;
-	caps_wipe_environ();
-	if (keeper_failed || mcpgw_monitor_confine(uid, gid, supervisor, &err) < 0) {
+	 * whose messages it parses and whose paths it resolves, confined. */
+	if (mcpgw_monitor_confine(&m, gw, sock, uid, gid, supervisor, &err) < 0) {
 		answer(c, "ERR mcp.servers.%s: the monitor: %s\n", name, err.msg[0] ? err.msg : "its parent is gone");
 		kill(gw, SIGKILL);
 		kill(runner, SIGKILL);

@@ -202,15 +202,19 @@ int mcpgw_gateway_end(pid_t gw, int served, const char *name, struct mcpgw_mon *
  * or a negative errno with err set. */
 int mcpgw_keeper_start(struct mcpgw_mon *m, pid_t gw, const char *step_up_sock, struct error *err) WUR;
 
-/* The monitor's own sandbox, once its keeper is started: as root, root
- * given up for uid and gid (the server sandbox's); no_new_privs, not
- * dumpable, a Landlock domain with no file access (O_PATH lookups are
- * not file access) and no signal beyond itself, and its seccomp filter
- * (seccomp_rules_build_monitor), which kills it for any call its loop
- * does not make. parent > 0: the parent-death signal set again (a
- * change of ids clears it) and parent checked to be alive. 0 or a
- * negative errno with err set. */
-int mcpgw_monitor_confine(uid_t uid, gid_t gid, pid_t parent, struct error *err) WUR;
+/* The monitor's own sandbox, once the server's sandbox and the gateway
+ * gw are started, in the one order that holds: its pins keeper forked
+ * (mcpgw_keeper_start), its environment wiped (caps_wipe_environ); as
+ * root, root given up for uid and gid (the server sandbox's);
+ * no_new_privs, not dumpable, a Landlock domain with no file access
+ * (O_PATH lookups are not file access) and no signal beyond itself, and
+ * its seccomp filter (seccomp_rules_build_monitor), which kills it for
+ * any call its loop does not make. parent > 0: the parent-death signal
+ * set again (a change of ids clears it) and parent checked to be alive.
+ * Whatever it opens after this it opens first. 0 or a negative errno
+ * with err set. */
+int mcpgw_monitor_confine(struct mcpgw_mon *m, pid_t gw, const char *step_up_sock, uid_t uid, gid_t gid,
+			  pid_t parent, struct error *err) WUR;
 
 /* The keeper told the monitor is done (the step-up socket goes), and
  * reaped. */

@@ -369,9 +369,17 @@ int mcpgw_gateway_end(pid_t gw, int served, const char *name, struct mcpgw_mon *
 
 /* ---- the monitor's own sandbox, and the pins keeper ---- */
 
-int mcpgw_monitor_confine(uid_t uid, gid_t gid, pid_t parent, struct error *err)
+int mcpgw_monitor_confine(struct mcpgw_mon *m, pid_t gw, const char *step_up_sock, uid_t uid, gid_t gid,
+			  pid_t parent, struct error *err)
 {
-	int r = geteuid() == 0 ? caps_drop_root(uid, gid, err) : 0;
+	/* The keeper first: it is forked with what the monitor may still do. */
+	int r = mcpgw_keeper_start(m, gw, step_up_sock, err);
+	/* Nothing here reads the environment any more (the runner and the
+	 * gateway have what they take of it): the user's secrets in it go,
+	 * whatever happens next. */
+	caps_wipe_environ();
+	if (r >= 0 && geteuid() == 0)
+		r = caps_drop_root(uid, gid, err);
 	if (r < 0)
 		return r;
 	/* A change of ids clears the parent-death signal: set again, and
