@@ -181,6 +181,9 @@ void mcp_pins_free(struct mcp_pins *p);
  * pending definition or "", each NUL-terminated. Appended to out; 0 or
  * -ENOMEM. */
 int mcp_pin_encode(const struct mcp_pin *pin, struct buf *out) WUR;
+/* How many bytes mcp_pin_encode appends for pin: what a batch of pins
+ * weighs on both sides of the wire (proto/mcpgw.h's bound). */
+size_t mcp_pin_encoded_len(const struct mcp_pin *pin);
 
 /* The same read back, every field checked (the sender may have been
  * taken over): a tool and a definition not empty, a sha256 of 64

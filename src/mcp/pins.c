@@ -105,6 +105,12 @@ static bool is_hex64(const struct imp_node *n)
 	return n && n->kind == IMP_STR && hex64(n->str, n->len);
 }
 
+size_t mcp_pin_encoded_len(const struct mcp_pin *pin)
+{
+	return strlen(pin->tool) + strlen(pin->sha256) + strlen(pin->definition) + strlen(pin->pending_sha256) +
+	       (pin->pending_definition ? strlen(pin->pending_definition) : 0) + 5;
+}
+
 int mcp_pin_encode(const struct mcp_pin *pin, struct buf *out)
 {
 	const char *f[] = { pin->tool, pin->sha256, pin->definition, pin->pending_sha256,

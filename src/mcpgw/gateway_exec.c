@@ -79,14 +79,14 @@ static bool record_send(void *ctx, const char *line, size_t len)
 static int pins_to_monitor(void *ctx, struct mcp_pins *p, struct error *err)
 {
 	(void)ctx;
-	/* No more than the monitor takes before a write (proto/mcpgw.h):
-	 * a server with more tools than that is recorded, not cut off. */
+	/* No more than the monitor takes before a write (proto/mcpgw.h),
+	 * weighed as it weighs them: a server with more tools than that is
+	 * recorded, not cut off. */
 	size_t dirty = 0, bytes = 0;
 	for (size_t i = 0; i < p->n; i++)
 		if (p->v[i].dirty) {
 			dirty++;
-			bytes += strlen(p->v[i].tool) + strlen(p->v[i].definition) + 200 +
-				 (p->v[i].pending_definition ? strlen(p->v[i].pending_definition) : 0);
+			bytes += mcp_pin_encoded_len(&p->v[i]);
 		}
 	if (dirty > GWPROTO_MAX_PINS || bytes > GWPROTO_MAX_PIN_BYTES)
 		return error_set(err, E2BIG, "%s: %zu changed pins, more than one write takes", p->path, dirty);

@@ -26,6 +26,7 @@
 #include "proto/mcpgw.h"
 #include "sandbox/internal.h"
 #include "sandbox/proto.h"
+#include "sandbox/sandbox.h"
 #include "sandbox/seccomp_bpf.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
@@ -44,8 +45,7 @@ static int pin_take_msg(struct mcp_pins *p, const char *msg, size_t len)
 	 * can send. */
 	size_t bytes = len;
 	for (size_t i = 0; i < p->n; i++)
-		bytes += strlen(p->v[i].tool) + strlen(p->v[i].definition) +
-			 (p->v[i].pending_definition ? strlen(p->v[i].pending_definition) : 0);
+		bytes += mcp_pin_encoded_len(&p->v[i]);
 	if (bytes > GWPROTO_MAX_PIN_BYTES)
 		return -E2BIG;
 	return mcp_pin_decode(p, msg, len);
@@ -94,7 +94,7 @@ static void root_take(struct mcpgw_mon *m)
 	int fds[PROTO_MAX_FDS];
 	int n = proto_recv(m->root_from, b, sizeof(b), fds);
 	for (int i = 0; i < PROTO_MAX_FDS; i++) {
-		if (fds[i] >= 0 && i == 0 && n == 1 && b[0] == 'R')
+		if (fds[i] >= 0 && i == 0 && n == 1 && b[0] == SANDBOX_ROOT_MSG)
 			m->root = fds[i];
 		else if (fds[i] >= 0)
 			close(fds[i]);

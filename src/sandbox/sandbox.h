@@ -24,10 +24,14 @@ struct sandbox_opts {
 	                              * stderr once the log is started (a caller that keeps a log
 	                              * of its own says which is which) */
 	bool report_root;            /* once the sandbox is built, send its "/" (O_PATH, SCM_RIGHTS,
-	                              * one message "R") on root_to: a caller that judges paths as
-	                              * the sandbox sees them (an MCP server's monitor) */
+	                              * one message, SANDBOX_ROOT_MSG) on root_to: a caller that
+	                              * judges paths as the sandbox sees them (an MCP server's
+	                              * monitor) */
 	int root_to;
 };
+
+#define SANDBOX_ROOT_MSG 'R'
+
 
 /* The host uid and gid pol's sandbox runs as (started as root: the
  * policy's, else the workspace's owner's, else nobody; unprivileged: our

@@ -985,7 +985,7 @@ static int run_ready(struct run *R, struct error *err)
 	/* The caller's copy first (it judges paths as the sandbox sees them):
 	 * one try, and a caller gone hears nothing. */
 	if (root >= 0 && R->opts->report_root)
-		(void)proto_send(R->opts->root_to, (char[]){ 'R' }, 1, &root, 1);
+		(void)proto_send(R->opts->root_to, (char[]){ SANDBOX_ROOT_MSG }, 1, &root, 1);
 	if (R->trace == SECCOMP_TRACE_WRITES) {
 		if (root < 0) {
 			r = error_set(err, EIO, "sandbox setup failed: no root to note calls in");

@@ -30,6 +30,7 @@
 #include "proto/mcpgw.h"
 #include "sandbox/mcpgw.h"
 #include "sandbox/proto.h"
+#include "sandbox/sandbox.h"
 
 static char ws[256];
 
@@ -331,7 +332,7 @@ static void test_monitor_judges_in_the_servers_root(void **state)
 	int rs[2], gw;
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rs), 0);
 	int root = open(r, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	assert_int_equal(proto_send(rs[1], "R", 1, &root, 1), 0);
+	assert_int_equal(proto_send(rs[1], (char[]){ SANDBOX_ROOT_MSG }, 1, &root, 1), 0);
 	close(root);
 	struct mcpgw_mon m = MCPGW_MON_INIT;
 	m.pins = "/nonexistent/pins.json";
