@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "sandbox/internal.h"
+#include "util/cleanup.h"
 
 static int last_cap(void)
 {
@@ -89,6 +90,33 @@ void caps_wipe_environ(void)
 	for (char **e = environ; e && *e; e++)
 		explicit_bzero(*e, strlen(*e));
 	clearenv();
+}
+
+int caps_wipe_environ_but(const char *const *keep)
+{
+	struct {
+		const char *name;
+		char *value;
+	} kept[8];
+	size_t n = 0;
+	int r = 0;
+	for (size_t i = 0; keep && keep[i] && r == 0; i++) {
+		const char *v = getenv(keep[i]);
+		if (!v)
+			continue;
+		if (n == ARRAY_SIZE(kept) || !(kept[n].value = strdup(v)))
+			r = -ENOMEM;
+		else
+			kept[n++].name = keep[i];
+	}
+	/* Every string zeroed, the kept ones too: their copies go back. */
+	caps_wipe_environ();
+	for (size_t k = 0; k < n; k++) {
+		if (r == 0 && setenv(kept[k].name, kept[k].value, 1) < 0)
+			r = -errno;
+		free(kept[k].value);
+	}
+	return r;
 }
 
 int caps_clear_sets(struct error *err)

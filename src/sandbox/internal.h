@@ -274,6 +274,10 @@ int caps_drop_root(uid_t uid, gid_t gid, struct error *err) WUR;
  * emptied: a process that needs it no more keeps no copy of the user's
  * secrets (/proc/PID/environ reads zeros from then on). */
 void caps_wipe_environ(void);
+/* The same, but for the variables keep names (NULL-terminated, at most
+ * eight, none of them a secret), set again with their values. 0, or a
+ * negative errno with the environment emptied all the same. */
+int caps_wipe_environ_but(const char *const *keep) WUR;
 
 /* ids.c: supervisor side */
 int ids_write_maps(pid_t child, const struct sandbox_plan *plan, struct error *err) WUR;

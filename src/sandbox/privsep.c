@@ -348,6 +348,14 @@ static __attribute__((noreturn)) void helper_main(int fd, struct privsep_ctx *ct
 		keep[n++] = ctx->audit->events; /* review's file_flagged records */
 	if (fds_close_from(3, keep, n) < 0)
 		_exit(1);
+	/* The user's secrets stay with the supervisor: the helper keeps of
+	 * the environment only where airlock keeps its state (review's
+	 * session is named at PRIV_SETUP), unless it starts MCP servers,
+	 * whose sandboxes read it as any run does (env.pass, credential
+	 * sources, the values the server's proxy scans for). */
+	static const char *const state_vars[] = { "HOME", "XDG_STATE_HOME", NULL };
+	if (ctx->mcp->n_srv == 0 && caps_wipe_environ_but(state_vars) < 0)
+		_exit(1);
 	/* Closed above: no operation may take their numbers for them. */
 	ctx->mcp->listen = ctx->mcp->rec_rd = -1;
 	ctx->egress->control = ctx->egress->records = ctx->egress->log_fd = -1;

@@ -512,7 +512,7 @@ test_processes_mcp_run_gateway_killed_fails_closed() {
 # holds none of the loop's channels (tests/unit/test_privsep.c attacks
 # its table).
 test_processes_supervisor_gives_up_root() {
-	local pid st uid helper fds
+	local pid st uid helper fds env
 	start_session "proc-sup-$RANDOM$RANDOM-value"
 	pid=$(helper_pid airlock)
 	[ -n "$pid" ] || fail "no supervisor under airlock run $APID"
@@ -534,6 +534,12 @@ test_processes_supervisor_gives_up_root() {
 		helper=$(helper_pid airlock-priv)
 		[ -n "$helper" ] || fail "no privileged helper under airlock run $APID"
 		assert_eq 0 "$(awk '$1 == "Uid:" { print $3 }' "/proc/$helper/status")" "the helper keeps root"
+		# Without MCP servers to start, it keeps no secret: it zeroed its
+		# environment where the kernel shows it (it keeps a copy of
+		# HOME and XDG_STATE_HOME, where review's sessions are), while
+		# root still reads the supervisor's (above).
+		env=$(tr -d '\0' <"/proc/$helper/environ") || fail "cannot read /proc/$helper/environ"
+		assert_eq "" "$env" "the helper's environment"
 		# None of the loop's channels: no seccomp listener, no pty, no
 		# pipe from the proxy; besides stdio, its socket, its own
 		# signalfd, the sandbox's pidfd and the writer's socket.

@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "sandbox/ftrace.h"
+#include "sandbox/internal.h"
 #include "sandbox/privsep.h"
 
 struct fixture {
@@ -451,6 +452,41 @@ static void test_drop_is_for_good(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* The helper's environment without MCP servers: every string zeroed
+ * where it lay (the kernel shows that copy in /proc/PID/environ), the
+ * named variables set again, the others gone; a name not set stays
+ * unset. */
+static void test_wipe_environ_keeps_only_what_is_named(void **state)
+{
+	(void)state;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (setenv("HOME", "/home/kept", 1) < 0 || setenv("DEPLOY_TOKEN", "tok-123456", 1) < 0)
+			_exit(2);
+		unsetenv("XDG_STATE_HOME");
+		char *secret = getenv("DEPLOY_TOKEN");
+		static const char *const keep[] = { "HOME", "XDG_STATE_HOME", NULL };
+		if (caps_wipe_environ_but(keep) < 0)
+			_exit(3);
+		if (getenv("DEPLOY_TOKEN") || getenv("XDG_STATE_HOME") || !getenv("HOME") ||
+		    strcmp(getenv("HOME"), "/home/kept") != 0)
+			_exit(4);
+		/* The secret's old bytes are zeros, not merely unlinked. */
+		if (secret[0] != '\0' || memmem(secret, 10, "tok", 3))
+			_exit(5);
+		extern char **environ;
+		size_t n = 0;
+		for (char **e = environ; e && *e; e++)
+			n++;
+		_exit(n == 1 ? 0 : 6);
+	}
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -462,6 +498,7 @@ int main(void)
 		cmocka_unit_test(test_requests_outside_the_table_end_the_helper),
 		cmocka_unit_test(test_setup_comes_first_and_once),
 		cmocka_unit_test(test_drop_is_for_good),
+		cmocka_unit_test(test_wipe_environ_keeps_only_what_is_named),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
