@@ -84,6 +84,7 @@ struct privsep_ctx {
 	int sandbox_pidfd;        /* the sandbox's init: its exit opens the end phase */
 	bool set_up;              /* PRIV_SETUP was served: the setup phase is over */
 	bool finished;            /* PRIV_FINISH was served: PRIV_END reports review's session */
+	unsigned looks;           /* PRIV_HOST_LOOK served (PRIVSEP_MAX_LOOKS) */
 };
 
 struct privsep {
@@ -128,8 +129,15 @@ int privsep_call(struct privsep *p, struct privsep_ctx *ctx, enum privsep_op op,
  * helper is gone. Without a helper both run here, now. */
 int privsep_finish(struct privsep *p, struct privsep_ctx *ctx, bool review);
 
-/* PRIV_HOST_LOOK: ftrace_host_look_local's bits for path as the helper
- * sees the host (0 when the helper is gone, or for a relative path). */
+/* The looks the helper answers in a session; later ones are answered 0
+ * (nothing there). A supervisor taken over could otherwise learn, name
+ * after name, what root's private directories hold. */
+#define PRIVSEP_MAX_LOOKS 4096
+
+/* ftrace_host_look_local's bits for path: looked at here when the caller
+ * may search every directory on the way, and asked of the helper
+ * (PRIV_HOST_LOOK, root's view) only when it may not (EACCES: root's
+ * 0700 home). 0 when the helper is gone, or for a relative path. */
 unsigned privsep_host_look(struct privsep *p, struct privsep_ctx *ctx, const char *path);
 
 /* The helper's socket is readable (the event loop polls p->fd): take its

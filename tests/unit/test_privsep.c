@@ -238,6 +238,15 @@ static void test_host_look(void **state)
 	n = snprintf(req, sizeof(req), "L%s/none", f.dir);
 	assert_int_equal(request(&f, req, (size_t)n, -1), PRIV_DONE);
 	assert_int_equal(f.answer, 0);
+	/* Bounded: up to PRIVSEP_MAX_LOOKS looks are answered as they are,
+	 * and every one after that as nothing there. */
+	n = snprintf(req, sizeof(req), "L%s", f.dir);
+	for (unsigned i = 3; i < PRIVSEP_MAX_LOOKS; i++) {
+		assert_int_equal(request(&f, req, (size_t)n, -1), PRIV_DONE);
+		assert_int_equal(f.answer, FTRACE_HOST_EXISTS | FTRACE_HOST_DIR);
+	}
+	assert_int_equal(request(&f, req, (size_t)n, -1), PRIV_DONE);
+	assert_int_equal(f.answer, 0);
 	assert_int_equal(request(&f, "Q", 1, -1), PRIV_DONE);
 	assert_int_equal(helper_exit(&f), 0);
 	fixture_end(&f);
@@ -405,6 +414,16 @@ static void test_drop_is_for_good(void **state)
 		 * can see the file, but only root can remove it. */
 		if (chmod(f.dir, 0711) < 0)
 			_exit(9);
+		/* And a directory only root may search, with a file in it. */
+		char hidden[128];
+		snprintf(hidden, sizeof(hidden), "%s/root-only", f.dir);
+		if (mkdir(hidden, 0700) < 0)
+			_exit(9);
+		strcat(hidden, "/file");
+		int hfd = open(hidden, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+		if (hfd < 0)
+			_exit(9);
+		close(hfd);
 		struct privsep p = PRIVSEP_INIT;
 		struct error err = { 0 };
 		if (privsep_fork(&p, &f.ctx, &err) < 0)
@@ -432,6 +451,12 @@ static void test_drop_is_for_good(void **state)
 			_exit(13);
 		if (privsep_call(&p, &f.ctx, PRIV_MCP_KILL, -1, -1, NULL, NULL) < 0)
 			_exit(14);
+		/* Looks: behind root's 0700 directory the helper answers;
+		 * where the caller may search, it looks itself (below, with
+		 * the helper gone, it still does). */
+		if (privsep_host_look(&p, &f.ctx, hidden) != FTRACE_HOST_EXISTS ||
+		    privsep_host_look(&p, &f.ctx, f.step_up) != FTRACE_HOST_EXISTS)
+			_exit(20);
 		/* The end as the supervisor asks for it: posted (no review
 		 * session here), then its answer taken. */
 		if (privsep_finish(&p, &f.ctx, false) < 0 || !p.end_posted || p.ended)
@@ -444,6 +469,9 @@ static void test_drop_is_for_good(void **state)
 		/* The helper, root, removed the file (the caller could not). */
 		if (step_up_exists(&f))
 			_exit(17);
+		if (privsep_host_look(&p, &f.ctx, hidden) != 0 ||
+		    privsep_host_look(&p, &f.ctx, f.dir) != (FTRACE_HOST_EXISTS | FTRACE_HOST_DIR))
+			_exit(21);
 		_exit(0);
 	}
 	int st = 0;
