@@ -566,13 +566,15 @@ test_processes_supervisor_gives_up_root() {
 # instead of being reaped quietly by the machine's init. (Two outlive a
 # run by design, and are left out here: the writer's final fsync, with
 # the log on, and the release of review's overlay, which syncs.)
-test_processes_nothing_outlives_the_run() {
-	local out
-	printf 'version: 1\nsandbox:\n  workspace_mode: direct\n' >"$T/direct.yaml"
-	out=$(cd "$WS" && HOME="$E2E_HOME" timeout -k 5 "$E2E_TIMEOUT" python3 - "$AIRLOCK" "$T/direct.yaml" <<'PY'
+# under_subreaper POLICY CMD...: airlock run --no-audit --policy POLICY --
+# CMD... from the workspace, as the child of a subreaper that reaps
+# nothing; prints "rc=N left=[COMM...]": what was left its child, 0.3 s
+# after the run.
+under_subreaper() {
+	(cd "$WS" && HOME="$E2E_HOME" timeout -k 5 "$E2E_TIMEOUT" python3 - "$AIRLOCK" "$@" <<'PY'
 import ctypes, os, subprocess, sys, time
 ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-rc = subprocess.run([sys.argv[1], "run", "--no-audit", "--policy", sys.argv[2], "--", "/bin/true"]).returncode
+rc = subprocess.run([sys.argv[1], "run", "--no-audit", "--policy", sys.argv[2], "--"] + sys.argv[3:]).returncode
 time.sleep(0.3)
 kids = open("/proc/self/task/%d/children" % os.getpid()).read().split()
 names = []
@@ -583,8 +585,42 @@ for k in kids:
         pass
 print("rc=%d left=[%s]" % (rc, " ".join(names)))
 PY
-)
+	)
+}
+
+test_processes_nothing_outlives_the_run() {
+	local out
+	printf 'version: 1\nsandbox:\n  workspace_mode: direct\n' >"$T/direct.yaml"
+	out=$(under_subreaper "$T/direct.yaml" /bin/true)
 	LAST_CMD="airlock run --no-audit (workspace_mode: direct) -- /bin/true, under a subreaper"
+	assert_contains "$out" "rc=0" "the run"
+	assert_contains "$out" "left=[]" "what the run left behind"
+}
+
+# The same with an MCP connection, and one left open when the agent
+# exits: its monitor, the monitor's pins keeper (root's, as root), the
+# gateway and the server's sandbox all end with the run.
+test_processes_nothing_outlives_a_run_with_mcp_connections() {
+	local out
+	cat >"$T/mcp-direct.yaml" <<YAML
+version: 1
+sandbox:
+  workspace_mode: direct
+mcp:
+  servers:
+    echo:
+      command: [/bin/cat]
+YAML
+	cat >"$WS/mcp-leave.sh" <<'SH'
+printf '{"jsonrpc":"2.0","id":1,"method":"ping"}\n' | /run/airlock/airlock mcp connect echo >one.out 2>&1
+{ printf '{"jsonrpc":"2.0","id":2,"method":"ping"}\n'; sleep 30; } | /run/airlock/airlock mcp connect echo >two.out 2>&1 &
+for _ in $(seq 300); do grep -q '"id":2' two.out 2>/dev/null && break; sleep 0.1; done
+cat one.out two.out
+SH
+	out=$(under_subreaper "$T/mcp-direct.yaml" /bin/bash ./mcp-leave.sh)
+	LAST_CMD="airlock run --no-audit (an MCP server; a connection left open) -- bash mcp-leave.sh, under a subreaper"
+	assert_contains "$out" '"id":1' "the first connection was answered: $out"
+	assert_contains "$out" '"id":2' "the second connection was answered, and left open: $out"
 	assert_contains "$out" "rc=0" "the run"
 	assert_contains "$out" "left=[]" "what the run left behind"
 }
