@@ -154,6 +154,12 @@ __attribute__((noreturn)) void child_main(const struct sandbox_plan *plan, int s
 		(error_set(&err, -cr, "cannot close the descriptors airlock inherited: %s", strerror(-cr)),
 		 fail(sync_fd, &err));
 
+	/* The user's environment is the supervisor's: the command's is
+	 * plan->envp, built before the clone. Zeroed here, so that init and
+	 * the guard (which parses what the agent's calls name), both of the
+	 * agent's uid and in its namespaces, hold no copy of a secret in it. */
+	caps_wipe_environ();
+
 	/* If the supervisor dies, so do we (and with pid 1, the namespace). */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(SANDBOX_EXIT_SETUP_CHILD);

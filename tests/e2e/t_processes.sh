@@ -560,6 +560,51 @@ test_processes_supervisor_gives_up_root() {
 	assert_contains "$OUT" "tls 200" "an allowed GET through the intercepted TLS passes"
 }
 
+# The sandbox's own processes, as the process table says: init and the
+# guard (which parses the agent's calls) run as the sandbox's uid with no
+# capability and no_new_privs, init under the seccomp filter and the
+# guard without one (its calls must not come back to it), and neither
+# holds the user's environment: the secret airlock holds is in none of
+# them, nor in the command's (the policy's environment, built before).
+test_processes_sandbox_init_and_guard_hold_no_secret() {
+	local tok="proc-sbx-$RANDOM$RANDOM-value" init guard agent st env
+	start_session "$tok"
+	init=$(descendant_named "$APID" airlock-init)
+	guard=$(descendant_named "$APID" airlock-guard)
+	agent=$(descendant_named "$APID" python3)
+	[ -n "$init" ] && [ -n "$guard" ] && [ -n "$agent" ] ||
+		fail "init ($init), the guard ($guard) or the agent ($agent) not found under airlock run $APID"
+	for pid in "$init" "$guard"; do
+		st=/proc/$pid/status
+		if e2e_is_root; then
+			assert_ids_not_root "$st" "$(cat "/proc/$pid/comm")"
+		else
+			assert_eq "$(id -u)" "$(awk '$1 == "Uid:" { print $3 }' "$st")" "$(cat "/proc/$pid/comm") keeps the user's uid"
+		fi
+		assert_eq 0000000000000000 "$(status_field "$st" CapEff)" "$(cat "/proc/$pid/comm") holds no capability"
+		assert_eq 1 "$(status_field "$st" NoNewPrivs)" "$(cat "/proc/$pid/comm") has no_new_privs"
+	done
+	assert_eq 2 "$(status_field "/proc/$init/status" Seccomp)" "init runs under the seccomp filter"
+	assert_eq 0 "$(status_field "/proc/$guard/status" Seccomp)" "the guard runs without one"
+	# Root reads them: empty. The user may not: both are not dumpable.
+	for pid in "$init" "$guard"; do
+		if e2e_is_root; then
+			env=$(tr -d '\0' <"/proc/$pid/environ") || fail "cannot read /proc/$pid/environ"
+			assert_eq "" "$env" "the environment of $(cat "/proc/$pid/comm")"
+		elif env=$(tr -d '\0' <"/proc/$pid/environ" 2>/dev/null); then
+			fail "the user read the environment of $(cat "/proc/$pid/comm"): it is dumpable ($env)"
+		fi
+	done
+	env=$(tr '\0' '\n' <"/proc/$agent/environ") || fail "cannot read /proc/$agent/environ"
+	assert_contains "$env" "AIRLOCK_SANDBOX=process" "the agent's environment, the policy's (the neighbour)"
+	assert_not_contains "$env" "$tok" "the secret in the agent's environment"
+	assert_not_contains "$env" "DEPLOY_TOKEN" "the secret's variable in the agent's environment"
+	end_session
+	assert_eq 0 "$RC" "the session$(e2e_last_run)"
+	assert_contains "$OUT" "secret 403" "a request carrying airlock's secret is refused"
+	assert_contains "$OUT" "read 200" "an allowed GET passes"
+}
+
 # No process of a run outlives it: the run is started under a subreaper
 # that reaps nothing, so a child airlock left behind (the privileged
 # helper, a monitor) becomes the subreaper's child, zombie or not,
