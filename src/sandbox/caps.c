@@ -92,6 +92,8 @@ void caps_wipe_environ(void)
 	clearenv();
 }
 
+const char *const caps_state_vars[] = { "HOME", "XDG_STATE_HOME", NULL };
+
 int caps_wipe_environ_but(const char *const *keep)
 {
 	struct {

@@ -359,8 +359,7 @@ static __attribute__((noreturn)) void helper_main(int fd, struct privsep_ctx *ct
 	 * session is named at PRIV_SETUP), unless it starts MCP servers,
 	 * whose sandboxes read it as any run does (env.pass, credential
 	 * sources, the values the server's proxy scans for). */
-	static const char *const state_vars[] = { "HOME", "XDG_STATE_HOME", NULL };
-	if (ctx->mcp->n_srv == 0 && caps_wipe_environ_but(state_vars) < 0)
+	if (ctx->mcp->n_srv == 0 && caps_wipe_environ_but(caps_state_vars) < 0)
 		_exit(1);
 	/* Closed above: no operation may take their numbers for them. */
 	ctx->mcp->listen = ctx->mcp->rec_rd = -1;

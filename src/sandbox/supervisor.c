@@ -240,6 +240,15 @@ static int audit_now_ready(struct run_state *s, bool start_proxy, struct error *
 	 * has heard only the writer, init, the terminal and signals. */
 	if (r >= 0 && start_proxy && s->privileged)
 		r = drop_root(s, err);
+	/* What the environment held has gone where it is used: the proxy's
+	 * leak scanner has its secret-looking values, the command its
+	 * env.pass, the proxy its own few. The loop, which reads the agent's
+	 * memory and the proxy's records, keeps none of it but where the
+	 * state is, unless it forks MCP monitors itself (unprivileged, with
+	 * MCP servers), whose runners read it as any run does. */
+	if (r >= 0 && start_proxy && (s->mcp.n_srv == 0 || s->priv.set_up) &&
+	    (r = caps_wipe_environ_but(caps_state_vars)) < 0)
+		r = error_sys(err, -r, "cannot clear the supervisor's environment");
 	return r;
 }
 
