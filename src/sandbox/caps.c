@@ -92,8 +92,6 @@ void caps_wipe_environ(void)
 	clearenv();
 }
 
-const char *const caps_state_vars[] = { "HOME", "XDG_STATE_HOME", NULL };
-
 int caps_wipe_environ_but(const char *const *keep)
 {
 	struct {
@@ -106,7 +104,9 @@ int caps_wipe_environ_but(const char *const *keep)
 		const char *v = getenv(keep[i]);
 		if (!v)
 			continue;
-		if (n == ARRAY_SIZE(kept) || !(kept[n].value = strdup(v)))
+		if (n == ARRAY_SIZE(kept))
+			r = -E2BIG;
+		else if (!(kept[n].value = strdup(v)))
 			r = -ENOMEM;
 		else
 			kept[n++].name = keep[i];

@@ -278,9 +278,6 @@ void caps_wipe_environ(void);
  * eight, none of them a secret), set again with their values. 0, or a
  * negative errno with the environment emptied all the same. */
 int caps_wipe_environ_but(const char *const *keep) WUR;
-/* Where airlock keeps its state (util/statedir.c): what a process that
- * wipes its environment still needs of it. NULL-terminated. */
-extern const char *const caps_state_vars[];
 
 /* ids.c: supervisor side */
 int ids_write_maps(pid_t child, const struct sandbox_plan *plan, struct error *err) WUR;

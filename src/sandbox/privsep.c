@@ -47,6 +47,7 @@
 #include "sandbox/sandbox.h"
 #include "util/cleanup.h"
 #include "util/fds.h"
+#include "util/statedir.h"
 
 enum phase {
 	PHASE_SETUP = 1 << 0, /* PRIV_SETUP not yet served: the supervisor is root */
@@ -359,7 +360,7 @@ static __attribute__((noreturn)) void helper_main(int fd, struct privsep_ctx *ct
 	 * session is named at PRIV_SETUP), unless it starts MCP servers,
 	 * whose sandboxes read it as any run does (env.pass, credential
 	 * sources, the values the server's proxy scans for). */
-	if (ctx->mcp->n_srv == 0 && caps_wipe_environ_but(caps_state_vars) < 0)
+	if (ctx->mcp->n_srv == 0 && caps_wipe_environ_but(statedir_env_vars) < 0)
 		_exit(1);
 	/* Closed above: no operation may take their numbers for them. */
 	ctx->mcp->listen = ctx->mcp->rec_rd = -1;

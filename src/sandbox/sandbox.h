@@ -32,7 +32,6 @@ struct sandbox_opts {
 
 #define SANDBOX_ROOT_MSG 'R'
 
-
 /* The host uid and gid pol's sandbox runs as (started as root: the
  * policy's, else the workspace's owner's, else nobody; unprivileged: our
  * own), which a helper relaying for it drops to. 0, or a negative errno

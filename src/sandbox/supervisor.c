@@ -42,6 +42,7 @@
 #include "util/cleanup.h"
 #include "util/clock.h"
 #include "util/file.h"
+#include "util/statedir.h"
 
 #define CLONE_FLAGS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
 
@@ -247,7 +248,7 @@ static int audit_now_ready(struct run_state *s, bool start_proxy, struct error *
 	 * state is, unless it forks MCP monitors itself (unprivileged, with
 	 * MCP servers), whose runners read it as any run does. */
 	if (r >= 0 && start_proxy && (s->mcp.n_srv == 0 || s->priv.set_up) &&
-	    (r = caps_wipe_environ_but(caps_state_vars)) < 0)
+	    (r = caps_wipe_environ_but(statedir_env_vars)) < 0)
 		r = error_sys(err, -r, "cannot clear the supervisor's environment");
 	return r;
 }

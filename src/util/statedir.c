@@ -5,6 +5,8 @@
 
 #include "util/statedir.h"
 
+const char *const statedir_env_vars[] = { "XDG_STATE_HOME", "HOME", NULL };
+
 int statedir_path(const char *sub, char *out, size_t len, struct error *err)
 {
 	const char *state = getenv("XDG_STATE_HOME");

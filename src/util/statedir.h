@@ -27,4 +27,8 @@
  * nothing. */
 int statedir_path(const char *sub, char *out, size_t len, struct error *err) WUR;
 
+/* The variables statedir_path reads, NULL-terminated: what a process
+ * that wipes its environment keeps to find the directory again. */
+extern const char *const statedir_env_vars[];
+
 #endif
