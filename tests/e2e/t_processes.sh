@@ -537,10 +537,10 @@ test_processes_supervisor_gives_up_root() {
 		helper=$(helper_pid airlock-priv)
 		[ -n "$helper" ] || fail "no privileged helper under airlock run $APID"
 		assert_eq 0 "$(awk '$1 == "Uid:" { print $3 }' "/proc/$helper/status")" "the helper keeps root"
-		# Without MCP servers to start, it keeps no secret: it zeroed its
-		# environment where the kernel shows it (it keeps a copy of
-		# HOME and XDG_STATE_HOME, where review's sessions are), while
-		# root still reads the supervisor's (above).
+		# Without MCP servers to start, it keeps no secret either: it
+		# zeroed its copy of the environment where the kernel shows it
+		# (it keeps HOME and XDG_STATE_HOME, where review's sessions
+		# are), at its start.
 		env=$(tr -d '\0' <"/proc/$helper/environ") || fail "cannot read /proc/$helper/environ"
 		assert_eq "" "$env" "the helper's environment"
 		# None of the loop's channels: no seccomp listener, no pty, no
@@ -573,7 +573,7 @@ test_processes_supervisor_gives_up_root() {
 # holds the user's environment: the secret airlock holds is in none of
 # them, nor in the command's (the policy's environment, built before).
 test_processes_sandbox_init_and_guard_hold_no_secret() {
-	local tok="proc-sbx-$RANDOM$RANDOM-value" init guard agent st env
+	local tok="proc-sbx-$RANDOM$RANDOM-value" init guard agent pid st env
 	start_session "$tok"
 	init=$(descendant_named "$APID" airlock-init)
 	guard=$(descendant_named "$APID" airlock-guard)
@@ -611,12 +611,6 @@ test_processes_sandbox_init_and_guard_hold_no_secret() {
 	assert_contains "$OUT" "read 200" "an allowed GET passes"
 }
 
-# No process of a run outlives it: the run is started under a subreaper
-# that reaps nothing, so a child airlock left behind (the privileged
-# helper, a monitor) becomes the subreaper's child, zombie or not,
-# instead of being reaped quietly by the machine's init. (Two outlive a
-# run by design, and are left out here: the writer's final fsync, with
-# the log on, and the release of review's overlay, which syncs.)
 # under_subreaper POLICY CMD...: airlock run --no-audit --policy POLICY --
 # CMD... from the workspace, as the child of a subreaper that reaps
 # nothing; prints "rc=N left=[COMM...]": what was left its child, 0.3 s
@@ -639,6 +633,12 @@ PY
 	)
 }
 
+# No process of a run outlives it: the run is started under a subreaper
+# that reaps nothing, so a child airlock left behind (the privileged
+# helper, a monitor) becomes the subreaper's child, zombie or not,
+# instead of being reaped quietly by the machine's init. (Two outlive a
+# run by design, and are left out here: the writer's final fsync, with
+# the log on, and the release of review's overlay, which syncs.)
 test_processes_nothing_outlives_the_run() {
 	local out
 	printf 'version: 1\nsandbox:\n  workspace_mode: direct\n' >"$T/direct.yaml"
